@@ -1,0 +1,169 @@
+"""``TransformerConfig``: one flat dataclass that is exactly what ``config.json`` holds.
+
+It is validated on construction, before any tensor exists, so a hostile
+``config.json`` (``d_model=10**9``, an unknown variant) fails fast and cheaply.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, fields
+from typing import Any, Dict, Optional
+
+# Documented sanity bounds: anything beyond them is refused before allocation.
+MAX_VOCAB_SIZE = 1_000_000
+MAX_D_MODEL = 16_384
+MAX_D_FF = 65_536
+MAX_HEADS = 256
+MAX_LAYERS = 128
+MAX_LEN = 16_384
+MAX_PARAMETERS = 2_000_000_000  # 2 B parameters: ~8 GB of fp32, far beyond what this project trains
+
+
+@dataclass
+class TransformerConfig:
+    """Hyper-parameters of the model; defaults are the paper's base model (Table 3) with a 32k vocabulary."""
+
+    src_vocab_size: int = 32000
+    tgt_vocab_size: int = 32000
+    d_model: int = 512
+    n_heads: int = 8
+    d_ff: int = 2048
+    n_encoder_layers: int = 6
+    n_decoder_layers: int = 6
+    dropout: float = 0.1
+    max_len: int = 256
+    pad_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+    unk_id: int = 3
+    share_embeddings: bool = False
+    positional: str = "sinusoidal"
+    norm: str = "post"
+    feed_forward: str = "relu"
+    attention: str = "math"
+    layout: str = "encoder-decoder"
+    src_lang: Optional[str] = None
+    tgt_lang: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    # ------------------------------------------------------------------ validation
+    def validate(self) -> None:
+        """Raise ``ValueError`` with a clear message for any invalid or absurd setting."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            expected = {"int": int, "float": (int, float), "bool": bool, "str": str}.get(str(f.type))
+            if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ValueError(f"{f.name} must be an integer, got {value!r}")
+            if expected is bool and not isinstance(value, bool):
+                raise ValueError(f"{f.name} must be true or false, got {value!r}")
+            if expected is str and not isinstance(value, str):
+                raise ValueError(f"{f.name} must be a string, got {value!r}")
+            if str(f.type) == "float" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise ValueError(f"{f.name} must be a number, got {value!r}")
+            if str(f.type) == "Optional[str]" and value is not None and not isinstance(value, str):
+                raise ValueError(f"{f.name} must be a string or null, got {value!r}")
+        bounds = {
+            "src_vocab_size": (1, MAX_VOCAB_SIZE), "tgt_vocab_size": (1, MAX_VOCAB_SIZE),
+            "d_model": (1, MAX_D_MODEL), "n_heads": (1, MAX_HEADS), "d_ff": (1, MAX_D_FF),
+            "n_encoder_layers": (0, MAX_LAYERS), "n_decoder_layers": (1, MAX_LAYERS), "max_len": (1, MAX_LEN),
+        }
+        for name, (low, high) in bounds.items():
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise ValueError(f"{name}={value} is out of range: it must be between {low} and {high}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout={self.dropout} must be in [0, 1)")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
+        for name in ("pad_id", "bos_id", "eos_id", "unk_id"):
+            value = getattr(self, name)
+            if not 0 <= value < min(self.src_vocab_size, self.tgt_vocab_size):
+                raise ValueError(f"{name}={value} must be a valid token id (< vocabulary size)")
+        if len({self.pad_id, self.bos_id, self.eos_id}) != 3:
+            raise ValueError("pad_id, bos_id and eos_id must be distinct")
+        self._validate_variants()
+        if self.layout == "encoder-decoder" and self.n_encoder_layers < 1:
+            raise ValueError("the encoder-decoder layout needs n_encoder_layers >= 1")
+        if self.layout == "decoder-only" and self.n_encoder_layers != 0:
+            raise ValueError("the decoder-only layout has no encoder: set n_encoder_layers=0 "
+                             "(its single stack has n_decoder_layers layers)")
+        if (self.share_embeddings or self.layout == "decoder-only") and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError("share_embeddings and the decoder-only layout need one shared vocabulary "
+                             f"(src_vocab_size={self.src_vocab_size} != tgt_vocab_size={self.tgt_vocab_size})")
+        if self.positional == "rope" and (self.d_model // self.n_heads) % 2:
+            raise ValueError("rotary positions need an even head size (d_model / n_heads)")
+        if self.num_parameters() > MAX_PARAMETERS:
+            raise ValueError(f"this config has ~{self.num_parameters():,} parameters, over the limit of "
+                             f"{MAX_PARAMETERS:,}; refusing to allocate it")
+
+    def _validate_variants(self) -> None:
+        from . import registry  # noqa: F401 - the registries
+        from . import model, variants  # noqa: F401 - importing registers the built-in parts
+
+        for field_name, reg in (("positional", registry.POSITIONAL), ("norm", registry.NORM),
+                                ("feed_forward", registry.FEED_FORWARD), ("attention", registry.ATTENTION),
+                                ("layout", registry.LAYOUT)):
+            name = getattr(self, field_name)
+            if name not in reg:
+                raise ValueError(f"unknown {reg.kind} {name!r} for {field_name}; registered: {', '.join(reg.names())}")
+
+    def num_parameters(self) -> int:
+        """Parameter count estimated from the sizes alone (no allocation); exact for the paper's model."""
+        d, f = self.d_model, self.d_ff
+        attention = 4 * d * d + 4 * d
+        ffn = 2 * d * f + f + d
+        norm = 2 * d
+        enc = self.n_encoder_layers * (attention + ffn + 2 * norm)
+        cross = attention + norm if self.layout == "encoder-decoder" else 0
+        dec = self.n_decoder_layers * (2 * norm + attention + ffn + cross)
+        emb = self.src_vocab_size * d + self.tgt_vocab_size * d + self.tgt_vocab_size * d
+        if self.share_embeddings:
+            emb = self.tgt_vocab_size * d
+        elif self.layout == "decoder-only":
+            emb = 2 * self.tgt_vocab_size * d
+        return enc + dec + emb
+
+    # ------------------------------------------------------------------ (de)serialisation
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "TransformerConfig":
+        """Build from a parsed ``config.json``; unknown keys are an error, not silently dropped."""
+        if not isinstance(data, dict):
+            raise ValueError(f"config must be a JSON object, got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown config keys {unknown}; known keys: {sorted(known)}")
+        return cls(**data)
+
+    @classmethod
+    def from_json_file(cls, path: str) -> "TransformerConfig":
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"cannot read config {path}: {exc}") from exc
+        return cls.from_dict(data)
+
+    # ------------------------------------------------------------------ presets
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> "TransformerConfig":
+        """``base`` and ``big`` (paper, Table 3), ``cpu`` (the shipped Multi30k size), ``tiny`` (tests)."""
+        if name not in PRESETS:
+            raise ValueError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
+        return cls(**{**PRESETS[name], **overrides})
+
+
+PRESETS: Dict[str, Dict[str, Any]] = {
+    "base": dict(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6, dropout=0.1),
+    "big": dict(d_model=1024, n_heads=16, d_ff=4096, n_encoder_layers=6, n_decoder_layers=6, dropout=0.3),
+    "cpu": dict(src_vocab_size=10000, tgt_vocab_size=10000, d_model=128, n_heads=4, d_ff=256,
+                n_encoder_layers=4, n_decoder_layers=4, dropout=0.3, share_embeddings=True),
+    "tiny": dict(src_vocab_size=64, tgt_vocab_size=64, d_model=32, n_heads=4, d_ff=64,
+                 n_encoder_layers=2, n_decoder_layers=2, dropout=0.0, max_len=64),
+}

@@ -1,0 +1,223 @@
+"""Saving, strict loading and the model card for ``Transformer`` (a ``PyTorchModelHubMixin``).
+
+Loading never unpickles: weights come only from ``model.safetensors``; there is
+no ``pytorch_model.bin`` fallback.  ``config.json`` is validated before any
+tensor is allocated, the safetensors header (names, shapes, dtypes) is checked
+against a model built on the ``meta`` device, and only then are weights read
+and loaded with ``strict=True``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+import torch
+from huggingface_hub import EvalResult, ModelCard, ModelCardData, hf_hub_download
+from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import save_file
+
+from .config import TransformerConfig
+from .tokenizer import CONFIG_FILE as TOKENIZER_CONFIG
+from .tokenizer import Tokenizer
+
+WEIGHTS_FILE, CONFIG_JSON, CARD_FILE, PLOT_FILE = "model.safetensors", "config.json", "README.md", "training_curves.png"
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+class CheckpointError(ValueError):
+    """A checkpoint folder or repository is missing files, corrupt, or does not fit its config."""
+
+
+# --------------------------------------------------------------------------- tied weights
+def tied_groups(model: torch.nn.Module) -> List[List[str]]:
+    """State-dict names grouped by the tensor they share (one group per stored tensor), in order."""
+    groups: Dict[int, List[str]] = {}
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        groups.setdefault(id(tensor), []).append(name)
+    return list(groups.values())
+
+
+# --------------------------------------------------------------------------- save
+def save_folder(model, directory) -> None:
+    """Write config.json, model.safetensors, the tokenizer files and the model card."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    state = model.state_dict()
+    tensors = {group[0]: state[group[0]].detach().contiguous().cpu() for group in tied_groups(model)}
+    save_file(tensors, str(directory / WEIGHTS_FILE), metadata={"format": "pt"})
+    (directory / CONFIG_JSON).write_text(json.dumps(model.config.to_dict(), indent=2, sort_keys=True) + "\n")
+    if model.tokenizer is not None:
+        model.tokenizer.save(directory)
+    plot = model.card_data.get("plot")
+    if plot and Path(plot).is_file() and Path(plot).resolve() != (directory / PLOT_FILE).resolve():
+        shutil.copyfile(plot, directory / PLOT_FILE)
+    model_card(model, has_plot=(directory / PLOT_FILE).is_file()).save(directory / CARD_FILE)
+
+
+def model_card(model, has_plot: bool = False) -> ModelCard:
+    """A model card with YAML metadata (languages, datasets, metrics, model-index results)."""
+    cfg: TransformerConfig = model.config
+    info = model.card_data
+    languages = [lang for lang in (cfg.src_lang, cfg.tgt_lang) if lang]
+    results = info.get("results", [])
+    eval_results = [EvalResult(task_type="translation", dataset_type=r.get("dataset_type", "multi30k"),
+                               dataset_name=r.get("dataset_name", "Multi30k"), dataset_split=r.get("split"),
+                               metric_type=r["metric"], metric_name=r.get("metric_name", r["metric"]),
+                               metric_value=float(r["value"])) for r in results]
+    base = model._hub_mixin_info.model_card_data.to_dict()
+    data = ModelCardData(
+        **{k: v for k, v in base.items() if k in ("library_name", "license", "pipeline_tag", "tags")},
+        language=languages or None, datasets=info.get("datasets"), metrics=["bleu", "chrf"],
+        model_name=info.get("name", "transformer_hub model"), eval_results=eval_results or None,
+        training=info.get("training") or None,
+    )
+    pair = f"{cfg.src_lang or 'source'} → {cfg.tgt_lang or 'target'}"
+    lines = [
+        "---", data.to_yaml(), "---", "",
+        f"# {info.get('name', 'transformer_hub model')} ({pair})", "",
+        "A Transformer (Vaswani et al., 2017, [Attention Is All You Need](https://arxiv.org/abs/1706.03762)) "
+        "written from scratch with [transformer_hub](https://github.com/transformer-hub/transformer_hub).", "",
+        "## Use", "", "```python", "from transformer_hub import Transformer", "",
+        'model = Transformer.from_pretrained("<this repo or folder>")',
+        'print(model.translate(["A man is riding a bicycle."], strategy="beam", beam_size=5))', "```", "",
+        "## Architecture", "", "| setting | value |", "| --- | --- |",
+    ]
+    for key in ("layout", "positional", "norm", "feed_forward", "attention", "d_model", "n_heads", "d_ff",
+                "n_encoder_layers", "n_decoder_layers", "dropout", "share_embeddings",
+                "src_vocab_size", "tgt_vocab_size", "max_len"):
+        lines.append(f"| {key} | {getattr(cfg, key)} |")
+    lines.append(f"| parameters | {sum(p.numel() for p in model.parameters()):,} |")
+    if results:
+        lines += ["", "## Results", "", "| dataset | split | metric | value |", "| --- | --- | --- | --- |"]
+        lines += [f"| {r.get('dataset_name', 'Multi30k')} | {r.get('split', '')} | {r.get('metric_name', r['metric'])} "
+                  f"| {float(r['value']):.2f} |" for r in results]
+    if info.get("training"):
+        lines += ["", "## Training", "", "| setting | value |", "| --- | --- |"]
+        lines += [f"| {k} | {v} |" for k, v in info["training"].items()]
+    if has_plot:
+        lines += ["", f"![training curves]({PLOT_FILE})"]
+    return ModelCard("\n".join(lines) + "\n")
+
+
+# --------------------------------------------------------------------------- load
+def _resolver(model_id: str, revision: Optional[str], **download_kwargs) -> Callable[[str, bool], Optional[str]]:
+    """Return ``fetch(filename, required)`` for a local folder or a Hub repository."""
+    if os.path.isdir(model_id):
+        def fetch_local(filename: str, required: bool = True) -> Optional[str]:
+            path = os.path.join(model_id, filename)
+            if os.path.isfile(path):
+                return path
+            if required:
+                raise CheckpointError(f"{model_id} has no {filename}")
+            return None
+        return fetch_local
+
+    def fetch_remote(filename: str, required: bool = True) -> Optional[str]:
+        try:
+            return hf_hub_download(repo_id=model_id, filename=filename, revision=revision, **download_kwargs)
+        except EntryNotFoundError:
+            if required:
+                raise CheckpointError(f"repository {model_id} (revision {revision or 'main'}) has no {filename}")
+            return None
+        except (HfHubHTTPError, OSError) as exc:
+            raise OSError(f"could not download {filename} from {model_id}: {exc}") from exc
+        except Exception as exc:  # network errors of the HTTP client (timeouts, refused connections)
+            raise OSError(f"could not download {filename} from {model_id}: {type(exc).__name__}: {exc}") from exc
+    return fetch_remote
+
+
+def read_config(path: str) -> TransformerConfig:
+    if os.path.getsize(path) > MAX_CONFIG_BYTES:
+        raise CheckpointError(f"{path} is larger than {MAX_CONFIG_BYTES} bytes; not a config")
+    try:
+        return TransformerConfig.from_json_file(path)
+    except ValueError as exc:
+        raise CheckpointError(f"invalid config.json: {exc}") from exc
+
+
+def check_weights_header(path: str, model: torch.nn.Module) -> None:
+    """Compare names/shapes/dtypes in the safetensors header with ``model`` (may be on ``meta``)."""
+    expected = {group[0]: tuple(model.state_dict(keep_vars=True)[group[0]].shape) for group in tied_groups(model)}
+    try:
+        with safe_open(path, framework="pt") as fh:
+            stored = {name: tuple(fh.get_slice(name).get_shape()) for name in fh.keys()}
+            dtypes = {name: fh.get_slice(name).get_dtype() for name in fh.keys()}
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise CheckpointError(f"{path} is not a readable safetensors file (truncated or corrupt?): {exc}") from exc
+    missing, unexpected = sorted(set(expected) - set(stored)), sorted(set(stored) - set(expected))
+    if missing or unexpected:
+        raise CheckpointError(f"{path} does not match the config: missing tensors {missing[:10]}, "
+                              f"unexpected tensors {unexpected[:10]}")
+    for name, shape in expected.items():
+        if stored[name] != shape:
+            raise CheckpointError(f"{path}: tensor {name} has shape {list(stored[name])}, the config needs {list(shape)}")
+        if dtypes[name] not in ("F32", "F16", "BF16", "F64"):
+            raise CheckpointError(f"{path}: tensor {name} has dtype {dtypes[name]}, expected a float type")
+
+
+def load_weights(path: str, model: torch.nn.Module) -> None:
+    """Strictly load ``path`` into ``model``; tied names are filled from their stored twin."""
+    try:
+        with safe_open(path, framework="pt") as fh:
+            stored = {name: fh.get_tensor(name) for name in fh.keys()}
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise CheckpointError(f"{path} could not be read (truncated or corrupt?): {exc}") from exc
+    state = {}
+    for group in tied_groups(model):
+        for name in group:
+            state[name] = stored[group[0]]
+    model.load_state_dict(state, strict=True)
+
+
+def load_pretrained(cls, model_id: str, revision: Optional[str] = None, **download_kwargs: Any):
+    """``Transformer.from_pretrained``: config first, then header check, then strict weights, tokenizer, card."""
+    model_id = str(model_id)
+    fetch = _resolver(model_id, revision, **{k: v for k, v in download_kwargs.items() if k in
+                                             ("cache_dir", "force_download", "token", "local_files_only")})
+    config = read_config(fetch(CONFIG_JSON))
+    weights = fetch(WEIGHTS_FILE)
+    with torch.device("meta"):
+        check_weights_header(weights, cls(config))
+    model = cls(config)
+    load_weights(weights, model)
+    model.eval()
+    tok_config = fetch(TOKENIZER_CONFIG, required=False)
+    if tok_config is not None:
+        files = Tokenizer.files_from_config(tok_config)
+        model.tokenizer = Tokenizer.from_files(fetch(files["source"]), fetch(files["target"]))
+        check_tokenizer(model.tokenizer, config)
+    card = fetch(CARD_FILE, required=False)
+    if card is not None:
+        model.card_data = card_data_from_file(card)
+    return model
+
+
+def check_tokenizer(tokenizer: Tokenizer, config: TransformerConfig) -> None:
+    if (tokenizer.src_vocab_size, tokenizer.tgt_vocab_size) != (config.src_vocab_size, config.tgt_vocab_size):
+        raise CheckpointError(f"tokenizer vocabularies ({tokenizer.src_vocab_size}, {tokenizer.tgt_vocab_size}) do not "
+                              f"match the config ({config.src_vocab_size}, {config.tgt_vocab_size})")
+
+
+def card_data_from_file(path: str) -> Dict[str, Any]:
+    """Recover results and training facts from a model card (best effort: a bad card is not fatal)."""
+    try:
+        data = ModelCard.load(path).data
+    except Exception:  # noqa: BLE001 - the card is documentation; weights and config are what matter
+        return {}
+    info: Dict[str, Any] = {}
+    if data.model_name:
+        info["name"] = data.model_name
+    if data.datasets:
+        info["datasets"] = list(data.datasets)
+    if data.eval_results:
+        info["results"] = [{"dataset_name": r.dataset_name, "dataset_type": r.dataset_type, "split": r.dataset_split,
+                            "metric": r.metric_type, "metric_name": r.metric_name, "value": r.metric_value}
+                           for r in data.eval_results]
+    training = data.to_dict().get("training")
+    if isinstance(training, dict):
+        info["training"] = training
+    return info

@@ -1,0 +1,460 @@
+"""The Transformer of "Attention Is All You Need" (Vaswani et al., 2017), section 3, top to bottom.
+
+Reading order follows the paper: embeddings (3.4), positional encoding (3.5),
+scaled dot-product attention (3.2.1, eq. 1), multi-head attention (3.2.2),
+position-wise feed-forward networks (3.3, eq. 2), residual + layer norm
+(3.1), the encoder and decoder stacks (3.1), and the full model.
+
+Each swappable part is registered by name (see ``registry.py``); the
+alternatives (learned/rotary positions, pre-norm, GELU/SwiGLU, the ``sdpa``
+kernel, the decoder-only layout) live in ``variants/``.  Layers receive their
+parts as modules; no layer grows boolean flags.
+
+Shapes: B batch, S source length, T target length, h heads, d_k = d_model / h.
+Masks are boolean and broadcast to (B, h, T_q, T_k); ``True`` means "may attend".
+"""
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from huggingface_hub import PyTorchModelHubMixin
+
+from .config import TransformerConfig
+from .registry import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL
+
+Tensor = torch.Tensor
+Rotate = Callable[[Tensor], Tensor]  # applies rotary positions to (B, h, T, d_k); identity otherwise
+
+
+# --------------------------------------------------------------------------- 3.4 Embeddings
+class Embeddings(nn.Module):
+    """Learned token embeddings, multiplied by sqrt(d_model) (section 3.4)."""
+
+    def __init__(self, vocab_size: int, d_model: int, pad_id: int) -> None:
+        super().__init__()
+        self.lut = nn.Embedding(vocab_size, d_model, padding_idx=pad_id)
+        nn.init.normal_(self.lut.weight, mean=0.0, std=d_model ** -0.5)
+        with torch.no_grad():
+            self.lut.weight[pad_id].zero_()
+        self.scale = math.sqrt(d_model)
+
+    def forward(self, ids: Tensor) -> Tensor:  # (B, T) -> (B, T, d_model)
+        return self.lut(ids) * self.scale
+
+
+# --------------------------------------------------------------------------- 3.5 Positional encoding
+class PositionalEncoding(nn.Module):
+    """Base class: ``forward`` adds position information to embeddings, ``rotate`` to queries/keys.
+
+    Both are the identity here; a variant overrides one of them.  ``positions``
+    is a LongTensor (B or 1, T) of absolute positions.
+    """
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+
+    def forward(self, x: Tensor, positions: Tensor) -> Tensor:
+        return x
+
+    def rotate(self, x: Tensor, positions: Tensor) -> Tensor:
+        return x
+
+
+def sinusoid_table(max_len: int, d_model: int) -> Tensor:
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(...)  (section 3.5)."""
+    pos = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(d/2),)
+    angle = pos / torch.pow(10000.0, two_i / d_model)  # (max_len, ceil(d/2))
+    table = torch.zeros(max_len, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+    return table.float()
+
+
+@POSITIONAL.register("sinusoidal")
+class SinusoidalPositionalEncoding(PositionalEncoding):
+    """The paper's fixed encoding; a buffer, not a parameter (and not saved)."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__(config)
+        self.register_buffer("table", sinusoid_table(config.max_len, config.d_model), persistent=False)
+
+    def forward(self, x: Tensor, positions: Tensor) -> Tensor:  # (B, T, d), (B|1, T)
+        return x + self.table[positions]
+
+
+# --------------------------------------------------------------------------- 3.2.1 Scaled dot-product attention
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor] = None):
+    """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V  (equation 1). Returns (output, weights).
+
+    Masked scores get the most negative finite float, not -inf, so a query that
+    may attend nowhere (a padding row) gives uniform weights instead of NaN.
+    """
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (B, h, Tq, Tk)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights  # (B, h, Tq, d_k), (B, h, Tq, Tk)
+
+
+@ATTENTION.register("math")
+class MathAttention(nn.Module):
+    """Equation 1 written out; always able to return the attention weights."""
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], need_weights: bool = False):
+        out, weights = scaled_dot_product_attention(q, k, v, mask)
+        return out, (weights if need_weights else None)
+
+
+# --------------------------------------------------------------------------- 3.2.2 Multi-head attention
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
+
+    The h projections of Q, K and V are packed in one (3 d_model, d_model)
+    matrix, so self-attention costs a single matmul.  With a ``cache`` dict,
+    self-attention appends the new keys/values to the cached ones, and
+    cross-attention computes the memory's keys/values once and reuses them.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, kernel: nn.Module) -> None:
+        super().__init__()
+        self.h, self.d_k = n_heads, d_model // n_heads
+        self.in_proj = nn.Linear(d_model, 3 * d_model)  # [W^Q; W^K; W^V] for all heads
+        self.out_proj = nn.Linear(d_model, d_model)  # W^O
+        self.kernel = kernel
+        nn.init.xavier_uniform_(self.in_proj.weight)
+        nn.init.zeros_(self.in_proj.bias)
+        nn.init.xavier_uniform_(self.out_proj.weight)
+        nn.init.zeros_(self.out_proj.bias)
+
+    def _heads(self, x: Tensor) -> Tensor:  # (B, T, d_model) -> (B, h, T, d_k)
+        return x.view(x.size(0), x.size(1), self.h, self.d_k).transpose(1, 2)
+
+    def forward(self, x: Tensor, memory: Optional[Tensor] = None, mask: Optional[Tensor] = None,
+                cache: Optional[Dict[str, Tensor]] = None, rotate: Optional[Rotate] = None,
+                need_weights: bool = False):
+        d = self.h * self.d_k
+        if memory is None:  # self-attention: queries, keys and values all come from x
+            q, k, v = (self._heads(t) for t in self.in_proj(x).split(d, dim=-1))
+            if rotate is not None:
+                q, k = rotate(q), rotate(k)
+            if cache is not None:
+                if "k" in cache:
+                    k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
+                cache["k"], cache["v"] = k, v
+        else:  # encoder-decoder attention: queries from x, keys and values from the encoder output
+            w, b = self.in_proj.weight, self.in_proj.bias
+            q = self._heads(F.linear(x, w[:d], b[:d]))
+            if cache is not None and "k" in cache:
+                k, v = cache["k"], cache["v"]
+            else:
+                k, v = (self._heads(t) for t in F.linear(memory, w[d:], b[d:]).split(d, dim=-1))
+                if cache is not None:
+                    cache["k"], cache["v"] = k, v
+        out, weights = self.kernel(q, k, v, mask, need_weights)  # (B, h, Tq, d_k)
+        out = out.transpose(1, 2).reshape(x.size(0), x.size(1), d)  # concat heads: (B, Tq, d_model)
+        return self.out_proj(out), weights
+
+
+# --------------------------------------------------------------------------- 3.3 Position-wise feed-forward
+@FEED_FORWARD.register("relu")
+class PositionwiseFeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2  (equation 2)."""
+
+    activation: Callable[[Tensor], Tensor] = staticmethod(F.relu)
+
+    def __init__(self, d_model: int, d_ff: int) -> None:
+        super().__init__()
+        self.w_1, self.w_2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
+
+    def forward(self, x: Tensor) -> Tensor:  # (B, T, d_model) -> (B, T, d_model)
+        return self.w_2(self.activation(self.w_1(x)))
+
+
+# --------------------------------------------------------------------------- 3.1 Residual connection + layer norm
+@NORM.register("post")
+class PostNorm(nn.Module):
+    """LayerNorm(x + Dropout(Sublayer(x)))  (sections 3.1 and 5.4). Stacks need no final norm."""
+
+    final_norm = False
+
+    def __init__(self, d_model: int, dropout: float) -> None:
+        super().__init__()
+        self.norm, self.dropout = nn.LayerNorm(d_model), nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        return self.norm(x + self.dropout(sublayer(x)))
+
+
+@dataclass
+class Parts:
+    """Factories for the registered parts a config names; layers are built from these."""
+
+    config: TransformerConfig
+
+    def attention(self) -> MultiHeadAttention:
+        c = self.config
+        return MultiHeadAttention(c.d_model, c.n_heads, ATTENTION.get(c.attention)())
+
+    def feed_forward(self) -> nn.Module:
+        return FEED_FORWARD.get(self.config.feed_forward)(self.config.d_model, self.config.d_ff)
+
+    def residual(self) -> nn.Module:
+        return NORM.get(self.config.norm)(self.config.d_model, self.config.dropout)
+
+    def final_norm(self) -> nn.Module:
+        needs_norm = NORM.get(self.config.norm).final_norm
+        return nn.LayerNorm(self.config.d_model) if needs_norm else nn.Identity()
+
+    def positional(self) -> PositionalEncoding:
+        return POSITIONAL.get(self.config.positional)(self.config)
+
+
+# --------------------------------------------------------------------------- 3.1 Encoder and decoder stacks
+class EncoderLayer(nn.Module):
+    """Self-attention, then feed-forward; each wrapped in a residual connection with layer norm."""
+
+    def __init__(self, self_attn: nn.Module, feed_forward: nn.Module, residuals: List[nn.Module]) -> None:
+        super().__init__()
+        self.self_attn, self.feed_forward = self_attn, feed_forward
+        self.residuals = nn.ModuleList(residuals)
+
+    def forward(self, x: Tensor, mask: Tensor, rotate: Optional[Rotate] = None,
+                cache: Optional[Dict[str, Tensor]] = None, need_weights: bool = False):
+        seen: Dict[str, Optional[Tensor]] = {}
+
+        def attend(h: Tensor) -> Tensor:
+            out, seen["weights"] = self.self_attn(h, mask=mask, rotate=rotate, cache=cache, need_weights=need_weights)
+            return out
+
+        x = self.residuals[0](x, attend)
+        return self.residuals[1](x, self.feed_forward), seen["weights"]
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, encoder-decoder attention, feed-forward (section 3.1, "Decoder")."""
+
+    def __init__(self, self_attn: nn.Module, cross_attn: nn.Module, feed_forward: nn.Module,
+                 residuals: List[nn.Module]) -> None:
+        super().__init__()
+        self.self_attn, self.cross_attn, self.feed_forward = self_attn, cross_attn, feed_forward
+        self.residuals = nn.ModuleList(residuals)
+
+    def forward(self, x: Tensor, memory: Tensor, self_mask: Tensor, cross_mask: Tensor,
+                cache: Optional[Dict[str, Dict[str, Tensor]]] = None, rotate: Optional[Rotate] = None,
+                need_weights: bool = False):
+        seen: Dict[str, Optional[Tensor]] = {}
+
+        def cross(h: Tensor) -> Tensor:
+            out, seen["weights"] = self.cross_attn(h, memory, cross_mask, None if cache is None else cache["cross"],
+                                                   need_weights=need_weights)
+            return out
+
+        x = self.residuals[0](x, lambda h: self.self_attn(h, mask=self_mask, rotate=rotate,
+                                                          cache=None if cache is None else cache["self"])[0])
+        x = self.residuals[1](x, cross)
+        return self.residuals[2](x, self.feed_forward), seen["weights"]
+
+
+@dataclass
+class EncoderState:
+    """What ``encode`` hands to ``decode``: the encoder output (if any), source ids and mask."""
+
+    src: Tensor  # (B, S) token ids
+    src_mask: Tensor  # (B, S) bool, True on real tokens
+    memory: Optional[Tensor] = None  # (B, S, d_model); None for the decoder-only layout
+
+    def index_select(self, index: Tensor) -> "EncoderState":
+        """Pick / repeat batch rows (beam search expands each sentence k times)."""
+        memory = None if self.memory is None else self.memory.index_select(0, index)
+        return EncoderState(self.src.index_select(0, index), self.src_mask.index_select(0, index), memory)
+
+
+@dataclass
+class KVCache:
+    """Per-layer keys/values of the tokens decoded so far; ``length`` counts those tokens."""
+
+    layers: List[Dict[str, Dict[str, Tensor]]] = field(default_factory=list)
+    length: int = 0
+
+    @classmethod
+    def empty(cls, n_layers: int) -> "KVCache":
+        return cls([{"self": {}, "cross": {}} for _ in range(n_layers)])
+
+    def reorder(self, index: Tensor) -> None:
+        """Keep batch rows ``index`` (beam search re-ranks hypotheses each step)."""
+        for layer in self.layers:
+            for part in layer.values():
+                for name in part:
+                    part[name] = part[name].index_select(0, index)
+
+
+@dataclass
+class DecoderOutput:
+    logits: Tensor  # (B, T, tgt_vocab)
+    cross_attention: Optional[List[Tensor]] = None  # per layer (B, h, T, S) when asked for
+
+
+def causal_mask(t_new: int, past: int, device: torch.device) -> Tensor:
+    """(1, 1, t_new, past + t_new): position i may attend to keys 0..past+i (the decoder's masking)."""
+    keys = torch.arange(past + t_new, device=device)
+    return (keys[None, :] <= (torch.arange(t_new, device=device) + past)[:, None])[None, None]
+
+
+@LAYOUT.register("encoder-decoder")
+class EncoderDecoder(nn.Module):
+    """The paper's model: N encoder layers over the source, N decoder layers over the target."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        parts = Parts(config)
+        self.config = config
+        self.src_embed = Embeddings(config.src_vocab_size, config.d_model, config.pad_id)
+        self.tgt_embed = (self.src_embed if config.share_embeddings
+                          else Embeddings(config.tgt_vocab_size, config.d_model, config.pad_id))
+        self.positional = parts.positional()
+        self.dropout = nn.Dropout(config.dropout)
+        self.encoder = nn.ModuleList(
+            EncoderLayer(parts.attention(), parts.feed_forward(), [parts.residual() for _ in range(2)])
+            for _ in range(config.n_encoder_layers))
+        self.encoder_norm = parts.final_norm()
+        self.decoder = nn.ModuleList(
+            DecoderLayer(parts.attention(), parts.attention(), parts.feed_forward(),
+                         [parts.residual() for _ in range(3)])
+            for _ in range(config.n_decoder_layers))
+        self.decoder_norm = parts.final_norm()
+        self.generator = nn.Linear(config.d_model, config.tgt_vocab_size, bias=False)  # pre-softmax
+        if config.share_embeddings:
+            self.generator.weight = self.tgt_embed.lut.weight
+        else:
+            nn.init.normal_(self.generator.weight, mean=0.0, std=config.d_model ** -0.5)
+
+    def embed(self, embeddings: Embeddings, ids: Tensor, positions: Tensor) -> Tensor:
+        return self.dropout(self.positional(embeddings(ids), positions))  # (B, T, d_model)
+
+    def encode(self, src: Tensor) -> EncoderState:
+        src_mask = src != self.config.pad_id  # (B, S)
+        positions = torch.arange(src.size(1), device=src.device)[None]  # (1, S)
+        rotate = lambda t: self.positional.rotate(t, positions)  # noqa: E731
+        x = self.embed(self.src_embed, src, positions)
+        attn_mask = src_mask[:, None, None, :]  # (B, 1, 1, S)
+        for layer in self.encoder:
+            x, _ = layer(x, attn_mask, rotate)
+        return EncoderState(src, src_mask, self.encoder_norm(x))
+
+    def decode(self, tgt: Tensor, state: EncoderState, cache: Optional[KVCache] = None,
+               need_weights: bool = False) -> DecoderOutput:
+        past = 0 if cache is None else cache.length
+        positions = torch.arange(past, past + tgt.size(1), device=tgt.device)[None]  # (1, T)
+        rotate = lambda t: self.positional.rotate(t, positions)  # noqa: E731
+        x = self.embed(self.tgt_embed, tgt, positions)
+        self_mask = causal_mask(tgt.size(1), past, tgt.device)  # (1, 1, T, past + T)
+        cross_mask = state.src_mask[:, None, None, :]  # (B, 1, 1, S)
+        weights = []
+        for i, layer in enumerate(self.decoder):
+            x, w = layer(x, state.memory, self_mask, cross_mask, None if cache is None else cache.layers[i],
+                         rotate, need_weights)
+            weights.append(w)
+        if cache is not None:
+            cache.length += tgt.size(1)
+        logits = self.generator(self.decoder_norm(x))  # (B, T, tgt_vocab)
+        return DecoderOutput(logits, weights if need_weights else None)
+
+    def new_cache(self) -> KVCache:
+        return KVCache.empty(len(self.decoder))
+
+    def target_budget(self, state: EncoderState) -> int:
+        """How many target positions fit: ``max_len`` for every sentence."""
+        return self.config.max_len
+
+
+# --------------------------------------------------------------------------- The model
+class Transformer(
+    nn.Module,
+    PyTorchModelHubMixin,
+    library_name="transformer_hub",
+    pipeline_tag="translation",
+    license="apache-2.0",
+    paper_url="https://arxiv.org/abs/1706.03762",
+    repo_url="https://github.com/transformer-hub/transformer_hub",
+    tags=["translation", "transformer", "attention-is-all-you-need", "from-scratch", "multi30k"],
+):
+    """The full model: ``model(src, tgt_in) -> logits``, plus ``encode`` / ``decode`` for decoding.
+
+    ``Transformer(config)`` builds the layout the config names; it is a
+    ``PyTorchModelHubMixin``, so ``save_pretrained``, ``from_pretrained`` and
+    ``push_to_hub`` store it as safetensors with its tokenizer and a model card
+    (see ``hub.py`` for the strict, never-unpickling load).
+    """
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        if isinstance(config, dict):
+            config = TransformerConfig.from_dict(config)
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"config must be a TransformerConfig, got {type(config).__name__}")
+        self.config = config
+        self.body = LAYOUT.get(config.layout)(config)
+        self.tokenizer = None  # a transformer_hub.tokenizer.Tokenizer once attached
+        self.card_data: Dict = {}  # results and training facts for the model card (hub.py)
+
+    def _check_length(self, ids: Tensor, what: str) -> None:
+        if ids.dim() != 2:
+            raise ValueError(f"{what} must be a (batch, length) tensor of token ids, got shape {tuple(ids.shape)}")
+        if ids.size(1) > self.config.max_len:
+            raise ValueError(f"{what} has {ids.size(1)} tokens, more than max_len={self.config.max_len}")
+
+    def encode(self, src: Tensor) -> EncoderState:
+        """(B, S) source ids -> the state ``decode`` attends to."""
+        self._check_length(src, "source")
+        return self.body.encode(src)
+
+    def decode(self, tgt: Tensor, state: EncoderState, cache: Optional[KVCache] = None,
+               need_weights: bool = False) -> DecoderOutput:
+        """(B, T) target ids (only the new ones when ``cache`` holds the rest) -> logits (B, T, V)."""
+        self._check_length(tgt, "target")
+        if cache is not None and cache.length + tgt.size(1) > self.config.max_len:
+            raise ValueError(f"decoding past max_len={self.config.max_len}")
+        return self.body.decode(tgt, state, cache, need_weights)
+
+    def new_cache(self) -> KVCache:
+        """An empty key/value cache for incremental decoding."""
+        return self.body.new_cache()
+
+    def target_budget(self, state: EncoderState) -> int:
+        """The most target tokens (bos included) ``decode`` accepts for this encoded batch."""
+        return self.body.target_budget(state)
+
+    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        """Teacher forcing: (B, S), (B, T) -> logits (B, T, tgt_vocab)."""
+        return self.decode(tgt_in, self.encode(src)).logits
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())  # shared tensors are counted once
+
+    def translate(self, texts: List[str], strategy: str = "greedy", **options) -> List[str]:
+        """Translate sentences with the attached tokenizer; ``options`` are ``DecodingConfig`` fields."""
+        from .decoding import translate
+
+        return translate(self, texts, strategy=strategy, **options)
+
+    # ----------------------------------------------------------------- Hugging Face Hub (see hub.py)
+    def _save_pretrained(self, save_directory) -> None:
+        from .hub import save_folder
+
+        save_folder(self, save_directory)
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *, revision: Optional[str] = None,
+                        cache_dir=None, force_download: bool = False, token=None,
+                        local_files_only: bool = False, **unused) -> "Transformer":
+        """Load a ``save_pretrained`` folder or Hub repo: config validated first, weights strictly, tokenizer too."""
+        from .hub import load_pretrained
+
+        if unused:
+            raise TypeError(f"unexpected arguments {sorted(unused)}; the config comes from config.json")
+        return load_pretrained(cls, pretrained_model_name_or_path, revision=revision, cache_dir=cache_dir,
+                               force_download=force_download, token=token, local_files_only=local_files_only)

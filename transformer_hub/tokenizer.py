@@ -1,0 +1,158 @@
+"""SentencePiece tokenization: train from text, encode / decode, save beside the model.
+
+Unseen characters: every vocabulary is trained with **byte fallback**, so a
+character the training text never had (an emoji, a CJK or Cyrillic letter) is
+spelled as its UTF-8 bytes (``<0xF0>`` ...) and decodes back exactly; nothing
+maps to ``<unk>`` and nothing crashes.  The special ids are fixed and agree
+with ``TransformerConfig``'s defaults: pad 0, bos 1, eos 2, unk 3.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+from typing import Iterable, List, Optional, Union
+
+import sentencepiece as spm
+
+PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
+CONFIG_FILE = "tokenizer_config.json"
+JOINT_FILE, SOURCE_FILE, TARGET_FILE = "spm.model", "source.spm.model", "target.spm.model"
+MAX_MODEL_BYTES = 64 * 1024 * 1024
+
+
+def _train_processor(texts: Iterable[str], vocab_size: int, model_type: str) -> spm.SentencePieceProcessor:
+    lines = [t.strip() for t in texts if t and t.strip()]
+    if not lines:
+        raise ValueError("cannot train a tokenizer on empty text")
+    buffer = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines), model_writer=buffer, vocab_size=vocab_size, model_type=model_type,
+        pad_id=PAD_ID, bos_id=BOS_ID, eos_id=EOS_ID, unk_id=UNK_ID, byte_fallback=True,
+        character_coverage=1.0, num_threads=2, hard_vocab_limit=False, minloglevel=2,
+        train_extremely_large_corpus=False,
+    )
+    return _load_processor(buffer.getvalue(), "trained model")
+
+
+def _load_processor(proto: bytes, where: str) -> spm.SentencePieceProcessor:
+    processor = spm.SentencePieceProcessor()
+    try:
+        processor.LoadFromSerializedProto(proto)
+    except Exception as exc:  # sentencepiece raises RuntimeError/OSError on a corrupt proto
+        raise ValueError(f"{where} is not a valid SentencePiece model: {exc}") from exc
+    if processor.GetPieceSize() == 0:
+        raise ValueError(f"{where} is not a valid SentencePiece model: empty vocabulary")
+    return processor
+
+
+class Tokenizer:
+    """Source and target SentencePiece models (the same object when the vocabulary is joint)."""
+
+    def __init__(self, source: spm.SentencePieceProcessor, target: Optional[spm.SentencePieceProcessor] = None):
+        self.source = source
+        self.target = target if target is not None else source
+        for side in (self.source, self.target):
+            ids = (side.pad_id(), side.bos_id(), side.eos_id(), side.unk_id())
+            if ids != (PAD_ID, BOS_ID, EOS_ID, UNK_ID):
+                raise ValueError(f"tokenizer special ids (pad, bos, eos, unk) are {ids}, expected "
+                                 f"{(PAD_ID, BOS_ID, EOS_ID, UNK_ID)}")
+
+    @property
+    def joint(self) -> bool:
+        return self.source is self.target
+
+    @property
+    def src_vocab_size(self) -> int:
+        return self.source.GetPieceSize()
+
+    @property
+    def tgt_vocab_size(self) -> int:
+        return self.target.GetPieceSize()
+
+    @classmethod
+    def train(cls, source_texts: Iterable[str], target_texts: Optional[Iterable[str]] = None, *,
+              vocab_size: int = 8000, joint: bool = True, model_type: str = "unigram") -> "Tokenizer":
+        """Train a joint vocabulary over both sides (``joint=True``), or one per side.
+
+        ``vocab_size`` is an upper bound: a small corpus yields fewer pieces.
+        """
+        source_texts = list(source_texts)
+        target_texts = list(target_texts) if target_texts is not None else []
+        if joint:
+            return cls(_train_processor(source_texts + target_texts, vocab_size, model_type))
+        if not target_texts:
+            raise ValueError("separate vocabularies need target texts")
+        return cls(_train_processor(source_texts, vocab_size, model_type),
+                   _train_processor(target_texts, vocab_size, model_type))
+
+    # ------------------------------------------------------------------ encode / decode
+    def encode(self, text: str, side: str = "source") -> List[int]:
+        """Text -> piece ids (no bos/eos added)."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected a string, got {type(text).__name__}")
+        return self._side(side).EncodeAsIds(text)
+
+    def decode(self, ids: List[int], side: str = "target") -> str:
+        """Piece ids -> text; special ids (pad, bos, eos) are dropped."""
+        processor = self._side(side)
+        size = processor.GetPieceSize()
+        clean = [int(i) for i in ids if int(i) not in (PAD_ID, BOS_ID, EOS_ID) and 0 <= int(i) < size]
+        return processor.DecodeIds(clean)
+
+    def pieces(self, ids: List[int], side: str = "target") -> List[str]:
+        """Readable piece strings for ids (for attention plots)."""
+        return [self._side(side).IdToPiece(int(i)) for i in ids]
+
+    def _side(self, side: str) -> spm.SentencePieceProcessor:
+        if side not in ("source", "target"):
+            raise ValueError(f"side must be 'source' or 'target', got {side!r}")
+        return self.source if side == "source" else self.target
+
+    # ------------------------------------------------------------------ files
+    def save(self, directory: Union[str, Path]) -> List[str]:
+        """Write the model file(s) and ``tokenizer_config.json``; returns the file names."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        files = {"source": JOINT_FILE, "target": JOINT_FILE} if self.joint else \
+            {"source": SOURCE_FILE, "target": TARGET_FILE}
+        for side, name in files.items():
+            (directory / name).write_bytes(self._side(side).serialized_model_proto())
+        (directory / CONFIG_FILE).write_text(json.dumps({"type": "sentencepiece", **files}, indent=2) + "\n")
+        return sorted(set(files.values())) + [CONFIG_FILE]
+
+    @staticmethod
+    def files_from_config(config_path: Union[str, Path]) -> dict:
+        """Read ``tokenizer_config.json``: {'source': filename, 'target': filename}, names checked to be plain."""
+        try:
+            data = json.loads(Path(config_path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"cannot read tokenizer config {config_path}: {exc}") from exc
+        files = {}
+        for side in ("source", "target"):
+            name = data.get(side) if isinstance(data, dict) else None
+            if not isinstance(name, str) or not name or os.path.basename(name) != name or name.startswith("."):
+                raise ValueError(f"tokenizer config {config_path}: {side!r} must be a plain file name, got {name!r}")
+            files[side] = name
+        return files
+
+    @classmethod
+    def from_files(cls, source_path: Union[str, Path], target_path: Optional[Union[str, Path]] = None) -> "Tokenizer":
+        """Load from model files (one joint file, or a source and a target file)."""
+        def read(path: Union[str, Path]) -> spm.SentencePieceProcessor:
+            path = Path(path)
+            if path.stat().st_size > MAX_MODEL_BYTES:
+                raise ValueError(f"{path} is larger than {MAX_MODEL_BYTES} bytes; refusing to load it")
+            return _load_processor(path.read_bytes(), str(path))
+
+        source = read(source_path)
+        if target_path is None or Path(target_path) == Path(source_path):
+            return cls(source)
+        return cls(source, read(target_path))
+
+    @classmethod
+    def from_directory(cls, directory: Union[str, Path]) -> "Tokenizer":
+        directory = Path(directory)
+        files = cls.files_from_config(directory / CONFIG_FILE)
+        return cls.from_files(directory / files["source"], directory / files["target"])

@@ -1,0 +1,32 @@
+"""Feed-forward blocks beside the paper's ReLU: GELU, and SwiGLU (Shazeer, 2020)."""
+import torch.nn as nn
+import torch.nn.functional as F
+
+from ..model import PositionwiseFeedForward, Tensor
+from ..registry import FEED_FORWARD
+
+
+@FEED_FORWARD.register("gelu")
+class GELUFeedForward(PositionwiseFeedForward):
+    """Equation 2 with GELU in place of ReLU."""
+
+    activation = staticmethod(F.gelu)
+
+
+@FEED_FORWARD.register("swiglu")
+class SwiGLUFeedForward(nn.Module):
+    """FFN(x) = (SiLU(x W_1) * x W_3) W_2.
+
+    The hidden size is 2/3 of ``d_ff`` (rounded up to a multiple of 8), so the
+    three matrices hold about as many parameters as the paper's two.
+    """
+
+    def __init__(self, d_model: int, d_ff: int) -> None:
+        super().__init__()
+        hidden = max(8, (2 * d_ff // 3 + 7) // 8 * 8)
+        self.w_13 = nn.Linear(d_model, 2 * hidden, bias=False)  # W_1 and W_3 in one matmul
+        self.w_2 = nn.Linear(hidden, d_model, bias=False)
+
+    def forward(self, x: Tensor) -> Tensor:  # (B, T, d_model) -> (B, T, d_model)
+        gate, value = self.w_13(x).chunk(2, dim=-1)
+        return self.w_2(F.silu(gate) * value)

@@ -1,0 +1,21 @@
+"""Pre-norm residual blocks (Xiong et al., 2020): x + Dropout(Sublayer(LayerNorm(x)))."""
+from typing import Callable
+
+import torch.nn as nn
+
+from ..model import Tensor
+from ..registry import NORM
+
+
+@NORM.register("pre")
+class PreNorm(nn.Module):
+    """Normalise the sub-layer's input, not the sum; each stack then ends with one LayerNorm."""
+
+    final_norm = True
+
+    def __init__(self, d_model: int, dropout: float) -> None:
+        super().__init__()
+        self.norm, self.dropout = nn.LayerNorm(d_model), nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        return x + self.dropout(sublayer(self.norm(x)))
