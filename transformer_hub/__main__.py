@@ -1,0 +1,4 @@
+"""``python -m transformer_hub``: see ``cli.py``."""
+from .cli import main
+
+raise SystemExit(main())

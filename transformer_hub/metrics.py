@@ -1,0 +1,76 @@
+"""Scores (sacreBLEU, chrF), the JSONL metrics log, and the training-curve plot."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+import sacrebleu
+
+
+def score(hypotheses: Sequence[str], references: Sequence[str]) -> Dict[str, float]:
+    """sacreBLEU cased and lowercased (13a tokenization) and chrF, corpus level."""
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    refs = [list(references)]
+    return {
+        "bleu": sacrebleu.corpus_bleu(list(hypotheses), refs).score,
+        "bleu_lowercase": sacrebleu.corpus_bleu(list(hypotheses), refs, lowercase=True).score,
+        "chrf": sacrebleu.corpus_chrf(list(hypotheses), refs).score,
+    }
+
+
+class MetricsLog:
+    """Append-only JSON lines: one object per event (``{"kind": "train" | "val" | ..., ...}``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    def append(self, **record: Any) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+
+    def read(self) -> List[Dict[str, Any]]:
+        if not self.path.is_file():
+            return []
+        records = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a line cut by a crash mid-write
+        return records
+
+    def truncate_after(self, step: int) -> None:
+        """Drop records past ``step`` (a resumed run repeats them)."""
+        kept = [r for r in self.read() if r.get("step", 0) <= step]
+        self.path.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
+
+
+def plot_curves(records: List[Dict[str, Any]], path: Path, title: str = "training") -> Path:
+    """Two panels: train/val loss and val BLEU against updates. Returns ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    train = [r for r in records if r.get("kind") == "train"]
+    val = [r for r in records if r.get("kind") == "val"]
+    fig, (ax_loss, ax_bleu) = plt.subplots(1, 2, figsize=(10, 3.8))
+    if train:
+        ax_loss.plot([r["step"] for r in train], [r["loss"] for r in train], lw=0.8, alpha=0.7, label="train loss")
+    if val:
+        ax_loss.plot([r["step"] for r in val], [r["val_loss"] for r in val], "o-", ms=3, label="val loss")
+        scored = [r for r in val if "bleu" in r]
+        ax_bleu.plot([r["step"] for r in scored], [r["bleu"] for r in scored], "o-", ms=3, color="C2", label="val BLEU")
+    ax_loss.set(xlabel="update", ylabel="label-smoothed cross-entropy", title=f"{title}: loss")
+    ax_bleu.set(xlabel="update", ylabel="sacreBLEU (greedy)", title=f"{title}: validation BLEU")
+    for ax in (ax_loss, ax_bleu):
+        ax.grid(alpha=0.3)
+        ax.legend(loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

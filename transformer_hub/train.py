@@ -1,0 +1,374 @@
+"""The paper's training recipe (section 5) on parallel text, resumable exactly, optionally distributed.
+
+    python -m transformer_hub train --out runs/en-de                 # Multi30k En->De, shipped-model recipe
+    python -m transformer_hub train --out runs/en-de --resume        # continue where it stopped
+    torchrun --nproc_per_node 2 scripts/train.py --out runs/ddp ...  # DistributedDataParallel (gloo on CPU)
+
+Label-smoothed cross-entropy, Adam (0.9, 0.98, 1e-9), the warm-up schedule
+lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5), dropout,
+gradient clipping, atomic checkpoints every epoch, and averaging of the last N
+checkpoints (section 6.1) for the final model.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import random
+import signal
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import torch
+import torch.distributed as dist
+from tqdm.auto import tqdm
+
+from . import checkpoint as ckpt
+from .config import PRESETS, TransformerConfig
+from .data import DEFAULT_DATA_DIR, encode_pairs, iterate_batches, load_split, read_parallel
+from .losses import label_smoothed_cross_entropy
+from .metrics import MetricsLog, plot_curves, score
+from .model import Transformer
+from .tokenizer import Tokenizer
+
+logger = logging.getLogger("transformer_hub.train")
+MAX_BAD_STEPS = 5
+
+
+def noam_lr(step: int, d_model: int, warmup: int, factor: float) -> float:
+    """lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)  (section 5.3)."""
+    step = max(step, 1)
+    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="transformer_hub train", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    d = p.add_argument_group("data")
+    d.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR), help="Multi30k-style folder of {split}.{lang}[.gz]")
+    d.add_argument("--src-lang", default="en")
+    d.add_argument("--tgt-lang", default="de")
+    d.add_argument("--train-split", default="train")
+    d.add_argument("--valid-split", default="val")
+    d.add_argument("--test-splits", default="test_2016_flickr,test_2017_flickr,test_2017_mscoco",
+                   help="comma-separated splits scored at the end (missing ones are skipped)")
+    d.add_argument("--train-src", help="your own aligned files instead of --data-dir (with --train-tgt)")
+    d.add_argument("--train-tgt")
+    d.add_argument("--valid-src")
+    d.add_argument("--valid-tgt")
+    d.add_argument("--limit", type=int, default=0, help="use only the first N training pairs (0 = all)")
+    d.add_argument("--valid-limit", type=int, default=0, help="use only the first N validation pairs (0 = all)")
+    t = p.add_argument_group("tokenizer")
+    t.add_argument("--vocab-size", type=int, default=10000)
+    t.add_argument("--separate-vocab", action="store_true", help="one vocabulary per language (default: joint)")
+    m = p.add_argument_group("model (a preset, then overrides)")
+    m.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
+    for name, kind in (("d_model", int), ("n_heads", int), ("d_ff", int), ("n_encoder_layers", int),
+                       ("n_decoder_layers", int), ("dropout", float), ("max_len", int), ("positional", str),
+                       ("norm", str), ("feed_forward", str), ("attention", str), ("layout", str)):
+        m.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None)
+    m.add_argument("--no-share-embeddings", action="store_true")
+    o = p.add_argument_group("optimisation (section 5)")
+    o.add_argument("--max-tokens", type=int, default=8000, help="tokens per batch (per process)")
+    o.add_argument("--peak-lr", type=float, default=0.005, help="sets the schedule's factor so that lr(warmup) = peak")
+    o.add_argument("--lr-factor", type=float, default=None, help="the schedule's factor directly (overrides --peak-lr)")
+    o.add_argument("--warmup", type=int, default=2000)
+    o.add_argument("--label-smoothing", type=float, default=0.1)
+    o.add_argument("--clip-norm", type=float, default=1.0)
+    o.add_argument("--max-updates", type=int, default=8000)
+    o.add_argument("--max-epochs", type=int, default=1000)
+    o.add_argument("--max-minutes", type=float, default=0,
+                   help="stop after this much wall time, validation included, summed over resumes (0 = no limit)")
+    o.add_argument("--seed", type=int, default=1)
+    r = p.add_argument_group("checkpoints, evaluation, publishing")
+    r.add_argument("--out", required=True, help="run folder: checkpoints, metrics.jsonl, plots, final model")
+    r.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --out")
+    r.add_argument("--save-every", type=int, default=0, help="also checkpoint every N updates (0 = each epoch only)")
+    r.add_argument("--keep-last", type=int, default=10)
+    r.add_argument("--average-last", type=int, default=10, help="average the last N checkpoints for the final model")
+    r.add_argument("--bleu-every", type=int, default=1, help="score val BLEU every N epochs (loss every epoch)")
+    r.add_argument("--final-beam", type=int, default=5, help="beam size of the final evaluation (0 = skip it)")
+    r.add_argument("--push-to-hub", metavar="REPO_ID")
+    r.add_argument("--hub-private", action="store_true")
+    r.add_argument("--hub-revision")
+    r.add_argument("--device", default="cpu", help="cpu or cuda")
+    r.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = all cores)")
+    r.add_argument("--name", default=None, help="model name for the card")
+    return p
+
+
+class Trainer:
+    """Holds the run: data, model, optimizer, checkpoints, metrics. ``run()`` trains to the end."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.out = Path(args.out)
+        self.rank, self.world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+        self.main = self.rank == 0
+        self.device = torch.device(args.device)
+        if self.world > 1 and not dist.is_initialized():
+            dist.init_process_group("nccl" if self.device.type == "cuda" else "gloo")
+        if args.threads:
+            torch.set_num_threads(args.threads)
+        self.stop_requested = False
+        self.metrics = MetricsLog(self.out / "metrics.jsonl")
+        self._load_data()
+        self._build_model()
+
+    # ---------------------------------------------------------------- setup
+    def _load_data(self) -> None:
+        a = self.args
+        if a.train_src or a.train_tgt:
+            if not (a.train_src and a.train_tgt and a.valid_src and a.valid_tgt):
+                raise SystemExit("--train-src/--train-tgt need --valid-src/--valid-tgt too")
+            self.train_pairs = read_parallel(a.train_src, a.train_tgt)
+            self.valid_pairs = read_parallel(a.valid_src, a.valid_tgt)
+        else:
+            self.train_pairs = load_split(a.data_dir, a.train_split, a.src_lang, a.tgt_lang)
+            self.valid_pairs = load_split(a.data_dir, a.valid_split, a.src_lang, a.tgt_lang)
+        if a.limit:
+            self.train_pairs = self.train_pairs[: a.limit]
+        if a.valid_limit:
+            self.valid_pairs = self.valid_pairs[: a.valid_limit]
+
+    def _tokenizer(self) -> Tokenizer:
+        folder = self.out / "tokenizer"
+        if self.main and not (folder / "tokenizer_config.json").is_file():
+            tok = Tokenizer.train([s for s, _ in self.train_pairs], [t for _, t in self.train_pairs],
+                                  vocab_size=self.args.vocab_size, joint=not self.args.separate_vocab)
+            tok.save(folder)
+        if self.world > 1:
+            dist.barrier()
+        return Tokenizer.from_directory(folder)
+
+    def _build_model(self) -> None:
+        a = self.args
+        tok = self._tokenizer()
+        overrides = {k: getattr(a, k) for k in ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers",
+                                                "dropout", "max_len", "positional", "norm", "feed_forward",
+                                                "attention", "layout") if getattr(a, k) is not None}
+        share = not a.no_share_embeddings and tok.joint
+        if overrides.get("layout") == "decoder-only":
+            overrides.setdefault("n_encoder_layers", 0)
+        self.config = TransformerConfig.preset(a.preset, **{**overrides, "src_vocab_size": tok.src_vocab_size,
+                                                            "tgt_vocab_size": tok.tgt_vocab_size,
+                                                            "share_embeddings": share,
+                                                            "src_lang": a.src_lang, "tgt_lang": a.tgt_lang})
+        torch.manual_seed(a.seed)
+        random.seed(a.seed)
+        self.model = Transformer(self.config).to(self.device)
+        self.model.tokenizer = tok
+        self.net = self.model
+        if self.world > 1:
+            self.net = torch.nn.parallel.DistributedDataParallel(self.model)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+        c = self.config
+        budget = c.max_len if c.layout != "decoder-only" else c.max_len // 2
+        self.train_examples = encode_pairs(self.train_pairs, tok, c.bos_id, c.eos_id, budget)
+        self.valid_examples = encode_pairs(self.valid_pairs, tok, c.bos_id, c.eos_id, budget)
+        self.factor = a.lr_factor or a.peak_lr * math.sqrt(c.d_model) * math.sqrt(a.warmup)
+        self.state: Dict = {"step": 0, "epoch": 0, "batch": 0, "train_seconds": 0.0, "wall_seconds": 0.0, "best_bleu": None,
+                            "tokens": 0, "args": {k: v for k, v in vars(a).items()}}
+        if a.resume:
+            found = ckpt.list_checkpoints(self.out / "checkpoints")
+            if found:
+                self.state = ckpt.load_checkpoint(found[-1], self.model, self.optimizer)
+                if self.main:
+                    self.metrics.truncate_after(self.state["step"])
+                    logger.info("resumed from %s (step %d)", found[-1], self.state["step"])
+
+    # ---------------------------------------------------------------- loop
+    def _loss(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
+        logits = self.net(src, tgt_in)  # (B, T, V)
+        return label_smoothed_cross_entropy(logits, tgt_out, self.config.pad_id, self.args.label_smoothing)
+
+    def _done(self) -> bool:
+        a, s = self.args, self.state
+        return (self.stop_requested or s["step"] >= a.max_updates or s["epoch"] >= a.max_epochs
+                or (a.max_minutes > 0 and s["wall_seconds"] >= a.max_minutes * 60))
+
+    def run(self) -> Optional[Path]:
+        """Train until a limit is reached, then average, evaluate and save the final model (rank 0)."""
+        a, s = self.args, self.state
+        self._install_signal_handlers()
+        bad_in_a_row = 0
+        last = time.perf_counter()
+        bar = tqdm(total=a.max_updates, initial=s["step"], desc="train", disable=not self.main, dynamic_ncols=True)
+        while not self._done():
+            epoch_start_batch = s["batch"]
+            for index, (src, tgt_in, tgt_out) in iterate_batches(self.train_examples, a.max_tokens, a.seed, s["epoch"],
+                                                                 self.config.pad_id, epoch_start_batch,
+                                                                 self.rank, self.world):
+                started = time.perf_counter()
+                self.net.train()
+                lr = noam_lr(s["step"] + 1, self.config.d_model, a.warmup, self.factor)
+                for group in self.optimizer.param_groups:
+                    group["lr"] = lr
+                loss = self._loss(src.to(self.device), tgt_in.to(self.device), tgt_out.to(self.device))
+                s["batch"] = index + 1
+                if not torch.isfinite(loss):
+                    bad_in_a_row += 1
+                    logger.warning("non-finite loss at step %d (batch %d of epoch %d): batch skipped",
+                                   s["step"] + 1, index, s["epoch"])
+                    self.optimizer.zero_grad(set_to_none=True)
+                    if bad_in_a_row >= MAX_BAD_STEPS:
+                        raise RuntimeError(f"{MAX_BAD_STEPS} non-finite losses in a row: aborting (lower the lr?)")
+                    continue
+                bad_in_a_row = 0
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), a.clip_norm)
+                self.optimizer.step()
+                self.optimizer.zero_grad(set_to_none=True)
+                tokens = int((tgt_out != self.config.pad_id).sum()) * self.world
+                seconds = time.perf_counter() - started
+                s["step"] += 1
+                s["tokens"] += tokens
+                s["train_seconds"] += seconds
+                s["wall_seconds"] += time.perf_counter() - last
+                last = time.perf_counter()
+                bar.update(1)
+                bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{lr:.2e}", tok_s=f"{tokens / seconds:,.0f}",
+                                epoch=s["epoch"])
+                if self.main and s["step"] % 10 == 0:
+                    self.metrics.append(kind="train", step=s["step"], epoch=s["epoch"], loss=loss.item(), lr=lr,
+                                        tokens_per_s=tokens / seconds)
+                if a.save_every and s["step"] % a.save_every == 0:
+                    self._checkpoint(validate=False)
+                if self._done():
+                    break
+            else:  # the epoch ran to its end
+                s["epoch"] += 1
+                s["batch"] = 0
+                self._checkpoint(validate=True, bleu=(s["epoch"] % a.bleu_every == 0))
+                continue
+            self._checkpoint(validate=True)
+        bar.close()
+        return self.finish()
+
+    # ---------------------------------------------------------------- evaluation and checkpoints
+    @torch.inference_mode()
+    def validate(self, bleu: bool = True) -> Dict[str, float]:
+        self.model.eval()
+        total, count = 0.0, 0
+        for _, (src, tgt_in, tgt_out) in iterate_batches(self.valid_examples, self.args.max_tokens, 0, 0,
+                                                         self.config.pad_id):
+            logits = self.model(src.to(self.device), tgt_in.to(self.device))
+            total += label_smoothed_cross_entropy(logits, tgt_out.to(self.device), self.config.pad_id, 0.0,
+                                                  reduction="sum").item()
+            count += int((tgt_out != self.config.pad_id).sum())
+        result = {"val_loss": total / max(count, 1), "val_ppl": math.exp(min(total / max(count, 1), 50))}
+        if bleu:
+            result.update(self.bleu([p[0] for p in self.valid_pairs], [p[1] for p in self.valid_pairs]))
+        return result
+
+    def bleu(self, sources: List[str], references: List[str], **options) -> Dict[str, float]:
+        from .decoding import translate
+
+        self.model.eval()
+        hypotheses = translate(self.model, sources, batch_size=200, **options)
+        return score(hypotheses, references)
+
+    def _checkpoint(self, validate: bool, bleu: bool = True) -> None:
+        if not self.main:
+            return
+        s = self.state
+        record = self.validate(bleu=bleu) if validate else {}
+        if record:
+            self.metrics.append(kind="val", step=s["step"], epoch=s["epoch"], **record)
+            tqdm.write(f"epoch {s['epoch']} step {s['step']}: " + ", ".join(f"{k} {v:.3f}" for k, v in record.items()))
+        improved = "bleu" in record and (s["best_bleu"] is None or record["bleu"] > s["best_bleu"])
+        if improved:
+            s["best_bleu"] = record["bleu"]
+        path = ckpt.save_checkpoint(self.out / "checkpoints", self.model, self.optimizer, s, self.args.keep_last)
+        if improved:
+            ckpt.copy_as(path, self.out / "best")
+        plot_curves(self.metrics.read(), self.out / "training_curves.png", self.args.name or "transformer_hub")
+        if self.pusher is not None:
+            message = f"step {s['step']}" + (f", val BLEU {record['bleu']:.2f}" if "bleu" in record else "")
+            self.pusher.push(path, message)
+
+    @property
+    def pusher(self) -> Optional[ckpt.HubPusher]:
+        if not self.args.push_to_hub or not self.main:
+            return None
+        if not hasattr(self, "_pusher"):
+            self._pusher = ckpt.HubPusher(self.args.push_to_hub, self.args.hub_private, self.args.hub_revision)
+        return self._pusher
+
+    def _install_signal_handlers(self) -> None:
+        def handler(signum, frame):  # finish the current update, checkpoint, exit
+            if self.stop_requested:
+                raise KeyboardInterrupt
+            self.stop_requested = True
+            tqdm.write(f"signal {signum}: saving a checkpoint after this update, then stopping")
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                signal.signal(sig, handler)
+            except ValueError:  # not in the main thread (e.g. under a test runner thread)
+                pass
+
+    def finish(self) -> Optional[Path]:
+        """Average the last checkpoints into ``final/``, score it, write the card; push it if asked."""
+        a, s = self.args, self.state
+        if not self.main or self.stop_requested:  # interrupted: the checkpoint is saved, resume later
+            self._close()
+            return None
+        found = ckpt.list_checkpoints(self.out / "checkpoints")[-max(a.average_last, 1):]
+        ckpt.average_checkpoints(found, self.model)
+        results, training = [], {
+            "updates": s["step"], "epochs": s["epoch"], "train_wall_minutes": round(s["wall_seconds"] / 60, 1),
+            "train_compute_minutes": round(s["train_seconds"] / 60, 1),
+            "train_tokens_per_s": round(s["tokens"] / max(s["train_seconds"], 1e-9)),
+            "averaged_checkpoints": len(found), "max_tokens_per_batch": a.max_tokens * self.world,
+            "peak_lr": a.peak_lr, "warmup": a.warmup, "label_smoothing": a.label_smoothing, "seed": a.seed,
+        }
+        splits = [(a.valid_split, self.valid_pairs)] + [
+            (name, pairs) for name in a.test_splits.split(",") if name and not a.train_src
+            for pairs in [self._maybe_split(name)] if pairs]
+        if a.final_beam:
+            for split, pairs in splits:
+                scores = self.bleu([p[0] for p in pairs], [p[1] for p in pairs], strategy="beam",
+                                   beam_size=a.final_beam)
+                tqdm.write(f"{split} (beam {a.final_beam}): " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()))
+                for metric, value in scores.items():
+                    results.append({"dataset_name": "Multi30k", "dataset_type": "multi30k", "split": split,
+                                    "metric": "bleu" if metric.startswith("bleu") else "chrf",
+                                    "metric_name": {"bleu": "sacreBLEU (cased)", "bleu_lowercase": "sacreBLEU (lowercased)",
+                                                    "chrf": "chrF"}[metric], "value": round(value, 2)})
+        self.model.card_data = {"name": a.name or f"transformer_hub {a.src_lang}-{a.tgt_lang}",
+                                "datasets": ["multi30k"], "results": results, "training": training,
+                                "plot": str(self.out / "training_curves.png")}
+        final = self.out / "final"
+        self.model.save_pretrained(final)
+        (final / "metrics.jsonl").write_text(self.metrics.path.read_text() if self.metrics.path.is_file() else "")
+        (self.out / "results.json").write_text(json.dumps({"results": results, "training": training}, indent=1))
+        if self.pusher is not None:
+            self.pusher.push(final, f"final model: average of {len(found)} checkpoints")
+        self._close()
+        return final
+
+    def _maybe_split(self, name: str):
+        try:
+            return load_split(self.args.data_dir, name, self.args.src_lang, self.args.tgt_lang)
+        except ValueError:
+            return None
+
+    def _close(self) -> None:
+        if self.main and self.args.push_to_hub:
+            self.pusher.close()
+        if self.world > 1 and dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    Trainer(args).run()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
