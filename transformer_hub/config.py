@@ -111,10 +111,17 @@ class TransformerConfig:
                 raise ValueError(f"unknown {reg.kind} {name!r} for {field_name}; registered: {', '.join(reg.names())}")
 
     def num_parameters(self) -> int:
-        """Parameter count estimated from the sizes alone (no allocation); exact for the paper's model."""
+        """Parameter count computed from the sizes alone (no allocation).
+
+        Exact for the paper's model and for every built-in variant (learned positions, pre-norm's final
+        norms, SwiGLU's three bias-free matrices); a plugin part is counted as the paper's part it replaces.
+        """
         d, f = self.d_model, self.d_ff
         attention = 4 * d * d + 4 * d
-        ffn = 2 * d * f + f + d
+        if self.feed_forward == "swiglu":  # variants/feed_forward.py: hidden = 2/3 d_ff rounded up to 8
+            ffn = 3 * d * max(8, (2 * f // 3 + 7) // 8 * 8)
+        else:
+            ffn = 2 * d * f + f + d
         norm = 2 * d
         enc = self.n_encoder_layers * (attention + ffn + 2 * norm)
         cross = attention + norm if self.layout == "encoder-decoder" else 0
@@ -124,7 +131,10 @@ class TransformerConfig:
             emb = self.tgt_vocab_size * d
         elif self.layout == "decoder-only":
             emb = 2 * self.tgt_vocab_size * d
-        return enc + dec + emb
+        stacks = 2 if self.layout == "encoder-decoder" else 1
+        final_norms = stacks * norm if self.norm == "pre" else 0  # pre-norm ends each stack with a LayerNorm
+        positions = self.max_len * d if self.positional == "learned" else 0
+        return enc + dec + emb + final_norms + positions
 
     # ------------------------------------------------------------------ (de)serialisation
     def to_dict(self) -> Dict[str, Any]:

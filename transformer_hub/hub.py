@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import torch
 from huggingface_hub import EvalResult, ModelCard, ModelCardData, hf_hub_download
-from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
+from huggingface_hub.errors import EntryNotFoundError, HFValidationError, LocalEntryNotFoundError
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
@@ -119,15 +119,31 @@ def _resolver(model_id: str, revision: Optional[str], **download_kwargs) -> Call
     def fetch_remote(filename: str, required: bool = True) -> Optional[str]:
         try:
             return hf_hub_download(repo_id=model_id, filename=filename, revision=revision, **download_kwargs)
+        except HFValidationError as exc:
+            raise OSError(f"{model_id!r} is neither a local folder nor a valid Hub repository id ({exc})") from exc
+        except LocalEntryNotFoundError as exc:
+            # The Hub was not reached (timeout, refused connection, 5xx) and the file is not cached; this is
+            # an EntryNotFoundError too, but says nothing about whether the repository has the file.
+            if not required and download_kwargs.get("local_files_only"):
+                return None
+            raise OSError(f"could not download {filename} from {model_id}: {_root_cause(exc)}") from exc
         except EntryNotFoundError:
             if required:
                 raise CheckpointError(f"repository {model_id} (revision {revision or 'main'}) has no {filename}")
             return None
-        except (HfHubHTTPError, OSError) as exc:
-            raise OSError(f"could not download {filename} from {model_id}: {exc}") from exc
-        except Exception as exc:  # network errors of the HTTP client (timeouts, refused connections)
-            raise OSError(f"could not download {filename} from {model_id}: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:  # HTTP errors (missing repo or revision) and the HTTP client's network errors
+            raise OSError(f"could not download {filename} from {model_id}: {_root_cause(exc)}") from exc
     return fetch_remote
+
+
+def _root_cause(exc: BaseException) -> str:
+    """``Type: message`` of the first and the innermost exception of a chain (a timeout hides several layers deep)."""
+    inner, seen = exc, {id(exc)}
+    while (inner.__cause__ or inner.__context__) is not None and id(inner.__cause__ or inner.__context__) not in seen:
+        inner = inner.__cause__ or inner.__context__
+        seen.add(id(inner))
+    text = f"{type(exc).__name__}: {exc}"
+    return text if inner is exc else f"{text} (caused by {type(inner).__name__}: {inner})"
 
 
 def read_config(path: str) -> TransformerConfig:

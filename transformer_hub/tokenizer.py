@@ -3,7 +3,15 @@
 Unseen characters: every vocabulary is trained with **byte fallback**, so a
 character the training text never had (an emoji, a CJK or Cyrillic letter) is
 spelled as its UTF-8 bytes (``<0xF0>`` ...) and decodes back exactly; nothing
-maps to ``<unk>`` and nothing crashes.  The special ids are fixed and agree
+maps to ``<unk>`` and nothing crashes.
+
+Control characters (Unicode category Cc): the whitespace ones (tab, newline,
+carriage return, ...) become a space and every other one is dropped, before
+SentencePiece's own normalisation (NFKC, runs of spaces collapsed, leading and
+trailing spaces dropped).  A lone surrogate, which is not valid Unicode, is
+dropped too (a surrogate pair becomes its character).  SentencePiece alone
+dropped some controls but kept NUL and most C1 controls, and crashed on lone
+surrogates.  The special ids are fixed and agree
 with ``TransformerConfig``'s defaults: pad 0, bos 1, eos 2, unk 3.
 """
 from __future__ import annotations
@@ -22,8 +30,18 @@ JOINT_FILE, SOURCE_FILE, TARGET_FILE = "spm.model", "source.spm.model", "target.
 MAX_MODEL_BYTES = 64 * 1024 * 1024
 
 
+# Cc characters: whitespace controls -> " ", the others -> removed (str.translate table).
+_CONTROLS = {c: (" " if chr(c).isspace() else None) for c in (*range(0x00, 0x20), *range(0x7F, 0xA0))}
+
+
+def clean_text(text: str) -> str:
+    """The text the tokenizer sees: lone surrogates dropped, control characters as described above."""
+    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "ignore")
+    return text.translate(_CONTROLS)
+
+
 def _train_processor(texts: Iterable[str], vocab_size: int, model_type: str) -> spm.SentencePieceProcessor:
-    lines = [t.strip() for t in texts if t and t.strip()]
+    lines = [line for line in (clean_text(t).strip() for t in texts if t) if line]
     if not lines:
         raise ValueError("cannot train a tokenizer on empty text")
     buffer = io.BytesIO()
@@ -92,7 +110,7 @@ class Tokenizer:
         """Text -> piece ids (no bos/eos added)."""
         if not isinstance(text, str):
             raise TypeError(f"expected a string, got {type(text).__name__}")
-        return self._side(side).EncodeAsIds(text)
+        return self._side(side).EncodeAsIds(clean_text(text))
 
     def decode(self, ids: List[int], side: str = "target") -> str:
         """Piece ids -> text; special ids (pad, bos, eos) are dropped."""
