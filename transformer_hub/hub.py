@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 import torch
-from huggingface_hub import EvalResult, ModelCard, ModelCardData, hf_hub_download
+from huggingface_hub import EvalResult, ModelCard, ModelCardData, hf_hub_download, try_to_load_from_cache
+from huggingface_hub import _CACHED_NO_EXIST  # try_to_load_from_cache's "known to be absent" answer
 from huggingface_hub.errors import EntryNotFoundError, HFValidationError, LocalEntryNotFoundError
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
@@ -122,9 +123,12 @@ def _resolver(model_id: str, revision: Optional[str], **download_kwargs) -> Call
         except HFValidationError as exc:
             raise OSError(f"{model_id!r} is neither a local folder nor a valid Hub repository id ({exc})") from exc
         except LocalEntryNotFoundError as exc:
-            # The Hub was not reached (timeout, refused connection, 5xx) and the file is not cached; this is
-            # an EntryNotFoundError too, but says nothing about whether the repository has the file.
-            if not required and download_kwargs.get("local_files_only"):
+            # The Hub was not reached (timeout, refused connection, 5xx, offline) and the file is not cached.
+            # This is an EntryNotFoundError too, but it does not say the repository lacks the file: an optional
+            # file is skipped only when the cache knows it is absent, or when the caller asked for no network.
+            known_absent = try_to_load_from_cache(model_id, filename, cache_dir=download_kwargs.get("cache_dir"),
+                                                  revision=revision) is _CACHED_NO_EXIST
+            if not required and (known_absent or download_kwargs.get("local_files_only")):
                 return None
             raise OSError(f"could not download {filename} from {model_id}: {_root_cause(exc)}") from exc
         except EntryNotFoundError:
