@@ -1,4 +1,4 @@
-"""``python -m transformer_hub``: see ``cli.py``."""
+"""``python -m transformer_hub COMMAND ...``: see ``transformer_hub.cli``."""
 from .cli import main
 
 raise SystemExit(main())

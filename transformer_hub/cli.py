@@ -1,0 +1,347 @@
+"""``python -m transformer_hub COMMAND ...`` (also the ``transformer-hub`` console script).
+
+Commands live in ``COMMANDS`` (name -> function taking the remaining argv and
+returning an exit status); add one with ``@command("name", "one-line help")``.
+
+    python -m transformer_hub translate --model space/models/en-de [--strategy beam --beam-size 5] < src.txt > hyp.txt
+    python -m transformer_hub evaluate  --model space/models/en-de --src val.en.gz --ref val.de.gz [--lowercase]
+    python -m transformer_hub train     ...   (forwarded to transformer_hub.train.main)
+
+Errors a user can cause (a missing model, a bad option, an unreadable file)
+end with exit status 2 and a one-line message on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib
+import importlib.util
+import json
+import os
+import re
+import sys
+import time
+import warnings
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+PROG = "transformer_hub"
+PROGRESS_MIN_LINES = 100  # show a progress bar (stderr) from this many input lines on
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``prog: error: ...``) instead of usage + error."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        raise CLIError(f"{message} (see {self.prog} --help)")
+
+
+Command = Callable[[List[str]], Optional[int]]
+COMMANDS: Dict[str, Tuple[Command, str]] = {}
+
+
+def command(name: str, help: str) -> Callable[[Command], Command]:
+    """Register ``fn(argv) -> exit status`` as ``python -m transformer_hub NAME``."""
+
+    def add(fn: Command) -> Command:
+        if name in COMMANDS:
+            raise ValueError(f"command {name!r} is already registered")
+        COMMANDS[name] = (fn, help)
+        return fn
+
+    return add
+
+
+# --------------------------------------------------------------------------- shared helpers
+def read_lines(path: Optional[str]) -> List[str]:
+    """Lines of a UTF-8 text file (``.gz`` allowed; ``-`` or None = stdin), split on "\\n" only.
+
+    Invalid UTF-8 becomes U+FFFD; a trailing "\\r" (CRLF files) is dropped; a
+    final newline does not make an extra empty line.
+    """
+    try:
+        if path is None or path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            if path.endswith(".gz") or data[:2] == b"\x1f\x8b":
+                data = gzip.decompress(data)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise CLIError(f"cannot read {path or 'stdin'}: {exc.strerror if getattr(exc, 'strerror', None) else exc}")
+    text = data.decode("utf-8", errors="replace")
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+_LINE_BREAKS = re.compile(r"[\r\n\t\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """Keep an output on its line: line and field separators become spaces."""
+    return _LINE_BREAKS.sub(" ", text)
+
+
+def open_output(path: Optional[str]):
+    if path is None or path == "-":
+        return open(sys.stdout.fileno(), "w", encoding="utf-8", errors="replace", closefd=False, newline="\n")
+    try:
+        return open(path, "w", encoding="utf-8", errors="replace", newline="\n")
+    except OSError as exc:
+        raise CLIError(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def looks_like_repo_id(name: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?", name)) and ".." not in name
+
+
+def load_model(name: str, revision: Optional[str] = None, device: str = "cpu"):
+    """A ``save_pretrained`` folder or a Hub repo id -> Transformer with a tokenizer, on ``device``."""
+    from .model import Transformer
+
+    if not os.path.isdir(name):
+        if os.path.exists(name):
+            raise CLIError(f"--model {name} is a file; give the model folder (config.json, model.safetensors, ...)")
+        if not looks_like_repo_id(name) or name.startswith((".", "/", "~")):
+            raise CLIError(f"model folder {name} does not exist")
+    try:
+        model = Transformer.from_pretrained(name, revision=revision)
+    except Exception as exc:  # noqa: BLE001 - any failure to load is reported in one line
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        where = "folder" if os.path.isdir(name) else "model (no such folder; tried the Hub repo)"
+        raise CLIError(f"cannot load {where} {name}: {message}")
+    if model.tokenizer is None:
+        raise CLIError(f"model {name} has no tokenizer files (tokenizer_config.json); cannot translate text")
+    try:
+        import torch
+
+        model.to(torch.device(device))
+    except Exception as exc:  # noqa: BLE001
+        raise CLIError(f"cannot use device {device!r}: {exc}")
+    return model
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="a save_pretrained folder or a Hub repo id")
+    parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
+    parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
+
+
+def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
+    from .decoding import STRATEGIES, DecodingConfig
+
+    d = DecodingConfig()
+    g = parser.add_argument_group("decoding (see transformer_hub.decoding.DecodingConfig)")
+    g.add_argument("--strategy", default=d.strategy, help=f"one of: {', '.join(STRATEGIES.names())} (default: greedy)")
+    g.add_argument("--beam-size", type=int, default=d.beam_size, help=f"beams per sentence (default {d.beam_size})")
+    g.add_argument("--length-penalty", type=float, default=d.length_penalty,
+                   help=f"GNMT alpha in ((5+|Y|)/6)^alpha (default {d.length_penalty})")
+    g.add_argument("--n-best", type=int, default=d.n_best, help="hypotheses per sentence; > 1 writes TSV")
+    g.add_argument("--batch-size", type=int, default=d.batch_size, help=f"sentences per batch (default {d.batch_size})")
+    g.add_argument("--max-len-offset", type=int, default=d.max_len_offset,
+                   help=f"max output tokens = source tokens + this (default {d.max_len_offset})")
+    g.add_argument("--max-length", type=int, default=None, help="absolute cap on output tokens")
+    g.add_argument("--min-len", type=int, default=d.min_len, help="block eos before this many tokens")
+    g.add_argument("--temperature", type=float, default=d.temperature, help="sampling temperature")
+    g.add_argument("--top-k", type=int, default=d.top_k, help="sampling: keep the k most likely tokens (0 = all)")
+    g.add_argument("--top-p", type=float, default=d.top_p, help="sampling: nucleus mass (1.0 = all)")
+    g.add_argument("--seed", type=int, default=None, help="sampling seed")
+    g.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help=f"always show a progress bar on stderr (default: from {PROGRESS_MIN_LINES} lines on)")
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
+
+
+def decoding_config(args: argparse.Namespace):
+    from .decoding import DecodingConfig
+
+    n_best = args.n_best
+    try:
+        return DecodingConfig(strategy=args.strategy, beam_size=args.beam_size, length_penalty=args.length_penalty,
+                              n_best=n_best, batch_size=args.batch_size, max_len_offset=args.max_len_offset,
+                              max_length=args.max_length, min_len=args.min_len, temperature=args.temperature,
+                              top_k=args.top_k, top_p=args.top_p, seed=args.seed)
+    except ValueError as exc:
+        raise CLIError(str(exc))
+
+
+def set_threads(threads: Optional[int]) -> None:
+    if threads is None:
+        return
+    if threads < 1:
+        raise CLIError(f"--threads must be >= 1, got {threads}")
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def _progress(args: argparse.Namespace, n_lines: int) -> bool:
+    return bool(args.progress) if args.progress is not None else n_lines >= PROGRESS_MIN_LINES
+
+
+# --------------------------------------------------------------------------- translate
+@command("translate", "translate stdin (or --input) line by line to stdout (or --output)")
+def translate_command(argv: List[str]) -> int:
+    parser = Parser(prog=f"{PROG} translate", description="Translate one sentence per line: one line in, one line "
+                    "out (empty lines stay empty). With --n-best > 1, write TSV: line_index (0-based), rank, score, "
+                    "normalized_score, text.")
+    add_model_arguments(parser)
+    parser.add_argument("--input", "-i", default=None, help="input file (.gz allowed; default: stdin)")
+    parser.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
+    add_decoding_arguments(parser)
+    args = parser.parse_args(argv)
+    config = decoding_config(args)
+    set_threads(args.threads)
+    lines = read_lines(args.input)
+    model = load_model(args.model, args.revision, args.device)
+    from .decoding import generate
+
+    results = generate(model, lines, config, progress=_progress(args, len(lines)))
+    with open_output(args.output) as out:
+        if config.n_best == 1:
+            for r in results:
+                out.write(one_line(r.text) + "\n")
+        else:
+            for i, r in enumerate(results):
+                for rank, h in enumerate(r.hypotheses):
+                    out.write(f"{i}\t{rank}\t{h.score:.4f}\t{h.normalized_score:.4f}\t{one_line(h.text)}\n")
+    return 0
+
+
+# --------------------------------------------------------------------------- evaluate
+@command("evaluate", "translate --src and score it against --ref: sacreBLEU and chrF")
+def evaluate_command(argv: List[str]) -> int:
+    parser = Parser(prog=f"{PROG} evaluate", description="Translate a test set and print sacreBLEU (cased; also "
+                    "lowercased with --lowercase) and chrF, plus decoding speed.")
+    add_model_arguments(parser)
+    parser.add_argument("--src", required=True, help="source sentences, one a line (.gz allowed)")
+    parser.add_argument("--ref", required=True, help="reference translations, one a line (.gz allowed)")
+    parser.add_argument("--lowercase", action="store_true", help="also report lowercased BLEU (as some papers do)")
+    parser.add_argument("--limit", type=int, default=None, help="score only the first N lines")
+    parser.add_argument("--hyp-out", default=None, help="also write the hypotheses to this file")
+    parser.add_argument("--json", action="store_true", help="print the scores as one JSON object")
+    add_decoding_arguments(parser)
+    args = parser.parse_args(argv)
+    config = decoding_config(args)
+    if config.n_best != 1:
+        raise CLIError("evaluate scores the best hypothesis only: drop --n-best")
+    set_threads(args.threads)
+    sources, references = read_lines(args.src), read_lines(args.ref)
+    if len(sources) != len(references):
+        raise CLIError(f"--src has {len(sources)} lines but --ref has {len(references)}")
+    if args.limit is not None:
+        if args.limit < 1:
+            raise CLIError(f"--limit must be >= 1, got {args.limit}")
+        sources, references = sources[: args.limit], references[: args.limit]
+    if not sources:
+        raise CLIError(f"{args.src} is empty")
+    model = load_model(args.model, args.revision, args.device)
+    from .decoding import generate
+
+    start = time.perf_counter()
+    results = generate(model, sources, config, progress=_progress(args, len(sources)))
+    seconds = time.perf_counter() - start
+    hypotheses = [one_line(r.text) for r in results]
+    scores = score(hypotheses, references, lowercase=args.lowercase)
+    scores.update(sentences=len(sources), seconds=round(seconds, 3),
+                  sentences_per_second=round(len(sources) / max(seconds, 1e-9), 2),
+                  strategy=config.strategy, beam_size=config.beam_size if config.strategy == "beam" else None,
+                  model=args.model)
+    if args.hyp_out:
+        with open_output(args.hyp_out) as out:
+            out.writelines(h + "\n" for h in hypotheses)
+    if args.json:
+        print(json.dumps(scores))
+    else:
+        print(f"BLEU (cased) = {scores['bleu']:.2f}  [{scores['bleu_signature']}]")
+        if args.lowercase:
+            print(f"BLEU (lowercased) = {scores['bleu_lowercase']:.2f}  [{scores['bleu_lowercase_signature']}]")
+        print(f"chrF = {scores['chrf']:.2f}  [{scores['chrf_signature']}]")
+        print(f"{len(sources)} sentences in {seconds:.1f} s: {scores['sentences_per_second']:.1f} sentences/s "
+              f"({config.strategy}{f', beam {config.beam_size}' if config.strategy == 'beam' else ''})")
+    return 0
+
+
+def score(hypotheses: Sequence[str], references: Sequence[str], lowercase: bool = False) -> dict:
+    """sacreBLEU (cased, 13a tokenisation) and chrF; lowercased BLEU too when asked."""
+    from sacrebleu.metrics import BLEU, CHRF
+
+    bleu, chrf = BLEU(), CHRF()
+    out = {"bleu": bleu.corpus_score(hypotheses, [references]).score, "bleu_signature": str(bleu.get_signature()),
+           "chrf": chrf.corpus_score(hypotheses, [references]).score, "chrf_signature": str(chrf.get_signature())}
+    if lowercase:
+        lower = BLEU(lowercase=True)
+        out["bleu_lowercase"] = lower.corpus_score(hypotheses, [references]).score
+        out["bleu_lowercase_signature"] = str(lower.get_signature())
+    return out
+
+
+# --------------------------------------------------------------------------- train
+@command("train", "train a model (forwards its arguments to transformer_hub.train)")
+def train_command(argv: List[str]) -> int:
+    if importlib.util.find_spec("transformer_hub.train") is None:
+        raise CLIError("training is not available in this installation (no transformer_hub.train module)")
+    train = importlib.import_module("transformer_hub.train")
+    status = train.main(argv)
+    return status if isinstance(status, int) else 0
+
+
+# --------------------------------------------------------------------------- entry point
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = [f"usage: python -m {PROG} COMMAND [options]   (COMMAND --help for its options)", "", "commands:"]
+    lines += [f"  {name:<{width}}  {help}" for name, (_, help) in sorted(COMMANDS.items())]
+    return "\n".join(lines)
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run a command; returns the exit status (0 ok, 2 user error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(usage(), file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    if argv[0] in ("-V", "--version"):
+        from . import __version__
+
+        print(f"{PROG} {__version__}")
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"{PROG}: error: unknown command {name!r}; commands: {', '.join(sorted(COMMANDS))}", file=sys.stderr)
+        return 2
+    previous = warnings.showwarning
+    warnings.showwarning = _one_line_warning
+    try:
+        status = COMMANDS[name][0](rest)
+    except CLIError as exc:
+        print(f"{PROG} {name}: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # argparse's --help, or a forwarded command's own exit
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except KeyboardInterrupt:
+        print(f"{PROG} {name}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `... | head`: the reader went away
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    finally:
+        warnings.showwarning = previous
+    return int(status or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,16 @@
+"""Decoding: greedy, beam search and sampling over ``model.encode`` / ``model.decode`` with a key/value cache.
+
+    from transformer_hub.decoding import DecodingConfig, generate, translate
+    results = generate(model, ["A dog runs."], strategy="beam", beam_size=4, n_best=2, return_attention=True)
+    results[0].text, results[0].hypotheses[1].normalized_score, results[0].best.attention.shape
+
+Strategies are registered by name in ``STRATEGIES`` (``@STRATEGIES.register("name")``);
+the options live in :class:`DecodingConfig`, apart from the model's config.
+"""
+from .api import decode_ids, generate, translate
+from .config import DecodingConfig, length_penalty
+from .results import Hypothesis, TranslationResult
+from .strategies import STRATEGIES, Batch, Stepper
+
+__all__ = ["DecodingConfig", "Hypothesis", "TranslationResult", "STRATEGIES", "generate", "translate", "decode_ids",
+           "length_penalty", "Batch", "Stepper"]

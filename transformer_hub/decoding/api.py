@@ -1,0 +1,224 @@
+"""The decoding driver: text -> ids -> length-sorted batches -> a strategy -> results in input order.
+
+``generate`` is the rich call (n-best lists with scores and attention),
+``translate`` the plain one (strings), ``decode_ids`` the tokenizer-free one
+(padded id tensors in, hypotheses out).  All three share the same input
+handling: empty sources give empty outputs without running the model,
+over-long sources are truncated with a warning, and every sentence gets its
+own length cap, so results do not depend on the batch a sentence lands in.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import List, Optional, Sequence
+
+import torch
+
+from ..model import EncoderState
+from .config import DecodingConfig
+from .results import Hypothesis, TranslationResult
+from .strategies import STRATEGIES, Batch
+
+Tensor = torch.Tensor
+
+
+def _resolve(config: Optional[DecodingConfig], overrides: dict) -> DecodingConfig:
+    if config is None:
+        config = DecodingConfig()
+    elif not isinstance(config, DecodingConfig):
+        raise TypeError(f"config must be a DecodingConfig, got {type(config).__name__}")
+    return config.replace(**overrides) if overrides else config
+
+
+def _empty_hypothesis() -> Hypothesis:
+    return Hypothesis(text="", tokens=[], token_logprobs=[], score=0.0, normalized_score=0.0)
+
+
+def _light_state(length: int, eos_id: int) -> EncoderState:
+    """A memory-less state with one source of ``length`` tokens: enough to ask ``target_budget``."""
+    src = torch.full((1, length), eos_id, dtype=torch.long)
+    return EncoderState(src, torch.ones(1, length, dtype=torch.bool))
+
+
+class _Budget:
+    """``model.target_budget`` as a function of the (padded) source length, memoised."""
+
+    def __init__(self, model) -> None:
+        self.model, self.eos, self.cache = model, model.config.eos_id, {}
+
+    def __call__(self, length: int) -> int:
+        if length not in self.cache:
+            self.cache[length] = int(self.model.target_budget(_light_state(length, self.eos)))
+        return self.cache[length]
+
+    def max_source(self, room: int) -> int:
+        """The longest source (<= max_len) that leaves ``room`` target positions (budget non-increasing in length)."""
+        low, high = 1, self.model.config.max_len
+        if self(high) >= room:
+            return high
+        while low < high:  # largest length with budget >= room
+            mid = (low + high + 1) // 2
+            if self(mid) >= room:
+                low = mid
+            else:
+                high = mid - 1
+        return low
+
+
+def _prepare(model, sources: List[List[int]], config: DecodingConfig):
+    """Truncate over-long sources (warning once) and compute each sentence's output cap."""
+    budget = _Budget(model)
+    eos = model.config.eos_id
+    # target room a source must leave (only the decoder-only layout shares positions with the source)
+    room = config.max_len_offset if config.max_length is None else min(config.max_len_offset, config.max_length)
+    room = min(max(room, 1), max(1, model.config.max_len // 2))
+    limit = budget.max_source(room)
+    truncated = []
+    for i, ids in enumerate(sources):
+        if len(ids) > limit:
+            keep_eos = ids[-1] == eos
+            sources[i] = ids[: limit - 1] + [eos] if keep_eos and limit > 1 else ids[:limit]
+            truncated.append(i)
+    if truncated:
+        warnings.warn(f"{len(truncated)} source sentence(s) longer than the model accepts were truncated to "
+                      f"{limit} tokens (model max_len={model.config.max_len})", stacklevel=4)
+    caps = []
+    for ids in sources:
+        cap = len(ids) + config.max_len_offset
+        if config.max_length is not None:
+            cap = min(cap, config.max_length)
+        caps.append(max(1, min(cap, budget(len(ids))) if ids else 0))
+    return sources, caps, set(truncated), budget
+
+
+def _batches(order: List[int], lengths: List[int], caps: List[int], size: int, budget: _Budget):
+    """Split length-sorted (longest first) sentences into batches of at most ``size``.
+
+    A batch is also cut where its padded length would leave a sentence less
+    target room than it has alone (the decoder-only layout shares max_len
+    between source and target), so every sentence keeps its own cap.
+    """
+    batch: List[int] = []
+    for i in order:
+        if batch and (len(batch) >= size or caps[i] > budget(lengths[batch[0]])):
+            yield batch
+            batch = []
+        batch.append(i)
+    if batch:
+        yield batch
+
+
+def _device(model) -> torch.device:
+    for p in model.parameters():
+        return p.device
+    return torch.device("cpu")
+
+
+def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool = False):
+    """Decode id lists (each ending in eos); returns (hypotheses per sentence, truncated indices, sources used)."""
+    if config.strategy == "sample" and config.seed is None:
+        config = config.replace(seed=int(torch.randint(0, 2 ** 62, (1,))))
+    strategy = STRATEGIES.get(config.strategy)
+    sources = [list(map(int, ids)) for ids in sources]
+    sources, caps, truncated, budget = _prepare(model, sources, config)
+    results: List[List[Hypothesis]] = [[_empty_hypothesis()] if not ids else [] for ids in sources]
+    todo = [i for i, ids in enumerate(sources) if ids]
+    lengths = [len(ids) for ids in sources]
+    order = sorted(todo, key=lambda i: -lengths[i])
+    device, pad = _device(model), model.config.pad_id
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(todo), unit="sent", desc=f"decoding ({config.strategy})", leave=False)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for index in _batches(order, lengths, caps, config.batch_size, budget):
+                width = lengths[index[0]]
+                src = torch.full((len(index), width), pad, dtype=torch.long)
+                for row, i in enumerate(index):
+                    src[row, : lengths[i]] = torch.tensor(sources[i], dtype=torch.long)
+                batch = Batch(src.to(device), torch.tensor([lengths[i] for i in index], device=device),
+                              torch.tensor([caps[i] for i in index], device=device), seed=config.seed or 0)
+                for i, hyps in zip(index, strategy(model, batch, config)):
+                    for hyp in hyps:
+                        if hyp.attention is not None:  # drop the padded source columns; own the memory
+                            hyp.attention = hyp.attention[..., : lengths[i]].clone().cpu()
+                    results[i] = hyps
+                if bar is not None:
+                    bar.update(len(index))
+    finally:
+        model.train(was_training)
+        if bar is not None:
+            bar.close()
+    return results, truncated, sources
+
+
+def _fill_text(model, results: List[List[Hypothesis]]) -> None:
+    tokenizer = getattr(model, "tokenizer", None)
+    if tokenizer is None:
+        return
+    for hyps in results:
+        for hyp in hyps:
+            if hyp.tokens:
+                hyp.text = tokenizer.decode(hyp.tokens, side="target")
+
+
+def _clean(text) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"expected strings to translate, got {type(text).__name__}")
+    # lone surrogates cannot be encoded as UTF-8: replace them instead of crashing the tokenizer
+    return text.encode("utf-8", errors="replace").decode("utf-8")
+
+
+def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, progress: bool = False,
+             **overrides) -> List[TranslationResult]:
+    """Translate ``texts`` with ``model.tokenizer``; one :class:`TranslationResult` per input, in input order.
+
+    ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its
+    fields choose the strategy and its options; ``progress=True`` shows a tqdm
+    bar on stderr.  Empty or whitespace-only texts give an empty result.
+    """
+    config = _resolve(config, overrides)
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings; wrap a single sentence in a list")
+    tokenizer = getattr(model, "tokenizer", None)
+    if tokenizer is None:
+        raise ValueError("the model has no tokenizer attached (model.tokenizer is None); "
+                         "attach one or call decode_ids with token ids")
+    texts = [_clean(t) for t in texts]
+    eos = model.config.eos_id
+    sources = [tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t in texts]
+    hyps, truncated, used = _run(model, sources, config, progress=progress)
+    _fill_text(model, hyps)
+    return [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
+                              source_ids=ids, truncated=i in truncated)
+            for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
+
+
+def translate(model, texts: Sequence[str], strategy: str = "greedy", **options) -> List[str]:
+    """Translate ``texts`` and return the best output string for each; ``options`` are ``DecodingConfig`` fields."""
+    return [r.text for r in generate(model, texts, strategy=strategy, **options)]
+
+
+def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, **overrides) -> List[List[Hypothesis]]:
+    """Decode a (B, S) LongTensor of source ids (each ending in eos, padded with pad_id); no tokenizer needed.
+
+    Returns the n-best hypotheses of every row; their ``tokens`` exclude bos and
+    eos, and ``text`` is filled in only when ``model.tokenizer`` is attached.
+    A row of only padding gives one empty hypothesis.
+    """
+    config = _resolve(config, overrides)
+    if not isinstance(src_ids, torch.Tensor) or src_ids.dim() != 2:
+        raise ValueError("src_ids must be a (batch, length) tensor of token ids")
+    if src_ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8, torch.int8):
+        raise ValueError(f"src_ids must hold integer token ids, got dtype {src_ids.dtype}")
+    vocab, pad = model.config.src_vocab_size, model.config.pad_id
+    if src_ids.numel() and (int(src_ids.min()) < 0 or int(src_ids.max()) >= vocab):
+        raise ValueError(f"src_ids holds ids outside the source vocabulary [0, {vocab})")
+    sources = [[i for i in row if i != pad] for row in src_ids.tolist()]
+    hyps, _, _ = _run(model, sources, config)
+    _fill_text(model, hyps)
+    return hyps

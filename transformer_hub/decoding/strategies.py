@@ -1,0 +1,320 @@
+"""Decoding strategies: greedy, beam search and sampling, registered by name.
+
+A strategy is a function ``strategy(model, batch, config) -> list[list[Hypothesis]]``
+registered in ``STRATEGIES``; it sees a padded, length-sorted :class:`Batch`
+of source ids and may use only the model's decoding interface:
+``model.encode``, ``model.decode`` (with a ``KVCache`` from ``model.new_cache``),
+``cache.reorder``, ``state.index_select`` and ``model.target_budget`` (the
+driver in ``api.py`` already folded the budget into ``batch.max_steps``).
+So every layout and variant that implements that interface decodes, the
+decoder-only layout and rotary positions included.
+
+All strategies are batched: one decoder call per step for every sentence
+still running, and finished sentences leave the batch (their rows are
+dropped from the cache).  Nothing depends on the other sentences in the
+batch: padded source positions are masked, each sentence has its own length
+cap, and sampling draws its random numbers from a per-sentence stream.
+
+Hypotheses come back with ``text=""`` and attention over the padded source;
+the driver fills the text in and crops the attention.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Callable, List, Optional
+
+import torch
+import torch.nn.functional as F
+
+from ..registry import Registry
+from .config import DecodingConfig, length_penalty
+from .results import Hypothesis
+
+Tensor = torch.Tensor
+STRATEGIES: Registry = Registry("decoding strategy")
+NEG_INF = float("-inf")
+
+
+@dataclass
+class Batch:
+    """A padded batch of sources, as strategies receive it."""
+
+    src: Tensor  # (B, S) source ids, each ending in eos, right-padded with pad_id
+    lengths: Tensor  # (B,) real tokens per source (eos included)
+    max_steps: Tensor  # (B,) the most output tokens (eos included) each sentence may produce
+    seed: int = 0  # sampling: the seed every sentence's random stream starts from
+
+    @property
+    def size(self) -> int:
+        return self.src.size(0)
+
+
+class Stepper:
+    """Runs the decoder one token at a time over a set of rows.
+
+    With the cache (the normal path) only the newest token is fed and the
+    model appends its keys/values to ``KVCache``; cross-attention keys/values
+    are computed once, at the first step.  With ``use_cache=False`` (the
+    reference path) the whole prefix is re-decoded every step, as the
+    seed lessons do; the two must agree to 1e-5.
+    """
+
+    def __init__(self, model, state, use_cache: bool, need_weights: bool) -> None:
+        self.model, self.state, self.need_weights = model, state, need_weights
+        self.cache = model.new_cache() if use_cache else None
+
+    def step(self, seqs: Tensor):
+        """(N, t) prefixes starting with bos -> next-token logits (N, V) float32, attention (N, L, h, S) or None."""
+        if self.cache is not None:
+            out = self.model.decode(seqs[:, -1:], self.state, self.cache, need_weights=self.need_weights)
+        else:
+            out = self.model.decode(seqs, self.state, need_weights=self.need_weights)
+        logits = out.logits[:, -1].float()
+        attention = None
+        if self.need_weights:
+            attention = torch.stack([w[:, :, -1].float() for w in out.cross_attention], dim=1)  # (N, L, h, S)
+        return logits, attention
+
+    def keep(self, index: Tensor) -> None:
+        """Keep (and reorder / repeat) rows ``index``."""
+        self.state = self.state.index_select(index)
+        if self.cache is not None:
+            self.cache.reorder(index)
+
+
+def make_hypothesis(tokens: List[int], logprobs: List[float], score: float, finished: bool,
+                    attention: Optional[Tensor], alpha: float) -> Hypothesis:
+    """``tokens`` exclude eos; ``logprobs`` include eos's when ``finished``."""
+    return Hypothesis(text="", tokens=tokens, token_logprobs=logprobs, score=score,
+                      normalized_score=score / length_penalty(len(logprobs), alpha),
+                      attention=attention, finished=finished)
+
+
+# --------------------------------------------------------------------------- greedy and sampling
+Chooser = Callable[[Tensor, Tensor, int, Tensor], Tensor]  # (logits, logprobs, step, rows) -> tokens (N,)
+
+
+def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choose: Chooser) -> List[List[Hypothesis]]:
+    """One token per row per step, ``copies`` rows per sentence; rows leave the batch when they end."""
+    cfg = model.config
+    bos, eos, pad = cfg.bos_id, cfg.eos_id, cfg.pad_id
+    device = batch.src.device
+    n_rows = batch.size * copies
+    sentence_of = torch.arange(batch.size, device=device).repeat_interleave(copies)  # (R,)
+    max_steps = batch.max_steps.to(device)[sentence_of]  # (R,)
+    horizon = int(max_steps.max())
+    state = model.encode(batch.src)
+    if copies > 1:
+        state = state.index_select(sentence_of)
+    stepper = Stepper(model, state, config.use_cache, config.return_attention)
+
+    tokens = torch.full((n_rows, horizon), pad, dtype=torch.long, device=device)
+    logprobs = torch.zeros(n_rows, horizon, device=device)
+    final_score = torch.zeros(n_rows, dtype=torch.float64, device=device)
+    lengths = torch.zeros(n_rows, dtype=torch.long, device=device)
+    attention = None
+    rows = torch.arange(n_rows, device=device)  # the output row of each active row
+    seqs = torch.full((n_rows, 1), bos, dtype=torch.long, device=device)
+    score = torch.zeros(n_rows, dtype=torch.float64, device=device)  # sums in float64: no drift
+    for t in range(horizon):
+        logits, att = stepper.step(seqs)
+        logp = F.log_softmax(logits, dim=-1)  # (N, V)
+        if t < config.min_len:
+            logp[:, eos] = NEG_INF
+            logits[:, eos] = NEG_INF
+        tok = choose(logits, logp, t, rows)  # (N,)
+        lp = logp.gather(1, tok[:, None]).squeeze(1)
+        score = score + lp.double()
+        tokens[rows, t] = tok
+        logprobs[rows, t] = lp
+        if att is not None:
+            if attention is None:
+                attention = torch.zeros(n_rows, *att.shape[1:3], horizon, att.size(-1), device=device)
+            attention[rows, :, :, t] = att
+        ended = (tok == eos) | (max_steps[rows] <= t + 1)
+        seqs = torch.cat([seqs, tok[:, None]], dim=1)
+        if bool(ended.any()):
+            done = rows[ended]
+            lengths[done] = t + 1
+            final_score[done] = score[ended]
+            keep = (~ended).nonzero().squeeze(1)
+            if keep.numel() == 0:
+                break
+            rows, seqs, score = rows[keep], seqs[keep], score[keep]
+            stepper.keep(keep)
+
+    tokens_l, logprobs_l, scores_l, lengths_l = tokens.tolist(), logprobs.tolist(), final_score.tolist(), lengths.tolist()
+    out: List[List[Hypothesis]] = [[] for _ in range(batch.size)]
+    for r in range(n_rows):
+        n = lengths_l[r]
+        finished = tokens_l[r][n - 1] == eos
+        toks = tokens_l[r][: n - 1] if finished else tokens_l[r][:n]
+        att = attention[r, :, :, :n] if attention is not None else None
+        out[r // copies].append(make_hypothesis(toks, logprobs_l[r][:n], scores_l[r], finished, att,
+                                                config.length_penalty))
+    for hyps in out:
+        hyps.sort(key=lambda h: h.normalized_score, reverse=True)
+    return out
+
+
+@STRATEGIES.register("greedy")
+def greedy(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
+    """The most probable next token at every step (beam search with one beam)."""
+    return _single_path(model, batch, config, 1, lambda logits, logp, t, rows: logp.topk(1, dim=-1).indices[:, 0])
+
+
+# Sampling randomness: a counter-based stream per (seed, source, sample number), so a
+# sentence draws the same tokens alone or in any batch.  Uses 32-bit integer mixing
+# (murmur3's finaliser) in int64 tensors; the products wrap, and only the low 32 bits are kept.
+_M32 = 0xFFFFFFFF
+
+
+def _mix32(x: Tensor) -> Tensor:
+    x = x ^ (x >> 16)
+    x = (x * 0x85EBCA6B) & _M32
+    x = x ^ (x >> 13)
+    x = (x * 0xC2B2AE35) & _M32
+    return x ^ (x >> 16)
+
+
+def stream_keys(src: Tensor, lengths: Tensor, seed: int, copies: int) -> Tensor:
+    """(B * copies, 2) int64 keys in [0, 2^32): one random stream per sentence and sample."""
+    keys = []
+    for ids, n in zip(src.tolist(), lengths.tolist()):
+        digest = hashlib.blake2b(repr((int(seed), ids[:n])).encode(), digest_size=8).digest()
+        for j in range(copies):
+            d = hashlib.blake2b(digest + j.to_bytes(4, "little"), digest_size=8).digest()
+            keys.append([int.from_bytes(d[:4], "little"), int.from_bytes(d[4:], "little")])
+    return torch.tensor(keys, dtype=torch.long, device=src.device)
+
+
+def uniforms(keys: Tensor, step: int) -> Tensor:
+    """(N, 2) keys -> (N,) float64 uniforms in [0, 1) for decoding step ``step``."""
+    counter = _mix32((keys[:, 1] + step * 0x9E3779B9) & _M32)
+    return _mix32(keys[:, 0] ^ counter).double() / 2.0 ** 32
+
+
+def filter_logits(logits: Tensor, temperature: float, top_k: int, top_p: float) -> Tensor:
+    """Temperature, then top-k, then nucleus (top-p) filtering; removed tokens get -inf."""
+    scores = logits / temperature
+    if 0 < top_k < scores.size(-1):
+        kth = scores.topk(top_k, dim=-1).values[:, -1:]
+        scores = scores.masked_fill(scores < kth, NEG_INF)
+    if top_p < 1.0:
+        sorted_scores, order = scores.sort(dim=-1, descending=True)
+        probs = sorted_scores.softmax(dim=-1)
+        before = probs.cumsum(dim=-1) - probs  # mass of the tokens ranked above each one
+        sorted_scores = sorted_scores.masked_fill(before >= top_p, NEG_INF)  # the top token always stays
+        scores = torch.full_like(scores, NEG_INF).scatter(1, order, sorted_scores)
+    return scores
+
+
+@STRATEGIES.register("sample")
+def sample(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
+    """Ancestral sampling with temperature / top-k / top-p; ``n_best`` samples per sentence, best first."""
+    keys = stream_keys(batch.src, batch.lengths, batch.seed, config.n_best)
+
+    def choose(logits: Tensor, logp: Tensor, t: int, rows: Tensor) -> Tensor:
+        probs = filter_logits(logits, config.temperature, config.top_k, config.top_p).softmax(dim=-1)
+        cdf = probs.double().cumsum(dim=-1)  # (N, V)
+        u = uniforms(keys[rows], t) * cdf[:, -1]
+        return torch.searchsorted(cdf, u[:, None], right=True).squeeze(1).clamp(max=probs.size(-1) - 1)
+
+    return _single_path(model, batch, config, config.n_best, choose)
+
+
+# --------------------------------------------------------------------------- beam search
+@STRATEGIES.register("beam")
+def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
+    """Batched beam search over B * k rows (the paper: k = 4, alpha = 0.6).
+
+    Each step every live beam proposes its best continuations; the 2k best
+    (beam, token) pairs per sentence are ranked by total log-probability.  A
+    pair ending in eos among the first k is a finished hypothesis; the k best
+    pairs that do not end in eos become the next beams (cache rows reordered to
+    follow them).  A sentence is done once it has k finished hypotheses, or at
+    its length cap, where the k best pairs are taken as they are.  Finished
+    hypotheses are ranked by ``score / lp(|Y|)``; the best ``n_best`` are
+    returned.  With k = 1 this is exactly greedy decoding.
+    """
+    cfg = model.config
+    bos, eos = cfg.bos_id, cfg.eos_id
+    k, alpha = config.beam_size, config.length_penalty
+    device = batch.src.device
+    B = batch.size
+    max_steps = batch.max_steps.to(device)
+    horizon = int(max_steps.max())
+    state = model.encode(batch.src).index_select(torch.arange(B, device=device).repeat_interleave(k))
+    stepper = Stepper(model, state, config.use_cache, config.return_attention)
+
+    sentence = torch.arange(B, device=device)  # the original sentence of each live sentence
+    beam_scores = torch.full((B, k), NEG_INF, dtype=torch.float64, device=device)  # float64 sums
+    beam_scores[:, 0] = 0.0  # all beams start equal: let only the first one expand at step 0
+    n_finished = torch.zeros(B, dtype=torch.long, device=device)
+    kth_finished = torch.full((B,), NEG_INF, dtype=torch.float64, device=device)  # per live sentence
+    seqs = torch.full((B * k, 1), bos, dtype=torch.long, device=device)
+    history_lp = torch.zeros(B * k, 0, device=device)
+    history_att: Optional[Tensor] = None
+    finished: List[List[Hypothesis]] = [[] for _ in range(B)]
+
+    for t in range(horizon):
+        logits, att = stepper.step(seqs)
+        logp = F.log_softmax(logits, dim=-1)  # (n * k, V)
+        if t < config.min_len:
+            logp[:, eos] = NEG_INF
+        n, V = sentence.numel(), logp.size(-1)
+        flat_logp = logp.view(n, k * V)
+        candidates = (beam_scores.view(-1, 1) + logp).view(n, k * V)
+        n_cand = min(2 * k, k * V)
+        cand_scores, cand_index = candidates.topk(n_cand, dim=1)  # (n, 2k), best first
+        cand_beam, cand_tok = cand_index // V, cand_index % V
+        cand_lp = flat_logp.gather(1, cand_index)
+        at_cap = max_steps[sentence] <= t + 1  # (n,)
+        is_eos = cand_tok == eos
+        in_top_k = torch.arange(n_cand, device=device)[None] < k
+        final = in_top_k & (cand_scores > NEG_INF) & (is_eos | at_cap[:, None])
+        if bool(final.any()):
+            if att is not None:
+                full_att = torch.cat([history_att, att.unsqueeze(3)], dim=3) if history_att is not None \
+                    else att.unsqueeze(3)
+            hits = final.nonzero().tolist()
+            rows = [b * k + int(cand_beam[b, c]) for b, c in hits]
+            prefix = seqs[rows, 1:].tolist()
+            prefix_lp = history_lp[rows].tolist()
+            for (b, c), row, toks, lps in zip(hits, rows, prefix, prefix_lp):
+                tok, ended = int(cand_tok[b, c]), bool(is_eos[b, c])
+                finished[int(sentence[b])].append(make_hypothesis(
+                    toks if ended else toks + [tok], lps + [float(cand_lp[b, c])], float(cand_scores[b, c]),
+                    ended, full_att[row] if att is not None else None, alpha))
+            n_finished = n_finished + final.sum(dim=1)
+            for b in set(b for b, _ in hits):  # the k-th best finished score, under the penalty
+                scores = sorted((h.normalized_score for h in finished[int(sentence[b])]), reverse=True)
+                kth_finished[b] = scores[k - 1] if len(scores) >= k else NEG_INF
+        # done: at the cap, or k finished hypotheses that the best live beam, normalised at its
+        # current length, cannot beat (with k = 1 that is the first eos: exactly greedy)
+        best_live = cand_scores.masked_fill(is_eos, NEG_INF).max(dim=1).values / length_penalty(t + 1, alpha)
+        done = ((n_finished >= k) & (best_live <= kth_finished)) | at_cap
+        # the next beams: the k best candidates that do not end in eos (at most k of the 2k do)
+        order = torch.arange(n_cand, device=device)[None] + is_eos.long() * n_cand
+        pick = order.topk(k, dim=1, largest=False).indices  # (n, k), best first
+        live = (~done).nonzero().squeeze(1)
+        if live.numel() == 0:
+            break
+        pick = pick[live]
+        beam_scores = cand_scores[live].gather(1, pick)
+        rows = (live[:, None] * k + cand_beam[live].gather(1, pick)).view(-1)  # (live * k,)
+        new_tok = cand_tok[live].gather(1, pick).view(-1, 1)
+        seqs = torch.cat([seqs[rows], new_tok], dim=1)
+        history_lp = torch.cat([history_lp[rows], cand_lp[live].gather(1, pick).view(-1, 1)], dim=1)
+        if att is not None:
+            step_att = att[rows].unsqueeze(3)
+            history_att = step_att if history_att is None else torch.cat([history_att[rows], step_att], dim=3)
+        sentence, n_finished, kth_finished = sentence[live], n_finished[live], kth_finished[live]
+        stepper.keep(rows)
+
+    results = []
+    for hyps in finished:
+        hyps.sort(key=lambda h: h.normalized_score, reverse=True)
+        results.append(hyps[: config.n_best])
+    return results
