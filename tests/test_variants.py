@@ -1,0 +1,160 @@
+"""Every combination of the built-in variants trains (forward, loss, backward), and each variant does what it says."""
+import itertools
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from transformer_hub import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL, Transformer, TransformerConfig
+from transformer_hub.variants.feed_forward import GELUFeedForward, SwiGLUFeedForward
+from transformer_hub.variants.positional import LearnedPositionalEncoding, RotaryPositionalEncoding
+
+BUILT_IN = {
+    "positional": ["sinusoidal", "learned", "rope"], "norm": ["post", "pre"],
+    "feed_forward": ["relu", "gelu", "swiglu"], "attention": ["math", "sdpa"],
+    "layout": ["encoder-decoder", "decoder-only"],
+}
+COMBINATIONS = [dict(zip(BUILT_IN, values)) for values in itertools.product(*BUILT_IN.values())]
+
+
+def test_the_built_in_variants_are_all_registered():
+    for registry, field in ((POSITIONAL, "positional"), (NORM, "norm"), (FEED_FORWARD, "feed_forward"),
+                            (ATTENTION, "attention"), (LAYOUT, "layout")):
+        assert set(BUILT_IN[field]) <= set(registry.names())
+
+
+def _tiny(**variant):
+    fields = dict(src_vocab_size=60, tgt_vocab_size=60, n_encoder_layers=1, n_decoder_layers=2, dropout=0.1,
+                  max_len=32)
+    if variant.get("layout") == "decoder-only":
+        fields.update(n_encoder_layers=0, share_embeddings=True)
+    return TransformerConfig.preset("tiny", **{**fields, **variant})
+
+
+@pytest.mark.parametrize("variant", COMBINATIONS, ids=lambda v: "-".join(v.values()))
+def test_every_combination_trains(variant):
+    torch.manual_seed(0)
+    model = Transformer(_tiny(**variant)).train()
+    src = torch.tensor([[5, 6, 7, 8, 2], [9, 10, 2, 0, 0]])  # right-padded, pad_id 0
+    tgt_in = torch.tensor([[1, 11, 12, 13], [1, 14, 0, 0]])
+    tgt_out = torch.tensor([[11, 12, 13, 2], [14, 2, 0, 0]])
+    logits = model(src, tgt_in)
+    assert logits.shape == (2, 4, 60)
+    loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=0)
+    assert torch.isfinite(loss)
+    loss.backward()
+    for name, param in model.named_parameters():
+        assert param.grad is not None, f"{name} got no gradient"
+        assert torch.isfinite(param.grad).all(), f"{name} has a non-finite gradient"
+    assert sum(p.grad.abs().sum() for p in model.parameters()) > 0
+    assert model.num_parameters() == model.config.num_parameters()
+
+
+@pytest.mark.parametrize("layout", BUILT_IN["layout"])
+def test_a_tiny_model_can_memorise_a_batch(layout):
+    """End to end: 40 Adam steps on one batch bring the loss far down (the parts are wired to learn)."""
+    torch.manual_seed(0)
+    model = Transformer(_tiny(layout=layout, dropout=0.0, norm="pre")).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    src = torch.randint(4, 60, (4, 6))
+    tgt = torch.cat([torch.ones(4, 1, dtype=torch.long), torch.randint(4, 60, (4, 5))], dim=1)
+    losses = []
+    for _ in range(40):
+        loss = F.cross_entropy(model(src, tgt[:, :-1]).flatten(0, 1), tgt[:, 1:].flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.25 * losses[0], losses[::10]
+
+
+# --------------------------------------------------------------------------- positional encodings
+def test_learned_positions_are_parameters_added_to_the_embeddings():
+    cfg = _tiny(positional="learned")
+    pe = LearnedPositionalEncoding(cfg)
+    assert pe.embedding.weight.shape == (cfg.max_len, cfg.d_model)
+    assert "embedding.weight" in pe.state_dict()  # saved with the model
+    x, positions = torch.randn(2, 4, cfg.d_model), torch.tensor([[0, 1, 2, 3]])
+    assert torch.allclose(pe(x, positions), x + pe.embedding.weight[:4])
+    assert torch.equal(pe.rotate(x, positions), x)
+
+
+def test_rope_rotates_queries_and_keys_only():
+    cfg = _tiny(positional="rope")
+    rope = RotaryPositionalEncoding(cfg)
+    d_k = cfg.d_model // cfg.n_heads
+    x = torch.randn(1, 2, 5, cfg.d_model)
+    assert torch.equal(rope(x, torch.arange(5)[None]), x)  # nothing added to the embeddings
+    q = torch.randn(1, cfg.n_heads, 5, d_k)
+    rotated = rope.rotate(q, torch.arange(5)[None])
+    assert torch.allclose(rotated.norm(dim=-1), q.norm(dim=-1), atol=1e-5)  # a rotation keeps lengths
+    assert torch.allclose(rotated[:, :, 0], q[:, :, 0])  # position 0: angle 0
+    # pairs (i, i + d_k/2) are rotated by pos * 10000^(-2i/d_k)
+    pos, i = 3, 1
+    theta = pos * 10000 ** (-2 * i / d_k)
+    x1, x2 = q[0, 0, pos, i], q[0, 0, pos, i + d_k // 2]
+    assert rotated[0, 0, pos, i].item() == pytest.approx((x1 * math.cos(theta) - x2 * math.sin(theta)).item(), abs=1e-5)
+    assert rotated[0, 0, pos, i + d_k // 2].item() == pytest.approx(
+        (x1 * math.sin(theta) + x2 * math.cos(theta)).item(), abs=1e-5)
+
+
+def test_rope_scores_depend_only_on_relative_position():
+    cfg = _tiny(positional="rope")
+    rope = RotaryPositionalEncoding(cfg)
+    d_k = cfg.d_model // cfg.n_heads
+    q, k = torch.randn(1, 1, 1, d_k), torch.randn(1, 1, 1, d_k)
+    scores = []
+    for start in (0, 4, 11):
+        rq = rope.rotate(q, torch.tensor([[start + 5]]))
+        rk = rope.rotate(k, torch.tensor([[start + 2]]))
+        scores.append((rq * rk).sum().item())
+    assert scores == pytest.approx([scores[0]] * 3, abs=1e-4)
+
+
+# --------------------------------------------------------------------------- norms, feed-forward blocks, kernels
+@pytest.mark.parametrize("layout", BUILT_IN["layout"])
+def test_pre_norm_stacks_end_with_a_layer_norm(layout):
+    pre, post = Transformer(_tiny(layout=layout, norm="pre")), Transformer(_tiny(layout=layout, norm="post"))
+    final = ["decoder_norm", "encoder_norm"] if layout == "encoder-decoder" else ["final_norm"]
+    for name in final:
+        assert isinstance(getattr(pre.body, name), nn.LayerNorm)
+        assert isinstance(getattr(post.body, name), nn.Identity)
+
+
+def test_gelu_feed_forward():
+    torch.manual_seed(0)
+    ffn = GELUFeedForward(8, 16)
+    x = torch.randn(3, 8)
+    assert torch.allclose(ffn(x), ffn.w_2(F.gelu(ffn.w_1(x))), atol=1e-6)
+
+
+def test_swiglu_feed_forward():
+    torch.manual_seed(0)
+    ffn = SwiGLUFeedForward(8, 96)
+    hidden = ffn.w_2.in_features
+    assert hidden == 64 and hidden % 8 == 0  # 2/3 of d_ff, a multiple of 8
+    x = torch.randn(3, 8)
+    w1, w3 = ffn.w_13.weight[:hidden], ffn.w_13.weight[hidden:]
+    assert torch.allclose(ffn(x), (F.silu(x @ w1.T) * (x @ w3.T)) @ ffn.w_2.weight.T, atol=1e-6)
+    assert ffn.w_13.bias is None and ffn.w_2.bias is None
+
+
+@pytest.mark.parametrize("layout", BUILT_IN["layout"])
+def test_sdpa_kernel_gives_the_same_model(layout):
+    torch.manual_seed(0)
+    math_model = Transformer(_tiny(layout=layout, attention="math", dropout=0.0)).eval()
+    sdpa_model = Transformer(_tiny(layout=layout, attention="sdpa", dropout=0.0)).eval()
+    sdpa_model.load_state_dict(math_model.state_dict())  # kernels hold no weights: same checkpoint
+    src, tgt = torch.tensor([[5, 6, 7, 2], [8, 2, 0, 0]]), torch.tensor([[1, 9, 10], [1, 11, 0]])
+    with torch.no_grad():
+        assert torch.allclose(math_model(src, tgt), sdpa_model(src, tgt), atol=1e-5)
+
+
+def test_decoder_only_has_one_stack_and_no_encoder():
+    model = Transformer(_tiny(layout="decoder-only"))
+    names = list(model.state_dict())
+    assert not any("encoder" in n or "cross_attn" in n for n in names)
+    assert len(model.body.layers) == model.config.n_decoder_layers
+    assert model.encode(torch.tensor([[5, 6, 2]])).memory is None
