@@ -135,11 +135,12 @@ def test_beam_is_exact_search_when_nothing_is_pruned():
         for i, row in enumerate(src):
             ids = row[row != cfg.pad_id][None]
             exhaustive = []
-            for seq in candidates:
-                tgt = torch.tensor([[cfg.bos_id] + seq])
-                logp = model(ids, tgt[:, :-1]).log_softmax(-1)[0]
-                score = float(logp.gather(1, tgt[0, 1:, None]).sum())
-                exhaustive.append((score / length_penalty(len(seq), alpha), seq))
+            for n in range(1, max_length + 1):  # teacher-force every sequence of each length at once
+                group = [seq for seq in candidates if len(seq) == n]
+                tgt = torch.tensor([[cfg.bos_id] + seq for seq in group])
+                logp = model(ids.expand(len(group), -1), tgt[:, :-1]).log_softmax(-1)
+                scores = logp.gather(2, tgt[:, 1:, None]).squeeze(2).double().sum(1)
+                exhaustive += [(float(sc) / length_penalty(n, alpha), seq) for sc, seq in zip(scores, group)]
             exhaustive.sort(reverse=True)
             found = [(h.normalized_score, h.tokens + ([cfg.eos_id] if h.finished else [])) for h in beam[i]]
             assert [s for _, s in found] == [s for _, s in exhaustive[:5]]

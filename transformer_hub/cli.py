@@ -13,6 +13,7 @@ end with exit status 2 and a one-line message on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import importlib
 import importlib.util
@@ -22,7 +23,8 @@ import re
 import sys
 import time
 import warnings
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+import zlib
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, TextIO, Tuple
 
 PROG = "transformer_hub"
 PROGRESS_MIN_LINES = 100  # show a progress bar (stderr) from this many input lines on
@@ -70,7 +72,7 @@ def read_lines(path: Optional[str]) -> List[str]:
                 data = fh.read()
             if path.endswith(".gz") or data[:2] == b"\x1f\x8b":
                 data = gzip.decompress(data)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         raise CLIError(f"cannot read {path or 'stdin'}: {exc.strerror if getattr(exc, 'strerror', None) else exc}")
     text = data.decode("utf-8", errors="replace")
     if not text:
@@ -89,13 +91,22 @@ def one_line(text: str) -> str:
     return _LINE_BREAKS.sub(" ", text)
 
 
-def open_output(path: Optional[str]):
+@contextlib.contextmanager
+def open_output(path: Optional[str]) -> Iterator[TextIO]:
+    """A UTF-8 text stream to ``path`` (``-`` or None = stdout, left open)."""
     if path is None or path == "-":
-        return open(sys.stdout.fileno(), "w", encoding="utf-8", errors="replace", closefd=False, newline="\n")
+        stream = sys.stdout
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(encoding="utf-8", errors="replace")
+        yield stream
+        stream.flush()
+        return
     try:
-        return open(path, "w", encoding="utf-8", errors="replace", newline="\n")
+        fh = open(path, "w", encoding="utf-8", errors="replace", newline="\n")
     except OSError as exc:
         raise CLIError(f"cannot write {path}: {exc.strerror or exc}")
+    with fh:
+        yield fh
 
 
 def looks_like_repo_id(name: str) -> bool:

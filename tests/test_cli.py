@@ -1,0 +1,194 @@
+"""The command line: translate (plain and n-best TSV), evaluate (sacreBLEU, chrF), train forwarding, errors."""
+import gzip
+import importlib.machinery
+import io
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from decoding_fixtures import one_thread, random_model
+from transformer_hub import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    with one_thread():
+        yield
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "model"
+    random_model().save_pretrained(path)
+    return path
+
+
+def run(argv, stdin=b"", monkeypatch=None, capsys=None):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+    status = cli.main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_translate_one_line_in_one_line_out(model_dir, monkeypatch, capsys):
+    lines = ["a dog runs .", "", "   ", "the man 🙂 مرحبا 你好", "two people\r", "\x00\x07 ctrl"]
+    data = ("\n".join(lines) + "\n").encode()
+    status, out, err = run(["translate", "--model", str(model_dir), "--max-length", "5"], data, monkeypatch, capsys)
+    assert status == 0, err
+    assert out.endswith("\n")
+    got = out[:-1].split("\n")
+    assert len(got) == len(lines)
+    assert got[1] == "" and got[2] == ""
+    model = random_model()
+    expected = model.translate([line.rstrip("\r") for line in lines], max_length=5)
+    assert got == [cli.one_line(t) for t in expected]
+
+
+def test_translate_without_final_newline_and_empty_input(model_dir, monkeypatch, capsys):
+    status, out, _ = run(["translate", "--model", str(model_dir), "--max-length", "3"], b"a dog\nthe man",
+                         monkeypatch, capsys)
+    assert status == 0 and out.count("\n") == 2
+    status, out, _ = run(["translate", "--model", str(model_dir)], b"", monkeypatch, capsys)
+    assert status == 0 and out == ""
+
+
+def test_translate_n_best_tsv(model_dir, monkeypatch, capsys):
+    data = "a dog runs .\n\nthe man sits .\n".encode()
+    status, out, err = run(["translate", "--model", str(model_dir), "--strategy", "beam", "--beam-size", "4",
+                            "--n-best", "3", "--length-penalty", "0.6", "--max-length", "6", "--batch-size", "2"],
+                           data, monkeypatch, capsys)
+    assert status == 0, err
+    rows = [line.split("\t") for line in out.rstrip("\n").split("\n")]
+    assert all(len(r) == 5 for r in rows)
+    assert [(int(r[0]), int(r[1])) for r in rows] == [(0, 0), (0, 1), (0, 2), (1, 0), (2, 0), (2, 1), (2, 2)]
+    for line in (0, 2):
+        normalized = [float(r[3]) for r in rows if int(r[0]) == line]
+        assert normalized == sorted(normalized, reverse=True)
+    assert rows[3][4] == ""
+
+
+def test_translate_input_output_files_and_sampling(model_dir, tmp_path, monkeypatch, capsys):
+    src = tmp_path / "src.txt.gz"
+    src.write_bytes(gzip.compress("a dog .\nthe child plays .\n".encode()))
+    outs = []
+    for i in range(2):
+        hyp = tmp_path / f"hyp{i}.txt"
+        status, _, err = run(["translate", "--model", str(model_dir), "--input", str(src), "--output", str(hyp),
+                              "--strategy", "sample", "--seed", "3", "--top-k", "5", "--top-p", "0.9",
+                              "--temperature", "0.7", "--max-len-offset", "4"], b"", monkeypatch, capsys)
+        assert status == 0, err
+        outs.append(hyp.read_text(encoding="utf-8"))
+    assert outs[0] == outs[1] and outs[0].count("\n") == 2
+
+
+def test_evaluate_prints_bleu_and_chrf(model_dir, tmp_path, monkeypatch, capsys):
+    src, ref = tmp_path / "src.en.gz", tmp_path / "ref.de"
+    src.write_bytes(gzip.compress(b"a dog runs .\nthe man sits .\n"))
+    ref.write_text("ein hund rennt .\nder mann sitzt .\n", encoding="utf-8")
+    status, out, err = run(["evaluate", "--model", str(model_dir), "--src", str(src), "--ref", str(ref),
+                            "--lowercase", "--max-length", "5"], b"", monkeypatch, capsys)
+    assert status == 0, err
+    assert "BLEU (cased) =" in out and "BLEU (lowercased) =" in out and "chrF =" in out
+    assert "sentences/s" in out
+    status, out, err = run(["evaluate", "--model", str(model_dir), "--src", str(src), "--ref", str(ref), "--json",
+                            "--strategy", "beam", "--beam-size", "2", "--max-length", "5"], b"", monkeypatch, capsys)
+    assert status == 0, err
+    scores = json.loads(out)
+    assert scores["sentences"] == 2 and scores["strategy"] == "beam" and 0 <= scores["bleu"] <= 100
+    assert {"chrf", "bleu_signature", "sentences_per_second"} <= set(scores)
+
+
+def test_score_is_sacrebleu():
+    refs = ["Ein Hund rennt im Park .", "Zwei Leute sitzen auf einer Bank ."]
+    perfect = cli.score(refs, refs, lowercase=True)
+    assert perfect["bleu"] == pytest.approx(100.0) and perfect["chrf"] == pytest.approx(100.0)
+    lowered = cli.score([r.lower() for r in refs], refs, lowercase=True)
+    assert lowered["bleu_lowercase"] == pytest.approx(100.0) and lowered["bleu"] < 100.0
+
+
+@pytest.mark.skipif(not (MULTI30K / "val.en.gz").is_file(),
+                    reason=f"Multi30k not found at {MULTI30K} (tests read ../shared/data/multi30k when present)")
+def test_evaluate_reads_multi30k_gz(model_dir, monkeypatch, capsys):
+    status, out, err = run(["evaluate", "--model", str(model_dir), "--src", str(MULTI30K / "val.en.gz"),
+                            "--ref", str(MULTI30K / "val.de.gz"), "--limit", "8", "--max-length", "4", "--json"],
+                           b"", monkeypatch, capsys)
+    assert status == 0, err
+    assert json.loads(out)["sentences"] == 8
+
+
+def test_train_is_forwarded(monkeypatch, capsys):
+    seen = {}
+    fake = types.ModuleType("transformer_hub.train")
+    fake.__spec__ = importlib.machinery.ModuleSpec("transformer_hub.train", None)
+    fake.main = lambda argv: seen.setdefault("argv", argv) and 0
+    monkeypatch.setitem(sys.modules, "transformer_hub.train", fake)
+    status, _, _ = run(["train", "--preset", "tiny", "--max-updates", "3"], b"", monkeypatch, capsys)
+    assert status == 0 and seen["argv"] == ["--preset", "tiny", "--max-updates", "3"]
+
+
+def test_commands_are_a_registry(monkeypatch, capsys):
+    assert {"translate", "evaluate", "train"} <= set(cli.COMMANDS)
+    monkeypatch.setitem(cli.COMMANDS, "hello", (lambda argv: print("hi", *argv) or 0, "say hi"))
+    status, out, _ = run(["hello", "x"], b"", monkeypatch, capsys)
+    assert status == 0 and out == "hi x\n"
+    status, out, _ = run(["--help"], b"", monkeypatch, capsys)
+    assert status == 0 and "hello" in out and "translate" in out
+    with pytest.raises(ValueError):
+        cli.command("translate", "again")(lambda argv: 0)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["translate", "--model", "/no/such/model/dir"], "does not exist"),
+    (["translate", "--model", "{model}", "--beam-size", "many"], "invalid int value"),
+    (["translate", "--model", "{model}", "--strategy", "nope"], "unknown decoding strategy"),
+    (["translate", "--model", "{model}", "--strategy", "beam", "--beam-size", "2", "--n-best", "5"], "n_best"),
+    (["translate", "--model", "{model}", "--top-p", "0"], "top_p"),
+    (["translate", "--model", "{model}", "--input", "/no/such/file.txt"], "cannot read"),
+    (["translate", "--model", "{model}", "--threads", "0"], "--threads"),
+    (["translate"], "--model"),
+    (["translate", "--model", "{model}/config.json"], "is a file"),
+    (["translate", "--model", "{notok}"], "no tokenizer"),
+    (["translate", "--model", "{broken}"], "cannot load folder"),
+    (["evaluate", "--model", "{model}", "--src", "{src}", "--ref", "{short}"], "lines"),
+    (["evaluate", "--model", "{model}", "--src", "/no/such.gz", "--ref", "{src}"], "cannot read"),
+    (["evaluate", "--model", "{model}", "--src", "{corrupt}", "--ref", "{src}"], "cannot read"),
+    (["frobnicate"], "unknown command"),
+])
+def test_user_errors_exit_2_with_one_line(argv, message, model_dir, tmp_path, monkeypatch, capsys):
+    notok = tmp_path / "notok"
+    model = random_model()
+    model.tokenizer = None
+    model.save_pretrained(notok)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    src, short, corrupt = tmp_path / "src.txt", tmp_path / "short.txt", tmp_path / "corrupt.gz"
+    src.write_text("a\nb\n")
+    short.write_text("a\n")
+    corrupt.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    fill = dict(model=model_dir, notok=notok, broken=broken, src=src, short=short, corrupt=corrupt)
+    status, out, err = run([a.format(**fill) for a in argv], b"a dog\n", monkeypatch, capsys)
+    assert status == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert out == ""
+
+
+def test_module_entry_point_end_to_end(model_dir):
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    ok = subprocess.run([sys.executable, "-m", "transformer_hub", "translate", "--model", str(model_dir),
+                         "--max-length", "3", "--strategy", "beam", "--threads", "1"],
+                        input="a dog .\n\nthe man .\n".encode(), capture_output=True, env=env, timeout=120)
+    assert ok.returncode == 0, ok.stderr.decode()
+    assert ok.stdout.decode("utf-8").count("\n") == 3
+    bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "translate.py"), "--model", "/no/such/dir"],
+                         capture_output=True, env=env, timeout=120)
+    assert bad.returncode == 2 and b"Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
