@@ -1,0 +1,16 @@
+"""The Space's entry point: ``python app.py [--model DIR_OR_REPO[@REV] ...]``.
+
+Host and port come from Gradio's own GRADIO_SERVER_NAME / GRADIO_SERVER_PORT;
+MODEL_IDS (comma-separated) and --model add models to the shipped ones.
+"""
+import argparse
+
+from space import build_demo, launch_options
+from space.models_store import model_ids_from_env
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", action="append", default=[], help="local folder or Hub repo id[@revision]")
+    parser.add_argument("--models-dir", default=None, help="shipped models folder (default: space/models)")
+    args = parser.parse_args()
+    build_demo(model_ids_from_env(args.model), models_dir=args.models_dir).launch(**launch_options())

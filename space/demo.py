@@ -1,0 +1,62 @@
+"""``build_demo()``: the Gradio Blocks of the Space, assembled from the registered tabs."""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Iterable, Optional
+
+import gradio as gr
+import torch
+
+from .context import SpaceContext
+from .limits import Limits
+from .models_store import ModelStore, model_ids_from_env
+from .plugins import ordered_tabs
+
+TITLE = "Attention Is All You Need: a Transformer from scratch (En → De)"
+QUEUE_MAX_SIZE = int(os.environ.get("SPACE_QUEUE_SIZE", "64"))      # waiting requests before "queue full"
+CONCURRENCY = int(os.environ.get("SPACE_CONCURRENCY", "2"))          # decoding jobs at once (2 CPU cores)
+# One intra-op thread per request: small models decode faster that way, and the queue runs CONCURRENCY
+# requests in parallel instead (two threads per request on two shared cores slow everything down ~10x).
+TORCH_THREADS = int(os.environ.get("SPACE_TORCH_THREADS", "1"))       # 0 leaves torch's default
+CSS = """
+#translate-output textarea, #compare-greedy textarea, #compare-beam textarea { font-size: 1.05em; }
+footer { visibility: hidden; }
+"""
+
+INTRO = f"""# {TITLE}
+The model of [Vaswani et al. (2017)](https://arxiv.org/abs/1706.03762), written from scratch with
+`transformer_hub` and trained on Multi30k on a 2-core CPU. Translate, compare beam search with greedy decoding,
+compare architecture variants and look at the cross-attention. Every button is also an API endpoint
+(`gradio_client.Client(url).predict(..., api_name="/translate")`).
+"""
+
+
+def build_demo(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optional[os.PathLike] = None,
+               limits: Optional[Limits] = None, store: Optional[ModelStore] = None) -> gr.Blocks:
+    """Assemble the tabs (built-in and plugins) into a queued ``gr.Blocks``.
+
+    ``model_ids``: extra models (local folders or ``user/repo[@revision]``) next to those shipped in
+    ``models_dir`` (default ``space/models``); ``None`` reads them from ``MODEL_IDS``.
+    """
+    if store is None:
+        store = ModelStore(models_dir, model_ids_from_env() if model_ids is None else list(model_ids))
+    if TORCH_THREADS > 0:
+        torch.set_num_threads(TORCH_THREADS)
+    ctx = SpaceContext(store=store, limits=limits or Limits.from_env())
+    tabs = ordered_tabs()
+    with gr.Blocks(title=TITLE) as demo:
+        gr.Markdown(INTRO, elem_id="intro")
+        with gr.Tabs(selected=tabs[0].name if tabs else None):
+            for tab in tabs:
+                with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):
+                    tab.render(ctx)
+    demo.space_context = ctx  # for tests and benchmarks: the store and limits behind this demo
+    demo.queue(max_size=QUEUE_MAX_SIZE, default_concurrency_limit=CONCURRENCY)
+    return demo
+
+
+def launch_options(**overrides: Any) -> Dict[str, Any]:
+    """``demo.launch`` arguments; host and port come from GRADIO_SERVER_NAME / GRADIO_SERVER_PORT unless given."""
+    options: Dict[str, Any] = dict(css=CSS, theme=gr.themes.Soft(), show_error=True, footer_links=["api"])
+    options.update(overrides)
+    return options

@@ -1,0 +1,40 @@
+"""Beam vs greedy: one sentence decoded both ways, side by side, with scores and the beam's n-best list."""
+from __future__ import annotations
+
+import gradio as gr
+
+from .. import service
+from ..plugins import tab
+from ._common import DECODE, bind, model_picker, text_input
+
+
+@tab("compare", title="Beam vs greedy", order=20, description="the same sentence, two decoders")
+def render(ctx) -> None:
+    gr.Markdown("Greedy decoding takes the most likely token at each step; beam search keeps the *k* best "
+                "prefixes and ranks finished ones by log-probability divided by the GNMT length penalty "
+                "((5 + |Y|) / 6)^α. Scores are sums of token log-probabilities (higher is better).")
+    with gr.Row():
+        text = text_input(ctx, "English sentence", value=ctx.examples[2], lines=2, elem_id="compare-input")
+        with gr.Column():
+            model = model_picker(ctx)
+            with gr.Row():
+                beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size")
+                length_penalty = gr.Slider(0.0, 2.0, value=0.6, step=0.1, label="Length penalty α")
+            with gr.Row():
+                n_best = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="n-best shown")
+                max_length = gr.Slider(0, ctx.limits.max_output_tokens, value=0, step=1,
+                                       label="Max output tokens (0 = auto)")
+    button = gr.Button("Compare", variant="primary", elem_id="compare-button")
+    verdict = gr.Markdown(elem_id="compare-verdict")
+    with gr.Row():
+        greedy = gr.Textbox(label="Greedy", interactive=False, elem_id="compare-greedy")
+        beam = gr.Textbox(label="Beam search", interactive=False, elem_id="compare-beam")
+    scores = gr.Dataframe(headers=["", "greedy", "beam"], datatype=["str", "number", "number"],
+                          label="Scores, lengths (tokens incl. eos) and time (ms)", interactive=False)
+    nbest = gr.Dataframe(headers=["rank", "hypothesis", "score", "normalised score", "length"],
+                         datatype=["number", "str", "number", "number", "number"],
+                         label="Beam n-best list", interactive=False, wrap=True)
+    with gr.Accordion("All of it as JSON", open=False):
+        data = gr.JSON(label="compare result")
+    button.click(bind(ctx, service.compare), [text, model, beam_size, length_penalty, n_best, max_length],
+                 [greedy, beam, scores, nbest, verdict, data], api_name="compare", concurrency_id=DECODE)

@@ -1,0 +1,215 @@
+"""The Space through its API: the app launched on 127.0.0.1, driven with ``gradio_client``.
+
+Uses the shipped model (``space/models/en-de``) when it exists, else a tiny model trained for a few seconds
+(cached in pytest's cache folder).  With the shipped model the German output is checked for German; with the
+tiny one only types and non-empty output.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest.importorskip("gradio")
+gradio_client = pytest.importorskip("gradio_client")
+
+from space.devmodel import model_for_tests  # noqa: E402
+from space.limits import Limits  # noqa: E402
+from space.serve import running_app  # noqa: E402
+
+GERMAN = re.compile(r"\b(ein|eine|einer|einem|einen|der|die|das|den|dem|und|ist|sind|mit|auf|im|in|vor|zwei|mann|frau|"
+                    r"hund|leute|menschen)\b|[äöüß]", re.IGNORECASE)
+LIMITS = Limits(max_chars=300, max_lines=8, max_output_tokens=60, max_beam=6, max_models=4)
+
+
+@pytest.fixture(scope="module")
+def app(request):
+    cache = request.config.cache.mkdir("space") if request.config.cache else None
+    with running_app(model_for_tests(cache), LIMITS) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return gradio_client.Client(app.url, verbose=False)
+
+
+def translate(client, app, text, strategy="beam", **kw):
+    args = dict(beam_size=4, length_penalty=0.6, temperature=1.0, top_p=0.9, max_length=0)
+    args.update(kw)
+    return client.predict(text, app.model, strategy, args["beam_size"], args["length_penalty"], args["temperature"],
+                          args["top_p"], args["max_length"], api_name="/translate")
+
+
+def test_every_event_has_a_named_endpoint(client):
+    endpoints = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    for name in ("/translate", "/compare", "/variants", "/models", "/architecture", "/attention"):
+        assert name in endpoints, sorted(endpoints)
+    params = [p["parameter_name"] for p in endpoints["/translate"]["parameters"]]
+    assert params[:3] == ["text", "model", "strategy"]
+
+
+def test_translate_returns_text_and_time(client, app):
+    out, ms = translate(client, app, "A group of people standing in front of an igloo.")
+    assert isinstance(out, str) and out.strip()
+    assert isinstance(ms, (int, float)) and ms > 0
+    if app.shipped:
+        assert GERMAN.search(out), out
+        assert "igloo" not in out.lower() or "iglu" in out.lower()
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "sample"])
+def test_translate_strategies(client, app, strategy):
+    out, _ = translate(client, app, "A dog runs on the beach.", strategy=strategy, temperature=0.7, top_p=0.9)
+    assert isinstance(out, str) and out.strip()
+
+
+def test_several_lines_are_one_batch_and_keep_their_places(client, app):
+    out, _ = translate(client, app, "A man is riding a bicycle.\n\nTwo children play in the snow.", strategy="greedy")
+    lines = out.split("\n")
+    assert len(lines) == 3 and lines[0].strip() and lines[1] == "" and lines[2].strip()
+    if app.shipped:
+        assert GERMAN.search(lines[0]) and GERMAN.search(lines[2]), out
+
+
+def test_max_length_caps_the_output(client, app):
+    out, _ = translate(client, app, "A man in an orange hat starring at something.", strategy="greedy", max_length=3)
+    model = app.demo.space_context.store.get(app.model)
+    assert len(model.tokenizer.encode(out, side="target")) <= 3
+
+
+def test_compare_returns_both_outputs_and_scores(client, app):
+    greedy, beam, table, nbest, verdict, data = client.predict(
+        "A Boston Terrier is running on lush green grass in front of a white fence.", app.model, 4, 0.6, 3, 0,
+        api_name="/compare")
+    assert isinstance(greedy, str) and greedy.strip() and isinstance(beam, str) and beam.strip()
+    rows = {row[0]: row[1:] for row in table["data"]}
+    assert set(rows) >= {"score", "normalized_score", "length", "ms"}
+    for g, b in rows.values():
+        assert isinstance(g, (int, float)) and isinstance(b, (int, float))
+    assert rows["score"][0] <= 0 and rows["score"][1] <= 0  # sums of log-probabilities
+    assert 1 <= len(nbest["data"]) <= 3
+    assert nbest["data"][0][1] == beam
+    normalised = [row[3] for row in nbest["data"]]
+    assert normalised == sorted(normalised, reverse=True)
+    assert data["differ"] == (greedy != beam)
+    assert ("differ" in verdict) == data["differ"] and ("agree" in verdict) == (not data["differ"])
+    assert data["greedy"]["text"] == greedy and data["beam"]["text"] == beam
+
+
+def test_models_table_and_variants_side_by_side(client, app):
+    table = client.predict(api_name="/models")
+    assert "parameters" in table["headers"] and "positional" in table["headers"]
+    names = [row[0] for row in table["data"]]
+    assert app.model in names
+    row = table["data"][names.index(app.model)]
+    header = table["headers"]
+    assert row[header.index("layout")] in ("encoder-decoder", "decoder-only")
+    models = names[:2] if len(names) > 1 else [app.model, app.model]
+    result = client.predict("People sit inside a train.", models, "greedy", 4, api_name="/variants")
+    assert result["headers"][:2] == ["model", "translation"]
+    assert [r[0] for r in result["data"]] == list(dict.fromkeys(models))
+    assert all(isinstance(r[1], str) and r[1].strip() for r in result["data"])
+
+
+def test_architecture_picture(client, app):
+    picture = client.predict(app.model, api_name="/architecture")
+    assert isinstance(picture, dict) and picture.get("type") == "matplotlib"
+    assert str(picture["plot"]).startswith("data:image/")
+
+
+@pytest.mark.parametrize("layer,head", [(0, 0), (1, 2)])
+def test_attention_matrix_matches_the_tokens(client, app, layer, head):
+    plot, data, translation = client.predict("A dog runs in the snow.", app.model, "greedy", 4, layer, head,
+                                             api_name="/attention")
+    assert plot["type"] == "matplotlib" and str(plot["plot"]).startswith("data:image/")
+    rows, cols = data["shape"]
+    assert len(data["matrix"]) == rows == len(data["target_pieces"])
+    assert all(len(r) == cols for r in data["matrix"]) and cols == len(data["source_pieces"])
+    assert data["source_pieces"][-1] == "</s>"
+    model = app.demo.space_context.store.get(app.model)
+    assert cols == len(model.tokenizer.encode("A dog runs in the snow.")) + 1  # the source's pieces and its eos
+    assert all(abs(sum(r) - 1.0) < 1e-2 for r in data["matrix"])  # rows are attention distributions
+    assert data["translation"] == translation and (data["layer"], data["head"]) == (layer, head)
+
+
+def test_attention_choices_follow_the_model(client, app):
+    layers, heads = client.predict(app.model, api_name="/attention_choices")
+    cfg = app.demo.space_context.store.config(app.model)
+    assert len(layers["choices"]) == cfg.n_decoder_layers + 1 and len(heads["choices"]) == cfg.n_heads + 1
+    assert layers["value"] == 0 and heads["value"] == 0  # reset to "average"
+
+
+# ---------------------------------------------------------------------------- bad input: a message, then service
+BAD = {
+    "empty": ("", "empty"),
+    "spaces": ("   \n\t\n ", "empty"),
+    "too long": ("word " * 200, "too long"),
+    "too many lines": ("\n".join(["A dog."] * 20), "Too many lines"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_input_gets_a_message_and_the_server_keeps_serving(client, app, name):
+    text, message = BAD[name]
+    with pytest.raises(Exception) as info:
+        translate(client, app, text, strategy="greedy")
+    assert message.lower() in str(info.value).lower()
+    assert "Traceback" not in str(info.value)
+    out, _ = translate(client, app, "A dog.", strategy="greedy")  # the next request still succeeds
+    assert out.strip()
+
+
+@pytest.mark.parametrize("text", ["\x00\x07A dog\x1b[31m runs.\x7f", "😀🐶 A dog runs! 🎉", "مرحبا، كلب يجري",
+                                  "一只狗在雪地里奔跑。", "‮A dog‬ runs", "Ａ　ｄｏｇ"])
+def test_unusual_unicode_is_translated(client, app, text):
+    out, ms = translate(client, app, text, strategy="greedy")
+    assert isinstance(out, str) and ms >= 0
+
+
+@pytest.mark.parametrize("endpoint,args,message", [
+    ("/translate", ("A dog.", "no-such-model", "greedy", 4, 0.6, 1.0, 1.0, 0), "no-such-model"),
+    ("/translate", ("A dog.", None, "nucleus", 4, 0.6, 1.0, 1.0, 0), "nucleus"),
+    ("/translate", ("A dog.", None, "beam", 500, 0.6, 1.0, 1.0, 0), "greater than maximum"),
+    ("/translate", ("A dog.", None, "sample", 4, 0.6, 0.0, 1.0, 0), "less than minimum"),
+    ("/translate", ("A dog.", None, "greedy", 4, 0.6, 1.0, 1.0, 10_000), "greater than maximum"),
+    ("/compare", ("A dog.", None, 4, -1.0, 3, 0), "less than minimum"),
+    ("/variants", ("A dog.", [], "beam", 4), "at least one model"),
+    ("/attention", ("A dog.", None, "greedy", 4, 99, 0), "layer must be a whole number"),
+])
+def test_bad_options_get_a_message(client, app, endpoint, args, message):
+    args = tuple(app.model if a is None else a for a in args)
+    with pytest.raises(Exception) as info:
+        client.predict(*args, api_name=endpoint)
+    assert message.lower() in str(info.value).lower(), str(info.value)
+    out, _ = translate(client, app, "A cat sleeps.", strategy="greedy")
+    assert out.strip()
+
+
+@pytest.mark.parametrize("options,message", [
+    (dict(strategy="beam", beam_size=0), "beam size"), (dict(strategy="beam", beam_size=2.5), "beam size"),
+    (dict(strategy="beam", length_penalty=float("nan")), "length penalty"),
+    (dict(strategy="sample", temperature=0), "temperature"), (dict(strategy="sample", top_p=1.5), "top-p"),
+    (dict(strategy="greedy", max_length=10_000), "max length"), (dict(strategy="nucleus"), "strategy"),
+])
+def test_handlers_check_options_themselves(app, options, message):
+    """API callers can bypass the components' own checks: the handlers enforce the limits again."""
+    import gradio as gr
+
+    from space import service
+
+    with pytest.raises(gr.Error, match=message):
+        service.decoding_config(app.demo.space_context, **options)
+
+
+def test_concurrent_requests_all_succeed(app):
+    from concurrent.futures import ThreadPoolExecutor
+
+    clients = [gradio_client.Client(app.url, verbose=False) for _ in range(4)]
+    sentences = ["A man sleeps.", "Two dogs play.", "A woman sings.", "Kids run outside."] * 2
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda i: translate(clients[i % 4], app, sentences[i], strategy="beam")[0],
+                             range(len(sentences))))
+    assert all(isinstance(o, str) and o.strip() for o in outs)
+    store = app.demo.space_context.store
+    assert store.loaded().count(app.model) == 1

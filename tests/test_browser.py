@@ -1,0 +1,143 @@
+"""The Space in a real browser: Playwright (from PyPI) driving Debian's Chromium, headless.
+
+Opens the page, translates a sentence, then opens the beam-vs-greedy, variants and attention tabs and waits for
+their outputs.  Screenshots land in ``artifacts/screenshots/`` (git-ignored).  Never runs ``playwright install``:
+the browser is ``/usr/bin/chromium`` (``apt-get install chromium``); without it the module is skipped.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium) to run browser tests",
+                allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")
+
+from space.devmodel import model_for_tests  # noqa: E402
+from space.limits import Limits  # noqa: E402
+from space.serve import running_app  # noqa: E402
+
+SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage"]
+TIMEOUT_MS = 60_000
+GERMAN = re.compile(r"\b(ein|eine|einer|einem|der|die|das|und|mit|auf|im|vor|mann|frau|hund|leute)\b|[äöüß]", re.I)
+
+
+@pytest.fixture(scope="module")
+def app(request):
+    cache = request.config.cache.mkdir("space") if request.config.cache else None
+    with running_app(model_for_tests(cache), Limits(max_output_tokens=60)) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def page(app):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as pw:
+        try:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        except Exception as exc:  # noqa: BLE001 - a broken browser install is an environment problem
+            pytest.skip(f"cannot start {CHROMIUM}: {exc}")
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        errors = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(app.url, wait_until="domcontentloaded")
+        page.locator("#translate-button").wait_for(state="visible")
+        page.errors = errors
+        yield page
+        context.close()
+        browser.close()
+
+
+def open_tab(page, title: str) -> None:
+    page.get_by_role("tab", name=title).click()
+
+
+def textarea_value(page, selector: str) -> str:
+    return page.locator(f"{selector} textarea").input_value()
+
+
+def wait_for_text(page, selector: str) -> str:
+    page.wait_for_function(
+        "sel => { const t = document.querySelector(sel + ' textarea'); return t && t.value.trim().length > 0; }",
+        arg=selector, timeout=TIMEOUT_MS)
+    return textarea_value(page, selector)
+
+
+def test_translate_tab_is_open_and_translates(page, app):
+    assert page.get_by_role("tab", name="Translate").get_attribute("aria-selected") == "true"
+    box = page.locator("#translate-input textarea")
+    box.fill("A man is riding a bicycle in the park.")
+    page.locator("#translate-button").click()
+    out = wait_for_text(page, "#translate-output")
+    assert out.strip()
+    if app.shipped:
+        assert GERMAN.search(out), out
+    page.wait_for_function("() => { const i = document.querySelector('#translate-time input');"
+                           " return i && parseFloat(i.value) > 0; }")
+    page.screenshot(path=str(SHOTS / "translate.png"), full_page=True)
+
+
+def test_clicking_an_example_fills_the_input(page):
+    example = "People sit inside a train."
+    page.get_by_text(example, exact=True).first.click()
+    page.wait_for_function("t => document.querySelector('#translate-input textarea').value === t", arg=example)
+
+
+def test_beam_vs_greedy_tab(page):
+    open_tab(page, "Beam vs greedy")
+    page.locator("#compare-input textarea").fill("Two dogs are playing in the snow.")
+    page.locator("#compare-button").click()
+    greedy = wait_for_text(page, "#compare-greedy")
+    beam = wait_for_text(page, "#compare-beam")
+    assert greedy.strip() and beam.strip()
+    verdict = page.locator("#compare-verdict")
+    verdict.get_by_text(re.compile("They (differ|agree)")).wait_for()
+    page.screenshot(path=str(SHOTS / "compare.png"), full_page=True)
+
+
+def wait_for_inner_text(page, selector: str, text: str) -> None:
+    page.wait_for_function("([sel, t]) => { const e = document.querySelector(sel); return e && e.innerText.includes(t); }",
+                           arg=[selector, text], timeout=TIMEOUT_MS)
+
+
+def test_variants_tab(page, app):
+    open_tab(page, "Architecture variants")
+    wait_for_inner_text(page, "#variants-table", "encoder-decoder")
+    wait_for_inner_text(page, "#variants-table", app.model)
+    page.locator("#variants-button").click()
+    wait_for_inner_text(page, "#variants-results", app.model)
+    page.locator("#variants-diagram img, #variants-diagram canvas, #variants-diagram svg").first.wait_for()
+    page.screenshot(path=str(SHOTS / "variants.png"), full_page=True)
+
+
+def test_attention_tab(page):
+    open_tab(page, "Attention")
+    page.locator("#attention-input textarea").fill("A little girl climbs into a wooden playhouse.")
+    page.locator("#attention-button").click()
+    assert wait_for_text(page, "#attention-translation").strip()
+    page.locator("#attention-plot img").first.wait_for()
+    page.screenshot(path=str(SHOTS / "attention.png"), full_page=True)
+
+
+def test_bad_input_shows_a_message_in_the_page(page):
+    open_tab(page, "Translate")
+    page.locator("#translate-input textarea").fill("   ")
+    page.locator("#translate-button").click()
+    page.get_by_text(re.compile("input is empty")).first.wait_for()
+    page.wait_for_timeout(400)  # let the toast finish sliding in
+    page.screenshot(path=str(SHOTS / "error.png"))
+    before = page.locator("#translate-time input").input_value()
+    page.locator("#translate-input textarea").fill("A cat sleeps on the sofa.")
+    page.locator("#translate-button").click()
+    page.wait_for_function("b => document.querySelector('#translate-time input').value !== b", arg=before)
+    assert textarea_value(page, "#translate-output").strip()
+    assert not page.errors, page.errors
