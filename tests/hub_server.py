@@ -55,9 +55,10 @@ def git_blob_sha1(data: bytes) -> str:
 class HubError(Exception):
     """Raised inside a handler: becomes an HTTP error response with the Hub's error headers."""
 
-    def __init__(self, status: int, message: str, code: Optional[str] = None, commit: Optional[str] = None):
+    def __init__(self, status: int, message: str, code: Optional[str] = None, commit: Optional[str] = None,
+                 **extra):
         super().__init__(message)
-        self.status, self.message, self.code, self.commit = status, message, code, commit
+        self.status, self.message, self.code, self.commit, self.extra = status, message, code, commit, extra
 
 
 @dataclass
@@ -354,7 +355,7 @@ class _Handler(BaseHTTPRequestHandler):
                 headers["X-Error-Code"] = err.code
             if err.commit:
                 headers["X-Repo-Commit"] = err.commit
-            self._send_json({"error": err.message}, err.status, headers)
+            self._send_json({"error": err.message, **err.extra}, err.status, headers)
 
     # ----------------------------------------------------------------- routing
     def _route(self, method: str, seg: List[str]) -> bool:
@@ -403,8 +404,8 @@ class _Handler(BaseHTTPRequestHandler):
                 del hub.repos[(repo_type, repo_id)]
                 self._send_json({})
                 return
-            if (repo_type, repo_id) in hub.repos:
-                raise HubError(409, f"You already created this {repo_type} repo")
+            if (repo_type, repo_id) in hub.repos:  # the Hub's conflict answer carries the url too
+                raise HubError(409, f"You already created this {repo_type} repo", url=url)
             if repo_type == "space" and not body.get("sdk"):
                 raise HubError(400, "a Space needs an sdk")
             private = bool(body.get("private")) or body.get("visibility") == "private"

@@ -132,6 +132,12 @@ def test_training_needs_text():
         Tokenizer.train(["some text"], joint=False)
 
 
+@pytest.mark.parametrize("vocab_size", [100, 262, 0])
+def test_too_small_vocabulary_is_a_clear_error(sentence_pairs, vocab_size):
+    with pytest.raises(ValueError, match=f"vocab_size={vocab_size}"):
+        Tokenizer.train([en for en, _ in sentence_pairs], vocab_size=vocab_size)
+
+
 def test_training_text_is_cleaned_like_encoded_text():
     tok = Tokenizer.train(["tab\tseparated\x00 words", "more\nwords here"], vocab_size=300)
     pieces = tok.pieces(range(tok.src_vocab_size))

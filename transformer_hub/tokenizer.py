@@ -45,12 +45,16 @@ def _train_processor(texts: Iterable[str], vocab_size: int, model_type: str) -> 
     if not lines:
         raise ValueError("cannot train a tokenizer on empty text")
     buffer = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(lines), model_writer=buffer, vocab_size=vocab_size, model_type=model_type,
-        pad_id=PAD_ID, bos_id=BOS_ID, eos_id=EOS_ID, unk_id=UNK_ID, byte_fallback=True,
-        character_coverage=1.0, num_threads=2, hard_vocab_limit=False, minloglevel=2,
-        train_extremely_large_corpus=False,
-    )
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(lines), model_writer=buffer, vocab_size=vocab_size, model_type=model_type,
+            pad_id=PAD_ID, bos_id=BOS_ID, eos_id=EOS_ID, unk_id=UNK_ID, byte_fallback=True,
+            character_coverage=1.0, num_threads=2, hard_vocab_limit=False, minloglevel=2,
+            train_extremely_large_corpus=False,
+        )
+    except RuntimeError as exc:  # e.g. a vocab_size below 4 specials + 256 bytes + the text's characters
+        raise ValueError(f"cannot train a SentencePiece vocabulary of vocab_size={vocab_size} (byte fallback needs "
+                         f"4 special + 256 byte pieces + one per distinct character): {exc}") from exc
     return _load_processor(buffer.getvalue(), "trained model")
 
 
