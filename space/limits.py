@@ -77,7 +77,7 @@ def clean_text(text: Optional[str], limits: Limits, *, single: bool = False) -> 
     while lines and not lines[0]:
         lines.pop(0)
     if not lines:
-        raise gr.Error("Please enter an English sentence to translate (only control characters or spaces were sent).")
+        raise gr.Error("Please enter an English sentence to translate (the input is empty once control characters are removed).")
     if single:
         if len([line for line in lines if line]) > 1:
             gr.Warning("This tab looks at one sentence: only the first line is used.")

@@ -213,3 +213,134 @@ def test_concurrent_requests_all_succeed(app):
     assert all(isinstance(o, str) and o.strip() for o in outs)
     store = app.demo.space_context.store
     assert store.loaded().count(app.model) == 1
+
+
+# ---------------------------------------------------------------------------- the parts behind the app (no server)
+def test_model_ids_parse_folders_repos_and_revisions(tmp_path, monkeypatch):
+    from space.models_store import model_ids_from_env, parse_model_id
+
+    assert parse_model_id("user/repo@v1.0").source == "user/repo"
+    assert parse_model_id("user/repo@v1.0").revision == "v1.0"
+    assert parse_model_id("user/repo").revision is None
+    folder = tmp_path / "my@model"
+    folder.mkdir()
+    assert parse_model_id(str(folder)).source == str(folder) and parse_model_id(str(folder)).revision is None
+    monkeypatch.setenv("MODEL_IDS", " a/b@main, ,c/d ,")
+    assert model_ids_from_env(["e/f"]) == ["a/b@main", "c/d", "e/f"]
+
+
+def _fake_model_folder(path):
+    path.mkdir(parents=True)
+    (path / "config.json").write_text("{}")
+    (path / "model.safetensors").write_bytes(b"")
+
+
+def test_store_discovers_shipped_model_then_variants(tmp_path):
+    from space.models_store import ModelStore
+
+    for name in ("en-de", "variants/pre-norm", "variants/paper", "variants/not-a-model/x"):
+        _fake_model_folder(tmp_path / name)
+    store = ModelStore(tmp_path, ["user/repo@v2"])
+    assert store.names() == ["en-de", "variants/paper", "variants/pre-norm", "user/repo@v2"]
+    assert store.default() == "en-de"
+    assert store.spec("user/repo@v2").revision == "v2"
+    with pytest.raises(KeyError, match="available"):
+        store.spec("nope")
+
+
+@pytest.mark.parametrize("data", [
+    {"paper": {"bleu": 35.1}, "pre-norm": {"bleu": 34.0}},
+    [{"name": "paper", "bleu": 35.1}, {"name": "pre-norm", "bleu": 34.0}],
+    {"variants": [{"variant": "paper", "bleu": 35.1}, {"variant": "pre-norm", "bleu": 34.0}]},
+])
+def test_results_json_shapes_are_understood(tmp_path, data):
+    import json
+
+    from space.models_store import ModelStore
+
+    (tmp_path / "variants").mkdir()
+    (tmp_path / "variants" / "results.json").write_text(json.dumps(data))
+    assert {k: v["bleu"] for k, v in ModelStore(tmp_path).results().items()} == {"paper": 35.1, "pre-norm": 34.0}
+    (tmp_path / "variants" / "results.json").write_text("{not json")
+    assert ModelStore(tmp_path).results() == {}
+
+
+def test_store_loads_each_model_once_under_concurrency(tmp_path, make_model, monkeypatch):
+    import threading
+    import time as _time
+
+    from space import models_store
+
+    make_model().save_pretrained(tmp_path / "m")
+    calls = []
+    real = models_store.Transformer.from_pretrained
+
+    def slow_load(*args, **kwargs):
+        calls.append(args)
+        _time.sleep(0.2)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(models_store.Transformer, "from_pretrained", slow_load)
+    store = models_store.ModelStore(tmp_path / "empty", [str(tmp_path / "m")])
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(store.get(str(tmp_path / "m")))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(got) == 8 and all(m is got[0] for m in got)
+    assert not got[0].training
+
+
+def test_a_broken_model_gives_a_clear_message(tmp_path):
+    import gradio as gr
+
+    from space import service
+    from space.context import SpaceContext
+    from space.models_store import ModelStore
+
+    _fake_model_folder(tmp_path / "en-de")  # a valid (default) config, but no weights in the file
+    ctx = SpaceContext(ModelStore(tmp_path))
+    for _ in range(2):  # remembered, and reported again
+        with pytest.raises(gr.Error, match="could not be loaded"):
+            service.handler(service.translate)(ctx, "A dog.", "en-de", "greedy")
+    assert service.describe_models(ctx)[0][:2] == ["en-de", "encoder-decoder"]  # the table reads config.json only
+    (tmp_path / "en-de" / "config.json").write_text("{not json")
+    rows = service.describe_models(ctx)
+    assert rows[0][0] == "en-de" and "unreadable" in rows[0][1]
+
+
+def test_a_hub_model_with_a_revision_is_served(hub_server, make_model, tmp_path):
+    from huggingface_hub import HfApi
+
+    from space import service
+    from space.context import SpaceContext
+    from space.models_store import ModelStore
+
+    model = make_model()
+    model.save_pretrained(tmp_path / "v1")
+    api = HfApi()
+    api.create_repo("user/tiny-en-de")
+    api.upload_folder(repo_id="user/tiny-en-de", folder_path=str(tmp_path / "v1"))
+    api.create_tag("user/tiny-en-de", tag="v1")
+    ctx = SpaceContext(ModelStore(tmp_path / "none", ["user/tiny-en-de@v1"]))
+    text, ms = service.handler(service.translate)(ctx, "A dog runs.", "user/tiny-en-de@v1", "greedy", max_length=5)
+    assert isinstance(text, str) and ms > 0
+    assert ctx.store.get("user/tiny-en-de@v1").config == model.config
+
+
+def test_clean_text_keeps_lines_and_drops_control_characters():
+    import gradio as gr
+
+    from space.limits import Limits, clean_text
+
+    clean = clean_text("\r\n A dog\x00 runs.\x1b \r\n\r\n\tTwo  cats.\u200f\n\n", Limits())
+    assert clean.lines == ["A dog runs.", "", "Two cats.\u200f"] and clean.removed_controls == 2
+    assert clean.sentences == ["A dog runs.", "Two cats.\u200f"]
+    assert clean_text("one\ntwo", Limits(), single=True).lines == ["one"]
+    with pytest.raises(gr.Error, match="empty"):
+        clean_text("\x00\x01", Limits())
+    with pytest.raises(gr.Error, match="too long"):
+        clean_text("x" * 11, Limits(max_chars=10))
+    with pytest.raises(gr.Error, match="must be text"):
+        clean_text(42, Limits())

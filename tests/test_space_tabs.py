@@ -1,0 +1,151 @@
+"""The Space's tabs are plugins: built-ins register themselves; outside packages arrive by entry point."""
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+
+import pytest
+
+gr = pytest.importorskip("gradio")
+
+from space import TAB_ENTRY_POINT_GROUP, TABS, build_demo, ordered_tabs, tab  # noqa: E402
+from space.limits import Limits  # noqa: E402
+
+BUILT_IN = ["translate", "compare", "variants", "attention"]
+
+
+def tab_labels(demo) -> list:
+    return [block.label for block in demo.blocks.values() if isinstance(block, gr.Tab)]
+
+
+def markdown_texts(demo) -> list:
+    return [block.value for block in demo.blocks.values() if isinstance(block, gr.Markdown)]
+
+
+@pytest.fixture
+def no_models(tmp_path, monkeypatch):
+    monkeypatch.delenv("MODEL_IDS", raising=False)
+    (tmp_path / "models").mkdir()
+    return tmp_path / "models"
+
+
+def test_built_in_tabs_in_order_translate_first(no_models):
+    names = [t.name for t in ordered_tabs()]
+    assert [n for n in names if n in BUILT_IN] == BUILT_IN
+    demo = build_demo(models_dir=no_models)
+    labels = tab_labels(demo)
+    assert labels[:4] == ["Translate", "Beam vs greedy", "Architecture variants", "Attention"]
+    tabs = next(b for b in demo.blocks.values() if isinstance(b, gr.Tabs))
+    assert tabs.selected == "translate"  # open on load
+
+
+def test_every_event_has_an_api_name(no_models):
+    demo = build_demo(models_dir=no_models)
+    named = {fn.api_name for fn in demo.fns.values() if fn.api_name}
+    assert {"translate", "compare", "variants", "models", "architecture", "attention"} <= named
+    for fn in demo.fns.values():  # the examples' own loader aside, every handler is reachable by name
+        if fn.name != "load_example":
+            assert fn.api_name, fn.name
+
+
+def test_duplicate_tab_name_is_refused():
+    with pytest.raises(ValueError, match="already registered"):
+        tab("translate", title="Another translate")(lambda ctx: None)
+
+
+def test_unknown_tab_lists_the_known_ones():
+    with pytest.raises(ValueError, match="translate"):
+        TABS.get("no-such-tab")
+
+
+def test_directly_registered_tab_is_rendered(no_models):
+    @tab("direct-test", title="Direct test tab", order=35)
+    def render(ctx):
+        gr.Markdown("rendered by a directly registered tab")
+
+    try:
+        demo = build_demo(models_dir=no_models)
+        labels = tab_labels(demo)
+        assert labels.index("Direct test tab") == labels.index("Architecture variants") + 1
+        assert "rendered by a directly registered tab" in markdown_texts(demo)
+    finally:
+        TABS.unregister("direct-test")
+
+
+PLUGIN = '''
+import gradio as gr
+from space import tab
+
+
+@tab("throwaway", title="Throwaway plugin", order=50, description="a tab from another package")
+def render(ctx):
+    gr.Markdown("hello from an installed plugin package")
+    box = gr.Textbox(label="in")
+    out = gr.Textbox(label="out")
+    gr.Button("Shout").click(lambda s: s.upper() + "!", box, out, api_name="throwaway_shout")
+'''
+
+
+@pytest.fixture
+def installed_plugin(tmp_path, monkeypatch):
+    """A fake installed distribution: a module plus a dist-info whose entry_points.txt names it."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "throwaway_space_tab.py").write_text(textwrap.dedent(PLUGIN))
+    dist = site / "throwaway_space_tab-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: throwaway-space-tab\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[{TAB_ENTRY_POINT_GROUP}]\nthrowaway = throwaway_space_tab\n")
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    yield "throwaway"
+    TABS.unregister("throwaway")
+    sys.modules.pop("throwaway_space_tab", None)
+    from transformer_hub import registry
+
+    registry._loaded_plugins.difference_update({k for k in registry._loaded_plugins if "throwaway" in k})
+
+
+def test_entry_point_plugin_tab_is_discovered_and_rendered(installed_plugin, no_models):
+    assert installed_plugin not in TABS._items
+    demo = build_demo(models_dir=no_models)
+    assert installed_plugin in TABS
+    labels = tab_labels(demo)
+    assert labels.index("Throwaway plugin") == labels.index("Attention") + 1  # order 50 comes after 40
+    assert "hello from an installed plugin package" in markdown_texts(demo)
+    assert any(fn.api_name == "throwaway_shout" for fn in demo.fns.values())
+
+
+def test_entry_point_plugin_tab_works_in_the_running_app(installed_plugin, no_models):
+    gradio_client = pytest.importorskip("gradio_client")
+    from space.serve import free_port
+
+    demo = build_demo(models_dir=no_models)
+    demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        client = gradio_client.Client(demo.local_url, verbose=False)
+        assert client.predict("hello", api_name="/throwaway_shout") == "HELLO!"
+        with pytest.raises(Exception, match="No model is available"):  # no model: a message, not a crash
+            client.predict("A dog.", None, "greedy", 4, 0.6, 1.0, 1.0, 0, api_name="/translate")
+    finally:
+        demo.close()
+
+
+def test_broken_plugin_does_not_break_the_space(tmp_path, monkeypatch, no_models, caplog):
+    site = tmp_path / "broken"
+    dist = site / "broken_tab-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-tab\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[{TAB_ENTRY_POINT_GROUP}]\nbroken = no_such_module_anywhere\n")
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    demo = build_demo(models_dir=no_models)
+    assert tab_labels(demo)[:4] == ["Translate", "Beam vs greedy", "Architecture variants", "Attention"]
+    assert "no_such_module_anywhere" in caplog.text or "broken" in caplog.text
+
+
+def test_plugins_can_be_switched_off(installed_plugin, no_models, monkeypatch):
+    monkeypatch.setenv("TRANSFORMER_HUB_DISABLE_PLUGINS", "1")
+    demo = build_demo(models_dir=no_models, limits=Limits())
+    assert "Throwaway plugin" not in tab_labels(demo)
