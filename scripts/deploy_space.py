@@ -1,0 +1,177 @@
+#!/usr/bin/env python
+"""Assemble the Hugging Face Space folder and upload it: ``python scripts/deploy_space.py --repo-id USER/SPACE``.
+
+The Space folder holds: ``README.md`` (the Space card with its front matter, from ``space/README.md``),
+``app.py``, ``requirements.txt`` (the project's, minus gradio, which the Space's ``sdk_version`` pins), the
+``space/`` code, the ``transformer_hub`` package, and the chosen models under ``space/models/``
+(``--models en-de,variants/paper``, ``--models all`` (default) or ``--models none``).  ``--dry-run`` only
+assembles it (into ``--out`` or a temporary folder) and prints the file list.  The upload creates the Space
+if needed (``repo_type="space"``, ``space_sdk="gradio"``) and replaces the code and models that were there
+(``HF_ENDPOINT`` / ``HF_TOKEN`` are honoured as usual by ``huggingface_hub``).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE_DIRS = ("space", "transformer_hub")
+SKIP_DIRS = {"__pycache__", ".pytest_cache", "models"}
+CODE_SUFFIXES = {".py", ".md", ".json", ".txt", ".css"}
+MAX_FILE_BYTES = 50 * 1024 * 1024
+
+
+class DeployError(RuntimeError):
+    pass
+
+
+def front_matter(readme: Path) -> Dict[str, str]:
+    """The flat ``key: value`` pairs of a README's YAML front matter (lists are kept as raw text)."""
+    text = readme.read_text(encoding="utf-8")
+    match = re.match(r"^---\n(.*?)\n---\n", text, re.S)
+    if not match:
+        raise DeployError(f"{readme} has no YAML front matter (--- ... ---)")
+    meta = {}
+    for line in match.group(1).splitlines():
+        m = re.match(r"^([A-Za-z_]+):\s*(.*)$", line)
+        if m:
+            meta[m.group(1)] = m.group(2).strip().strip('"')
+    return meta
+
+
+def check_card(readme: Path) -> Dict[str, str]:
+    meta = front_matter(readme)
+    for key in ("title", "emoji", "sdk", "sdk_version", "app_file", "license"):
+        if not meta.get(key):
+            raise DeployError(f"{readme}: front matter lacks {key!r}")
+    if meta["sdk"] != "gradio" or meta["app_file"] != "app.py":
+        raise DeployError(f"{readme}: expected sdk: gradio and app_file: app.py")
+    try:
+        import gradio
+    except ImportError:  # pragma: no cover - deploying without gradio installed is allowed
+        return meta
+    if meta["sdk_version"] != gradio.__version__:
+        raise DeployError(f"{readme}: sdk_version {meta['sdk_version']} differs from the installed gradio "
+                          f"{gradio.__version__}; update one of them")
+    return meta
+
+
+def space_requirements(requirements: Path) -> str:
+    """The project's runtime requirements without gradio (the Space's sdk_version provides it)."""
+    lines = []
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        name = re.split(r"[<>=!~\[; ]", line.strip(), 1)[0].lower()
+        if name and not line.strip().startswith("#") and name not in ("gradio", "gradio-client", "gradio_client"):
+            lines.append(line.strip())
+    return "\n".join(lines) + "\n"
+
+
+def available_models(models_dir: Path) -> List[str]:
+    sys.path.insert(0, str(ROOT))
+    from space.models_store import discover
+
+    return [spec.name for spec in discover(models_dir)]
+
+
+def copy_code(src: Path, dest: Path) -> None:
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src)
+        if any(part in SKIP_DIRS or part.startswith(".") for part in rel.parts[:-1]) or not path.is_file():
+            continue
+        if rel.parts[0] in SKIP_DIRS or path.suffix not in CODE_SUFFIXES:
+            continue
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest / rel)
+
+
+def assemble(out: Path, models: Sequence[str] = ("all",), root: Path = ROOT, models_dir: Optional[Path] = None) -> Path:
+    """Write the Space folder into ``out`` (emptied first); returns ``out``."""
+    models_dir = Path(models_dir or root / "space" / "models")
+    card = root / "space" / "README.md"
+    check_card(card)
+    out = Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    shutil.copy2(root / "app.py", out / "app.py")
+    shutil.copy2(card, out / "README.md")
+    (out / "requirements.txt").write_text(space_requirements(root / "requirements.txt"), encoding="utf-8")
+    for name in CODE_DIRS:
+        copy_code(root / name, out / name)
+    (out / "space" / "README.md").unlink(missing_ok=True)  # the card lives at the root
+    found = available_models(models_dir)
+    wanted = found if list(models) == ["all"] else [] if list(models) == ["none"] else list(models)
+    missing = [m for m in wanted if m not in found]
+    if missing:
+        raise DeployError(f"models not found under {models_dir}: {missing}; available: {found or '(none)'}")
+    for name in wanted:
+        shutil.copytree(models_dir / name, out / "space" / "models" / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.tmp", ".*"))
+    results = models_dir / "variants" / "results.json"
+    if results.is_file() and any(m.startswith("variants/") for m in wanted):
+        shutil.copy2(results, out / "space" / "models" / "variants" / "results.json")
+    for path in out.rglob("*"):
+        if path.is_file() and path.stat().st_size > MAX_FILE_BYTES:
+            raise DeployError(f"{path.relative_to(out)} is over {MAX_FILE_BYTES // 2**20} MB; a Space is no place for it")
+    return out
+
+
+def upload(folder: Path, repo_id: str, private: bool = False, message: Optional[str] = None,
+           token: Optional[str] = None) -> str:
+    """Create the Space if needed and replace its content with ``folder``; returns the commit URL/oid."""
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    api.create_repo(repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True)
+    info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="space",
+                             commit_message=message or "Deploy the transformer_hub Space",
+                             delete_patterns=["space/**", "transformer_hub/**", "*.py", "requirements.txt"])
+    return getattr(info, "oid", None) or str(info)
+
+
+def files_of(folder: Path) -> List[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo-id", help="the Space, USER/NAME (required unless --dry-run)")
+    parser.add_argument("--models", default="all", help="comma-separated model names under space/models, "
+                                                        "'all' or 'none' (default: all)")
+    parser.add_argument("--models-dir", default=None, help="where the models are (default: space/models)")
+    parser.add_argument("--out", default=None, help="assemble here instead of a temporary folder")
+    parser.add_argument("--dry-run", action="store_true", help="assemble and list the files; upload nothing")
+    parser.add_argument("--private", action="store_true")
+    parser.add_argument("--message", default=None, help="commit message")
+    args = parser.parse_args(argv)
+    if not args.dry_run and not args.repo_id:
+        parser.error("--repo-id is required (or use --dry-run)")
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    staging = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="space-"))
+    try:
+        folder = assemble(staging / "space" if not args.out else staging, models,
+                          models_dir=Path(args.models_dir) if args.models_dir else None)
+        files = files_of(folder)
+        size = sum((folder / f).stat().st_size for f in files)
+        print(f"assembled {len(files)} files ({size / 2**20:.1f} MB) in {folder}")
+        if args.dry_run:
+            print("\n".join(files))
+            return 0
+        commit = upload(folder, args.repo_id, private=args.private, message=args.message)
+        print(f"uploaded to space {args.repo_id}: {commit}")
+        return 0
+    except DeployError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if not args.out:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""scripts/deploy_space.py: the Space folder is assembled right and uploads to the local Hub test double."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("deploy_space", ROOT / "scripts" / "deploy_space.py")
+deploy = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(deploy)
+
+REPO = "user/transformer-space"
+
+
+@pytest.fixture
+def models_dir(tmp_path, make_model):
+    """A models folder like space/models: en-de, two variants and their results table."""
+    root = tmp_path / "models"
+    make_model().save_pretrained(root / "en-de")
+    make_model(norm="pre").save_pretrained(root / "variants" / "pre-norm")
+    make_model(positional="learned").save_pretrained(root / "variants" / "learned-pos")
+    (root / "variants" / "results.json").write_text(json.dumps({"pre-norm": {"bleu": 1.0}}))
+    return root
+
+
+def test_card_front_matter_is_a_valid_space_card():
+    import gradio
+
+    meta = deploy.check_card(ROOT / "space" / "README.md")
+    assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py"
+    assert meta["sdk_version"] == gradio.__version__
+    card = (ROOT / "space" / "README.md").read_text()
+    for key in ("colorFrom:", "colorTo:", "models:", "datasets:", "license:", "emoji:"):
+        assert key in card
+    requirement = next(l for l in (ROOT / "requirements.txt").read_text().splitlines() if l.startswith("gradio"))
+    from packaging.specifiers import SpecifierSet
+
+    assert gradio.__version__ in SpecifierSet(requirement[len("gradio"):])  # the card agrees with requirements
+
+
+def test_dry_run_assembles_the_space_folder(tmp_path, models_dir, capsys):
+    out = tmp_path / "staged"
+    assert deploy.main(["--dry-run", "--out", str(out), "--models-dir", str(models_dir)]) == 0
+    files = set(deploy.files_of(out))
+    assert {"README.md", "app.py", "requirements.txt", "space/__init__.py", "space/demo.py",
+            "space/tabs/translate.py", "space/tabs/attention.py", "transformer_hub/__init__.py",
+            "transformer_hub/model.py", "transformer_hub/decoding/api.py", "space/models/en-de/config.json",
+            "space/models/en-de/model.safetensors", "space/models/variants/pre-norm/config.json",
+            "space/models/variants/learned-pos/model.safetensors", "space/models/variants/results.json"} <= files
+    assert not any("__pycache__" in f or f.endswith(".pyc") or f.startswith("tests/") for f in files)
+    assert "space/README.md" not in files and "scripts/deploy_space.py" not in files
+    assert (out / "README.md").read_text().startswith("---\ntitle:")
+    requirements = (out / "requirements.txt").read_text().splitlines()
+    assert "torch==2.13.0" in requirements and not any(r.startswith("gradio") for r in requirements)
+    assert "app.py" in capsys.readouterr().out
+
+
+def test_chosen_models_only(tmp_path, models_dir):
+    out = deploy.assemble(tmp_path / "a", ["en-de"], models_dir=models_dir)
+    assert not (out / "space" / "models" / "variants").exists()
+    out = deploy.assemble(tmp_path / "b", ["none"], models_dir=models_dir)
+    assert not (out / "space" / "models").exists()
+    with pytest.raises(deploy.DeployError, match="not found"):
+        deploy.assemble(tmp_path / "c", ["variants/nope"], models_dir=models_dir)
+    assert deploy.main(["--dry-run", "--models", "nope", "--models-dir", str(models_dir)]) == 2
+
+
+def test_wrong_sdk_version_is_refused(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("---\ntitle: x\nemoji: 🔤\nsdk: gradio\nsdk_version: 1.0.0\napp_file: app.py\nlicense: mit\n---\n")
+    with pytest.raises(deploy.DeployError, match="sdk_version"):
+        deploy.check_card(readme)
+    readme.write_text("no front matter\n")
+    with pytest.raises(deploy.DeployError, match="front matter"):
+        deploy.check_card(readme)
+
+
+def test_the_assembled_space_runs_on_its_own(tmp_path, models_dir):
+    """The staged folder alone (no checkout on the path) builds the demo with the shipped models."""
+    out = deploy.assemble(tmp_path / "staged", ["all"], models_dir=models_dir)
+    code = ("import space, transformer_hub; from space import build_demo; d = build_demo(); "
+            "print(space.__file__); print(transformer_hub.__file__); print(d.space_context.store.names())")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MODEL_IDS", "TRANSFORMER_HUB_SPACE_MODELS")}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=out, env=env, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0].startswith(str(out)) and lines[1].startswith(str(out))
+    assert lines[2] == str(["en-de", "variants/learned-pos", "variants/pre-norm"])
+
+
+def test_upload_to_the_hub_creates_and_updates_the_space(hub_server, models_dir, capsys):
+    from huggingface_hub import HfApi
+
+    assert deploy.main(["--repo-id", REPO, "--models-dir", str(models_dir)]) == 0
+    files = hub_server.files_at(REPO, repo_type="space")
+    assert {"README.md", "app.py", "requirements.txt", "space/demo.py", "transformer_hub/model.py",
+            "space/models/en-de/model.safetensors", "space/models/variants/results.json"} <= set(files)
+    local = deploy.assemble(models_dir.parent / "check", ["all"], models_dir=models_dir)
+    assert files["app.py"] == (local / "app.py").read_bytes()
+    assert files["space/models/en-de/model.safetensors"] == (local / "space/models/en-de/model.safetensors").read_bytes()
+    assert HfApi().space_info(REPO).sdk == "gradio"
+    assert "uploaded to space" in capsys.readouterr().out
+
+    # a second deploy with fewer models replaces the old content: no stale checkpoints stay behind
+    assert deploy.main(["--repo-id", REPO, "--models", "en-de", "--models-dir", str(models_dir),
+                        "--message", "only en-de"]) == 0
+    files = hub_server.files_at(REPO, repo_type="space")
+    assert "space/models/en-de/config.json" in files
+    assert not any(f.startswith("space/models/variants/") for f in files)
+    assert len(hub_server.commits(REPO, repo_type="space")) == 3  # initial, first deploy, second deploy
+
+
+def test_upload_needs_a_repo_id(capsys):
+    with pytest.raises(SystemExit):
+        deploy.main([])
+    assert "--repo-id" in capsys.readouterr().err
