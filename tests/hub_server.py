@@ -7,8 +7,9 @@ the Hub's HTTP API that ``huggingface_hub`` 2.x calls for:
 
 * ``create_repo`` / ``delete_repo``    POST /api/repos/create, /api/repos/delete
 * ``upload_folder`` / ``create_commit``  POST /api/{type}s/{repo}/preupload/{rev} (every file "regular"),
-                                        POST /api/{type}s/{repo}/commit/{rev}      (NDJSON: header, file (base64),
-                                        deletedFile, deletedFolder; ``lfsFile`` is refused: preupload never asks for LFS)
+                                        POST /api/{type}s/{repo}/commit/{rev} (NDJSON: header, file (base64),
+                                        deletedFile, deletedFolder; ``lfsFile`` is refused: preupload never
+                                        asks for LFS)
 * ``hf_hub_download``                    HEAD/GET /{repo}/resolve/{rev}/{path} (also /spaces/..., /datasets/...) with
                                         ETag, X-Repo-Commit, Content-Length and Range support
 * repo info, refs, branches, tags, tree listing, paths-info, commits, whoami
@@ -123,6 +124,7 @@ class HubServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, token: Optional[str] = None) -> None:
         self.host, self.port = host, port
         self.token = token  # when set, every request must send "Authorization: Bearer <token>"
+        self.home: Optional[Path] = None  # the HF_HOME the ``hub_server`` fixture points the client at
         self.repos: Dict[Tuple[str, str], Repo] = {}
         self.requests: List[Tuple[str, str]] = []  # (method, path) of every request, in order
         self.unhandled: List[Tuple[str, str]] = []  # requests no route matched (answered 404)
@@ -449,7 +451,9 @@ class _Handler(BaseHTTPRequestHandler):
                 repo.tags[tag] = repo.resolve(tail[1]).oid
             self._send_json({})
         elif tail == ["refs"] and method == "GET":
-            ref = lambda kind, name, oid: {"name": name, "ref": f"refs/{kind}/{name}", "targetCommit": oid}  # noqa: E731
+            def ref(kind: str, name: str, oid: str) -> dict:
+                return {"name": name, "ref": f"refs/{kind}/{name}", "targetCommit": oid}
+
             self._send_json({"branches": [ref("heads", n, o) for n, o in repo.branches.items()],
                              "tags": [ref("tags", n, o) for n, o in repo.tags.items()], "converts": []})
         elif tail[:1] == ["commits"] and len(tail) == 2 and method == "GET":
@@ -640,7 +644,8 @@ def use_hub(url: str, home: Path, token: str = "hf_test_token", timeout: float =
         for key, value in {"HF_ENDPOINT": url, "HF_HUB_DISABLE_XET": "1", "HF_HOME": str(home),
                            "HF_HUB_CACHE": str(home / "hub"), "HF_TOKEN": token, "HF_HUB_OFFLINE": "0",
                            "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-                           "HF_HUB_ETAG_TIMEOUT": str(int(timeout)), "HF_HUB_DOWNLOAD_TIMEOUT": str(int(timeout))}.items():
+                           "HF_HUB_ETAG_TIMEOUT": str(max(1, round(timeout))),
+                           "HF_HUB_DOWNLOAD_TIMEOUT": str(max(1, round(timeout)))}.items():
             mp.setenv(key, value)
         for name, value in {
             "ENDPOINT": url,
@@ -677,6 +682,7 @@ def fast_retries(max_sleep: float = 0.01, retry_timeout: float = 1.0) -> Iterato
 
     real_sleep = time.sleep
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_http, "time", types.SimpleNamespace(**{**vars(time), "sleep": lambda s: real_sleep(min(s, max_sleep))}))
+        short_sleeps = types.SimpleNamespace(**{**vars(time), "sleep": lambda s: real_sleep(min(s, max_sleep))})
+        mp.setattr(_http, "time", short_sleeps)  # only _http's view of the time module changes
         mp.setattr(file_download, "_ETAG_RETRY_TIMEOUT", retry_timeout)
         yield

@@ -117,7 +117,8 @@ def test_plugin_is_found_on_first_use(plugin_dist):
 def test_env_var_switches_plugin_loading_off(plugin_dist, monkeypatch):
     monkeypatch.setenv(registry.DISABLE_ENV, "1")
     assert load_plugins() == []
-    with pytest.raises(ValueError, match=rf"unknown positional encoding '{NAME}'.*; registered: (?!.*{NAME}).*sinusoidal"):
+    unknown = rf"unknown positional encoding '{NAME}'.*; registered: (?!.*{NAME}).*sinusoidal"
+    with pytest.raises(ValueError, match=unknown):
         TransformerConfig.preset("tiny", positional=NAME)
     assert "thub_scaled_sinusoids" not in sys.modules  # never imported
     monkeypatch.delenv(registry.DISABLE_ENV)
