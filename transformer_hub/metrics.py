@@ -68,7 +68,8 @@ def plot_curves(records: List[Dict[str, Any]], path: Path, title: str = "trainin
     ax_bleu.set(xlabel="update", ylabel="sacreBLEU (greedy)", title=f"{title}: validation BLEU")
     for ax in (ax_loss, ax_bleu):
         ax.grid(alpha=0.3)
-        ax.legend(loc="best")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="best")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
