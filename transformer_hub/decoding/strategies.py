@@ -76,9 +76,18 @@ class Stepper:
             attention = torch.stack([w[:, :, -1].float() for w in out.cross_attention], dim=1)  # (N, L, h, S)
         return logits, attention
 
-    def keep(self, index: Tensor) -> None:
-        """Keep (and reorder / repeat) rows ``index``."""
-        self.state = self.state.index_select(index)
+    def keep(self, index: Tensor, state_index: Optional[Tensor] = None) -> None:
+        """Keep (and reorder / repeat) rows ``index``.
+
+        ``state_index`` (default ``index``) selects the encoder-state rows; beam
+        search passes a cheaper one, because the k beams of a sentence share
+        their state: it changes only when whole sentences leave.
+        """
+        if state_index is None:
+            state_index = index
+        if state_index.numel() != self.state.src.size(0) or bool((state_index != torch.arange(
+                state_index.numel(), device=state_index.device)).any()):
+            self.state = self.state.index_select(state_index)
         if self.cache is not None:
             self.cache.reorder(index)
 
@@ -264,12 +273,15 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
         if t < config.min_len:
             logp[:, eos] = NEG_INF
         n, V = sentence.numel(), logp.size(-1)
-        flat_logp = logp.view(n, k * V)
-        candidates = (beam_scores.view(-1, 1) + logp).view(n, k * V)
-        n_cand = min(2 * k, k * V)
+        # a sentence's 2k best (beam, token) pairs are among each beam's own 2k best tokens
+        per_beam = min(2 * k, V)
+        top_lp, top_tok = logp.topk(per_beam, dim=-1)  # (n * k, c)
+        candidates = (beam_scores.view(-1, 1) + top_lp.double()).view(n, k * per_beam)
+        n_cand = min(2 * k, k * per_beam)
         cand_scores, cand_index = candidates.topk(n_cand, dim=1)  # (n, 2k), best first
-        cand_beam, cand_tok = cand_index // V, cand_index % V
-        cand_lp = flat_logp.gather(1, cand_index)
+        cand_beam = cand_index // per_beam
+        cand_tok = top_tok.view(n, k * per_beam).gather(1, cand_index)
+        cand_lp = top_lp.view(n, k * per_beam).gather(1, cand_index)
         at_cap = max_steps[sentence] <= t + 1  # (n,)
         is_eos = cand_tok == eos
         in_top_k = torch.arange(n_cand, device=device)[None] < k
@@ -311,7 +323,8 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
             step_att = att[rows].unsqueeze(3)
             history_att = step_att if history_att is None else torch.cat([history_att[rows], step_att], dim=3)
         sentence, n_finished, kth_finished = sentence[live], n_finished[live], kth_finished[live]
-        stepper.keep(rows)
+        stepper.keep(rows, torch.arange(n * k, device=device) if live.numel() == n else
+                     (live[:, None] * k + torch.arange(k, device=device)).view(-1))
 
     results = []
     for hyps in finished:

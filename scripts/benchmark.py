@@ -1,0 +1,293 @@
+#!/usr/bin/env python
+"""Benchmarks (not tests): ``python scripts/benchmark.py SUBCOMMAND [options]``.
+
+Subcommands live in ``BENCHMARKS`` (name -> (add_arguments, run)); add one with
+``@benchmark("name", "help")`` on a ``run(args)`` function and an ``add_arguments(parser)``.
+
+``decode``: decoding speed on Multi30k val sentences, in one run, sentences/s of
+  1. a naive reference loop written like the seed lessons: greedy, one sentence at a
+     time, re-running the decoder over the whole prefix at every step (no cache);
+  2. our greedy at batch size 1 (key/value cache);
+  3. our greedy, batched;
+  4. our beam search (k=4), batched;
+and the ratios to the naive loop (targets: 30x, 10x and 2x for 3, 4 and 2).  The model
+is ``--model``, else the shipped ``space/models/en-de``, else one trained here for
+``--train-seconds`` (or a random-init one with ``--fallback random``); the output says
+which, and measures it (BLEU of its greedy output: a random model scores ~0).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Tuple
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+import torch  # noqa: E402
+
+from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
+from transformer_hub.decoding import generate  # noqa: E402
+
+DATA_DIR = ROOT.parent / "shared" / "data" / "multi30k"
+SHIPPED = ROOT / "space" / "models" / "en-de"
+
+BENCHMARKS: Dict[str, Tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], dict], str]] = {}
+
+
+def benchmark(name: str, help: str, add_arguments: Callable[[argparse.ArgumentParser], None]):
+    def add(run: Callable[[argparse.Namespace], dict]):
+        if name in BENCHMARKS:
+            raise ValueError(f"benchmark {name!r} is already registered")
+        BENCHMARKS[name] = (add_arguments, run, help)
+        return run
+    return add
+
+
+def read_lines(path: Path, limit: int = 0) -> List[str]:
+    import gzip
+
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        lines = [line.rstrip("\n") for line in fh]
+    return lines[:limit] if limit else lines
+
+
+def data_file(data_dir: Path, split: str, lang: str) -> Path:
+    for name in (f"{split}.{lang}.gz", f"{split}.{lang}"):
+        if (data_dir / name).is_file():
+            return data_dir / name
+    raise SystemExit(f"benchmark: error: no {split}.{lang}[.gz] under {data_dir} (use --data-dir)")
+
+
+# --------------------------------------------------------------------------- the model to measure
+def train_quick_model(data_dir: Path, src_lang: str, tgt_lang: str, seconds: float, seed: int = 0) -> Transformer:
+    """The ``cpu`` preset trained for ``seconds`` on Multi30k (benchmark-only; poor but real translations)."""
+    random.seed(seed)
+    torch.manual_seed(seed)
+    src = read_lines(data_file(data_dir, "train", src_lang))
+    tgt = read_lines(data_file(data_dir, "train", tgt_lang))
+    pairs = [(s, t) for s, t in zip(src, tgt) if s.strip() and t.strip()]
+    tokenizer = Tokenizer.train([s for s, _ in pairs[:10000]], [t for _, t in pairs[:10000]], vocab_size=8000)
+    vocab = tokenizer.src_vocab_size
+    config = TransformerConfig.preset("cpu", src_vocab_size=vocab, tgt_vocab_size=vocab, dropout=0.1,
+                                      src_lang=src_lang, tgt_lang=tgt_lang)
+    model = Transformer(config)
+    model.tokenizer = tokenizer
+    bos, eos, pad = config.bos_id, config.eos_id, config.pad_id
+    examples = [(tokenizer.encode(s)[:100] + [eos], [bos] + tokenizer.encode(t, side="target")[:100] + [eos])
+                for s, t in pairs]
+    examples.sort(key=lambda e: len(e[0]))
+    batches, start = [], 0
+    while start < len(examples):  # ~800 source tokens per batch: many small updates in little time
+        size = max(1, 800 // max(1, len(examples[min(start + 15, len(examples) - 1)][0])))
+        batches.append(examples[start:start + size])
+        start += size
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.98), eps=1e-9)
+    model.train()
+    began, step = time.perf_counter(), 0
+    while time.perf_counter() - began < seconds:
+        batch = random.choice(batches)
+        s = torch.full((len(batch), max(len(e[0]) for e in batch)), pad)
+        t = torch.full((len(batch), max(len(e[1]) for e in batch)), pad)
+        for i, (a, b) in enumerate(batch):
+            s[i, : len(a)], t[i, : len(b)] = torch.tensor(a), torch.tensor(b)
+        for group in optimizer.param_groups:  # short linear warm-up
+            group["lr"] = 2e-3 * min(1.0, (step + 1) / 50)
+        logits = model(s, t[:, :-1])
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), t[:, 1:].reshape(-1),
+                                                 ignore_index=pad, label_smoothing=0.1)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        step += 1
+    model.eval()
+    model.card_data = {"name": f"benchmark model: cpu preset, {step} updates in {seconds:.0f} s",
+                       "training": {"updates": step, "seconds": seconds, "final_loss": round(loss.item(), 3)}}
+    return model
+
+
+def random_model(data_dir: Path, src_lang: str, tgt_lang: str) -> Transformer:
+    src = read_lines(data_file(data_dir, "train", src_lang), 10000)
+    tgt = read_lines(data_file(data_dir, "train", tgt_lang), 10000)
+    tokenizer = Tokenizer.train(src, tgt, vocab_size=8000)
+    torch.manual_seed(0)
+    config = TransformerConfig.preset("cpu", src_vocab_size=tokenizer.src_vocab_size,
+                                      tgt_vocab_size=tokenizer.tgt_vocab_size, src_lang=src_lang, tgt_lang=tgt_lang)
+    model = Transformer(config).eval()
+    model.tokenizer = tokenizer
+    return model
+
+
+def pick_model(args: argparse.Namespace) -> Tuple[Transformer, str]:
+    if args.model:
+        return Transformer.from_pretrained(args.model), f"given model {args.model}"
+    if (SHIPPED / "config.json").is_file():
+        return Transformer.from_pretrained(str(SHIPPED)), f"shipped model {SHIPPED.relative_to(ROOT)}"
+    if args.fallback == "random":
+        return random_model(args.data_dir, args.src_lang, args.tgt_lang), \
+            "RANDOM-INIT model of the 'cpu' preset (no shipped model; outputs run to the length cap)"
+    print(f"no shipped model at {SHIPPED.relative_to(ROOT)}: training the 'cpu' preset for {args.train_seconds:.0f} s "
+          "(benchmark-only model) ...", file=sys.stderr)
+    model = train_quick_model(args.data_dir, args.src_lang, args.tgt_lang, args.train_seconds)
+    return model, f"'cpu' preset TRAINED HERE for {args.train_seconds:.0f} s ({model.card_data['training']['updates']} " \
+                  "updates; no shipped model yet)"
+
+
+# --------------------------------------------------------------------------- decode benchmark
+class LastPosition(torch.nn.Module):
+    """Wraps the output layer to project only the last position, as the seed lesson does
+    (``model.output_proj(out[:, -1])``), so the naive loop is not charged for logits it never uses."""
+
+    def __init__(self, generator: torch.nn.Module) -> None:
+        super().__init__()
+        self.generator = generator
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.generator(x[:, -1:])
+
+
+def naive_greedy(model: Transformer, ids: List[int], max_steps: int) -> List[int]:
+    """The seed lessons' loop: one sentence, the whole prefix re-decoded every step, argmax, stop at eos."""
+    cfg = model.config
+    src = torch.tensor([ids])
+    state = model.encode(src)
+    tgt = torch.tensor([[cfg.bos_id]])
+    for _ in range(max_steps):
+        logits = model.decode(tgt, state).logits[:, -1]  # no cache: the decoder runs over all positions again
+        next_token = logits.argmax(dim=-1, keepdim=True)
+        tgt = torch.cat([tgt, next_token], dim=1)
+        if next_token.item() == cfg.eos_id:
+            break
+    return tgt[0, 1:].tolist()
+
+
+def add_decode_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=None, help="model folder or Hub id (default: space/models/en-de if present)")
+    p.add_argument("--fallback", choices=["train", "random"], default="train",
+                   help="without a model: train the cpu preset briefly, or use a random-init one")
+    p.add_argument("--train-seconds", type=float, default=60.0)
+    p.add_argument("--data-dir", type=Path, default=DATA_DIR)
+    p.add_argument("--split", default="val")
+    p.add_argument("--src-lang", default="en")
+    p.add_argument("--tgt-lang", default="de")
+    p.add_argument("--n", type=int, default=500, help="sentences for our decoders")
+    p.add_argument("--naive-n", type=int, default=100, help="sentences for the naive loop (it is slow; rate extrapolated)")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--beam-size", type=int, default=4)
+    p.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
+    p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+
+
+def timed(fn) -> Tuple[object, float]:
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def bench_decode(args: argparse.Namespace) -> dict:
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    model, model_kind = pick_model(args)
+    model.eval()
+    cfg = model.config
+    src_lang, tgt_lang = cfg.src_lang or args.src_lang, cfg.tgt_lang or args.tgt_lang
+    sources = read_lines(data_file(args.data_dir, args.split, src_lang), args.n)
+    references = read_lines(data_file(args.data_dir, args.split, tgt_lang), args.n)
+    n, naive_n = len(sources), min(args.naive_n, len(sources))
+    print(f"model: {model_kind}; {sum(p.numel() for p in model.parameters()):,} parameters; "
+          f"{n} {args.split} sentences; torch {torch.__version__}, {torch.get_num_threads()} thread(s)", file=sys.stderr)
+
+    generate(model, sources[:8], batch_size=8)  # warm-up
+    results: Dict[str, dict] = {}
+
+    # 1. naive reference loop, on the first naive_n sentences; rate extrapolated
+    eos = cfg.eos_id
+    ids = [model.tokenizer.encode(s) + [eos] for s in sources[:naive_n]]
+    body = model.body
+    generator = body.generator
+    body.generator = LastPosition(generator)  # projection of the last position only, like the seed lesson
+    try:
+        with torch.inference_mode():
+            naive_out, seconds = timed(lambda: [naive_greedy(model, i, min(len(i) + 50, cfg.max_len - 1))
+                                                for i in ids])
+    finally:
+        body.generator = generator
+    results["naive"] = dict(label="naive loop (seed lessons: no cache, batch 1, greedy)", sentences=naive_n,
+                            seconds=seconds, sentences_per_second=naive_n / seconds, extrapolated_from=naive_n)
+    runs = [("greedy_batch1", "our greedy, batch 1, KV cache", dict(strategy="greedy", batch_size=1)),
+            ("greedy_batched", f"our greedy, batched ({args.batch_size})",
+             dict(strategy="greedy", batch_size=args.batch_size)),
+            (f"beam{args.beam_size}_batched", f"our beam-{args.beam_size}, batched ({args.batch_size})",
+             dict(strategy="beam", beam_size=args.beam_size, batch_size=args.batch_size))]
+    outputs = {}
+    for key, label, options in runs:
+        out, seconds = timed(lambda: generate(model, sources, **options))
+        outputs[key] = out
+        results[key] = dict(label=label, sentences=n, seconds=seconds, sentences_per_second=n / seconds, **options)
+
+    # checks: the naive loop and our greedy agree; how trained is the model?
+    naive_tokens = [t[:-1] if t and t[-1] == eos else t for t in naive_out]
+    agree = sum(a == r.best.tokens for a, r in zip(naive_tokens, outputs["greedy_batched"][:naive_n])) / naive_n
+    from sacrebleu.metrics import BLEU
+
+    bleu = {key: BLEU().corpus_score([r.text for r in outputs[key]], [references]).score
+            for key in ("greedy_batched", f"beam{args.beam_size}_batched")}
+    finished = sum(r.best.finished for r in outputs["greedy_batched"]) / n
+    mean_len = sum(len(r.best) for r in outputs["greedy_batched"]) / n
+    trained = bleu["greedy_batched"] >= 1.0
+
+    base = results["naive"]["sentences_per_second"]
+    targets = {"greedy_batch1": 2.0, "greedy_batched": 30.0, f"beam{args.beam_size}_batched": 10.0}
+    for key, r in results.items():
+        r["ratio_vs_naive"] = r["sentences_per_second"] / base
+        if key in targets:
+            r["target_ratio"] = targets[key]
+            r["meets_target"] = r["ratio_vs_naive"] >= targets[key]
+    report = dict(benchmark="decode", model=model_kind, model_looks_trained=trained,
+                  parameters=sum(p.numel() for p in model.parameters()), layout=cfg.layout, split=args.split,
+                  sentences=n, naive_sentences=naive_n, threads=torch.get_num_threads(), torch=torch.__version__,
+                  machine=f"{platform.machine()}, {platform.processor() or platform.system()}",
+                  results=results, bleu=bleu, greedy_finished_with_eos=finished, greedy_mean_output_tokens=mean_len,
+                  naive_agrees_with_our_greedy=agree)
+
+    print(f"\ndecoding speed on {n} Multi30k {args.split} sentences ({src_lang}->{tgt_lang}), "
+          f"{torch.get_num_threads()} thread(s)")
+    print(f"model: {model_kind}")
+    print(f"model check: greedy BLEU {bleu['greedy_batched']:.1f}, beam BLEU {bleu[f'beam{args.beam_size}_batched']:.1f}, "
+          f"{finished:.0%} of greedy outputs end with eos, {mean_len:.1f} output tokens on average -> "
+          + ("a trained model" if trained else "looks UNTRAINED (random-like): read the ratios with care"))
+    print(f"{'decoder':<52} {'sent/s':>9} {'vs naive':>9}  target")
+    for key, r in results.items():
+        target = f">= {r['target_ratio']:.0f}x {'ok' if r['meets_target'] else 'MISSED'}" if "target_ratio" in r else ""
+        print(f"{r['label']:<52} {r['sentences_per_second']:>9.1f} {r['ratio_vs_naive']:>8.1f}x  {target}")
+    print(f"(naive loop timed on the first {naive_n} sentences and extrapolated to sentences/s; it produced the same "
+          f"tokens as our greedy on {agree:.0%} of them)")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"results written to {args.out}")
+    return report
+
+
+benchmark("decode", "decoding speed: naive loop vs cached, batched greedy and beam", add_decode_arguments)(bench_decode)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="benchmark.py", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
+    for name, (add_arguments, _, help) in BENCHMARKS.items():
+        add_arguments(sub.add_parser(name, help=help))
+    args = parser.parse_args(argv)
+    BENCHMARKS[args.command][1](args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
