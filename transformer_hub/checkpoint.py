@@ -12,6 +12,7 @@ import logging
 import os
 import random
 import shutil
+import tempfile
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -175,7 +176,7 @@ class HubPusher:
 
     def push(self, folder: Path, message: str) -> Future:
         """Queue a push of a snapshot of ``folder`` (copied first, so pruning cannot race the upload)."""
-        snapshot = Path(shutil.mkdtemp(prefix="push_")) / folder.name
+        snapshot = Path(tempfile.mkdtemp(prefix="push_")) / folder.name
         shutil.copytree(folder, snapshot, ignore=shutil.ignore_patterns(STATE_TENSORS))
 
         def job() -> None:
