@@ -428,3 +428,11 @@ def test_hypothesis_and_result_types():
     assert r.source_pieces == model.tokenizer.pieces(r.source_ids, side="source")
     assert math.isfinite(r.best.score) and r.best.score <= 0
     assert tiny_tokenizer() is model.tokenizer
+
+
+def test_progress_bar_is_optional(capsys):
+    model = random_model()
+    generate(model, sources(3), max_len_offset=2)
+    assert capsys.readouterr().err == ""
+    generate(model, sources(3), max_len_offset=2, progress=True)
+    assert "decoding" in capsys.readouterr().err

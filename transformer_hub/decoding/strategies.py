@@ -242,10 +242,17 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
     (beam, token) pairs per sentence are ranked by total log-probability.  A
     pair ending in eos among the first k is a finished hypothesis; the k best
     pairs that do not end in eos become the next beams (cache rows reordered to
-    follow them).  A sentence is done once it has k finished hypotheses, or at
-    its length cap, where the k best pairs are taken as they are.  Finished
-    hypotheses are ranked by ``score / lp(|Y|)``; the best ``n_best`` are
-    returned.  With k = 1 this is exactly greedy decoding.
+    follow them).  A sentence is done at its length cap (where the k best pairs
+    are taken as they are, unfinished), or once it has k finished hypotheses
+    and its best live beam, normalised at its current length, scores no better
+    than the k-th of them (the "heuristic" stopping rule of ``transformers``).
+    Finished hypotheses are ranked by ``score / lp(|Y|)``; the best ``n_best``
+    are returned.  With k = 1 this is exactly greedy decoding: the first eos
+    outranks the live beam of the same length.
+
+    Beam search is a heuristic: per sentence it usually, not always, scores at
+    least as well as greedy (greedy's path can fall off the beam); with a beam
+    wide enough to prune nothing it is exact search (see the tests).
     """
     cfg = model.config
     bos, eos = cfg.bos_id, cfg.eos_id
