@@ -153,13 +153,13 @@ class LastPosition(torch.nn.Module):
         return self.generator(x[:, -1:])
 
 
-def naive_greedy(model: Transformer, ids: List[int], max_steps: int) -> List[int]:
+def naive_greedy(model: Transformer, ids: List[int], max_len_offset: int = 50) -> List[int]:
     """The seed lessons' loop: one sentence, the whole prefix re-decoded every step, argmax, stop at eos."""
     cfg = model.config
     src = torch.tensor([ids])
     state = model.encode(src)
     tgt = torch.tensor([[cfg.bos_id]])
-    for _ in range(max_steps):
+    for _ in range(min(len(ids) + max_len_offset, model.target_budget(state))):  # the same cap as ours
         logits = model.decode(tgt, state).logits[:, -1]  # no cache: the decoder runs over all positions again
         next_token = logits.argmax(dim=-1, keepdim=True)
         tgt = torch.cat([tgt, next_token], dim=1)
@@ -209,14 +209,19 @@ def bench_decode(args: argparse.Namespace) -> dict:
 
     # 1. naive reference loop, on the first naive_n sentences; rate extrapolated
     eos = cfg.eos_id
-    ids = [model.tokenizer.encode(s) + [eos] for s in sources[:naive_n]]
+    tok = model.tokenizer
+
+    def naive_translate(text: str) -> Tuple[List[int], str]:  # text in, text out, like our decoders
+        ids = tok.encode(text) + [eos]
+        out = naive_greedy(model, ids)
+        return out, tok.decode(out, side="target")
+
     body = model.body
     generator = body.generator
     body.generator = LastPosition(generator)  # projection of the last position only, like the seed lesson
     try:
         with torch.inference_mode():
-            naive_out, seconds = timed(lambda: [naive_greedy(model, i, min(len(i) + 50, cfg.max_len - 1))
-                                                for i in ids])
+            naive_out, seconds = timed(lambda: [naive_translate(s)[0] for s in sources[:naive_n]])
     finally:
         body.generator = generator
     results["naive"] = dict(label="naive loop (seed lessons: no cache, batch 1, greedy)", sentences=naive_n,
