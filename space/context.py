@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List
+from typing import List, Optional
 
+from .batching import MicroBatcher
 from .examples import EXAMPLES
 from .limits import Limits
 from .models_store import ModelStore
@@ -14,6 +15,8 @@ class SpaceContext:
     store: ModelStore
     limits: Limits = field(default_factory=Limits)
     examples: List[str] = field(default_factory=lambda: list(EXAMPLES))
+    batcher: Optional[MicroBatcher] = field(default_factory=MicroBatcher)  # None: decode each request alone
+    decode_workers: int = 8  # concurrency limit of the decoding events (beyond the batcher's slots they wait in it)
 
     @property
     def model_names(self) -> List[str]:

@@ -7,6 +7,7 @@ from typing import Any, Dict, Iterable, Optional
 import gradio as gr
 import torch
 
+from .batching import MicroBatcher
 from .context import SpaceContext
 from .limits import Limits
 from .models_store import ModelStore, model_ids_from_env
@@ -14,7 +15,10 @@ from .plugins import ordered_tabs
 
 TITLE = "Attention Is All You Need: a Transformer from scratch (En → De)"
 QUEUE_MAX_SIZE = int(os.environ.get("SPACE_QUEUE_SIZE", "64"))      # waiting requests before "queue full"
-CONCURRENCY = int(os.environ.get("SPACE_CONCURRENCY", "2"))          # decoding jobs at once (2 CPU cores)
+CONCURRENCY = int(os.environ.get("SPACE_CONCURRENCY", "2"))          # decodes running at once (2 CPU cores)
+# Requests admitted to the decoding handlers at once: those beyond CONCURRENCY wait inside the micro-batcher
+# and are decoded together (one generate call) as soon as a decode slot frees up.
+DECODE_WORKERS = int(os.environ.get("SPACE_DECODE_WORKERS", str(4 * CONCURRENCY)))
 # One intra-op thread per request: small models decode faster that way, and the queue runs CONCURRENCY
 # requests in parallel instead (two threads per request on two shared cores slow everything down ~10x).
 TORCH_THREADS = int(os.environ.get("SPACE_TORCH_THREADS", "1"))       # 0 leaves torch's default
@@ -42,7 +46,8 @@ def build_demo(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optiona
         store = ModelStore(models_dir, model_ids_from_env() if model_ids is None else list(model_ids))
     if TORCH_THREADS > 0:
         torch.set_num_threads(TORCH_THREADS)
-    ctx = SpaceContext(store=store, limits=limits or Limits.from_env())
+    ctx = SpaceContext(store=store, limits=limits or Limits.from_env(),
+                       batcher=MicroBatcher(max_parallel=CONCURRENCY), decode_workers=DECODE_WORKERS)
     tabs = ordered_tabs()
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(INTRO, elem_id="intro")

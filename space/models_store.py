@@ -90,7 +90,12 @@ class ModelStore:
         specs = discover(self.models_dir)
         for model_id in model_ids:
             spec = parse_model_id(model_id)
-            if spec.name not in {s.name for s in specs}:
+            names = {s.name for s in specs}
+            if spec.local:  # a local folder is shown by its folder name when that is unambiguous
+                short = Path(spec.source.rstrip("/\\")).name
+                if short and short not in names and short not in model_ids:
+                    spec = ModelSpec(short, spec.source, spec.revision, spec.kind)
+            if spec.name not in names and spec.source not in {s.source for s in specs if s.local}:
                 specs.append(spec)
         self.specs: Dict[str, ModelSpec] = {spec.name: spec for spec in specs}
         self._models: Dict[str, Transformer] = {}
@@ -109,14 +114,28 @@ class ModelStore:
 
     def spec(self, name: str) -> ModelSpec:
         if name not in self.specs:
+            name = self.name_of(name) or name
+        if name not in self.specs:
             known = ", ".join(self.specs) or "(none: ship one under space/models/ or pass --model)"
             raise KeyError(f"unknown model {name!r}; available: {known}")
         return self.specs[name]
+
+    def name_of(self, model_id: str) -> Optional[str]:
+        """The picker name of a model given as it was passed (a folder path or a repo id), if it is offered."""
+        if model_id in self.specs:
+            return model_id
+        if os.path.isdir(model_id):
+            target = os.path.realpath(model_id)
+            for name, spec in self.specs.items():
+                if spec.local and os.path.realpath(spec.source) == target:
+                    return name
+        return None
 
     # ------------------------------------------------------------------ loading
     def get(self, name: str) -> Transformer:
         """The model called ``name``, loading it on first use (once, even under concurrent calls)."""
         spec = self.spec(name)
+        name = spec.name
         model = self._models.get(name)
         if model is not None:
             return model
@@ -149,6 +168,7 @@ class ModelStore:
     def config(self, name: str) -> TransformerConfig:
         """The model's config; read from config.json for local folders, so no weights are loaded."""
         spec = self.spec(name)
+        name = spec.name
         if name in self._models:
             return self._models[name].config
         if spec.local:

@@ -51,6 +51,6 @@ def running_app(model_dir: os.PathLike, limits: Optional[Limits] = None) -> Iter
     shipped = model_dir == (DEFAULT_MODELS_DIR / SHIPPED).resolve()
     url, demo = launch_local([] if shipped else [str(model_dir)], limits=limits)
     try:
-        yield RunningApp(url, demo, SHIPPED if shipped else str(model_dir), shipped)
+        yield RunningApp(url, demo, demo.space_context.store.name_of(str(model_dir)), shipped)
     finally:
         demo.close()

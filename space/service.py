@@ -54,7 +54,7 @@ def pick_model(ctx: SpaceContext, name: Optional[str]):
     if not ctx.store.names():
         raise gr.Error("No model is available: ship one under space/models/en-de, or start the app with "
                        "--model FOLDER_OR_REPO_ID (or MODEL_IDS).")
-    name = name or ctx.store.default()
+    name = ctx.store.name_of(name) or name if name else ctx.store.default()
     if name not in ctx.store.specs:
         raise gr.Error(f"Unknown model {name!r}; available: {', '.join(ctx.store.names())}.")
     return name, ctx.store.get(name)
@@ -80,10 +80,16 @@ def decoding_config(ctx: SpaceContext, strategy: str, beam_size=4, length_penalt
     return DecodingConfig(**options)
 
 
-def run(model, sentences: Sequence[str], config: DecodingConfig):
-    """Decode ``sentences`` in one batch; returns (results, seconds)."""
+def run(ctx: SpaceContext, name: str, model, sentences: Sequence[str], config: DecodingConfig):
+    """Decode ``sentences`` in one batch (shared with concurrent requests of the same model and options,
+    see ``batching.py``); returns (results, seconds)."""
     start = time.perf_counter()
-    results = generate(model, list(sentences), config)
+    batcher = ctx.batcher
+    if batcher is None:
+        results = generate(model, list(sentences), config)
+    else:
+        key = batcher.unique_key() if config.strategy == "sample" else (name, repr(config))
+        results = batcher.run(key, lambda texts: generate(model, texts, config), sentences)
     return results, time.perf_counter() - start
 
 
@@ -105,8 +111,8 @@ def translate(ctx: SpaceContext, text: str, model: str, strategy: str = "beam", 
     """Several lines -> several translations, decoded as one batch; returns (text, milliseconds)."""
     clean = clean_text(text, ctx.limits)
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length)
-    _, loaded = pick_model(ctx, model)
-    results, seconds = run(loaded, clean.sentences, config)
+    name, loaded = pick_model(ctx, model)
+    results, seconds = run(ctx, name, loaded, clean.sentences, config)
     _truncation_note(results)
     return "\n".join(_align(clean.lines, [r.text for r in results])), round(seconds * 1000.0, 1)
 
@@ -129,9 +135,9 @@ def compare(ctx: SpaceContext, text: str, model: str, beam_size: int = 4, length
                                   n_best=min(n_best, beam_size))
     # greedy is scored under the same length penalty, so the normalised scores compare on one scale
     greedy_config = decoding_config(ctx, "greedy", length_penalty=length_penalty, max_length=max_length)
-    _, loaded = pick_model(ctx, model)
-    (greedy,), greedy_s = run(loaded, [sentence], greedy_config)
-    (beam,), beam_s = run(loaded, [sentence], beam_config)
+    name, loaded = pick_model(ctx, model)
+    (greedy,), greedy_s = run(ctx, name, loaded, [sentence], greedy_config)
+    (beam,), beam_s = run(ctx, name, loaded, [sentence], beam_config)
     g, b = _summary(greedy.best, greedy_s), _summary(beam.best, beam_s)
     differ = g["text"] != b["text"]
     if differ:
@@ -217,7 +223,7 @@ def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], stra
     rows = []
     for name in dict.fromkeys(models):
         _, loaded = pick_model(ctx, name)
-        results, seconds = run(loaded, clean.sentences, config)
+        results, seconds = run(ctx, name, loaded, clean.sentences, config)
         rows.append([name, "\n".join(r.text for r in results), round(seconds * 1000.0, 1),
                      round(sum(float(r.best.normalized_score) for r in results) / len(results), 4),
                      f"{loaded.num_parameters():,}"])
@@ -256,7 +262,7 @@ def attention(ctx: SpaceContext, text: str, model: str, strategy: str = "greedy"
     strategy = choice_option("strategy", strategy, ("greedy", "beam"))
     config = decoding_config(ctx, strategy, beam_size, attention=True)
     name, loaded = pick_model(ctx, model)
-    (result,), seconds = run(loaded, clean.sentences, config)
+    (result,), seconds = run(ctx, name, loaded, clean.sentences, config)
     hyp = result.best
     weights = hyp.attention
     if weights is None:

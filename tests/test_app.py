@@ -344,3 +344,52 @@ def test_clean_text_keeps_lines_and_drops_control_characters():
         clean_text("x" * 11, Limits(max_chars=10))
     with pytest.raises(gr.Error, match="must be text"):
         clean_text(42, Limits())
+
+
+def test_micro_batcher_merges_waiting_requests_and_keeps_their_order():
+    import threading
+    import time as _time
+
+    from space.batching import MicroBatcher
+
+    batcher = MicroBatcher(max_parallel=1, max_sentences=100)
+    calls, gate = [], threading.Event()
+
+    def decode(texts):
+        calls.append(list(texts))
+        if len(calls) == 1:
+            gate.wait(5)  # hold the only slot until everyone else is queued
+        return [t.upper() for t in texts]
+
+    out = {}
+    first = threading.Thread(target=lambda: out.setdefault("first", batcher.run("k", decode, ["a"])))
+    first.start()
+    while not calls:
+        _time.sleep(0.01)
+    others = [threading.Thread(target=lambda i=i: out.setdefault(i, batcher.run("k", decode, [f"s{i}", f"t{i}"])))
+              for i in range(5)]
+    for t in others:
+        t.start()
+    while sum(len(q) for q in batcher._queues.values()) < 5:
+        _time.sleep(0.01)
+    gate.set()
+    for t in [first, *others]:
+        t.join(10)
+    assert out["first"] == ["A"] and all(out[i] == [f"S{i}", f"T{i}"] for i in range(5))
+    assert len(calls) == 2 and sorted(calls[1]) == sorted(s for i in range(5) for s in (f"s{i}", f"t{i}"))
+    assert batcher.merged == 4
+
+
+def test_micro_batcher_hands_errors_to_every_member_and_keeps_working():
+    from space.batching import MicroBatcher
+
+    batcher = MicroBatcher()
+
+    def broken(texts):
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        batcher.run("k", broken, ["a"])
+    assert batcher.run("k", lambda texts: texts[::-1][::-1], ["x", "y"]) == ["x", "y"]
+    assert batcher.unique_key() != batcher.unique_key()
+    assert batcher._running == 0 and not batcher._queues

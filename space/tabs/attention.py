@@ -32,7 +32,8 @@ def render(ctx) -> None:
     with gr.Accordion("Matrix and pieces (JSON)", open=False):
         data = gr.JSON(label="attention matrix")
     button.click(bind(ctx, service.attention), [text, model, strategy, beam_size, layer, head],
-                 [plot, data, translation], api_name="attention", concurrency_id=DECODE)
+                 [plot, data, translation], api_name="attention", concurrency_id=DECODE,
+                 concurrency_limit=ctx.decode_workers)
     model.change(functools.partial(_choices, ctx), model, [layer, head], api_name="attention_choices")
 
 

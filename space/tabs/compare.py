@@ -37,4 +37,5 @@ def render(ctx) -> None:
     with gr.Accordion("All of it as JSON", open=False):
         data = gr.JSON(label="compare result")
     button.click(bind(ctx, service.compare), [text, model, beam_size, length_penalty, n_best, max_length],
-                 [greedy, beam, scores, nbest, verdict, data], api_name="compare", concurrency_id=DECODE)
+                 [greedy, beam, scores, nbest, verdict, data], api_name="compare", concurrency_id=DECODE,
+                 concurrency_limit=ctx.decode_workers)

@@ -33,4 +33,5 @@ def render(ctx) -> None:
     gr.Examples(examples=[[e] for e in ctx.examples], inputs=[text], label="Multi30k test sentences (click one)")
     inputs = [text, model, strategy, beam_size, length_penalty, temperature, top_p, max_length]
     button.click(bind(ctx, service.translate), inputs, [output, elapsed], api_name="translate",
-                 concurrency_id=DECODE)
+                 concurrency_id=DECODE,
+                 concurrency_limit=ctx.decode_workers)

@@ -29,9 +29,11 @@ def render(ctx) -> None:
         with gr.Column():
             results = gr.Dataframe(headers=["model", "translation", "ms", "normalised score", "parameters"],
                                    datatype=["str", "str", "number", "number", "str"], wrap=True,
+                                   column_widths=["22%", "46%", "10%", "11%", "11%"],
                                    label="Side by side", interactive=False, elem_id="variants-results")
     button.click(bind(ctx, service.variants_translate), [text, models, strategy, beam_size], results,
-                 api_name="variants", concurrency_id=DECODE)
+                 api_name="variants", concurrency_id=DECODE,
+                 concurrency_limit=ctx.decode_workers)
     with gr.Row():
         picked = gr.Dropdown(names, value=ctx.default_model, label="Architecture to draw", scale=1)
     diagram = gr.Plot(label="Architecture", elem_id="variants-diagram",

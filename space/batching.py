@@ -1,0 +1,91 @@
+"""Adaptive micro-batching: concurrent requests with the same model and options share one ``generate`` call.
+
+At low load a request runs at once (no added latency).  While ``max_parallel`` decodes are busy, later
+requests wait; when a slot frees up, the next waiting request takes every request queued for its
+(model, options) key, up to ``max_sentences`` sentences, and decodes them as one batch.  Results are
+identical to decoding one by one (the library's batched decoding is batch-independent; sampling, whose
+random draws depend on the batch, is never merged: its key is unique per request).
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Deque, Dict, Hashable, List, Optional, Sequence
+
+
+@dataclass
+class _Item:
+    sentences: List[str]
+    results: Optional[list] = None
+    error: Optional[BaseException] = None
+    done: bool = False
+
+
+@dataclass
+class MicroBatcher:
+    max_parallel: int = 2       # decodes running at once (one torch thread each)
+    max_sentences: int = 64     # sentences merged into one call
+    _cond: threading.Condition = field(default_factory=threading.Condition, repr=False)
+    _queues: Dict[Hashable, Deque[_Item]] = field(default_factory=dict, repr=False)
+    _running: int = 0
+    _unique: "itertools.count" = field(default_factory=itertools.count, repr=False)
+    calls: int = 0              # generate calls made (for tests and benchmarks)
+    merged: int = 0             # requests that shared a call with an earlier one
+
+    def unique_key(self) -> Hashable:
+        return ("unique", next(self._unique))
+
+    def run(self, key: Hashable, decode: Callable[[List[str]], list], sentences: Sequence[str]) -> list:
+        """``decode(sentences)`` for this request, possibly merged with others of the same ``key``."""
+        item = _Item(list(sentences))
+        with self._cond:
+            self._queues.setdefault(key, deque()).append(item)
+            while not item.done:
+                queue = self._queues.get(key)
+                if self._running < self.max_parallel and queue:
+                    batch = self._take(key, queue)
+                    self._running += 1
+                    self.calls += 1
+                    self.merged += len(batch) - 1
+                    self._cond.release()
+                    try:
+                        self._decode(decode, batch)
+                    finally:
+                        self._cond.acquire()
+                        self._running -= 1
+                        for done in batch:
+                            done.done = True
+                        self._cond.notify_all()
+                else:
+                    self._cond.wait()
+        if item.error is not None:
+            raise item.error
+        return item.results
+
+    def _take(self, key: Hashable, queue: Deque[_Item]) -> List[_Item]:
+        batch = [queue.popleft()]
+        count = len(batch[0].sentences)
+        while queue and count + len(queue[0].sentences) <= self.max_sentences:
+            count += len(queue[0].sentences)
+            batch.append(queue.popleft())
+        if not queue:
+            del self._queues[key]
+        return batch
+
+    @staticmethod
+    def _decode(decode: Callable[[List[str]], list], batch: List[_Item]) -> None:
+        sentences = [s for item in batch for s in item.sentences]
+        try:
+            results = decode(sentences)
+            if len(results) != len(sentences):
+                raise RuntimeError(f"decoding returned {len(results)} results for {len(sentences)} sentences")
+        except BaseException as exc:  # noqa: BLE001 - handed to every request of the batch
+            for item in batch:
+                item.error = exc
+            return
+        start = 0
+        for item in batch:
+            item.results = results[start:start + len(item.sentences)]
+            start += len(item.sentences)

@@ -1,0 +1,155 @@
+"""App benchmark (not a test): latency and throughput of ``/translate`` through ``gradio_client``.
+
+    python -m space.bench [--model DIR_OR_REPO] [--clients 1,8] [--requests 64] [--beam-size 4]
+
+Launches the app on 127.0.0.1 in this process (or uses ``--url``, which must be a loopback address), then for
+each client count sends a fixed number of Multi30k test_2016_flickr sentences, one per request, from that many
+concurrent ``gradio_client`` clients.  Reports p50/p95 latency, requests/s, errors and the peak RSS of this
+process (which holds the server and the clients).  Targets on the 2-core machine with the shipped model and
+beam 4: one client p50 <= 150 ms; eight clients: no errors and >= 20 requests/s.
+
+To wire it into ``scripts/benchmark.py``::
+
+    from space import bench as space_bench
+    @benchmark("app", "latency/throughput of the Space's /translate through gradio_client")
+    ...  add_arguments = space_bench.add_arguments; run = space_bench.run
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import resource
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+from urllib.parse import urlsplit
+
+from .devmodel import DATA_DIR
+from .examples import EXAMPLES
+
+MAX_REQUESTS = 2000
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def test_sentences(n: int, data_dir: Path = DATA_DIR) -> List[str]:
+    path = data_dir / "test_2016_flickr.en.gz"
+    lines = EXAMPLES
+    if path.is_file():
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            lines = [line.strip() for _, line in zip(range(max(n, 1)), fh) if line.strip()]
+    return [lines[i % len(lines)] for i in range(n)]
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
+
+
+def measure(url: str, model: str, clients: int, requests: int, strategy: str = "beam", beam_size: int = 4,
+            warmup: int = 2) -> Dict[str, float]:
+    """``requests`` calls of /translate spread over ``clients`` concurrent clients."""
+    from gradio_client import Client
+
+    if urlsplit(url).hostname not in LOOPBACK:
+        raise ValueError(f"the app benchmark only talks to a local app (127.0.0.1), not {url}")
+    requests = max(1, min(int(requests), MAX_REQUESTS))
+    sentences = test_sentences(requests)
+    pool = [Client(url, verbose=False) for _ in range(clients)]
+    args = (model, strategy, beam_size, 0.6, 1.0, 1.0, 0)
+    for client in pool[:1]:
+        for sentence in sentences[:warmup]:
+            client.predict(sentence, *args, api_name="/translate")
+    latencies: List[float] = []
+    errors: List[str] = []
+
+    def one(i: int) -> None:
+        start = time.perf_counter()
+        try:
+            pool[i % clients].predict(sentences[i], *args, api_name="/translate")
+            latencies.append(time.perf_counter() - start)
+        except Exception as exc:  # noqa: BLE001 - counted, the benchmark goes on
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(clients) as executor:
+        list(executor.map(one, range(requests)))
+    wall = time.perf_counter() - start
+    return {"clients": clients, "requests": requests, "errors": len(errors), "wall_s": round(wall, 2),
+            "requests_per_s": round(len(latencies) / wall, 2),
+            "p50_ms": round(1000 * percentile(latencies, 0.5), 1), "p95_ms": round(1000 * percentile(latencies, 0.95), 1),
+            "mean_ms": round(1000 * statistics.fmean(latencies), 1) if latencies else float("nan"),
+            "peak_rss_mb": round(peak_rss_mb(), 1), "first_error": errors[0] if errors else ""}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=None, help="model folder or Hub id (default: the shipped en-de, else a "
+                                                      "tiny model trained once for the purpose)")
+    parser.add_argument("--url", default=None, help="benchmark an app already running on 127.0.0.1 instead")
+    parser.add_argument("--model-name", default=None, help="with --url: the model name to request")
+    parser.add_argument("--clients", default="1,8", help="comma-separated concurrent client counts")
+    parser.add_argument("--requests", type=int, default=64, help=f"requests per client count (at most {MAX_REQUESTS})")
+    parser.add_argument("--strategy", default="beam", choices=["greedy", "beam"])
+    parser.add_argument("--beam-size", type=int, default=4)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def run(args: argparse.Namespace) -> Dict:
+    from .devmodel import model_for_tests
+    from .serve import launch_local
+
+    demo = None
+    if args.url:
+        url, model = args.url, args.model_name or "en-de"
+    else:
+        model_path = args.model or str(model_for_tests())
+        url, demo = launch_local([model_path])
+        model = demo.space_context.store.name_of(model_path) or demo.space_context.store.default()
+    try:
+        rows = []
+        for c in (c for c in str(args.clients).split(",") if c.strip()):
+            batcher = demo.space_context.batcher if demo is not None else None
+            before = (batcher.calls, batcher.merged) if batcher else (0, 0)
+            rows.append(measure(url, model, int(c), args.requests, args.strategy, args.beam_size))
+            if batcher:  # how many generate calls served the requests (warm-up included)
+                rows[-1]["decode_calls"] = batcher.calls - before[0]
+                rows[-1]["merged_requests"] = batcher.merged - before[1]
+    finally:
+        if demo is not None:
+            demo.close()
+    report = {"benchmark": "app /translate", "model": model, "strategy": args.strategy, "beam_size": args.beam_size,
+              "results": rows}
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"app /translate · model {model} · {args.strategy}" + (f" {args.beam_size}" if args.strategy == "beam" else ""))
+        print(f"{'clients':>7} {'requests':>8} {'errors':>6} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} "
+              f"{'peak RSS MB':>11} {'decode calls':>12}")
+        for r in rows:
+            print(f"{r['clients']:>7} {r['requests']:>8} {r['errors']:>6} {r['requests_per_s']:>7} {r['p50_ms']:>8} "
+                  f"{r['p95_ms']:>8} {r['peak_rss_mb']:>11} {r.get('decode_calls', '-'):>12}")
+            if r["first_error"]:
+                print(f"        first error: {r['first_error']}")
+    return report
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    run(parser.parse_args(argv))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
