@@ -436,3 +436,20 @@ def test_progress_bar_is_optional(capsys):
     assert capsys.readouterr().err == ""
     generate(model, sources(3), max_len_offset=2, progress=True)
     assert "decoding" in capsys.readouterr().err
+
+
+def test_sampling_random_stream_is_uniform_and_exact():
+    import random as _random
+
+    from transformer_hub.decoding.strategies import _mul32, uniforms
+
+    rng = _random.Random(0)
+    xs = [rng.getrandbits(32) for _ in range(500)]
+    assert _mul32(torch.tensor(xs), 0x85EBCA6B).tolist() == [(x * 0x85EBCA6B) % 2 ** 32 for x in xs]
+    keys = torch.tensor([[rng.getrandbits(32), rng.getrandbits(32)] for _ in range(4000)])
+    for step in (0, 1, 57):
+        u = uniforms(keys, step)
+        assert ((u >= 0) & (u < 1)).all()
+        counts = torch.bincount((u * 10).long(), minlength=10).double()
+        assert ((counts - 400) ** 2 / 400).sum() < 40  # chi-square, 9 degrees of freedom
+    assert not torch.equal(uniforms(keys, 0), uniforms(keys, 1))

@@ -175,15 +175,20 @@ def greedy(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]
 
 # Sampling randomness: a counter-based stream per (seed, source, sample number), so a
 # sentence draws the same tokens alone or in any batch.  Uses 32-bit integer mixing
-# (murmur3's finaliser) in int64 tensors; the products wrap, and only the low 32 bits are kept.
+# (murmur3's finaliser) in int64 tensors, multiplying in 16-bit halves so nothing overflows.
 _M32 = 0xFFFFFFFF
+
+
+def _mul32(x: Tensor, c: int) -> Tensor:
+    """(x * c) mod 2^32 for x, c < 2^32, without int64 overflow."""
+    return (((((x >> 16) * c) & 0xFFFF) << 16) + (x & 0xFFFF) * c) & _M32
 
 
 def _mix32(x: Tensor) -> Tensor:
     x = x ^ (x >> 16)
-    x = (x * 0x85EBCA6B) & _M32
+    x = _mul32(x, 0x85EBCA6B)
     x = x ^ (x >> 13)
-    x = (x * 0xC2B2AE35) & _M32
+    x = _mul32(x, 0xC2B2AE35)
     return x ^ (x >> 16)
 
 
@@ -200,7 +205,7 @@ def stream_keys(src: Tensor, lengths: Tensor, seed: int, copies: int) -> Tensor:
 
 def uniforms(keys: Tensor, step: int) -> Tensor:
     """(N, 2) keys -> (N,) float64 uniforms in [0, 1) for decoding step ``step``."""
-    counter = _mix32((keys[:, 1] + step * 0x9E3779B9) & _M32)
+    counter = _mix32((keys[:, 1] + (step * 0x9E3779B9 & _M32)) & _M32)
     return _mix32(keys[:, 0] ^ counter).double() / 2.0 ** 32
 
 
