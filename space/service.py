@@ -169,43 +169,68 @@ def describe_models(ctx: SpaceContext) -> List[List[Any]]:
         except Exception as exc:  # noqa: BLE001 - one broken folder must not hide the others
             rows.append([name, f"(unreadable: {exc})"] + [""] * (len(MODEL_COLUMNS) - 2))
             continue
-        measured = results.get(name.split("/", 1)[-1], results.get(name, {}))
+        measured = flatten(results.get(name.split("/", 1)[-1], results.get(name, {})))
         rows.append([
             name, cfg.layout, cfg.positional, cfg.norm, cfg.feed_forward, cfg.attention,
             cfg.d_model, cfg.n_heads, cfg.d_ff, f"{cfg.n_encoder_layers}+{cfg.n_decoder_layers}",
-            _params(ctx, name, cfg, measured), _pick(measured, "test_bleu", "bleu_test", "bleu", "val_bleu"),
-            _pick(measured, "train_minutes", "training_minutes", "train_time_min", "train_time_s", "training_time",
-                  "train_seconds"),
-            _pick(measured, "decode_sentences_per_s", "sentences_per_s", "decode_speed", "speed", "tokens_per_s"),
+            _params(ctx, name, cfg, measured), _measured(measured, "bleu"), _measured(measured, "chrf"),
+            _measured(measured, "train_time"), _measured(measured, "speed"),
         ])
     return rows
 
 
 MODEL_COLUMNS = ["model", "layout", "positional", "norm", "feed-forward", "attention", "d_model", "heads", "d_ff",
-                 "layers (enc+dec)", "parameters", "BLEU", "training time", "speed"]
+                 "layers (enc+dec)", "parameters", "test BLEU", "test chrF", "training time", "decoding speed"]
+
+
+def flatten(data: Any, prefix: str = "") -> Dict[str, Any]:
+    """{"test_2016_flickr": {"bleu": 38.1}} -> {"test_2016_flickr.bleu": 38.1} (lower-case keys)."""
+    out: Dict[str, Any] = {}
+    if isinstance(data, dict):
+        for key, value in data.items():
+            out.update(flatten(value, f"{prefix}{str(key).lower()}."))
+    elif isinstance(data, (int, float)) and not isinstance(data, bool):
+        out[prefix.rstrip(".")] = data
+    return out
 
 
 def _params(ctx: SpaceContext, name: str, cfg, measured: Dict[str, Any]) -> str:
     for key in ("parameters", "params", "n_parameters", "num_parameters"):
-        if isinstance(measured.get(key), (int, float)):
+        if key in measured:
             return f"{int(measured[key]):,}"
     if name in ctx.store.loaded():
         return f"{ctx.store.get(name).num_parameters():,}"
-    return f"~{cfg.num_parameters():,}"
+    return f"{cfg.num_parameters():,}"
 
 
-def _pick(measured: Dict[str, Any], *keys: str) -> str:
-    for key in keys:
-        value = measured.get(key)
-        if isinstance(value, dict):  # e.g. {"test_2016_flickr": 38.1}
-            value = next((v for v in value.values() if isinstance(v, (int, float))), None)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            unit = " s" if key.endswith(("_s", "seconds")) and "per" not in key else ""
-            unit = " min" if "min" in key else unit
-            unit = " sent/s" if "sentences_per_s" in key else unit
-            unit = " tok/s" if "tokens_per_s" in key else unit
-            return f"{value:,.2f}{unit}"
-    return "—"
+def _measured(measured: Dict[str, Any], what: str) -> str:
+    """Find a measured number in a results row whatever its exact key (the variant study names them)."""
+    def find(*tests):
+        for key, value in measured.items():
+            if all(t(key) for t in tests):
+                return key, value
+        return None
+
+    hit = None
+    if what in ("bleu", "chrf"):
+        plain = lambda k: "lower" not in k and "signature" not in k  # noqa: E731 - cased BLEU first
+        hit = (find(lambda k: what in k, lambda k: "test" in k, plain) or find(lambda k: what in k, plain)
+               or find(lambda k: what in k))
+        return f"{hit[1]:.2f}" if hit else "—"
+    if what == "train_time":
+        hit = find(lambda k: "train" in k, lambda k: any(u in k for u in ("time", "second", "minute", "hour"))
+                   and "per" not in k)
+        if not hit:
+            return "—"
+        key, value = hit
+        minutes = value / 60 if not any(u in key for u in ("minute", "_min", "hour")) else value
+        minutes = value * 60 if "hour" in key else minutes
+        return f"{minutes:.1f} min"
+    hit = find(lambda k: "sentences_per" in k or "sent_per" in k) or find(lambda k: "decod" in k and "per" in k)
+    if hit:
+        return f"{hit[1]:,.1f} sent/s"
+    hit = find(lambda k: "tokens_per" in k)
+    return f"{hit[1]:,.0f} tok/s (training)" if hit else "—"
 
 
 def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], strategy: str = "beam",

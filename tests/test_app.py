@@ -10,6 +10,12 @@ import re
 
 import pytest
 
+import sys as _sys
+from pathlib import Path as _Path
+
+if str(_Path(__file__).resolve().parents[1]) not in _sys.path:  # `space` lives at the repository root
+    _sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))
+
 pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
@@ -23,9 +29,14 @@ LIMITS = Limits(max_chars=300, max_lines=8, max_output_tokens=60, max_beam=6, ma
 
 
 @pytest.fixture(scope="module")
-def app(request):
+def model_dir(request):
     cache = request.config.cache.mkdir("space") if request.config.cache else None
-    with running_app(model_for_tests(cache), LIMITS) as running:
+    return model_for_tests(cache)
+
+
+@pytest.fixture(scope="module")
+def app(model_dir):
+    with running_app(model_dir, LIMITS) as running:
         yield running
 
 
@@ -393,3 +404,67 @@ def test_micro_batcher_hands_errors_to_every_member_and_keeps_working():
     assert batcher.run("k", lambda texts: texts[::-1][::-1], ["x", "y"]) == ["x", "y"]
     assert batcher.unique_key() != batcher.unique_key()
     assert batcher._running == 0 and not batcher._queues
+
+
+def test_app_py_serves_on_the_host_and_port_gradio_reads(model_dir, tmp_path):
+    """``python app.py``: GRADIO_SERVER_NAME/PORT choose where it listens; MODEL_IDS and --model add models."""
+    import os
+    import subprocess
+    import sys
+    import time as _time
+    from pathlib import Path
+
+    from space.serve import free_port
+
+    root = Path(__file__).resolve().parents[1]
+    port = free_port()
+    other = tmp_path / "second-model"
+    other.symlink_to(Path(model_dir).resolve(), target_is_directory=True)
+    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port),
+           "MODEL_IDS": str(model_dir), "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "app.py", "--model", str(other)], cwd=root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url, deadline = f"http://127.0.0.1:{port}/", _time.monotonic() + 120
+        while True:
+            try:
+                client = gradio_client.Client(url, verbose=False)
+                break
+            except Exception:  # noqa: BLE001 - not up yet
+                if proc.poll() is not None or _time.monotonic() > deadline:
+                    raise AssertionError(f"app.py did not come up on {url}:\n{proc.stdout.read()[-3000:]}")
+                _time.sleep(0.5)
+        table = client.predict(api_name="/models")
+        names = [row[0] for row in table["data"]]
+        assert Path(model_dir).name in names and "second-model" in names
+        out, _ = client.predict("A dog runs.", "second-model", "greedy", 4, 0.6, 1.0, 1.0, 0, api_name="/translate")
+        assert out.strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("row", [
+    {"name": "paper", "parameters": 1234567, "train_seconds": 600, "test_2016_flickr": {"bleu": 35.25, "chrf": 60.1,
+     "bleu_lowercase": 36.0}, "decode_sentences_per_second": 88.8},
+    {"variant": "paper", "params": 1234567, "training_minutes": 10, "test_bleu": 35.25, "test_chrf": 60.1,
+     "sentences_per_s": 88.8},
+])
+def test_variants_table_shows_configuration_and_measurements(tmp_path, make_model, row):
+    import json
+
+    from space import service
+    from space.context import SpaceContext
+    from space.models_store import ModelStore
+
+    make_model().save_pretrained(tmp_path / "en-de")
+    make_model(norm="pre", positional="rope", feed_forward="swiglu").save_pretrained(tmp_path / "variants" / "paper")
+    (tmp_path / "variants" / "results.json").write_text(json.dumps([row]))
+    rows = {r[0]: dict(zip(service.MODEL_COLUMNS, r)) for r in service.describe_models(SpaceContext(ModelStore(tmp_path)))}
+    assert list(rows) == ["en-de", "variants/paper"]
+    paper = rows["variants/paper"]
+    assert (paper["norm"], paper["positional"], paper["feed-forward"]) == ("pre", "rope", "swiglu")
+    assert paper["parameters"] == "1,234,567" and paper["test BLEU"] == "35.25" and paper["test chrF"] == "60.10"
+    assert paper["training time"] == "10.0 min" and paper["decoding speed"] == "88.8 sent/s"
+    shipped = rows["en-de"]
+    assert shipped["test BLEU"] == "—" and shipped["parameters"] == f"{make_model().num_parameters():,}"

@@ -12,6 +12,12 @@ from pathlib import Path
 
 import pytest
 
+import sys as _sys
+from pathlib import Path as _Path
+
+if str(_Path(__file__).resolve().parents[1]) not in _sys.path:  # `space` lives at the repository root
+    _sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))
+
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium) to run browser tests",

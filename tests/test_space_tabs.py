@@ -7,6 +7,12 @@ import textwrap
 
 import pytest
 
+import sys as _sys
+from pathlib import Path as _Path
+
+if str(_Path(__file__).resolve().parents[1]) not in _sys.path:  # `space` lives at the repository root
+    _sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))
+
 gr = pytest.importorskip("gradio")
 
 from space import TAB_ENTRY_POINT_GROUP, TABS, build_demo, ordered_tabs, tab  # noqa: E402
