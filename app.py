@@ -5,7 +5,7 @@ MODEL_IDS (comma-separated) and --model add models to the shipped ones.
 """
 import argparse
 
-from space import build_demo, launch_options
+from space import build_demo, configure_torch, launch_options
 from space.models_store import model_ids_from_env
 
 if __name__ == "__main__":
@@ -13,4 +13,5 @@ if __name__ == "__main__":
     parser.add_argument("--model", action="append", default=[], help="local folder or Hub repo id[@revision]")
     parser.add_argument("--models-dir", default=None, help="shipped models folder (default: space/models)")
     args = parser.parse_args()
+    configure_torch()
     build_demo(model_ids_from_env(args.model), models_dir=args.models_dir).launch(**launch_options())

@@ -109,7 +109,10 @@ def run(args: argparse.Namespace) -> Dict:
     from .devmodel import model_for_tests
     from .serve import launch_local
 
+    from .demo import configure_torch
+
     demo = None
+    configure_torch()
     if args.url:
         url, model = args.url, args.model_name or "en-de"
     else:

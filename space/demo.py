@@ -44,8 +44,6 @@ def build_demo(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optiona
     """
     if store is None:
         store = ModelStore(models_dir, model_ids_from_env() if model_ids is None else list(model_ids))
-    if TORCH_THREADS > 0:
-        torch.set_num_threads(TORCH_THREADS)
     ctx = SpaceContext(store=store, limits=limits or Limits.from_env(),
                        batcher=MicroBatcher(max_parallel=CONCURRENCY), decode_workers=DECODE_WORKERS)
     tabs = ordered_tabs()
@@ -58,6 +56,14 @@ def build_demo(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optiona
     demo.space_context = ctx  # for tests and benchmarks: the store and limits behind this demo
     demo.queue(max_size=QUEUE_MAX_SIZE, default_concurrency_limit=CONCURRENCY)
     return demo
+
+
+def configure_torch() -> int:
+    """Set torch's intra-op threads for serving (``SPACE_TORCH_THREADS``, default 1); returns the previous count."""
+    previous = torch.get_num_threads()
+    if TORCH_THREADS > 0:
+        torch.set_num_threads(TORCH_THREADS)
+    return previous
 
 
 def launch_options(**overrides: Any) -> Dict[str, Any]:

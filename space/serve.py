@@ -10,7 +10,9 @@ from typing import Iterable, Iterator, Optional, Tuple
 
 import gradio as gr
 
-from .demo import build_demo, launch_options
+import torch
+
+from .demo import build_demo, configure_torch, launch_options
 from .limits import Limits
 from .models_store import DEFAULT_MODELS_DIR, SHIPPED
 
@@ -49,8 +51,12 @@ def running_app(model_dir: os.PathLike, limits: Optional[Limits] = None) -> Iter
     """Launch the demo with ``model_dir`` (the shipped model or an extra folder) on loopback; close it after."""
     model_dir = Path(model_dir).resolve()
     shipped = model_dir == (DEFAULT_MODELS_DIR / SHIPPED).resolve()
-    url, demo = launch_local([] if shipped else [str(model_dir)], limits=limits)
+    threads = configure_torch()
     try:
-        yield RunningApp(url, demo, demo.space_context.store.name_of(str(model_dir)), shipped)
+        url, demo = launch_local([] if shipped else [str(model_dir)], limits=limits)
+        try:
+            yield RunningApp(url, demo, demo.space_context.store.name_of(str(model_dir)), shipped)
+        finally:
+            demo.close()
     finally:
-        demo.close()
+        torch.set_num_threads(threads)
