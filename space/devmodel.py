@@ -42,10 +42,12 @@ def load_pairs(limit: int, data_dir: Path = DATA_DIR) -> List[Tuple[str, str]]:
     raise FileNotFoundError(f"no Multi30k train.en/train.de under {data_dir} (set MULTI30K_DIR)")
 
 
-def train_tiny(out: Path, pairs: int = 3000, seconds: float = 60.0, seed: int = 0, vocab_size: int = 1000) -> Path:
+def train_tiny(out: Path, pairs: int = 3000, seconds: float = 60.0, seed: int = 0, vocab_size: int = 1000,
+               data: Optional[List[Tuple[str, str]]] = None) -> Path:
+    """Train for ``seconds`` on the first ``pairs`` Multi30k pairs (or on ``data``) and save into ``out``."""
     torch.manual_seed(seed)
     random.seed(seed)
-    data = load_pairs(pairs)
+    data = list(data) if data is not None else load_pairs(pairs)
     tokenizer = Tokenizer.train([s for s, _ in data], [t for _, t in data], vocab_size=vocab_size, joint=True)
     vocab = tokenizer.src_vocab_size
     config = TransformerConfig(src_vocab_size=vocab, tgt_vocab_size=vocab, d_model=64, n_heads=4, d_ff=128,
@@ -110,9 +112,13 @@ if __name__ == "__main__":
     print(train_tiny(Path(args.out), pairs=args.pairs, seconds=args.seconds))
 
 
-def model_for_tests(cache_root: Optional[os.PathLike] = None, seconds: float = 30.0) -> Path:
-    """The shipped model, else a tiny one trained once into ``cache_root`` (pytest's cache) or the temp folder."""
+def model_for_tests(cache_root: Optional[os.PathLike] = None, seconds: float = 30.0,
+                    data: Optional[List[Tuple[str, str]]] = None) -> Path:
+    """The shipped model, else a tiny one trained once into ``cache_root`` (pytest's cache) or the temp folder.
+
+    ``data`` replaces the Multi30k pairs (for machines without the corpus)."""
     import tempfile
 
     root = Path(cache_root) if cache_root else Path(tempfile.gettempdir()) / "transformer_hub_space"
-    return ensure_model(root / "tiny-en-de", pairs=2000, seconds=seconds, vocab_size=1000)
+    name = "tiny-en-de" if data is None else "tiny-en-de-synthetic"
+    return ensure_model(root / name, pairs=2000, seconds=seconds, vocab_size=1000, data=data)

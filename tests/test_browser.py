@@ -24,6 +24,7 @@ if not os.path.exists(CHROMIUM):
                 allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")
 
+from conftest import MULTI30K, synthetic_pairs  # noqa: E402
 from space.devmodel import model_for_tests  # noqa: E402
 from space.limits import Limits  # noqa: E402
 from space.serve import running_app  # noqa: E402
@@ -38,7 +39,8 @@ GERMAN = re.compile(r"\b(ein|eine|einer|einem|der|die|das|und|mit|auf|im|vor|man
 @pytest.fixture(scope="module")
 def app(request):
     cache = request.config.cache.mkdir("space") if request.config.cache else None
-    with running_app(model_for_tests(cache), Limits(max_output_tokens=60)) as running:
+    data = None if MULTI30K.is_dir() else synthetic_pairs(2000)  # conftest's, when the corpus is absent
+    with running_app(model_for_tests(cache, data=data), Limits(max_output_tokens=60)) as running:
         yield running
 
 
