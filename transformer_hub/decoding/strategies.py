@@ -226,7 +226,14 @@ def filter_logits(logits: Tensor, temperature: float, top_k: int, top_p: float) 
 
 @STRATEGIES.register("sample")
 def sample(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
-    """Ancestral sampling with temperature / top-k / top-p; ``n_best`` samples per sentence, best first."""
+    """Ancestral sampling with temperature / top-k / top-p; ``n_best`` samples per sentence, best first.
+
+    The random numbers come from a counter-based stream keyed by (seed, source
+    ids, sample number), not from one shared ``torch.Generator``: so the same
+    seed gives the same samples for a sentence whatever batch it is in, and
+    different seeds give different samples.  Token log-probabilities and
+    scores are the model's own (temperature 1, unfiltered).
+    """
     keys = stream_keys(batch.src, batch.lengths, batch.seed, config.n_best)
 
     def choose(logits: Tensor, logp: Tensor, t: int, rows: Tensor) -> Tensor:
