@@ -140,7 +140,8 @@ def pick_model(args: argparse.Namespace) -> Tuple[Transformer, str]:
     print(f"no shipped model at {SHIPPED.relative_to(ROOT)}: training the 'cpu' preset for {args.train_seconds:.0f} s "
           "(benchmark-only model) ...", file=sys.stderr)
     model = train_quick_model(args.data_dir, args.src_lang, args.tgt_lang, args.train_seconds)
-    return model, f"'cpu' preset TRAINED HERE for {args.train_seconds:.0f} s ({model.card_data['training']['updates']} " \
+    updates = model.card_data["training"]["updates"]
+    return model, f"'cpu' preset TRAINED HERE for {args.train_seconds:.0f} s ({updates} " \
                   "updates; no shipped model yet)"
 
 
@@ -182,7 +183,8 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--src-lang", default="en")
     p.add_argument("--tgt-lang", default="de")
     p.add_argument("--n", type=int, default=500, help="sentences for our decoders")
-    p.add_argument("--naive-n", type=int, default=100, help="sentences for the naive loop (it is slow; rate extrapolated)")
+    p.add_argument("--naive-n", type=int, default=100,
+                   help="sentences for the naive loops (they are slow; the rate is extrapolated)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--beam-size", type=int, default=4)
     p.add_argument("--threads", type=int, default=1,
@@ -208,7 +210,8 @@ def bench_decode(args: argparse.Namespace) -> dict:
     references = read_lines(data_file(args.data_dir, args.split, tgt_lang), args.n)
     n, naive_n = len(sources), min(args.naive_n, len(sources))
     print(f"model: {model_kind}; {sum(p.numel() for p in model.parameters()):,} parameters; "
-          f"{n} {args.split} sentences; torch {torch.__version__}, {torch.get_num_threads()} thread(s)", file=sys.stderr)
+          f"{n} {args.split} sentences; torch {torch.__version__}, {torch.get_num_threads()} thread(s)",
+          file=sys.stderr)
 
     generate(model, sources[:8], batch_size=8)  # warm-up
     eos, tok = cfg.eos_id, model.tokenizer
@@ -290,7 +293,7 @@ def bench_decode(args: argparse.Namespace) -> dict:
     print(f"\ndecoding speed on {n} Multi30k {args.split} sentences ({src_lang}->{tgt_lang}), "
           f"{torch.get_num_threads()} thread(s)")
     print(f"model: {model_kind}")
-    print(f"model check: greedy BLEU {bleu['greedy_batched']:.1f}, beam BLEU {bleu[f'beam{args.beam_size}_batched']:.1f}, "
+    print(f"model check: greedy BLEU {bleu['greedy_batched']:.1f}, beam BLEU {bleu[beam_key]:.1f}, "
           f"{finished:.0%} of greedy outputs end with eos, {mean_len:.1f} output tokens on average -> "
           + ("a trained model" if trained else "looks UNTRAINED (random-like): read the ratios with care"))
     print(f"{'decoder':<52} {'sent/s':>9} {'vs naive':>9}  target")

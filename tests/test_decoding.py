@@ -330,7 +330,8 @@ def test_over_long_input_is_truncated_with_a_warning(layout):
         generate(model, ["a dog ."], max_len_offset=3)  # short input: no warning
 
 
-ODD = ["🙂🐕‍🦺 dog", "مرحبا بالعالم", "שלום", "你好，世界", "\x00\x01\x07 control", "\u202e reversed \u202c",
+ODD = ["🙂🐕‍🦺 dog", "مرحبا بالعالم", "שלום", "你好，世界", "\x00\x01\x07 control",
+       "\u202e reversed \u202c",
        "e\u0301\u0308 combining", "\ud800 lone surrogate", "\u2028line\u2029separators", "\ufeffbom",
        "a" * 500, "🙂" * 80]
 

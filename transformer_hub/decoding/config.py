@@ -63,7 +63,8 @@ class DecodingConfig:
             return float(value)
 
         if not isinstance(self.strategy, str) or self.strategy not in STRATEGIES:
-            raise ValueError(f"unknown decoding strategy {self.strategy!r}; registered: {', '.join(STRATEGIES.names())}")
+            raise ValueError(f"unknown decoding strategy {self.strategy!r}; "
+                             f"registered: {', '.join(STRATEGIES.names())}")
         integer("beam_size", 1, MAX_BEAM_SIZE)
         integer("n_best", 1, MAX_BEAM_SIZE)
         integer("max_len_offset", 0)

@@ -153,7 +153,8 @@ def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choos
             rows, seqs, score = rows[keep], seqs[keep], score[keep]
             stepper.keep(keep)
 
-    tokens_l, logprobs_l, scores_l, lengths_l = tokens.tolist(), logprobs.tolist(), final_score.tolist(), lengths.tolist()
+    tokens_l, logprobs_l = tokens.tolist(), logprobs.tolist()
+    scores_l, lengths_l = final_score.tolist(), lengths.tolist()
     out: List[List[Hypothesis]] = [[] for _ in range(batch.size)]
     for r in range(n_rows):
         n = lengths_l[r]
