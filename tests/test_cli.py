@@ -192,3 +192,13 @@ def test_module_entry_point_end_to_end(model_dir):
     bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "translate.py"), "--model", "/no/such/dir"],
                          capture_output=True, env=env, timeout=120)
     assert bad.returncode == 2 and b"Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_n_best_alone_means_beam_search(model_dir, monkeypatch, capsys):
+    status, out, err = run(["translate", "--model", str(model_dir), "--n-best", "6", "--max-length", "4"],
+                           b"a dog runs .\n", monkeypatch, capsys)
+    assert status == 0, err
+    rows = [line.split("\t") for line in out.rstrip("\n").split("\n")]
+    assert [int(r[1]) for r in rows] == list(range(6))  # beam search with beam_size raised to 6
+    expected = random_model().translate(["a dog runs ."], strategy="beam", beam_size=6, max_length=4)
+    assert rows[0][4] == cli.one_line(expected[0])

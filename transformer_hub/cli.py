@@ -151,8 +151,10 @@ def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
 
     d = DecodingConfig()
     g = parser.add_argument_group("decoding (see transformer_hub.decoding.DecodingConfig)")
-    g.add_argument("--strategy", default=d.strategy, help=f"one of: {', '.join(STRATEGIES.names())} (default: greedy)")
-    g.add_argument("--beam-size", type=int, default=d.beam_size, help=f"beams per sentence (default {d.beam_size})")
+    g.add_argument("--strategy", default=None,
+                   help=f"one of: {', '.join(STRATEGIES.names())} (default: greedy; beam with --n-best > 1)")
+    g.add_argument("--beam-size", type=int, default=None,
+                   help=f"beams per sentence (default {d.beam_size}, or --n-best if larger)")
     g.add_argument("--length-penalty", type=float, default=d.length_penalty,
                    help=f"GNMT alpha in ((5+|Y|)/6)^alpha (default {d.length_penalty})")
     g.add_argument("--n-best", type=int, default=d.n_best, help="hypotheses per sentence; > 1 writes TSV")
@@ -174,8 +176,10 @@ def decoding_config(args: argparse.Namespace):
     from .decoding import DecodingConfig
 
     n_best = args.n_best
+    strategy = args.strategy or ("beam" if n_best > 1 else DecodingConfig.strategy)
+    beam_size = args.beam_size if args.beam_size is not None else max(DecodingConfig.beam_size, n_best)
     try:
-        return DecodingConfig(strategy=args.strategy, beam_size=args.beam_size, length_penalty=args.length_penalty,
+        return DecodingConfig(strategy=strategy, beam_size=beam_size, length_penalty=args.length_penalty,
                               n_best=n_best, batch_size=args.batch_size, max_len_offset=args.max_len_offset,
                               max_length=args.max_length, min_len=args.min_len, temperature=args.temperature,
                               top_k=args.top_k, top_p=args.top_p, seed=args.seed)
