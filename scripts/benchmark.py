@@ -4,6 +4,11 @@
 Subcommands live in ``BENCHMARKS`` (name -> (add_arguments, run)); add one with
 ``@benchmark("name", "help")`` on a ``run(args)`` function and an ``add_arguments(parser)``.
 
+``train``: training throughput (target tokens/s) of our model against a ``torch.nn.Transformer``
+  reference of the same size on the same batches, and GFLOP/s as a share of the matmul peak
+  (see ``scripts/bench_train.py``); ``app``: the Space's ``/translate`` latency and throughput through
+  ``gradio_client`` (see ``space/bench.py``).
+
 ``decode``: decoding speed on Multi30k val sentences, in one run, sentences/s of
   1. a naive reference loop written like the seed lessons: greedy, one sentence at a
      time, re-running ``model.decode`` over the whole prefix at every step (no cache);
@@ -311,6 +316,21 @@ def bench_decode(args: argparse.Namespace) -> dict:
 
 
 benchmark("decode", "decoding speed: naive loop vs cached, batched greedy and beam", add_decode_arguments)(bench_decode)
+
+
+def _register_others() -> None:
+    """``train`` (scripts/bench_train.py) and ``app`` (space/bench.py) live beside their subjects."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_train import add_train_arguments, bench_train
+
+    from space import bench as space_bench
+
+    benchmark("train", "training throughput: ours vs a torch.nn.Transformer reference", add_train_arguments)(bench_train)
+    benchmark("app", "latency/throughput of the Space's /translate through gradio_client",
+              space_bench.add_arguments)(space_bench.run)
+
+
+_register_others()
 
 
 def main(argv=None) -> int:

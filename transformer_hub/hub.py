@@ -3,16 +3,17 @@
 Loading never unpickles: weights come only from ``model.safetensors``; there is
 no ``pytorch_model.bin`` fallback.  ``config.json`` is validated before any
 tensor is allocated, the safetensors header (names, shapes, dtypes) is checked
-against a model built on the ``meta`` device, and only then are weights read
-and loaded with ``strict=True``.
+(a config needing far more parameters than the file holds is refused before
+the model is built), and only then are weights read and loaded with ``strict=True``.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 from huggingface_hub import EvalResult, ModelCard, ModelCardData, hf_hub_download, try_to_load_from_cache
@@ -159,24 +160,36 @@ def read_config(path: str) -> TransformerConfig:
         raise CheckpointError(f"invalid config.json: {exc}") from exc
 
 
-def check_weights_header(path: str, model: torch.nn.Module) -> None:
-    """Compare names/shapes/dtypes in the safetensors header with ``model`` (may be on ``meta``)."""
-    expected = {group[0]: tuple(model.state_dict(keep_vars=True)[group[0]].shape) for group in tied_groups(model)}
+def read_header(path: str) -> Dict[str, Tuple[Tuple[int, ...], str]]:
+    """{name: (shape, dtype)} from a safetensors header, without reading any tensor data."""
     try:
         with safe_open(path, framework="pt") as fh:
-            stored = {name: tuple(fh.get_slice(name).get_shape()) for name in fh.keys()}
-            dtypes = {name: fh.get_slice(name).get_dtype() for name in fh.keys()}
+            return {name: (tuple(fh.get_slice(name).get_shape()), fh.get_slice(name).get_dtype()) for name in fh.keys()}
     except (SafetensorError, OSError, ValueError) as exc:
         raise CheckpointError(f"{path} is not a readable safetensors file (truncated or corrupt?): {exc}") from exc
-    missing, unexpected = sorted(set(expected) - set(stored)), sorted(set(stored) - set(expected))
+
+
+def check_size(header: Dict[str, Tuple[Tuple[int, ...], str]], config: TransformerConfig, path: str) -> None:
+    """Refuse a config that needs far more parameters than the weights file holds (before allocating them)."""
+    stored = sum(math.prod(shape) for shape, _ in header.values())
+    needed = config.num_parameters()
+    if needed > 2 * stored + 1_000_000:
+        raise CheckpointError(f"config.json describes ~{needed:,} parameters but {path} holds {stored:,}; "
+                              "refusing to build a model the weights cannot fill")
+
+
+def check_weights_header(header: Dict[str, Tuple[Tuple[int, ...], str]], model: torch.nn.Module, path: str) -> None:
+    """Compare the names, shapes and dtypes in the header with ``model``'s tensors."""
+    expected = {group[0]: tuple(model.state_dict(keep_vars=True)[group[0]].shape) for group in tied_groups(model)}
+    missing, unexpected = sorted(set(expected) - set(header)), sorted(set(header) - set(expected))
     if missing or unexpected:
         raise CheckpointError(f"{path} does not match the config: missing tensors {missing[:10]}, "
                               f"unexpected tensors {unexpected[:10]}")
     for name, shape in expected.items():
-        if stored[name] != shape:
-            raise CheckpointError(f"{path}: tensor {name} has shape {list(stored[name])}, the config needs {list(shape)}")
-        if dtypes[name] not in ("F32", "F16", "BF16", "F64"):
-            raise CheckpointError(f"{path}: tensor {name} has dtype {dtypes[name]}, expected a float type")
+        if header[name][0] != shape:
+            raise CheckpointError(f"{path}: tensor {name} has shape {list(header[name][0])}, the config needs {list(shape)}")
+        if header[name][1] not in ("F32", "F16", "BF16", "F64"):
+            raise CheckpointError(f"{path}: tensor {name} has dtype {header[name][1]}, expected a float type")
 
 
 def load_weights(path: str, model: torch.nn.Module) -> None:
@@ -200,9 +213,10 @@ def load_pretrained(cls, model_id: str, revision: Optional[str] = None, **downlo
                                              ("cache_dir", "force_download", "token", "local_files_only")})
     config = read_config(fetch(CONFIG_JSON))
     weights = fetch(WEIGHTS_FILE)
-    with torch.device("meta"):
-        check_weights_header(weights, cls(config))
+    header = read_header(weights)
+    check_size(header, config, weights)
     model = cls(config)
+    check_weights_header(header, model, weights)
     load_weights(weights, model)
     model.eval()
     tok_config = fetch(TOKENIZER_CONFIG, required=False)

@@ -35,7 +35,8 @@ class Embeddings(nn.Module):
 
     def __init__(self, vocab_size: int, d_model: int, pad_id: int) -> None:
         super().__init__()
-        self.lut = nn.Embedding(vocab_size, d_model, padding_idx=pad_id)
+        self.lut = nn.Embedding(vocab_size, d_model)
+        self.lut.padding_idx = pad_id  # set afterwards: nn.Embedding's own zeroing is very slow on "meta" tensors
         nn.init.normal_(self.lut.weight, mean=0.0, std=d_model ** -0.5)
         with torch.no_grad():
             self.lut.weight[pad_id].zero_()
@@ -243,7 +244,7 @@ class DecoderLayer(nn.Module):
         self.self_attn, self.cross_attn, self.feed_forward = self_attn, cross_attn, feed_forward
         self.residuals = nn.ModuleList(residuals)
 
-    def forward(self, x: Tensor, memory: Tensor, self_mask: Tensor, cross_mask: Tensor,
+    def forward(self, x: Tensor, memory: Tensor, self_mask: Optional[Tensor], cross_mask: Tensor,
                 cache: Optional[Dict[str, Dict[str, Tensor]]] = None, rotate: Optional[Rotate] = None,
                 need_weights: bool = False):
         seen: Dict[str, Optional[Tensor]] = {}
@@ -351,7 +352,8 @@ class EncoderDecoder(nn.Module):
         positions = torch.arange(past, past + tgt.size(1), device=tgt.device)[None]  # (1, T)
         rotate = lambda t: self.positional.rotate(t, positions)  # noqa: E731
         x = self.embed(self.tgt_embed, tgt, positions)
-        self_mask = causal_mask(tgt.size(1), past, tgt.device)  # (1, 1, T, past + T)
+        # (1, 1, T, past + T); one new token may see every cached one, so it needs no mask at all
+        self_mask = causal_mask(tgt.size(1), past, tgt.device) if tgt.size(1) > 1 else None
         cross_mask = state.src_mask[:, None, None, :]  # (B, 1, 1, S)
         weights = []
         for i, layer in enumerate(self.decoder):
