@@ -14,8 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict
 
 import torch
 import torch.nn as nn

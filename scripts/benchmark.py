@@ -18,9 +18,8 @@ Subcommands live in ``BENCHMARKS`` (name -> (add_arguments, run)); add one with
   3. our greedy, batched;
   4. our beam search (k=4), batched;
 and the ratios to the naive loop (targets: 30x, 10x and 2x for 3, 4 and 2).  The model
-is ``--model``, else the shipped ``space/models/en-de``, else one trained here for
-``--train-seconds`` (or a random-init one with ``--fallback random``); the output says
-which, and measures it (BLEU of its greedy output: a random model scores ~0).
+is ``--model``, else the shipped ``space/models/en-de`` (or a random-init one with
+``--fallback random``); the output says which, and measures it (BLEU of its greedy output: a random model scores ~0).
 Methods run in interleaved rounds (``--repeats``) and the best time of each is kept,
 so the load of other processes on a shared machine hits them alike.
 """
@@ -29,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import random
 import sys
 import time
 from pathlib import Path
@@ -41,6 +39,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 import torch  # noqa: E402
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
+from transformer_hub.data import DataError, corpus_file, read_lines  # noqa: E402
 from transformer_hub.decoding import generate  # noqa: E402
 
 DATA_DIR = ROOT.parent / "shared" / "data" / "multi30k"
@@ -58,73 +57,17 @@ def benchmark(name: str, help: str, add_arguments: Callable[[argparse.ArgumentPa
     return add
 
 
-def read_lines(path: Path, limit: int = 0) -> List[str]:
-    import gzip
-
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        lines = [line.rstrip("\n") for line in fh]
-    return lines[:limit] if limit else lines
-
-
 def data_file(data_dir: Path, split: str, lang: str) -> Path:
-    for name in (f"{split}.{lang}.gz", f"{split}.{lang}"):
-        if (data_dir / name).is_file():
-            return data_dir / name
-    raise SystemExit(f"benchmark: error: no {split}.{lang}[.gz] under {data_dir} (use --data-dir)")
+    try:
+        return corpus_file(data_dir, split, lang)
+    except DataError as exc:
+        raise SystemExit(f"benchmark: error: {exc} (use --data-dir)")
 
 
 # --------------------------------------------------------------------------- the model to measure
-def train_quick_model(data_dir: Path, src_lang: str, tgt_lang: str, seconds: float, seed: int = 0) -> Transformer:
-    """The ``cpu`` preset trained for ``seconds`` on Multi30k (benchmark-only; poor but real translations)."""
-    random.seed(seed)
-    torch.manual_seed(seed)
-    src = read_lines(data_file(data_dir, "train", src_lang))
-    tgt = read_lines(data_file(data_dir, "train", tgt_lang))
-    pairs = [(s, t) for s, t in zip(src, tgt) if s.strip() and t.strip()]
-    tokenizer = Tokenizer.train([s for s, _ in pairs[:10000]], [t for _, t in pairs[:10000]], vocab_size=8000)
-    vocab = tokenizer.src_vocab_size
-    config = TransformerConfig.preset("cpu", src_vocab_size=vocab, tgt_vocab_size=vocab, dropout=0.1,
-                                      src_lang=src_lang, tgt_lang=tgt_lang)
-    model = Transformer(config)
-    model.tokenizer = tokenizer
-    bos, eos, pad = config.bos_id, config.eos_id, config.pad_id
-    examples = [(tokenizer.encode(s)[:100] + [eos], [bos] + tokenizer.encode(t, side="target")[:100] + [eos])
-                for s, t in pairs]
-    examples.sort(key=lambda e: len(e[0]))
-    batches, start = [], 0
-    while start < len(examples):  # ~800 source tokens per batch: many small updates in little time
-        size = max(1, 800 // max(1, len(examples[min(start + 15, len(examples) - 1)][0])))
-        batches.append(examples[start:start + size])
-        start += size
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.98), eps=1e-9)
-    model.train()
-    began, step = time.perf_counter(), 0
-    while time.perf_counter() - began < seconds:
-        batch = random.choice(batches)
-        s = torch.full((len(batch), max(len(e[0]) for e in batch)), pad)
-        t = torch.full((len(batch), max(len(e[1]) for e in batch)), pad)
-        for i, (a, b) in enumerate(batch):
-            s[i, : len(a)], t[i, : len(b)] = torch.tensor(a), torch.tensor(b)
-        for group in optimizer.param_groups:  # short linear warm-up
-            group["lr"] = 2e-3 * min(1.0, (step + 1) / 50)
-        logits = model(s, t[:, :-1])
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), t[:, 1:].reshape(-1),
-                                                 ignore_index=pad, label_smoothing=0.1)
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        step += 1
-    model.eval()
-    model.card_data = {"name": f"benchmark model: cpu preset, {step} updates in {seconds:.0f} s",
-                       "training": {"updates": step, "seconds": seconds, "final_loss": round(loss.item(), 3)}}
-    return model
-
-
 def random_model(data_dir: Path, src_lang: str, tgt_lang: str) -> Transformer:
-    src = read_lines(data_file(data_dir, "train", src_lang), 10000)
-    tgt = read_lines(data_file(data_dir, "train", tgt_lang), 10000)
+    src = read_lines(data_file(data_dir, "train", src_lang))[:10000]
+    tgt = read_lines(data_file(data_dir, "train", tgt_lang))[:10000]
     tokenizer = Tokenizer.train(src, tgt, vocab_size=8000)
     torch.manual_seed(0)
     config = TransformerConfig.preset("cpu", src_vocab_size=tokenizer.src_vocab_size,
@@ -142,12 +85,8 @@ def pick_model(args: argparse.Namespace) -> Tuple[Transformer, str]:
     if args.fallback == "random":
         return random_model(args.data_dir, args.src_lang, args.tgt_lang), \
             "RANDOM-INIT model of the 'cpu' preset (no shipped model; outputs run to the length cap)"
-    print(f"no shipped model at {SHIPPED.relative_to(ROOT)}: training the 'cpu' preset for {args.train_seconds:.0f} s "
-          "(benchmark-only model) ...", file=sys.stderr)
-    model = train_quick_model(args.data_dir, args.src_lang, args.tgt_lang, args.train_seconds)
-    updates = model.card_data["training"]["updates"]
-    return model, f"'cpu' preset TRAINED HERE for {args.train_seconds:.0f} s ({updates} " \
-                  "updates; no shipped model yet)"
+    raise SystemExit(f"benchmark: error: no shipped model at {SHIPPED.relative_to(ROOT)}; pass --model DIR_OR_REPO "
+                     "(or --fallback random)")
 
 
 # --------------------------------------------------------------------------- decode benchmark
@@ -180,9 +119,8 @@ def naive_greedy(model: Transformer, ids: List[int], max_len_offset: int = 50) -
 
 def add_decode_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="model folder or Hub id (default: space/models/en-de if present)")
-    p.add_argument("--fallback", choices=["train", "random"], default="train",
-                   help="without a model: train the cpu preset briefly, or use a random-init one")
-    p.add_argument("--train-seconds", type=float, default=60.0)
+    p.add_argument("--fallback", choices=["error", "random"], default="error",
+                   help="without a model: stop with an error, or measure a random-init one")
     p.add_argument("--data-dir", type=Path, default=DATA_DIR)
     p.add_argument("--split", default="val")
     p.add_argument("--src-lang", default="en")
@@ -211,8 +149,8 @@ def bench_decode(args: argparse.Namespace) -> dict:
     model.eval()
     cfg = model.config
     src_lang, tgt_lang = cfg.src_lang or args.src_lang, cfg.tgt_lang or args.tgt_lang
-    sources = read_lines(data_file(args.data_dir, args.split, src_lang), args.n)
-    references = read_lines(data_file(args.data_dir, args.split, tgt_lang), args.n)
+    sources = read_lines(data_file(args.data_dir, args.split, src_lang))[: args.n]
+    references = read_lines(data_file(args.data_dir, args.split, tgt_lang))[: args.n]
     n, naive_n = len(sources), min(args.naive_n, len(sources))
     print(f"model: {model_kind}; {sum(p.numel() for p in model.parameters()):,} parameters; "
           f"{n} {args.split} sentences; torch {torch.__version__}, {torch.get_num_threads()} thread(s)",
