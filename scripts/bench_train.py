@@ -12,8 +12,10 @@ of this machine's fp32 matmul peak, measured here with large ``torch.mm`` calls.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
+from pathlib import Path
 from typing import Dict
 
 import torch
@@ -133,4 +135,7 @@ def bench_train(args: argparse.Namespace) -> Dict:
         print(f"  {name:22s} {r['target_tokens_per_s']:7,d} target tokens/s  {r['gflops']:6.1f} GFLOP/s "
               f"({100 * r['share_of_peak']:.0f}% of peak)  {r['parameters']:,} parameters")
     print(f"  speed-up of ours over the torch.nn.Transformer reference: {result['speedup']:.2f}x (target >= 2x)")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     return result
