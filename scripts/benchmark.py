@@ -39,10 +39,10 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 import torch  # noqa: E402
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
-from transformer_hub.data import DataError, corpus_file, read_lines  # noqa: E402
+from transformer_hub.data import DEFAULT_DATA_DIR, DataError, corpus_file, read_lines  # noqa: E402
 from transformer_hub.decoding import generate  # noqa: E402
 
-DATA_DIR = ROOT.parent / "shared" / "data" / "multi30k"
+DATA_DIR = DEFAULT_DATA_DIR
 SHIPPED = ROOT / "space" / "models" / "en-de"
 
 BENCHMARKS: Dict[str, Tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], dict], str]] = {}

@@ -17,7 +17,6 @@ To wire it into ``scripts/benchmark.py``::
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import resource
 import statistics
@@ -27,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 from urllib.parse import urlsplit
+
+from transformer_hub.data import read_lines
 
 from .devmodel import DATA_DIR
 from .examples import EXAMPLES
@@ -39,8 +40,7 @@ def test_sentences(n: int, data_dir: Path = DATA_DIR) -> List[str]:
     path = data_dir / "test_2016_flickr.en.gz"
     lines = EXAMPLES
     if path.is_file():
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            lines = [line.strip() for _, line in zip(range(max(n, 1)), fh) if line.strip()]
+        lines = [line.strip() for line in read_lines(path)[: max(n, 1)] if line.strip()]
     return [lines[i % len(lines)] for i in range(n)]
 
 

@@ -16,12 +16,12 @@ import tempfile
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from transformer_hub.data import load_split
+from transformer_hub.data import DEFAULT_DATA_DIR, load_split
 from transformer_hub.train import main as train_main
 
 from .models_store import DEFAULT_MODELS_DIR, SHIPPED, is_model_folder
 
-DATA_DIR = Path(os.environ.get("MULTI30K_DIR", Path(__file__).resolve().parents[1].parent / "shared/data/multi30k"))
+DATA_DIR = Path(os.environ.get("MULTI30K_DIR", DEFAULT_DATA_DIR))
 
 
 def load_pairs(limit: int, data_dir: Path = DATA_DIR) -> List[Tuple[str, str]]:

@@ -71,7 +71,7 @@ def copy_as(src: Path, dest: Path) -> None:
 def load_checkpoint(path: Path, model, optimizer: torch.optim.Optimizer) -> Dict[str, Any]:
     """Restore weights, optimizer and RNG from ``path``; returns the saved training state."""
     state = json.loads((path / STATE_JSON).read_text())
-    load_weights(str(path / WEIGHTS_FILE), _unwrap(model))
+    load_weights(str(path / WEIGHTS_FILE), model)
     with safe_open(str(path / STATE_TENSORS), framework="pt") as fh:
         tensors = {k: fh.get_tensor(k) for k in fh.keys()}
     optimizer_from_tensors(optimizer, tensors, state.pop("optimizer"))
@@ -79,10 +79,6 @@ def load_checkpoint(path: Path, model, optimizer: torch.optim.Optimizer) -> Dict
     version, internal, gauss = state.pop("python_random")
     random.setstate((version, tuple(internal), gauss))
     return state
-
-
-def _unwrap(model):
-    return getattr(model, "module", model)
 
 
 def _jsonable_random_state():
