@@ -1,0 +1,164 @@
+"""scripts/variant_study.py: every variant on one budget, results.json for the Space, shipped models, plot, resume.
+
+One toy study (preset ``tiny``, 3 updates, 300 training pairs, 20 val/test pairs, beam 2) runs once per module
+on Multi30k (``../shared/data/multi30k``), or on a synthetic corpus in the same layout when it is absent.
+"""
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import MULTI30K, synthetic_pairs
+from transformer_hub import Transformer, TransformerConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `space` lives at the repository root
+    sys.path.insert(0, str(ROOT))
+
+from space.models_store import ModelStore, normalise_results  # noqa: E402
+
+spec = importlib.util.spec_from_file_location("variant_study", ROOT / "scripts" / "variant_study.py")
+study = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(study)
+
+UPDATES = 3
+ALL = ["paper", "learned-pos", "pre-norm", "modern", "decoder-only", "paper-seed2"]
+PARTS = {"paper": ("encoder-decoder", "sinusoidal", "post", "relu"),
+         "learned-pos": ("encoder-decoder", "learned", "post", "relu"),
+         "pre-norm": ("encoder-decoder", "sinusoidal", "pre", "relu"),
+         "modern": ("encoder-decoder", "rope", "pre", "swiglu"),
+         "decoder-only": ("decoder-only", "sinusoidal", "post", "relu"),
+         "paper-seed2": ("encoder-decoder", "sinusoidal", "post", "relu")}
+
+
+def data_dir(tmp: Path) -> Path:
+    """Multi30k when present, else synthetic train/val/test_2016_flickr files."""
+    if all((MULTI30K / f"{split}.{lang}.gz").is_file() for split in ("train", "val", "test_2016_flickr")
+           for lang in ("en", "de")):
+        return MULTI30K
+    folder = tmp / "corpus"
+    folder.mkdir()
+    for split, (n, seed) in {"train": (300, 0), "val": (20, 1), "test_2016_flickr": (20, 2)}.items():
+        pairs = synthetic_pairs(n, seed)
+        for lang, side in (("en", 0), ("de", 1)):
+            with gzip.open(folder / f"{split}.{lang}.gz", "wt", encoding="utf-8") as fh:
+                fh.write("\n".join(p[side] for p in pairs) + "\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("study")
+    argv = ["--out", str(tmp / "study"), "--ship-to", str(tmp / "ship"), "--data-dir", str(data_dir(tmp)),
+            "--preset", "tiny", "--max-len", "160", "--max-updates", str(UPDATES), "--max-tokens", "600",
+            "--warmup", "2", "--vocab-size", "1000", "--limit", "300", "--valid-limit", "20", "--test-limit", "20",
+            "--final-beam", "2", "--threads", "1"]
+    assert study.main(argv) == 0
+    return tmp, argv, json.loads((tmp / "ship" / "results.json").read_text())
+
+
+def test_decoder_only_matches_paper_parameters():
+    for preset, vocab in (("cpu", 8000), ("cpu", 10000), ("tiny", 400)):
+        paper = study.variant_config(preset, vocab, study.plan([1])["paper"])
+        dec = study.variant_config(preset, vocab, study.plan([1])["decoder-only"])
+        assert dec.layout == "decoder-only" and dec.n_encoder_layers == 0
+        assert abs(dec.num_parameters() - paper.num_parameters()) <= 0.10 * paper.num_parameters()
+        assert Transformer(dec).num_parameters() == dec.num_parameters()  # the count is the real one
+    assert study.variant_config("cpu", 8000, study.plan([1])["decoder-only"]).n_decoder_layers == 10
+    paper = study.variant_config("cpu", 8000, study.plan([1])["paper"])
+    assert (paper.d_model, paper.n_heads, paper.d_ff, paper.n_encoder_layers, paper.n_decoder_layers,
+            paper.dropout, paper.share_embeddings) == (128, 4, 256, 4, 4, 0.3, True)
+
+
+def test_results_have_every_variant_on_one_budget(toy):
+    tmp, _, report = toy
+    budget, rows = report["budget"], {r["name"]: r for r in report["variants"]}
+    assert list(rows) == ALL and budget["updates"] == UPDATES and budget["beam"] == 2
+    assert set(normalise_results(report)) == set(ALL)
+    for name, r in rows.items():
+        assert (r["layout"], r["positional"], r["norm"], r["feed_forward"]) == PARTS[name]
+        assert (r["d_model"], r["n_heads"], r["d_ff"]) == (32, 4, 64)
+        assert r["layers"] == f"{r['n_encoder_layers']}+{r['n_decoder_layers']}"
+        assert r["seed"] == (2 if name == "paper-seed2" else 1)
+        # the budget: the same updates, read back from the Trainer's own results.json
+        trainer = json.loads((tmp / "study" / name / "results.json").read_text())["training"]
+        assert r["updates"] == trainer["updates"] == UPDATES
+        assert r["train_seconds"] > 0 and r["train_tokens_per_s"] > 0 and r["decode_sentences_per_s"] > 0
+        assert r["decode_sentences"] == 20 and r["beam"] == 2
+        for split in ("val", "test_2016_flickr"):
+            assert 0 <= r[split]["bleu"] <= 100 and 0 <= r[split]["chrf"] <= 100
+        cfg = TransformerConfig.from_json_file(str(tmp / "study" / name / "final" / "config.json"))
+        assert r["parameters"] == cfg.num_parameters()
+    # same tokenizer, seed and batches: every seed-1 variant saw exactly the same target tokens
+    assert len({r["train_tokens"] for n, r in rows.items() if n != "paper-seed2"}) == 1
+    assert len({r["train_pairs"] for r in rows.values()}) == 1
+    paper, dec = rows["paper"]["parameters"], rows["decoder-only"]["parameters"]
+    assert abs(dec - paper) <= 0.10 * paper and rows["decoder-only"]["n_encoder_layers"] == 0
+    spm = {(tmp / "study" / n / "tokenizer" / "spm.model").read_bytes() for n in ALL}
+    assert spm == {(tmp / "study" / "tokenizer" / "spm.model").read_bytes()}
+
+
+def test_shipped_models_plot_and_table(toy):
+    tmp, _, report = toy
+    ship = tmp / "ship"
+    for r in report["variants"]:
+        if r["name"] == "paper-seed2":
+            assert r["model"] is None and not (ship / "paper-seed2").exists()
+            continue
+        model = Transformer.from_pretrained(str(ship / r["name"]))
+        c = model.config
+        assert (c.layout, c.positional, c.norm, c.feed_forward) == PARTS[r["name"]]
+        assert model.num_parameters() == r["parameters"] and model.tokenizer is not None
+        assert "variant study" in (ship / r["name"] / "README.md").read_text()
+    png = (ship / "validation_curves.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    table = (ship / "results.md").read_text()
+    assert all(f"| {name} |" in table for name in ALL) and f"{UPDATES} updates" in table
+    store = ModelStore(models_dir=tmp)  # the Space reads ship/ as models/variants when it is called that
+    assert store.results() == {}  # (named "ship" here, so nothing is found under variants/)
+    shutil.copytree(ship, tmp / "space_models" / "variants")
+    store = ModelStore(models_dir=tmp / "space_models")
+    assert {f"variants/{n}" for n in ALL[:-1]} <= set(store.names()) and set(store.results()) == set(ALL)
+
+
+def test_rerun_skips_finished_variants(toy, monkeypatch):
+    tmp, argv, report = toy
+    monkeypatch.setattr(study, "Trainer", lambda *a, **k: pytest.fail("a finished variant was trained again"))
+    assert study.main(argv) == 0
+    assert json.loads((tmp / "ship" / "results.json").read_text()) == report
+    with pytest.raises(SystemExit, match="another budget"):  # the same --out on another budget is refused
+        study.main([a if a != str(UPDATES) else "4" for a in argv])
+    with pytest.raises(SystemExit, match="pass --max-len"):  # decoder-only would drop long pairs: refused up front
+        study.main([a if a != "160" else "64" for a in argv])
+
+
+def test_interrupted_variant_resumes_exactly(toy, tmp_path, monkeypatch):
+    tmp, argv, report = toy
+    where = {"--out": str(tmp_path / "study"), "--ship-to": str(tmp_path / "ship")}
+    argv = [where.get(prev, a) for prev, a in zip([None] + argv, argv)] + ["--variants", "paper"]
+    shutil.copytree(tmp / "study" / "tokenizer", tmp_path / "study" / "tokenizer")  # the toy study's vocabulary
+    trainer = study.Trainer
+
+    class StoppedAfterTwo(trainer):  # what SIGINT does: finish the update, checkpoint, return None
+        def _done(self) -> bool:
+            self.stop_requested = self.stop_requested or self.state["step"] == 2
+            return super()._done()
+
+    monkeypatch.setattr(study, "Trainer", StoppedAfterTwo)
+    assert study.main(argv) == 130
+    run = tmp_path / "study" / "paper"
+    assert not (run / study.RECORD).exists() and not (tmp_path / "ship" / "paper").exists()
+    monkeypatch.setattr(study, "Trainer", trainer)
+    assert study.main(argv) == 0  # resumes from the step-2 checkpoint
+    row = json.loads((run / study.RECORD).read_text())
+    paper = next(r for r in report["variants"] if r["name"] == "paper")
+    assert row["updates"] == UPDATES and row["train_tokens"] == paper["train_tokens"]  # the same batches
+    assert [m["step"] for m in study.MetricsLog(run / "metrics.jsonl").read() if m["kind"] == "val"] == [2, 3]
+    shipped = json.loads((tmp_path / "ship" / "results.json").read_text())
+    assert [r["name"] for r in shipped["variants"]] == ["paper"]
