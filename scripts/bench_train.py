@@ -23,7 +23,6 @@ import torch.nn as nn
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.data import DEFAULT_DATA_DIR, collate, encode_pairs, load_split, token_batches
-from transformer_hub.losses import label_smoothed_cross_entropy
 from transformer_hub.model import sinusoid_table
 
 
@@ -100,7 +99,7 @@ def bench_train(args: argparse.Namespace) -> Dict:
     torch.manual_seed(0)
     ours, ref = Transformer(cfg), SeedLessonTransformer(cfg)
     runs = {
-        "ours": (ours, lambda b: label_smoothed_cross_entropy(ours(b[0], b[1]), b[2], cfg.pad_id, 0.1)),
+        "ours": (ours, lambda b: ours(b[0], b[1], b[2], label_smoothing=0.1)),
         "torch.nn.Transformer": (ref, lambda b: ref.step_loss(*b)),
     }
     optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)

@@ -10,7 +10,8 @@ import torch.nn.functional as F
 from safetensors import safe_open
 
 from transformer_hub import Transformer, TransformerConfig
-from transformer_hub.model import (Embeddings, EncoderState, MathAttention, MultiHeadAttention, PositionwiseFeedForward,
+from transformer_hub.losses import label_smoothed_cross_entropy
+from transformer_hub.model import (Dropout, Embeddings, EncoderState, MathAttention, MultiHeadAttention, PositionwiseFeedForward,
                                    PostNorm, SinusoidalPositionalEncoding, causal_mask, scaled_dot_product_attention,
                                    sinusoid_table)
 from transformer_hub.variants.attention import SDPAttention
@@ -358,6 +359,43 @@ def test_dropout_only_in_training(make_model, ids):
         assert torch.equal(model(src, tgt), model(src, tgt))
         model.train()
         assert not torch.equal(model(src, tgt), model(src, tgt))
+
+
+def test_dropout_module_zeroes_p_and_scales_the_rest():
+    torch.manual_seed(0)
+    x = torch.ones(400, 500, requires_grad=True)
+    drop = Dropout(0.3)
+    y = drop(x)
+    dropped = float((y == 0).float().mean())
+    assert abs(dropped - 0.3) < 0.005  # 200k draws: the standard error is 0.001
+    assert torch.allclose(y[y != 0], torch.full_like(y[y != 0], 1 / 0.7))
+    y.sum().backward()
+    assert torch.equal(x.grad, y.detach())  # the gradient goes through the same mask and scale
+    torch.manual_seed(5)
+    a = drop(x)
+    torch.manual_seed(5)
+    assert torch.equal(a, drop(x))  # seeded: exact resume depends on it
+    drop.eval()
+    assert drop(x) is x
+    assert Dropout(0.0).train()(x) is x
+    for bad in (-0.1, 1.0):
+        with pytest.raises(ValueError, match="dropout probability"):
+            Dropout(bad)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_forward_with_targets_is_the_loss_of_the_logits(make_model, ids, layout):
+    model = make_model(layout=layout, tokenizer=False).double()
+    src, tgt = ids(3, 6, 100), ids(3, 5, 100)
+    src[1, 4:] = tgt[2, 3:] = model.config.pad_id
+    tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]
+    fused = model(src, tgt_in, tgt_out, label_smoothing=0.1)
+    grads = torch.autograd.grad(fused, list(model.parameters()))
+    ref = label_smoothed_cross_entropy(model(src, tgt_in), tgt_out, model.config.pad_id, 0.1)
+    ref_grads = torch.autograd.grad(ref, list(model.parameters()))
+    assert fused.item() == pytest.approx(ref.item(), abs=1e-10)
+    for a, b in zip(grads, ref_grads):
+        assert torch.allclose(a, b, atol=1e-10)
 
 
 def test_input_checks(make_model, ids):

@@ -15,6 +15,7 @@ Masks are boolean and broadcast to (B, h, T_q, T_k); ``True`` means "may attend"
 """
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Dict, List, Optional
 
 import torch
@@ -23,6 +24,7 @@ import torch.nn.functional as F
 from huggingface_hub import PyTorchModelHubMixin
 
 from .config import TransformerConfig
+from .losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
 from .registry import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL
 
 Tensor = torch.Tensor
@@ -176,6 +178,35 @@ class PositionwiseFeedForward(nn.Module):
 
 
 # --------------------------------------------------------------------------- 3.1 Residual connection + layer norm
+class Dropout(nn.Module):
+    """Inverted dropout (section 5.4, P_drop): zero each element with probability ``p``, scale the rest.
+
+    Same contract as ``nn.Dropout``.  On the CPU it draws 16 random bits per
+    element (p is rounded to 1/65536) instead of ``bernoulli_``'s 32-bit draw
+    plus conversion, which made dropout masks ~15% of a small model's training step.
+    """
+
+    def __init__(self, p: float) -> None:
+        super().__init__()
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1), got {p}")
+        self.p = p
+        self.threshold = round(p * 65536) - 32768  # keep where a uniform int16 >= threshold
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        if x.device.type != "cpu":
+            return F.dropout(x, self.p, training=True)
+        n = x.numel()
+        words = torch.empty((n + 3) // 4, dtype=torch.int64).random_(-2 ** 63, None)  # 64 uniform bits each
+        keep = words.view(torch.int16)[:n].view(x.shape) >= self.threshold
+        return x * (keep * (1.0 / (1.0 - self.p))).to(x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
 @NORM.register("post")
 class PostNorm(nn.Module):
     """LayerNorm(x + Dropout(Sublayer(x)))  (sections 3.1 and 5.4). Stacks need no final norm."""
@@ -184,7 +215,7 @@ class PostNorm(nn.Module):
 
     def __init__(self, d_model: int, dropout: float) -> None:
         super().__init__()
-        self.norm, self.dropout = nn.LayerNorm(d_model), nn.Dropout(dropout)
+        self.norm, self.dropout = nn.LayerNorm(d_model), Dropout(dropout)
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
         return self.norm(x + self.dropout(sublayer(x)))
@@ -295,8 +326,15 @@ class KVCache:
 
 @dataclass
 class DecoderOutput:
-    logits: Tensor  # (B, T, tgt_vocab)
+    """The decoder's last hidden states; ``logits`` applies the pre-softmax linear map when first read."""
+
+    hidden: Tensor  # (B, T, d_model), after the final norm
+    generator: nn.Module  # (B, T, d_model) -> (B, T, tgt_vocab)
     cross_attention: Optional[List[Tensor]] = None  # per layer (B, h, T, S) when asked for
+
+    @cached_property
+    def logits(self) -> Tensor:  # (B, T, tgt_vocab)
+        return self.generator(self.hidden)
 
 
 def causal_mask(t_new: int, past: int, device: torch.device) -> Tensor:
@@ -317,7 +355,7 @@ class EncoderDecoder(nn.Module):
         self.tgt_embed = (self.src_embed if config.share_embeddings
                           else Embeddings(config.tgt_vocab_size, config.d_model, config.pad_id))
         self.positional = parts.positional()
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.encoder = nn.ModuleList(
             EncoderLayer(parts.attention(), parts.feed_forward(), [parts.residual() for _ in range(2)])
             for _ in range(config.n_encoder_layers))
@@ -362,8 +400,7 @@ class EncoderDecoder(nn.Module):
             weights.append(w)
         if cache is not None:
             cache.length += tgt.size(1)
-        logits = self.generator(self.decoder_norm(x))  # (B, T, tgt_vocab)
-        return DecoderOutput(logits, weights if need_weights else None)
+        return DecoderOutput(self.decoder_norm(x), self.generator, weights if need_weights else None)
 
     def new_cache(self) -> KVCache:
         return KVCache.empty(len(self.decoder))
@@ -430,9 +467,22 @@ class Transformer(
         """The most target tokens (bos included) ``decode`` accepts for this encoded batch."""
         return self.body.target_budget(state)
 
-    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
-        """Teacher forcing: (B, S), (B, T) -> logits (B, T, tgt_vocab)."""
-        return self.decode(tgt_in, self.encode(src)).logits
+    def forward(self, src: Tensor, tgt_in: Tensor, tgt_out: Optional[Tensor] = None,
+                label_smoothing: float = 0.0) -> Tensor:
+        """Teacher forcing: (B, S), (B, T) -> logits (B, T, tgt_vocab).
+
+        With ``tgt_out`` (B, T) it returns the label-smoothed cross-entropy (section 5.4),
+        averaged over non-padding targets, computed without storing the logits
+        (``losses.linear_label_smoothed_cross_entropy``); equal to the loss of the logits.
+        """
+        out = self.decode(tgt_in, self.encode(src))
+        if tgt_out is None:
+            return out.logits
+        generator = out.generator
+        if getattr(generator, "bias", None) is not None:  # the fused loss knows no bias
+            return label_smoothed_cross_entropy(out.logits, tgt_out, self.config.pad_id, label_smoothing)
+        return linear_label_smoothed_cross_entropy(out.hidden, generator.weight, tgt_out, self.config.pad_id,
+                                                   label_smoothing)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())  # shared tensors are counted once

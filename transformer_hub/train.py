@@ -182,8 +182,7 @@ class Trainer:
 
     # ---------------------------------------------------------------- loop
     def _loss(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
-        logits = self.net(src, tgt_in)  # (B, T, V)
-        return label_smoothed_cross_entropy(logits, tgt_out, self.config.pad_id, self.args.label_smoothing)
+        return self.net(src, tgt_in, tgt_out, self.args.label_smoothing)  # fused projection + loss
 
     def _done(self) -> bool:
         a, s = self.args, self.state

@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 
 from ..config import TransformerConfig
-from ..model import DecoderOutput, Embeddings, EncoderLayer, EncoderState, KVCache, Parts, Tensor, causal_mask
+from ..model import DecoderOutput, Dropout, Embeddings, EncoderLayer, EncoderState, KVCache, Parts, Tensor, causal_mask
 from ..registry import LAYOUT
 
 
@@ -26,7 +26,7 @@ class DecoderOnly(nn.Module):
         self.config = config
         self.embed_tokens = Embeddings(config.tgt_vocab_size, config.d_model, config.pad_id)
         self.positional = parts.positional()
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.layers = nn.ModuleList(
             EncoderLayer(parts.attention(), parts.feed_forward(), [parts.residual() for _ in range(2)])
             for _ in range(config.n_decoder_layers))
@@ -68,8 +68,7 @@ class DecoderOnly(nn.Module):
                 weights.append(w / w.sum(dim=-1, keepdim=True).clamp(min=1e-12))
         if cache is not None:
             cache.length += T
-        logits = self.generator(self.final_norm(x[:, -T:]))  # (B, T, vocab)
-        return DecoderOutput(logits, weights if need_weights else None)
+        return DecoderOutput(self.final_norm(x[:, -T:]), self.generator, weights if need_weights else None)
 
     def new_cache(self) -> KVCache:
         return KVCache.empty(len(self.layers))

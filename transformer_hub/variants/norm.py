@@ -3,7 +3,7 @@ from typing import Callable
 
 import torch.nn as nn
 
-from ..model import Tensor
+from ..model import Dropout, Tensor
 from ..registry import NORM
 
 
@@ -15,7 +15,7 @@ class PreNorm(nn.Module):
 
     def __init__(self, d_model: int, dropout: float) -> None:
         super().__init__()
-        self.norm, self.dropout = nn.LayerNorm(d_model), nn.Dropout(dropout)
+        self.norm, self.dropout = nn.LayerNorm(d_model), Dropout(dropout)
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
         return x + self.dropout(sublayer(self.norm(x)))
