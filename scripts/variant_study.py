@@ -59,7 +59,8 @@ PARAM_TOLERANCE = 0.10  # decoder-only must be within 10 % of paper's parameter 
 SRC, TGT, TEST_SPLIT = "en", "de", "test_2016_flickr"
 DECODE_BATCH = 200  # sentences per decoding batch (as the Trainer's own evaluation)
 RECORD = "variant.json"  # <out>/<variant>/variant.json: written last, marks a finished variant
-BUDGET_KEYS = ("updates", "max_tokens", "warmup", "peak_lr", "preset", "max_len", "vocab_size", "train_limit",
+BUDGET_KEYS = ("updates", "max_tokens", "warmup", "peak_lr", "save_every", "average_last", "preset", "max_len",
+               "vocab_size", "train_limit",
                "valid_limit", "test_limit", "beam", "seeds")  # a rerun must match these
 
 
@@ -99,7 +100,8 @@ def trainer_args(args: argparse.Namespace, run: Path, config: TransformerConfig,
     argv = ["--out", str(run), "--resume", "--data-dir", str(args.data_dir), "--src-lang", SRC, "--tgt-lang", TGT,
             "--preset", args.preset, "--vocab-size", str(args.vocab_size), "--max-updates", str(args.max_updates),
             "--max-epochs", str(10 ** 9), "--max-tokens", str(args.max_tokens), "--warmup", str(args.warmup),
-            "--peak-lr", str(args.peak_lr), "--limit", str(args.limit), "--valid-limit", str(args.valid_limit),
+            "--peak-lr", str(args.peak_lr), "--save-every", str(args.save_every),
+            "--average-last", str(args.average_last), "--limit", str(args.limit), "--valid-limit", str(args.valid_limit),
             "--seed", str(seed), "--threads", str(args.threads), "--final-beam", "0", "--test-splits", "",
             "--name", f"transformer_hub en-de variant {run.name}"]
     for key in ("layout", "positional", "norm", "feed_forward", "n_encoder_layers", "n_decoder_layers", "max_len"):
@@ -186,7 +188,8 @@ def ship(model: Transformer, record: Dict[str, Any], run: Path, args: argparse.N
 def markdown(budget: Dict[str, Any], records: List[Dict[str, Any]]) -> str:
     """The results table, one row per variant, with the shared budget above it."""
     head = (f"Multi30k {SRC}->{TGT}, identical budget for every variant: {budget['updates']} updates of <= "
-            f"{budget['max_tokens']} tokens, warmup {budget['warmup']}, peak lr {budget['peak_lr']}, one joint "
+            f"{budget['max_tokens']} tokens, warmup {budget['warmup']}, peak lr {budget['peak_lr']}, last "
+            f"{budget.get('average_last', 10)} checkpoints averaged, one joint "
             f"SentencePiece vocabulary of {budget['vocabulary']} pieces, preset `{budget['preset']}`, "
             f"{budget['train_pairs']} training pairs; beam {budget['beam']}, sacreBLEU cased; train min = "
             "time in training updates only.\n\n")
@@ -241,6 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-updates", type=int, default=3000, help="the budget: updates per variant, identical for all")
     p.add_argument("--max-tokens", type=int, default=4096, help="tokens per batch")
     p.add_argument("--warmup", type=int, default=1000, help="warm-up updates of the paper's schedule")
+    p.add_argument("--save-every", type=int, default=0, help="checkpoint every N updates (0 = each epoch)")
+    p.add_argument("--average-last", type=int, default=10, help="the final model averages the last N checkpoints")
     p.add_argument("--peak-lr", type=float, default=0.005, help="learning rate at the end of warm-up")
     p.add_argument("--vocab-size", type=int, default=8000, help="joint SentencePiece vocabulary, trained once")
     p.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR), help=f"Multi30k: train, val, {TEST_SPLIT}")
@@ -304,6 +309,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     budget = {"rule": "every variant: the same updates, batches in the same order, schedule, tokenizer and seed "
                       "(paper-seedN: only the seed differs)",
               "updates": args.max_updates, "max_tokens": args.max_tokens, "warmup": args.warmup,
+              "save_every": args.save_every, "average_last": args.average_last,
               "peak_lr": args.peak_lr, "preset": args.preset, "max_len": args.max_len, "vocab_size": args.vocab_size,
               "vocabulary": vocab, "tokenizer": str(tokenizer), "seeds": seeds, "train_limit": args.limit,
               "train_pairs": len(train_pairs),

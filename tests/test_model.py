@@ -327,6 +327,38 @@ def test_cache_reorder_follows_the_selected_rows(make_model, ids, layout):
     assert close(continued, expected)
 
 
+def test_cache_reorder_of_beams_within_their_sentences(make_model, ids):
+    """Rows that move only within their own sentence keep their cross-attention keys/values
+    (``source_moved=False``); ``source_index`` moves them with the encoder state instead."""
+    model = make_model(tokenizer=False)
+    vocab, pad = model.config.tgt_vocab_size, model.config.pad_id
+    _, src, tgt = _padded_batch(ids, vocab, [5, 3], [6, 6], pad)
+    beams = torch.tensor([0, 0, 1, 1])  # two beams per sentence
+    src, tgt = src[beams], tgt[torch.tensor([0, 1, 0, 1])]  # the beams of a sentence hold different prefixes
+    index = torch.tensor([1, 1, 3, 2])  # re-rank within each sentence
+    with torch.no_grad():
+        state, cache = model.encode(src), model.new_cache()
+        model.decode(tgt[:, :3], state, cache)
+        cross_before = [layer["cross"]["k"] for layer in cache.layers]
+        cache.reorder(index, source_moved=False)
+        assert all(layer["cross"]["k"] is k for layer, k in zip(cache.layers, cross_before))
+        continued = model.decode(tgt[index, 3:4], state, cache).logits
+        assert close(continued, model(src[index], tgt[index])[:, 3:4])
+        keep = torch.tensor([2, 3])  # sentence 0 leaves: the source rows move too
+        cache.reorder(keep, source_index=keep)
+        continued = model.decode(tgt[index][keep, 4:], state.index_select(keep), cache).logits
+        assert close(continued, model(src[keep], tgt[index][keep])[:, 4:])
+
+
+def test_key_mask_only_with_padding(make_model, ids):
+    model = make_model(tokenizer=False)
+    src = ids(2, 5, model.config.src_vocab_size)
+    assert model.encode(src).key_mask is None
+    src[1, 3:] = model.config.pad_id
+    mask = model.encode(src).key_mask
+    assert mask.shape == (2, 1, 1, 5) and mask.sum().item() == 8
+
+
 def test_encoder_state_index_select(make_model, ids):
     model = make_model(tokenizer=False)
     src = ids(3, 4, model.config.src_vocab_size)

@@ -304,6 +304,11 @@ class EncoderState:
         memory = None if self.memory is None else self.memory.index_select(0, index)
         return EncoderState(self.src.index_select(0, index), self.src_mask.index_select(0, index), memory)
 
+    @cached_property
+    def key_mask(self) -> Optional[Tensor]:
+        """(B, 1, 1, S) mask for attending over the source; None when no sentence is padded (nothing to mask)."""
+        return None if bool(self.src_mask.all()) else self.src_mask[:, None, None, :]
+
 
 @dataclass
 class KVCache:
@@ -316,12 +321,20 @@ class KVCache:
     def empty(cls, n_layers: int) -> "KVCache":
         return cls([{"self": {}, "cross": {}} for _ in range(n_layers)])
 
-    def reorder(self, index: Tensor) -> None:
-        """Keep batch rows ``index`` (beam search re-ranks hypotheses each step)."""
+    def reorder(self, index: Tensor, source_index: Optional[Tensor] = None, source_moved: bool = True) -> None:
+        """Keep batch rows ``index`` (beam search re-ranks hypotheses each step).
+
+        The cross-attention keys/values are computed from the source, so they follow the
+        encoder state's rows: ``source_index`` (default ``index``).  ``source_moved=False``
+        leaves them as they are (a beam moving within its own sentence sees the same source).
+        """
         for layer in self.layers:
-            for part in layer.values():
+            for part_name, part in layer.items():
+                if part_name == "cross" and not source_moved:
+                    continue
+                rows = source_index if part_name == "cross" and source_index is not None else index
                 for name in part:
-                    part[name] = part[name].index_select(0, index)
+                    part[name] = part[name].index_select(0, rows)
 
 
 @dataclass
@@ -379,10 +392,11 @@ class EncoderDecoder(nn.Module):
         positions = torch.arange(src.size(1), device=src.device)[None]  # (1, S)
         rotate = lambda t: self.positional.rotate(t, positions)  # noqa: E731
         x = self.embed(self.src_embed, src, positions)
-        attn_mask = src_mask[:, None, None, :]  # (B, 1, 1, S)
+        state = EncoderState(src, src_mask)
         for layer in self.encoder:
-            x, _ = layer(x, attn_mask, rotate)
-        return EncoderState(src, src_mask, self.encoder_norm(x))
+            x, _ = layer(x, state.key_mask, rotate)  # mask (B, 1, 1, S) or None
+        state.memory = self.encoder_norm(x)
+        return state
 
     def decode(self, tgt: Tensor, state: EncoderState, cache: Optional[KVCache] = None,
                need_weights: bool = False) -> DecoderOutput:
@@ -392,7 +406,7 @@ class EncoderDecoder(nn.Module):
         x = self.embed(self.tgt_embed, tgt, positions)
         # (1, 1, T, past + T); one new token may see every cached one, so it needs no mask at all
         self_mask = causal_mask(tgt.size(1), past, tgt.device) if tgt.size(1) > 1 else None
-        cross_mask = state.src_mask[:, None, None, :]  # (B, 1, 1, S)
+        cross_mask = state.key_mask  # (B, 1, 1, S), or None without padding
         weights = []
         for i, layer in enumerate(self.decoder):
             x, w = layer(x, state.memory, self_mask, cross_mask, None if cache is None else cache.layers[i],

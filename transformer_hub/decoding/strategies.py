@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 import torch
-import torch.nn.functional as F
 
 from ..registry import Registry
 from .config import DecodingConfig, length_penalty
@@ -70,7 +69,7 @@ class Stepper:
             out = self.model.decode(seqs[:, -1:], self.state, self.cache, need_weights=self.need_weights)
         else:
             out = self.model.decode(seqs, self.state, need_weights=self.need_weights)
-        logits = out.logits[:, -1].float()
+        logits = out.generator(out.hidden[:, -1]).float()  # (N, V): the last position only
         attention = None
         if self.need_weights:
             attention = torch.stack([w[:, :, -1].float() for w in out.cross_attention], dim=1)  # (N, L, h, S)
@@ -85,11 +84,12 @@ class Stepper:
         """
         if state_index is None:
             state_index = index
-        if state_index.numel() != self.state.src.size(0) or bool((state_index != torch.arange(
-                state_index.numel(), device=state_index.device)).any()):
+        moved = state_index.numel() != self.state.src.size(0) or bool((state_index != torch.arange(
+            state_index.numel(), device=state_index.device)).any())
+        if moved:
             self.state = self.state.index_select(state_index)
-        if self.cache is not None:
-            self.cache.reorder(index)
+        if self.cache is not None:  # cross-attention keys/values follow the state's rows
+            self.cache.reorder(index, state_index, source_moved=moved)
 
 
 def make_hypothesis(tokens: List[int], logprobs: List[float], score: float, finished: bool,
@@ -101,7 +101,7 @@ def make_hypothesis(tokens: List[int], logprobs: List[float], score: float, fini
 
 
 # --------------------------------------------------------------------------- greedy and sampling
-Chooser = Callable[[Tensor, Tensor, int, Tensor], Tensor]  # (logits, logprobs, step, rows) -> tokens (N,)
+Chooser = Callable[[Tensor, int, Tensor], Tensor]  # (logits, step, rows) -> tokens (N,)
 
 
 def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choose: Chooser) -> List[List[Hypothesis]]:
@@ -128,12 +128,11 @@ def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choos
     score = torch.zeros(n_rows, dtype=torch.float64, device=device)  # sums in float64: no drift
     for t in range(horizon):
         logits, att = stepper.step(seqs)
-        logp = F.log_softmax(logits, dim=-1)  # (N, V)
+        lse = torch.logsumexp(logits, dim=-1)  # (N,): log p = logit - lse, without a (N, V) log-softmax
         if t < config.min_len:
-            logp[:, eos] = NEG_INF
             logits[:, eos] = NEG_INF
-        tok = choose(logits, logp, t, rows)  # (N,)
-        lp = logp.gather(1, tok[:, None]).squeeze(1)
+        tok = choose(logits, t, rows)  # (N,)
+        lp = logits.gather(1, tok[:, None]).squeeze(1) - lse
         score = score + lp.double()
         tokens[rows, t] = tok
         logprobs[rows, t] = lp
@@ -171,7 +170,7 @@ def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choos
 @STRATEGIES.register("greedy")
 def greedy(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
     """The most probable next token at every step (beam search with one beam)."""
-    return _single_path(model, batch, config, 1, lambda logits, logp, t, rows: logp.topk(1, dim=-1).indices[:, 0])
+    return _single_path(model, batch, config, 1, lambda logits, t, rows: logits.argmax(dim=-1))
 
 
 # Sampling randomness: a counter-based stream per (seed, source, sample number), so a
@@ -237,7 +236,7 @@ def sample(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]
     """
     keys = stream_keys(batch.src, batch.lengths, batch.seed, config.n_best)
 
-    def choose(logits: Tensor, logp: Tensor, t: int, rows: Tensor) -> Tensor:
+    def choose(logits: Tensor, t: int, rows: Tensor) -> Tensor:
         probs = filter_logits(logits, config.temperature, config.top_k, config.top_p).softmax(dim=-1)
         cdf = probs.double().cumsum(dim=-1)  # (N, V)
         u = uniforms(keys[rows], t) * cdf[:, -1]
@@ -289,7 +288,7 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
 
     for t in range(horizon):
         logits, att = stepper.step(seqs)
-        logp = F.log_softmax(logits, dim=-1)  # (n * k, V)
+        logp = logits - torch.logsumexp(logits, dim=-1, keepdim=True)  # (n * k, V), rounded as greedy's
         if t < config.min_len:
             logp[:, eos] = NEG_INF
         n, V = sentence.numel(), logp.size(-1)
