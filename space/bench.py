@@ -2,10 +2,11 @@
 
     python -m space.bench [--model DIR_OR_REPO] [--clients 1,8] [--requests 64] [--beam-size 4]
 
-Launches the app on 127.0.0.1 in this process (or uses ``--url``, which must be a loopback address), then for
-each client count sends a fixed number of Multi30k test_2016_flickr sentences, one per request, from that many
-concurrent ``gradio_client`` clients.  Reports p50/p95 latency, requests/s, errors and the peak RSS of this
-process (which holds the server and the clients).  Targets on the 2-core machine with the shipped model and
+Launches the app (``python app.py``) as its own process on 127.0.0.1, as it is deployed (or uses ``--url``,
+which must be a loopback address), then for each client count sends a fixed number of Multi30k
+test_2016_flickr sentences, one per request, from that many concurrent ``gradio_client`` clients in this
+process.  Reports p50/p95 latency, requests/s, errors and the server process's peak RSS.  (Server and clients
+in one process would share one GIL: the clients' polling threads would slow the server's decoding loop.)  Targets on the 2-core machine with the shipped model and
 beam 4: one client p50 <= 150 ms; eight clients: no errors and >= 20 requests/s.
 
 To wire it into ``scripts/benchmark.py``::
@@ -17,14 +18,18 @@ To wire it into ``scripts/benchmark.py``::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import resource
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from transformer_hub.data import read_lines
@@ -33,6 +38,7 @@ from .devmodel import DATA_DIR
 from .examples import EXAMPLES
 
 MAX_REQUESTS = 2000
+REPO_ROOT = Path(__file__).resolve().parent.parent
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -51,10 +57,6 @@ def percentile(values: Sequence[float], q: float) -> float:
     k = (len(ordered) - 1) * q
     lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
 
 
 def measure(url: str, model: str, clients: int, requests: int, strategy: str = "beam", beam_size: int = 4,
@@ -90,7 +92,7 @@ def measure(url: str, model: str, clients: int, requests: int, strategy: str = "
             "requests_per_s": round(len(latencies) / wall, 2),
             "p50_ms": round(1000 * percentile(latencies, 0.5), 1), "p95_ms": round(1000 * percentile(latencies, 0.95), 1),
             "mean_ms": round(1000 * statistics.fmean(latencies), 1) if latencies else float("nan"),
-            "peak_rss_mb": round(peak_rss_mb(), 1), "first_error": errors[0] if errors else ""}
+            "first_error": errors[0] if errors else ""}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -105,32 +107,71 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
+@contextlib.contextmanager
+def app_process(model_path: Optional[str], timeout: float = 180.0) -> Iterator[Tuple[str, subprocess.Popen]]:
+    """``python app.py [--model PATH]`` on a free loopback port; yields (url, process) once it answers."""
+    from .serve import free_port
+
+    port = free_port()
+    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port),
+           "GRADIO_ANALYTICS_ENABLED": "False"}
+    command = [sys.executable, str(REPO_ROOT / "app.py")] + (["--model", model_path] if model_path else [])
+    log = tempfile.TemporaryFile()  # not a pipe: a chatty server must never block on it
+    process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"app.py exited with code {process.returncode}: "
+                                   f"{log.read().decode(errors='replace')[-2000:]}")
+            try:
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"app.py did not answer on {url} within {timeout:.0f} s")
+            time.sleep(0.5)
+        yield url, process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def process_peak_rss_mb(pid: int) -> float:
+    """VmHWM (peak resident set) of a running process, from /proc (Linux); NaN elsewhere."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
 def run(args: argparse.Namespace) -> Dict:
     from .devmodel import model_for_tests
-    from .serve import launch_local
+    from .models_store import DEFAULT_MODELS_DIR, SHIPPED
 
-    from .demo import configure_torch
-
-    demo = None
-    configure_torch()
-    if args.url:
-        url, model = args.url, args.model_name or "en-de"
-    else:
-        model_path = args.model or str(model_for_tests())
-        url, demo = launch_local([model_path])
-        model = demo.space_context.store.name_of(model_path) or demo.space_context.store.default()
-    try:
+    with contextlib.ExitStack() as stack:
+        if args.url:
+            url, model, server = args.url, args.model_name or SHIPPED, None
+        else:
+            model_path = str(Path(args.model or model_for_tests()).resolve())
+            shipped = Path(model_path) == (DEFAULT_MODELS_DIR / SHIPPED).resolve()
+            url, server = stack.enter_context(app_process(None if shipped else model_path))
+            model = SHIPPED if shipped else model_path
         rows = []
         for c in (c for c in str(args.clients).split(",") if c.strip()):
-            batcher = demo.space_context.batcher if demo is not None else None
-            before = (batcher.calls, batcher.merged) if batcher else (0, 0)
             rows.append(measure(url, model, int(c), args.requests, args.strategy, args.beam_size))
-            if batcher:  # how many generate calls served the requests (warm-up included)
-                rows[-1]["decode_calls"] = batcher.calls - before[0]
-                rows[-1]["merged_requests"] = batcher.merged - before[1]
-    finally:
-        if demo is not None:
-            demo.close()
+            rows[-1]["server_peak_rss_mb"] = round(process_peak_rss_mb(server.pid), 1) if server else float("nan")
     report = {"benchmark": "app /translate", "model": model, "strategy": args.strategy, "beam_size": args.beam_size,
               "results": rows}
     if args.json:
@@ -138,10 +179,10 @@ def run(args: argparse.Namespace) -> Dict:
     else:
         print(f"app /translate · model {model} · {args.strategy}" + (f" {args.beam_size}" if args.strategy == "beam" else ""))
         print(f"{'clients':>7} {'requests':>8} {'errors':>6} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} "
-              f"{'peak RSS MB':>11} {'decode calls':>12}")
+              f"{'server peak RSS MB':>18}")
         for r in rows:
             print(f"{r['clients']:>7} {r['requests']:>8} {r['errors']:>6} {r['requests_per_s']:>7} {r['p50_ms']:>8} "
-                  f"{r['p95_ms']:>8} {r['peak_rss_mb']:>11} {r.get('decode_calls', '-'):>12}")
+                  f"{r['p95_ms']:>8} {r['server_peak_rss_mb']:>18}")
             if r["first_error"]:
                 print(f"        first error: {r['first_error']}")
     return report

@@ -155,3 +155,17 @@ def test_plugins_can_be_switched_off(installed_plugin, no_models, monkeypatch):
     monkeypatch.setenv("TRANSFORMER_HUB_DISABLE_PLUGINS", "1")
     demo = build_demo(models_dir=no_models, limits=Limits())
     assert "Throwaway plugin" not in tab_labels(demo)
+
+
+def test_variants_tab_shows_the_study_curves_when_present(no_models):
+    assert not [b for b in build_demo(models_dir=no_models).blocks.values() if isinstance(b, gr.Image)]
+    (no_models / "variants").mkdir()
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig = plt.figure(figsize=(2, 2))
+    fig.savefig(no_models / "variants" / "validation_curves.png")
+    plt.close(fig)
+    images = [b for b in build_demo(models_dir=no_models).blocks.values()
+              if isinstance(b, gr.Image) and b.elem_id == "variants-curves"]
+    assert len(images) == 1 and images[0].value is not None

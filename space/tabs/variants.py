@@ -7,6 +7,8 @@ from .. import service
 from ..plugins import tab
 from ._common import DECODE, bind, text_input
 
+CURVES_FILE = "validation_curves.png"
+
 
 @tab("variants", title="Architecture variants", order=30, description="compare architectures")
 def render(ctx) -> None:
@@ -16,6 +18,10 @@ def render(ctx) -> None:
     table = gr.Dataframe(value=service.describe_models(ctx), headers=service.MODEL_COLUMNS,
                          label="Available models", interactive=False, wrap=True, elem_id="variants-table")
     refresh = gr.Button("Refresh table", size="sm")
+    curves = ctx.store.models_dir / "variants" / CURVES_FILE
+    if curves.is_file():  # written by scripts/variant_study.py beside results.json
+        gr.Image(str(curves), label="Validation curves of the variant study (same budget, same data)",
+                 interactive=False, elem_id="variants-curves")
     refresh.click(bind(ctx, service.describe_models), None, table, api_name="models")
     with gr.Row():
         with gr.Column():
