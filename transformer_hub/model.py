@@ -133,15 +133,16 @@ class MultiHeadAttention(nn.Module):
         nn.init.xavier_uniform_(self.out_proj.weight)
         nn.init.zeros_(self.out_proj.bias)
 
-    def _heads(self, x: Tensor) -> Tensor:  # (B, T, d_model) -> (B, h, T, d_k)
-        return x.view(x.size(0), x.size(1), self.h, self.d_k).transpose(1, 2)
+    def _heads(self, x: Tensor, parts: int = 1):  # (B, T, parts * d_model) -> parts x (B, h, T, d_k)
+        B, T = x.size(0), x.size(1)
+        return x.view(B, T, parts, self.h, self.d_k).permute(2, 0, 3, 1, 4).unbind(0)
 
     def forward(self, x: Tensor, memory: Optional[Tensor] = None, mask: Optional[Tensor] = None,
                 cache: Optional[Dict[str, Tensor]] = None, rotate: Optional[Rotate] = None,
                 need_weights: bool = False):
         d = self.h * self.d_k
         if memory is None:  # self-attention: queries, keys and values all come from x
-            q, k, v = (self._heads(t) for t in self.in_proj(x).split(d, dim=-1))
+            q, k, v = self._heads(self.in_proj(x), 3)
             if rotate is not None:
                 q, k = rotate(q), rotate(k)
             if cache is not None:
@@ -150,11 +151,11 @@ class MultiHeadAttention(nn.Module):
                 cache["k"], cache["v"] = k, v
         else:  # encoder-decoder attention: queries from x, keys and values from the encoder output
             w, b = self.in_proj.weight, self.in_proj.bias
-            q = self._heads(F.linear(x, w[:d], b[:d]))
+            q, = self._heads(F.linear(x, w[:d], b[:d]))
             if cache is not None and "k" in cache:
                 k, v = cache["k"], cache["v"]
             else:
-                k, v = (self._heads(t) for t in F.linear(memory, w[d:], b[d:]).split(d, dim=-1))
+                k, v = self._heads(F.linear(memory, w[d:], b[d:]), 2)
                 if cache is not None:
                     cache["k"], cache["v"] = k, v
         out, weights = self.kernel(q, k, v, mask, need_weights)  # (B, h, Tq, d_k)
