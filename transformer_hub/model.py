@@ -276,7 +276,7 @@ class DecoderLayer(nn.Module):
         self.self_attn, self.cross_attn, self.feed_forward = self_attn, cross_attn, feed_forward
         self.residuals = nn.ModuleList(residuals)
 
-    def forward(self, x: Tensor, memory: Tensor, self_mask: Optional[Tensor], cross_mask: Tensor,
+    def forward(self, x: Tensor, memory: Tensor, self_mask: Optional[Tensor], cross_mask: Optional[Tensor],
                 cache: Optional[Dict[str, Dict[str, Tensor]]] = None, rotate: Optional[Rotate] = None,
                 need_weights: bool = False):
         seen: Dict[str, Optional[Tensor]] = {}
