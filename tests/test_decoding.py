@@ -176,10 +176,14 @@ def test_length_penalty_changes_ranking_direction():
 
 
 # --------------------------------------------------------------------------- batching
+BATCHING_VARIANTS = {"encoder-decoder": {}, "decoder-only": {"layout": "decoder-only"},
+                     "modern": {"positional": "rope", "norm": "pre", "feed_forward": "swiglu", "attention": "sdpa"}}
+
+
 @pytest.mark.parametrize("strategy", ["greedy", "beam", "sample"])
-@pytest.mark.parametrize("layout", ["encoder-decoder", "decoder-only"])
-def test_batched_equals_one_by_one(layout, strategy):
-    model = random_model(layout=layout)
+@pytest.mark.parametrize("variant", sorted(BATCHING_VARIANTS))
+def test_batched_equals_one_by_one(variant, strategy):
+    model = random_model(**BATCHING_VARIANTS[variant])
     opts = dict(strategy=strategy, max_len_offset=10, return_attention=True, **STRATEGY_OPTIONS[strategy])
     batched = generate(model, MIXED, batch_size=64, **opts)
     pairs = generate(model, MIXED, batch_size=2, **opts)

@@ -50,10 +50,11 @@ class Embeddings(nn.Module):
 
 # --------------------------------------------------------------------------- 3.5 Positional encoding
 class PositionalEncoding(nn.Module):
-    """Base class: ``forward`` adds position information to embeddings, ``rotate`` to queries/keys.
+    """Base class: ``forward`` adds position information to embeddings, ``rotation`` to queries/keys.
 
-    Both are the identity here; a variant overrides one of them.  ``positions``
-    is a LongTensor (B or 1, T) of absolute positions.
+    ``forward`` is the identity and ``rotation`` returns None (nothing to
+    rotate) here; a variant overrides one of them.  ``positions`` is a
+    LongTensor (B or 1, T) of absolute positions.
     """
 
     def __init__(self, config: TransformerConfig) -> None:
@@ -62,8 +63,13 @@ class PositionalEncoding(nn.Module):
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:
         return x
 
+    def rotation(self, positions: Tensor) -> Optional[Rotate]:
+        """A function rotating (..., T, d_k) queries/keys at ``positions``, or None when this encoding adds instead."""
+        return None
+
     def rotate(self, x: Tensor, positions: Tensor) -> Tensor:
-        return x
+        rotation = self.rotation(positions)
+        return x if rotation is None else rotation(x)
 
 
 def sinusoid_table(max_len: int, d_model: int) -> Tensor:
@@ -133,29 +139,31 @@ class MultiHeadAttention(nn.Module):
         nn.init.xavier_uniform_(self.out_proj.weight)
         nn.init.zeros_(self.out_proj.bias)
 
-    def _heads(self, x: Tensor, parts: int = 1):  # (B, T, parts * d_model) -> parts x (B, h, T, d_k)
+    def _heads(self, x: Tensor, parts: int = 1) -> Tensor:  # (B, T, parts * d_model) -> (parts, B, h, T, d_k)
         B, T = x.size(0), x.size(1)
-        return x.view(B, T, parts, self.h, self.d_k).permute(2, 0, 3, 1, 4).unbind(0)
+        return x.view(B, T, parts, self.h, self.d_k).permute(2, 0, 3, 1, 4)
 
     def forward(self, x: Tensor, memory: Optional[Tensor] = None, mask: Optional[Tensor] = None,
                 cache: Optional[Dict[str, Tensor]] = None, rotate: Optional[Rotate] = None,
                 need_weights: bool = False):
         d = self.h * self.d_k
         if memory is None:  # self-attention: queries, keys and values all come from x
-            q, k, v = self._heads(self.in_proj(x), 3)
-            if rotate is not None:
-                q, k = rotate(q), rotate(k)
+            qkv = self._heads(self.in_proj(x), 3)  # (3, B, h, T, d_k)
+            if rotate is None:
+                q, k, v = qkv.unbind(0)
+            else:  # rotary positions: queries and keys rotated together
+                (q, k), v = rotate(qkv[:2]).unbind(0), qkv[2]
             if cache is not None:
                 if "k" in cache:
                     k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
                 cache["k"], cache["v"] = k, v
         else:  # encoder-decoder attention: queries from x, keys and values from the encoder output
             w, b = self.in_proj.weight, self.in_proj.bias
-            q, = self._heads(F.linear(x, w[:d], b[:d]))
+            q = self._heads(F.linear(x, w[:d], b[:d]))[0]
             if cache is not None and "k" in cache:
                 k, v = cache["k"], cache["v"]
             else:
-                k, v = self._heads(F.linear(memory, w[d:], b[d:]), 2)
+                k, v = self._heads(F.linear(memory, w[d:], b[d:]), 2).unbind(0)
                 if cache is not None:
                     cache["k"], cache["v"] = k, v
         out, weights = self.kernel(q, k, v, mask, need_weights)  # (B, h, Tq, d_k)
@@ -391,7 +399,7 @@ class EncoderDecoder(nn.Module):
     def encode(self, src: Tensor) -> EncoderState:
         src_mask = src != self.config.pad_id  # (B, S)
         positions = torch.arange(src.size(1), device=src.device)[None]  # (1, S)
-        rotate = lambda t: self.positional.rotate(t, positions)  # noqa: E731
+        rotate = self.positional.rotation(positions)  # None unless positions rotate queries/keys
         x = self.embed(self.src_embed, src, positions)
         state = EncoderState(src, src_mask)
         for layer in self.encoder:
@@ -403,7 +411,7 @@ class EncoderDecoder(nn.Module):
                need_weights: bool = False) -> DecoderOutput:
         past = 0 if cache is None else cache.length
         positions = torch.arange(past, past + tgt.size(1), device=tgt.device)[None]  # (1, T)
-        rotate = lambda t: self.positional.rotate(t, positions)  # noqa: E731
+        rotate = self.positional.rotation(positions)
         x = self.embed(self.tgt_embed, tgt, positions)
         # (1, 1, T, past + T); one new token may see every cached one, so it needs no mask at all
         self_mask = causal_mask(tgt.size(1), past, tgt.device) if tgt.size(1) > 1 else None

@@ -11,9 +11,11 @@ decoder-only layout and rotary positions included.
 
 All strategies are batched: one decoder call per step for every sentence
 still running, and finished sentences leave the batch (their rows are
-dropped from the cache).  Nothing depends on the other sentences in the
-batch: padded source positions are masked, each sentence has its own length
-cap, and sampling draws its random numbers from a per-sentence stream.
+dropped from the cache; greedy and sampling let finished rows ride along
+until a quarter of the batch is done, so the cache is copied less often).
+Nothing depends on the other sentences in the batch: padded source
+positions are masked, each sentence has its own length cap, and sampling
+draws its random numbers from a per-sentence stream.
 
 Hypotheses come back with ``text=""`` and attention over the padded source;
 the driver fills the text in and crops the attention.
@@ -123,7 +125,9 @@ def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choos
     final_score = torch.zeros(n_rows, dtype=torch.float64, device=device)
     lengths = torch.zeros(n_rows, dtype=torch.long, device=device)
     attention = None
-    rows = torch.arange(n_rows, device=device)  # the output row of each active row
+    rows = torch.arange(n_rows, device=device)  # the output row of each row in the batch
+    cap = max_steps.clone()  # (N,) each row's length cap
+    alive = torch.ones(n_rows, dtype=torch.bool, device=device)  # rows still decoding
     seqs = torch.full((n_rows, 1), bos, dtype=torch.long, device=device)
     score = torch.zeros(n_rows, dtype=torch.float64, device=device)  # sums in float64: no drift
     for t in range(horizon):
@@ -134,23 +138,28 @@ def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choos
         tok = choose(logits, t, rows)  # (N,)
         lp = logits.gather(1, tok[:, None]).squeeze(1) - lse
         score = score + lp.double()
-        tokens[rows, t] = tok
+        tokens[rows, t] = tok  # finished rows write past their length: ignored
         logprobs[rows, t] = lp
         if att is not None:
             if attention is None:
                 attention = torch.zeros(n_rows, *att.shape[1:3], horizon, att.size(-1), device=device)
             attention[rows, :, :, t] = att
-        ended = (tok == eos) | (max_steps[rows] <= t + 1)
+        ended = alive & ((tok == eos) | (cap <= t + 1))
         seqs = torch.cat([seqs, tok[:, None]], dim=1)
         if bool(ended.any()):
             done = rows[ended]
             lengths[done] = t + 1
             final_score[done] = score[ended]
-            keep = (~ended).nonzero().squeeze(1)
-            if keep.numel() == 0:
+            alive &= ~ended
+            n_alive = int(alive.sum())
+            if n_alive == 0:
                 break
-            rows, seqs, score = rows[keep], seqs[keep], score[keep]
-            stepper.keep(keep)
+            # finished rows ride along until a quarter of the batch is dead: dropping rows copies the
+            # whole cache, so it is done a few times per batch, not at every step where a row ends
+            if 4 * n_alive <= 3 * alive.numel():
+                keep = alive.nonzero().squeeze(1)
+                rows, seqs, score, cap, alive = rows[keep], seqs[keep], score[keep], cap[keep], alive[keep]
+                stepper.keep(keep)
 
     tokens_l, logprobs_l = tokens.tolist(), logprobs.tolist()
     scores_l, lengths_l = final_score.tolist(), lengths.tolist()
@@ -288,13 +297,15 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
 
     for t in range(horizon):
         logits, att = stepper.step(seqs)
-        logp = logits - torch.logsumexp(logits, dim=-1, keepdim=True)  # (n * k, V), rounded as greedy's
+        lse = torch.logsumexp(logits, dim=-1, keepdim=True)  # (n * k, 1)
         if t < config.min_len:
-            logp[:, eos] = NEG_INF
-        n, V = sentence.numel(), logp.size(-1)
-        # a sentence's 2k best (beam, token) pairs are among each beam's own 2k best tokens
+            logits[:, eos] = NEG_INF
+        n, V = sentence.numel(), logits.size(-1)
+        # a sentence's 2k best (beam, token) pairs are among each beam's own 2k best tokens; a row's
+        # best logits are its best log-probabilities (log p = logit - lse), so no (n * k, V) log-softmax
         per_beam = min(2 * k, V)
-        top_lp, top_tok = logp.topk(per_beam, dim=-1)  # (n * k, c)
+        top_logit, top_tok = logits.topk(per_beam, dim=-1)  # (n * k, c)
+        top_lp = top_logit - lse  # rounded as greedy's
         candidates = (beam_scores.view(-1, 1) + top_lp.double()).view(n, k * per_beam)
         n_cand = min(2 * k, k * per_beam)
         cand_scores, cand_index = candidates.topk(n_cand, dim=1)  # (n, 2k), best first

@@ -58,7 +58,7 @@ class DecoderOnly(nn.Module):
             ids, positions, queries_past = tgt, tgt_pos, S + past
         keys = torch.cat([state.src_mask, state.src_mask.new_ones(B, past + T)], dim=1)  # (B, S + past + T)
         mask = causal_mask(ids.size(1), queries_past, tgt.device) & keys[:, None, None, :]
-        rotate = lambda t: self.positional.rotate(t, positions)  # noqa: E731
+        rotate = self.positional.rotation(positions)
         x = self.dropout(self.positional(self.embed_tokens(ids), positions))
         weights = []
         for i, layer in enumerate(self.layers):

@@ -3,7 +3,7 @@ import torch
 import torch.nn as nn
 
 from ..config import TransformerConfig
-from ..model import PositionalEncoding, Tensor, sinusoid_table
+from ..model import PositionalEncoding, Rotate, Tensor, sinusoid_table
 from ..registry import POSITIONAL
 
 
@@ -25,7 +25,8 @@ class RotaryPositionalEncoding(PositionalEncoding):
     """Rotary positions (Su et al., 2021): rotate each query/key pair of dims by a position-dependent angle.
 
     Applied in self-attention only; the embeddings get no additive encoding.
-    Pairs are (i, i + d_k/2), the "rotate half" convention.
+    Pairs are (i, i + d_k/2), the "rotate half" convention:
+    rot(x) = x * [cos, cos] + roll(x, d_k/2) * [-sin, sin].
     """
 
     def __init__(self, config: TransformerConfig) -> None:
@@ -33,13 +34,14 @@ class RotaryPositionalEncoding(PositionalEncoding):
         d_k = config.d_model // config.n_heads
         inv_freq = 1.0 / (10000.0 ** (torch.arange(0, d_k, 2, dtype=torch.float64) / d_k))  # (d_k/2,)
         angles = torch.arange(config.max_len, dtype=torch.float64)[:, None] * inv_freq[None]  # (max_len, d_k/2)
-        self.register_buffer("cos", angles.cos().float(), persistent=False)
-        self.register_buffer("sin", angles.sin().float(), persistent=False)
+        self.half = d_k // 2
+        self.register_buffer("cos", angles.cos().repeat(1, 2).float(), persistent=False)  # (max_len, d_k)
+        self.register_buffer("sin", torch.cat([-angles.sin(), angles.sin()], dim=1).float(), persistent=False)
 
-    def rotate(self, x: Tensor, positions: Tensor) -> Tensor:  # x (B, h, T, d_k), positions (B|1, T)
-        cos, sin = self.cos[positions][:, None], self.sin[positions][:, None]  # (B|1, 1, T, d_k/2)
-        x1, x2 = x.chunk(2, dim=-1)
-        return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+    def rotation(self, positions: Tensor) -> Rotate:
+        """The tables are looked up once per call; the returned function rotates any (..., B|1, h, T, d_k)."""
+        cos, sin = self.cos[positions][:, None], self.sin[positions][:, None]  # (B|1, 1, T, d_k)
+        return lambda x: x * cos + x.roll(self.half, dims=-1) * sin
 
 
 __all__ = ["LearnedPositionalEncoding", "RotaryPositionalEncoding", "sinusoid_table"]
