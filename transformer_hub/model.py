@@ -164,8 +164,8 @@ class MultiHeadAttention(nn.Module):
                 k, v = cache["k"], cache["v"]
             else:
                 k, v = self._heads(F.linear(memory, w[d:], b[d:]), 2).unbind(0)
-                if cache is not None:
-                    cache["k"], cache["v"] = k, v
+                if cache is not None:  # made contiguous once, not copied by every step's matmul
+                    cache["k"], cache["v"] = k, v = k.contiguous(), v.contiguous()
         out, weights = self.kernel(q, k, v, mask, need_weights)  # (B, h, Tq, d_k)
         out = out.transpose(1, 2).reshape(x.size(0), x.size(1), d)  # concat heads: (B, Tq, d_model)
         return self.out_proj(out), weights
