@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from transformer_hub import Transformer, TransformerConfig
+from transformer_hub.hub import card_data_from_file
 
 logger = logging.getLogger(__name__)
 DEFAULT_MODELS_DIR = Path(__file__).resolve().parent / "models"
@@ -176,16 +177,37 @@ class ModelStore:
         return self.get(name).config
 
     def results(self) -> Dict[str, Dict[str, Any]]:
-        """Measured numbers from ``variants/results.json`` (BLEU, training time, speed), keyed by variant name."""
+        """Measured numbers (BLEU, training time, speed): from ``variants/results.json``, keyed by variant
+        name, and for other local models from their model card's results and training facts."""
         path = self.models_dir / "variants" / RESULTS_FILE
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            results = normalise_results(json.loads(path.read_text(encoding="utf-8")))
         except FileNotFoundError:
-            return {}
+            results = {}
         except (OSError, ValueError) as exc:
             logger.warning("ignoring %s: %s", path, exc)
-            return {}
-        return normalise_results(data)
+            results = {}
+        for name, spec in self.specs.items():
+            card = os.path.join(spec.source, "README.md")
+            if name not in results and name.split("/", 1)[-1] not in results and spec.local and os.path.isfile(card):
+                measured = card_measurements(card_data_from_file(card))
+                if measured:
+                    results[name] = measured
+        return results
+
+
+def card_measurements(card_data: Dict[str, Any]) -> Dict[str, Any]:
+    """A model card's results and training facts as a results row: {split: {metric: value}, "training": {...}}."""
+    row: Dict[str, Any] = {}
+    for r in card_data.get("results", []):
+        try:
+            metric = str(r["metric"]) + ("_lowercase" if "lower" in str(r.get("metric_name", "")).lower() else "")
+            row.setdefault(str(r.get("split") or "test"), {})[metric] = float(r["value"])
+        except (KeyError, TypeError, ValueError):
+            continue
+    if isinstance(card_data.get("training"), dict):
+        row["training"] = card_data["training"]
+    return row
 
 
 def normalise_results(data: Any) -> Dict[str, Dict[str, Any]]:

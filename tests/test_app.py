@@ -474,3 +474,26 @@ def test_variants_table_shows_configuration_and_measurements(tmp_path, make_mode
     assert paper["training time"] == "10.0 min" and paper["decoding speed"] == "88.8 sent/s"
     shipped = rows["en-de"]
     assert shipped["test BLEU"] == "—" and shipped["parameters"] == f"{make_model().num_parameters():,}"
+
+
+def test_variants_table_reads_a_models_own_card_for_its_measurements(tmp_path, make_model):
+    from space import service
+    from space.context import SpaceContext
+    from space.models_store import ModelStore
+
+    model = make_model()
+    results = [("val", "bleu", "sacreBLEU (cased)", 40.5), ("test_2016_flickr", "bleu", "sacreBLEU (cased)", 41.06),
+               ("test_2016_flickr", "bleu", "sacreBLEU (lowercased)", 41.53), ("test_2016_flickr", "chrf", "chrF", 64.78)]
+    model.card_data = {"results": [{"split": s, "metric": m, "metric_name": n, "value": v} for s, m, n, v in results],
+                       "training": {"train_wall_minutes": 120.0, "train_tokens_per_s": 4291}}
+    model.save_pretrained(tmp_path / "en-de")
+    (tmp_path / "broken").mkdir()
+    model.save_pretrained(tmp_path / "broken")
+    (tmp_path / "broken" / "README.md").write_text("---\nnot: [valid yaml\n---\n")
+    store = ModelStore(tmp_path, [str(tmp_path / "broken")])
+    rows = {r[0]: dict(zip(service.MODEL_COLUMNS, r)) for r in service.describe_models(SpaceContext(store))}
+    shipped = rows["en-de"]
+    assert (shipped["test BLEU"], shipped["test chrF"]) == ("41.06", "64.78")  # cased test BLEU, not val or lowercased
+    assert shipped["training time"] == "120.0 min" and shipped["decoding speed"] == "4,291 tok/s (training)"
+    broken = rows[store.name_of(str(tmp_path / "broken"))]
+    assert broken["test BLEU"] == "—" and broken["layout"] == "encoder-decoder"  # a bad card hides nothing else

@@ -13,8 +13,9 @@ CURVES_FILE = "validation_curves.png"
 @tab("variants", title="Architecture variants", order=30, description="compare architectures")
 def render(ctx) -> None:
     names = ctx.model_names
-    gr.Markdown("The shipped checkpoints and their configuration. BLEU, training time and speed come from "
-                "`space/models/variants/results.json` when the variant study has produced it.")
+    gr.Markdown("The shipped checkpoints and their configuration. BLEU (test_2016_flickr, cased), training time "
+                "and speed come from the variant study's `space/models/variants/results.json`, and for other "
+                "models from their model card (the shipped `en-de` was trained longer, on its own budget).")
     table = gr.Dataframe(value=service.describe_models(ctx), headers=service.MODEL_COLUMNS,
                          label="Available models", interactive=False, wrap=True, elem_id="variants-table")
     refresh = gr.Button("Refresh table", size="sm")
