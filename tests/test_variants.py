@@ -78,7 +78,7 @@ def test_learned_positions_are_parameters_added_to_the_embeddings():
     assert "embedding.weight" in pe.state_dict()  # saved with the model
     x, positions = torch.randn(2, 4, cfg.d_model), torch.tensor([[0, 1, 2, 3]])
     assert torch.allclose(pe(x, positions), x + pe.embedding.weight[:4])
-    assert torch.equal(pe.rotate(x, positions), x)
+    assert pe.rotation(positions) is None  # added to the embeddings, nothing rotated
 
 
 def test_rope_rotates_queries_and_keys_only():
@@ -88,7 +88,7 @@ def test_rope_rotates_queries_and_keys_only():
     x = torch.randn(1, 2, 5, cfg.d_model)
     assert torch.equal(rope(x, torch.arange(5)[None]), x)  # nothing added to the embeddings
     q = torch.randn(1, cfg.n_heads, 5, d_k)
-    rotated = rope.rotate(q, torch.arange(5)[None])
+    rotated = rope.rotation(torch.arange(5)[None])(q)
     assert torch.allclose(rotated.norm(dim=-1), q.norm(dim=-1), atol=1e-5)  # a rotation keeps lengths
     assert torch.allclose(rotated[:, :, 0], q[:, :, 0])  # position 0: angle 0
     # pairs (i, i + d_k/2) are rotated by pos * 10000^(-2i/d_k)
@@ -107,8 +107,8 @@ def test_rope_scores_depend_only_on_relative_position():
     q, k = torch.randn(1, 1, 1, d_k), torch.randn(1, 1, 1, d_k)
     scores = []
     for start in (0, 4, 11):
-        rq = rope.rotate(q, torch.tensor([[start + 5]]))
-        rk = rope.rotate(k, torch.tensor([[start + 2]]))
+        rq = rope.rotation(torch.tensor([[start + 5]]))(q)
+        rk = rope.rotation(torch.tensor([[start + 2]]))(k)
         scores.append((rq * rk).sum().item())
     assert scores == pytest.approx([scores[0]] * 3, abs=1e-4)
 

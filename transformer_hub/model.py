@@ -67,10 +67,6 @@ class PositionalEncoding(nn.Module):
         """A function rotating (..., T, d_k) queries/keys at ``positions``, or None when this encoding adds instead."""
         return None
 
-    def rotate(self, x: Tensor, positions: Tensor) -> Tensor:
-        rotation = self.rotation(positions)
-        return x if rotation is None else rotation(x)
-
 
 def sinusoid_table(max_len: int, d_model: int) -> Tensor:
     """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(...)  (section 3.5)."""

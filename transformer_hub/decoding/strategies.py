@@ -113,8 +113,8 @@ def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choos
     device = batch.src.device
     n_rows = batch.size * copies
     sentence_of = torch.arange(batch.size, device=device).repeat_interleave(copies)  # (R,)
-    max_steps = batch.max_steps.to(device)[sentence_of]  # (R,)
-    horizon = int(max_steps.max())
+    cap = batch.max_steps.to(device)[sentence_of]  # (R,) each row's length cap
+    horizon = int(cap.max())
     state = model.encode(batch.src)
     if copies > 1:
         state = state.index_select(sentence_of)
@@ -126,7 +126,6 @@ def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choos
     lengths = torch.zeros(n_rows, dtype=torch.long, device=device)
     attention = None
     rows = torch.arange(n_rows, device=device)  # the output row of each row in the batch
-    cap = max_steps.clone()  # (N,) each row's length cap
     alive = torch.ones(n_rows, dtype=torch.bool, device=device)  # rows still decoding
     seqs = torch.full((n_rows, 1), bos, dtype=torch.long, device=device)
     score = torch.zeros(n_rows, dtype=torch.float64, device=device)  # sums in float64: no drift
