@@ -82,7 +82,9 @@ def test_beam_size_one_is_greedy(layout):
     for use_cache in (True, False):
         greedy = generate(model, texts, max_len_offset=8, use_cache=use_cache)
         beam = generate(model, texts, strategy="beam", beam_size=1, max_len_offset=8, use_cache=use_cache)
-        same_hypotheses(greedy, beam, tol=0.0)
+        # same tokens; scores to float rounding: rows leave the batch at other steps, and the
+        # matmul's blocking (so its last bits) depends on how many rows there are
+        same_hypotheses(greedy, beam, tol=1e-5)
 
 
 def test_beam_not_worse_than_greedy_on_average_and_mostly_per_sentence():

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 import torch
 
 from ..registry import Registry
 from .config import DecodingConfig, length_penalty
 from .results import Hypothesis
+from .vocab import Projection, log_normalizer_, max_and_argmax, topk
 
 Tensor = torch.Tensor
 STRATEGIES: Registry = Registry("decoding strategy")
@@ -64,14 +65,18 @@ class Stepper:
     def __init__(self, model, state, use_cache: bool, need_weights: bool) -> None:
         self.model, self.state, self.need_weights = model, state, need_weights
         self.cache = model.new_cache() if use_cache else None
+        self.project = Projection()
 
     def step(self, seqs: Tensor):
-        """(N, t) prefixes starting with bos -> next-token logits (N, V) float32, attention (N, L, h, S) or None."""
+        """(N, t) prefixes starting with bos -> next-token logits (N, V) float32, attention (N, L, h, S) or None.
+
+        The logits live in a buffer that the next step overwrites (see ``vocab.Projection``).
+        """
         if self.cache is not None:
             out = self.model.decode(seqs[:, -1:], self.state, self.cache, need_weights=self.need_weights)
         else:
             out = self.model.decode(seqs, self.state, need_weights=self.need_weights)
-        logits = out.generator(out.hidden[:, -1]).float()  # (N, V): the last position only
+        logits = self.project(out.generator, out.hidden[:, -1])  # (N, V): the last position only
         attention = None
         if self.need_weights:
             attention = torch.stack([w[:, :, -1].float() for w in out.cross_attention], dim=1)  # (N, L, h, S)
@@ -103,7 +108,21 @@ def make_hypothesis(tokens: List[int], logprobs: List[float], score: float, fini
 
 
 # --------------------------------------------------------------------------- greedy and sampling
-Chooser = Callable[[Tensor, int, Tensor], Tensor]  # (logits, step, rows) -> tokens (N,)
+# (logits, step, rows) -> (tokens (N,), their logits (N,), the row maxima (N,) if known); may overwrite the logits
+Chooser = Callable[[Tensor, int, Tensor], Tuple[Tensor, Tensor, Optional[Tensor]]]
+
+
+def _next_tokens(logits: Tensor, t: int, rows: Tensor, choose: Chooser, eos: int, min_len: int):
+    """A chooser's tokens and their log-probabilities under the model (eos's mass included while it is blocked)."""
+    if t < min_len:  # eos may not end the sentence yet; the log-probs stay those of the model's distribution
+        lse = torch.logsumexp(logits, dim=-1)
+        logits[:, eos] = NEG_INF
+        tok, chosen, _ = choose(logits, t, rows)
+        return tok, chosen - lse
+    tok, chosen, row_max = choose(logits, t, rows)
+    if row_max is None:
+        row_max = logits.amax(dim=-1)
+    return tok, chosen - log_normalizer_(logits, row_max)  # log p = logit - logsumexp, no (N, V) log-softmax
 
 
 def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choose: Chooser) -> List[List[Hypothesis]]:
@@ -114,41 +133,36 @@ def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choos
     n_rows = batch.size * copies
     sentence_of = torch.arange(batch.size, device=device).repeat_interleave(copies)  # (R,)
     cap = batch.max_steps.to(device)[sentence_of]  # (R,) each row's length cap
-    horizon = int(cap.max())
+    horizon, min_cap = int(cap.max()), int(cap.min())
     state = model.encode(batch.src)
     if copies > 1:
         state = state.index_select(sentence_of)
     stepper = Stepper(model, state, config.use_cache, config.return_attention)
 
-    tokens = torch.full((n_rows, horizon), pad, dtype=torch.long, device=device)
-    logprobs = torch.zeros(n_rows, horizon, device=device)
-    final_score = torch.zeros(n_rows, dtype=torch.float64, device=device)
     lengths = torch.zeros(n_rows, dtype=torch.long, device=device)
-    attention = None
     rows = torch.arange(n_rows, device=device)  # the output row of each row in the batch
     alive = torch.ones(n_rows, dtype=torch.bool, device=device)  # rows still decoding
     seqs = torch.full((n_rows, 1), bos, dtype=torch.long, device=device)
-    score = torch.zeros(n_rows, dtype=torch.float64, device=device)  # sums in float64: no drift
+    # per step: tokens, log-probs (and attention) of the rows in the batch; a segment ends when rows leave
+    segments: List[Tuple[Tensor, int, List[Tensor], List[Tensor], List[Tensor]]] = []
+    toks: List[Tensor] = []
+    lps: List[Tensor] = []
+    atts: List[Tensor] = []
+    start = 0
     for t in range(horizon):
         logits, att = stepper.step(seqs)
-        lse = torch.logsumexp(logits, dim=-1)  # (N,): log p = logit - lse, without a (N, V) log-softmax
-        if t < config.min_len:
-            logits[:, eos] = NEG_INF
-        tok = choose(logits, t, rows)  # (N,)
-        lp = logits.gather(1, tok[:, None]).squeeze(1) - lse
-        score = score + lp.double()
-        tokens[rows, t] = tok  # finished rows write past their length: ignored
-        logprobs[rows, t] = lp
+        tok, lp = _next_tokens(logits, t, rows, choose, eos, config.min_len)
+        toks.append(tok)
+        lps.append(lp)
         if att is not None:
-            if attention is None:
-                attention = torch.zeros(n_rows, *att.shape[1:3], horizon, att.size(-1), device=device)
-            attention[rows, :, :, t] = att
-        ended = alive & ((tok == eos) | (cap <= t + 1))
+            atts.append(att)
         seqs = torch.cat([seqs, tok[:, None]], dim=1)
+        hit = tok == eos
+        if t + 1 >= min_cap:
+            hit |= cap <= t + 1
+        ended = hit & alive
         if bool(ended.any()):
-            done = rows[ended]
-            lengths[done] = t + 1
-            final_score[done] = score[ended]
+            lengths[rows[ended]] = t + 1
             alive &= ~ended
             n_alive = int(alive.sum())
             if n_alive == 0:
@@ -156,29 +170,53 @@ def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choos
             # finished rows ride along until a quarter of the batch is dead: dropping rows copies the
             # whole cache, so it is done a few times per batch, not at every step where a row ends
             if 4 * n_alive <= 3 * alive.numel():
+                segments.append((rows, start, toks, lps, atts))
+                toks, lps, atts, start = [], [], [], t + 1
                 keep = alive.nonzero().squeeze(1)
-                rows, seqs, score, cap, alive = rows[keep], seqs[keep], score[keep], cap[keep], alive[keep]
+                rows, seqs, cap, alive = rows[keep], seqs[keep], cap[keep], alive[keep]
+                min_cap = int(cap.min())
                 stepper.keep(keep)
+    segments.append((rows, start, toks, lps, atts))
 
+    tokens = torch.full((n_rows, horizon), pad, dtype=torch.long, device=device)
+    logprobs = torch.zeros(n_rows, horizon, device=device)
+    attention = None
+    for seg_rows, seg_start, seg_toks, seg_lps, seg_atts in segments:
+        if not seg_toks:
+            continue
+        end = seg_start + len(seg_toks)
+        tokens[seg_rows, seg_start:end] = torch.stack(seg_toks, dim=1)  # finished rows wrote past their length
+        logprobs[seg_rows, seg_start:end] = torch.stack(seg_lps, dim=1)
+        if seg_atts:
+            if attention is None:
+                attention = torch.zeros(n_rows, *seg_atts[0].shape[1:3], horizon, seg_atts[0].size(-1), device=device)
+            attention[seg_rows, :, :, seg_start:end] = torch.stack(seg_atts, dim=3)
+    # scores summed in float64 in step order, so they match beam search's running sums exactly
+    final_score = logprobs.double().cumsum(dim=1).gather(1, (lengths - 1)[:, None]).squeeze(1)
     tokens_l, logprobs_l = tokens.tolist(), logprobs.tolist()
     scores_l, lengths_l = final_score.tolist(), lengths.tolist()
     out: List[List[Hypothesis]] = [[] for _ in range(batch.size)]
     for r in range(n_rows):
         n = lengths_l[r]
         finished = tokens_l[r][n - 1] == eos
-        toks = tokens_l[r][: n - 1] if finished else tokens_l[r][:n]
-        att = attention[r, :, :, :n] if attention is not None else None
-        out[r // copies].append(make_hypothesis(toks, logprobs_l[r][:n], scores_l[r], finished, att,
+        toks_r = tokens_l[r][: n - 1] if finished else tokens_l[r][:n]
+        att_r = attention[r, :, :, :n] if attention is not None else None
+        out[r // copies].append(make_hypothesis(toks_r, logprobs_l[r][:n], scores_l[r], finished, att_r,
                                                 config.length_penalty))
     for hyps in out:
         hyps.sort(key=lambda h: h.normalized_score, reverse=True)
     return out
 
 
+def _argmax(logits: Tensor, t: int, rows: Tensor):
+    best, tok = max_and_argmax(logits)
+    return tok, best, best
+
+
 @STRATEGIES.register("greedy")
 def greedy(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
     """The most probable next token at every step (beam search with one beam)."""
-    return _single_path(model, batch, config, 1, lambda logits, t, rows: logits.argmax(dim=-1))
+    return _single_path(model, batch, config, 1, _argmax)
 
 
 # Sampling randomness: a counter-based stream per (seed, source, sample number), so a
@@ -244,11 +282,12 @@ def sample(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]
     """
     keys = stream_keys(batch.src, batch.lengths, batch.seed, config.n_best)
 
-    def choose(logits: Tensor, t: int, rows: Tensor) -> Tensor:
+    def choose(logits: Tensor, t: int, rows: Tensor):
         probs = filter_logits(logits, config.temperature, config.top_k, config.top_p).softmax(dim=-1)
         cdf = probs.double().cumsum(dim=-1)  # (N, V)
         u = uniforms(keys[rows], t) * cdf[:, -1]
-        return torch.searchsorted(cdf, u[:, None], right=True).squeeze(1).clamp(max=probs.size(-1) - 1)
+        tok = torch.searchsorted(cdf, u[:, None], right=True).squeeze(1).clamp(max=probs.size(-1) - 1)
+        return tok, logits.gather(1, tok[:, None]).squeeze(1), None
 
     return _single_path(model, batch, config, config.n_best, choose)
 
@@ -296,15 +335,18 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
 
     for t in range(horizon):
         logits, att = stepper.step(seqs)
-        lse = torch.logsumexp(logits, dim=-1, keepdim=True)  # (n * k, 1)
-        if t < config.min_len:
-            logits[:, eos] = NEG_INF
         n, V = sentence.numel(), logits.size(-1)
         # a sentence's 2k best (beam, token) pairs are among each beam's own 2k best tokens; a row's
         # best logits are its best log-probabilities (log p = logit - lse), so no (n * k, V) log-softmax
         per_beam = min(2 * k, V)
-        top_logit, top_tok = logits.topk(per_beam, dim=-1)  # (n * k, c)
-        top_lp = top_logit - lse  # rounded as greedy's
+        if t < config.min_len:  # eos blocked; log-probs stay those of the model's distribution
+            lse = torch.logsumexp(logits, dim=-1)
+            logits[:, eos] = NEG_INF
+            top_logit, top_tok = topk(logits, per_beam)  # (n * k, c)
+        else:
+            top_logit, top_tok = topk(logits, per_beam)
+            lse = log_normalizer_(logits, top_logit[:, 0])  # overwrites the logits
+        top_lp = top_logit - lse[:, None]  # rounded as greedy's
         candidates = (beam_scores.view(-1, 1) + top_lp.double()).view(n, k * per_beam)
         n_cand = min(2 * k, k * per_beam)
         cand_scores, cand_index = candidates.topk(n_cand, dim=1)  # (n, 2k), best first

@@ -1,0 +1,80 @@
+"""transformer_hub.decoding.vocab: block-maxima max / top-k, in-place logsumexp, the reused projection buffer."""
+import pytest
+import torch
+from torch import nn
+
+from transformer_hub.decoding.vocab import BLOCK, Projection, log_normalizer_, max_and_argmax, topk
+
+SIZES = [7, 2 * BLOCK, 5 * BLOCK, 5 * BLOCK + 37, 10_000]
+
+
+@pytest.mark.parametrize("V", SIZES)
+@pytest.mark.parametrize("layout", ["rows", "transposed"])
+def test_max_and_argmax_equal_torch_max_ties_included(V, layout):
+    g = torch.Generator().manual_seed(V)
+    logits = torch.randn(9, V, generator=g)
+    logits[1] = 0.0  # all tied: the first index
+    logits[2, [3, V - 1]] = 50.0  # tie between the first block and the tail
+    logits[3, V - 1] = 60.0  # the tail alone wins
+    logits[4, [V // 2, V // 2 + 1]] = -1.0
+    logits[4] -= 100.0
+    logits[5, 0] = float("-inf")
+    if layout == "transposed":  # as Projection returns them
+        logits = logits.t().contiguous().t()
+    values, index = max_and_argmax(logits)
+    expected = logits.max(dim=-1)
+    assert torch.equal(values, expected.values) and torch.equal(index, expected.indices)
+
+
+@pytest.mark.parametrize("V", SIZES)
+@pytest.mark.parametrize("k", [1, 3, 8])
+def test_topk_values_equal_torch_topk_and_indices_point_at_them(V, k):
+    k = min(k, V)
+    g = torch.Generator().manual_seed(k * V)
+    logits = torch.randn(6, V, generator=g)
+    logits[1, :k] = 9.0  # the best k all in the first block
+    logits[2, -k:] = 9.0 + torch.arange(k, dtype=torch.float)  # the best k in the tail
+    logits[3, torch.arange(k) * (V // k)] = 20.0  # one per block, spread out
+    expected = logits.topk(k, dim=-1)
+    for layout in (logits, logits.t().contiguous().t()):  # rows, and transposed as Projection returns them
+        values, index = topk(layout, k)
+        assert torch.equal(values, expected.values)
+        assert torch.equal(logits.gather(1, index), values)  # indices point at those values
+        assert all(len(set(row)) == k for row in index.tolist())  # distinct
+
+
+def test_log_normalizer_equals_logsumexp_and_overwrites_the_logits():
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(5, 1000, generator=g) * 10
+    logits[2, 7] = float("-inf")  # a blocked token adds no mass
+    expected = torch.logsumexp(logits, dim=-1)
+    work = logits.clone()
+    got = log_normalizer_(work, logits.amax(dim=-1))
+    assert torch.allclose(got, expected, atol=1e-5, rtol=0)
+    assert not torch.equal(work, logits)
+
+
+def test_projection_equals_the_output_layer_and_reuses_its_buffer():
+    torch.manual_seed(0)
+    linear = nn.Linear(16, 300, bias=False)
+    project = Projection()
+    with torch.inference_mode():
+        for rows in (5, 1, 12, 3):
+            hidden = torch.randn(rows, 16)
+            got = project(linear, hidden)
+            assert got.shape == (rows, 300)
+            assert torch.allclose(got, linear(hidden), atol=1e-5, rtol=0)
+        first = project.buffer
+        project(linear, torch.randn(2, 16))
+        assert project.buffer is first  # grown once to the largest batch, then reused
+
+
+def test_projection_calls_other_output_layers_as_they_are():
+    torch.manual_seed(0)
+    with_bias = nn.Linear(16, 50)
+    other = nn.Sequential(nn.Linear(16, 50, bias=False), nn.Tanh())
+    hidden = torch.randn(4, 16)
+    with torch.inference_mode():
+        for layer in (with_bias, other):
+            assert torch.equal(Projection()(layer, hidden), layer(hidden))
+        assert Projection()(with_bias.double(), hidden.double()).dtype == torch.float32
