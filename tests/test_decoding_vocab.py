@@ -3,7 +3,7 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_hub.decoding.vocab import BLOCK, Projection, log_normalizer_, max_and_argmax, topk
+from transformer_hub.decoding.vocab import BLOCK, MIN_ROWS, Projection, log_normalizer_, max_and_argmax, topk
 
 SIZES = [7, 2 * BLOCK, 5 * BLOCK, 5 * BLOCK + 37, 10_000]
 
@@ -12,7 +12,7 @@ SIZES = [7, 2 * BLOCK, 5 * BLOCK, 5 * BLOCK + 37, 10_000]
 @pytest.mark.parametrize("layout", ["rows", "transposed"])
 def test_max_and_argmax_equal_torch_max_ties_included(V, layout):
     g = torch.Generator().manual_seed(V)
-    logits = torch.randn(9, V, generator=g)
+    logits = torch.randn(MIN_ROWS + 3, V, generator=g)  # enough rows for the block search
     logits[1] = 0.0  # all tied: the first index
     logits[2, [3, V - 1]] = 50.0  # tie between the first block and the tail
     logits[3, V - 1] = 60.0  # the tail alone wins
@@ -31,7 +31,7 @@ def test_max_and_argmax_equal_torch_max_ties_included(V, layout):
 def test_topk_values_equal_torch_topk_and_indices_point_at_them(V, k):
     k = min(k, V)
     g = torch.Generator().manual_seed(k * V)
-    logits = torch.randn(6, V, generator=g)
+    logits = torch.randn(MIN_ROWS + 1, V, generator=g)
     logits[1, :k] = 9.0  # the best k all in the first block
     logits[2, -k:] = 9.0 + torch.arange(k, dtype=torch.float)  # the best k in the tail
     logits[3, torch.arange(k) * (V // k)] = 20.0  # one per block, spread out
