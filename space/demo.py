@@ -15,12 +15,14 @@ from .plugins import ordered_tabs
 
 TITLE = "Attention Is All You Need: a Transformer from scratch (En → De)"
 QUEUE_MAX_SIZE = int(os.environ.get("SPACE_QUEUE_SIZE", "64"))      # waiting requests before "queue full"
-CONCURRENCY = int(os.environ.get("SPACE_CONCURRENCY", "2"))          # decodes running at once (2 CPU cores)
+# Decodes running at once.  One: two decoding threads in one process contend for the GIL (the decode loop
+# is Python between small ops) and served fewer requests/s than one thread decoding bigger merged batches.
+CONCURRENCY = int(os.environ.get("SPACE_CONCURRENCY", "1"))
 # Requests admitted to the decoding handlers at once: those beyond CONCURRENCY wait inside the micro-batcher
-# and are decoded together (one generate call) as soon as a decode slot frees up.
-DECODE_WORKERS = int(os.environ.get("SPACE_DECODE_WORKERS", str(4 * CONCURRENCY)))
-# One intra-op thread per request: small models decode faster that way, and the queue runs CONCURRENCY
-# requests in parallel instead (two threads per request on two shared cores slow everything down ~10x).
+# and are decoded together (one generate call) as soon as a decode slot frees up.  Admitting them early, not
+# in Gradio's queue, is what lets concurrent requests share a call (space/bench.py: ~2x requests/s at 8 clients).
+DECODE_WORKERS = int(os.environ.get("SPACE_DECODE_WORKERS", str(max(16, 4 * CONCURRENCY))))
+# One intra-op thread per decode: small models decode faster that way, and the other core serves Gradio.
 TORCH_THREADS = int(os.environ.get("SPACE_TORCH_THREADS", "1"))       # 0 leaves torch's default
 CSS = """
 #translate-output textarea, #compare-greedy textarea, #compare-beam textarea { font-size: 1.05em; }
