@@ -82,17 +82,21 @@ class Stepper:
             attention = torch.stack([w[:, :, -1].float() for w in out.cross_attention], dim=1)  # (N, L, h, S)
         return logits, attention
 
-    def keep(self, index: Tensor, state_index: Optional[Tensor] = None) -> None:
+    def keep(self, index: Tensor, state_index: Optional[Tensor] = None, state_stays: bool = False) -> None:
         """Keep (and reorder / repeat) rows ``index``.
 
         ``state_index`` (default ``index``) selects the encoder-state rows; beam
         search passes a cheaper one, because the k beams of a sentence share
-        their state: it changes only when whole sentences leave.
+        their state: it changes only when whole sentences leave, and
+        ``state_stays=True`` says that none did (state and cross-attention cache stay as they are).
         """
-        if state_index is None:
-            state_index = index
-        moved = state_index.numel() != self.state.src.size(0) or bool((state_index != torch.arange(
-            state_index.numel(), device=state_index.device)).any())
+        if state_stays:
+            moved = False
+        else:
+            if state_index is None:
+                state_index = index
+            moved = state_index.numel() != self.state.src.size(0) or bool((state_index != torch.arange(
+                state_index.numel(), device=state_index.device)).any())
         if moved:
             self.state = self.state.index_select(state_index)
         if self.cache is not None:  # cross-attention keys/values follow the state's rows
@@ -328,6 +332,9 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
     beam_scores[:, 0] = 0.0  # all beams start equal: let only the first one expand at step 0
     n_finished = torch.zeros(B, dtype=torch.long, device=device)
     kth_finished = torch.full((B,), NEG_INF, dtype=torch.float64, device=device)  # per live sentence
+    caps, min_cap = max_steps, int(max_steps.min())  # per live sentence
+    slots: Optional[Tensor] = None  # arange(2k), made once the candidate count is known
+    first_rows = torch.arange(B, device=device)[:, None] * k  # (B, 1)
     seqs = torch.full((B * k, 1), bos, dtype=torch.long, device=device)
     history_lp = torch.zeros(B * k, 0, device=device)
     history_att: Optional[Tensor] = None
@@ -353,10 +360,12 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
         cand_beam = cand_index // per_beam
         cand_tok = top_tok.view(n, k * per_beam).gather(1, cand_index)
         cand_lp = top_lp.view(n, k * per_beam).gather(1, cand_index)
-        at_cap = max_steps[sentence] <= t + 1  # (n,)
+        if slots is None:
+            slots = torch.arange(n_cand, device=device)[None]  # (1, 2k)
+        at_cap = caps <= t + 1 if t + 1 >= min_cap else None  # (n,); None: no sentence is at its cap yet
         is_eos = cand_tok == eos
-        in_top_k = torch.arange(n_cand, device=device)[None] < k
-        final = in_top_k & (cand_scores > NEG_INF) & (is_eos | at_cap[:, None])
+        ends = is_eos if at_cap is None else is_eos | at_cap[:, None]
+        final = (slots < k) & (cand_scores > NEG_INF) & ends
         if bool(final.any()):
             if att is not None:
                 full_att = torch.cat([history_att, att.unsqueeze(3)], dim=3) if history_att is not None \
@@ -377,25 +386,37 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
         # done: at the cap, or k finished hypotheses that the best live beam, normalised at its
         # current length, cannot beat (with k = 1 that is the first eos: exactly greedy)
         best_live = cand_scores.masked_fill(is_eos, NEG_INF).max(dim=1).values / length_penalty(t + 1, alpha)
-        done = ((n_finished >= k) & (best_live <= kth_finished)) | at_cap
+        done = (n_finished >= k) & (best_live <= kth_finished)
+        if at_cap is not None:
+            done |= at_cap
         # the next beams: the k best candidates that do not end in eos (at most k of the 2k do)
-        order = torch.arange(n_cand, device=device)[None] + is_eos.long() * n_cand
+        order = slots + is_eos.long() * n_cand
         pick = order.topk(k, dim=1, largest=False).indices  # (n, k), best first
         live = (~done).nonzero().squeeze(1)
-        if live.numel() == 0:
+        n_live = live.numel()
+        if n_live == 0:
             break
-        pick = pick[live]
-        beam_scores = cand_scores[live].gather(1, pick)
-        rows = (live[:, None] * k + cand_beam[live].gather(1, pick)).view(-1)  # (live * k,)
-        new_tok = cand_tok[live].gather(1, pick).view(-1, 1)
+        if n_live < n:  # whole sentences leave: keep only the live ones' candidates
+            pick, cand_scores, cand_beam, cand_tok, cand_lp = (
+                pick[live], cand_scores[live], cand_beam[live], cand_tok[live], cand_lp[live])
+            sentence, n_finished, kth_finished, caps = sentence[live], n_finished[live], kth_finished[live], caps[live]
+            min_cap = int(caps.min())
+            first_row = live[:, None] * k
+        else:
+            first_row = first_rows[:n]  # (n, 1): the row of each sentence's first beam
+        beam_scores = cand_scores.gather(1, pick)
+        rows = (first_row + cand_beam.gather(1, pick)).view(-1)  # (live * k,)
+        new_tok = cand_tok.gather(1, pick).view(-1, 1)
         seqs = torch.cat([seqs[rows], new_tok], dim=1)
-        history_lp = torch.cat([history_lp[rows], cand_lp[live].gather(1, pick).view(-1, 1)], dim=1)
+        history_lp = torch.cat([history_lp[rows], cand_lp.gather(1, pick).view(-1, 1)], dim=1)
         if att is not None:
             step_att = att[rows].unsqueeze(3)
             history_att = step_att if history_att is None else torch.cat([history_att[rows], step_att], dim=3)
-        sentence, n_finished, kth_finished = sentence[live], n_finished[live], kth_finished[live]
-        stepper.keep(rows, torch.arange(n * k, device=device) if live.numel() == n else
-                     (live[:, None] * k + torch.arange(k, device=device)).view(-1))
+        # beams move within their sentence: the encoder state changes only when sentences leave
+        if n_live == n:
+            stepper.keep(rows, state_stays=True)
+        else:
+            stepper.keep(rows, (live[:, None] * k + torch.arange(k, device=device)).view(-1))
 
     results = []
     for hyps in finished:
