@@ -2,10 +2,19 @@
 
     from space import build_demo
     build_demo(model_ids=["user/repo@main"]).launch()
-"""
-from .demo import build_demo, configure_torch, launch_options
-from .models_store import ModelStore
-from .plugins import TAB_ENTRY_POINT_GROUP, TABS, Tab, ordered_tabs, tab
 
-__all__ = ["build_demo", "configure_torch", "launch_options", "ModelStore", "TABS", "Tab", "tab", "ordered_tabs",
-           "TAB_ENTRY_POINT_GROUP"]
+The names below are imported on first use, so a module such as ``space.decode_process`` (which the
+decoding child process imports) does not pull in Gradio.
+"""
+from importlib import import_module
+
+_EXPORTS = {"build_demo": "demo", "configure_torch": "demo", "launch_options": "demo", "ModelStore": "models_store",
+            "TAB_ENTRY_POINT_GROUP": "plugins", "TABS": "plugins", "Tab": "plugins", "ordered_tabs": "plugins",
+            "tab": "plugins"}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

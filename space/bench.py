@@ -6,7 +6,7 @@ Launches the app (``python app.py``) as its own process on 127.0.0.1, as it is d
 which must be a loopback address), then for each client count sends a fixed number of Multi30k
 test_2016_flickr sentences, one per request, from that many concurrent ``gradio_client`` clients in this
 process.  Reports p50/p95 latency, requests/s, errors, the handler's own time (the app's "time taken"), and
-the server process's CPU time per request and peak RSS.  (Server and clients in one process would share one
+the server's CPU time per request and peak RSS (its decoding child process included).  (Server and clients in one process would share one
 GIL: the clients' polling threads would slow the server's decoding loop.)  The clients use plain http on
 loopback with ``ssl_verify=False``, so no call builds a TLS context.  Targets on the 2-core machine with the
 shipped model and beam 4: one client p50 <= 150 ms; eight clients: no errors and >= 20 requests/s.
@@ -151,24 +151,44 @@ def app_process(model_path: Optional[str], timeout: float = 180.0) -> Iterator[T
         log.close()
 
 
+def process_tree(pid: int) -> List[int]:
+    """``pid`` and its descendants (the decoding child), from /proc (Linux); just ``pid`` elsewhere."""
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        try:
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo.extend(int(child) for child in (task / "children").read_text().split())
+        except (OSError, ValueError):
+            pass
+    return tree
+
+
 def process_cpu_s(pid: int) -> float:
-    """User + system CPU seconds a running process has used, from /proc (Linux); NaN elsewhere."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return float("nan")
+    """User + system CPU seconds that a running process and its descendants have used, from /proc (Linux); NaN elsewhere."""
+    total = 0.0
+    for member in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            if member == pid:
+                return float("nan")
+    return total
 
 
 def process_peak_rss_mb(pid: int) -> float:
-    """VmHWM (peak resident set) of a running process, from /proc (Linux); NaN elsewhere."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return float("nan")
+    """Summed VmHWM (peak resident set) of a running process and its descendants, from /proc (Linux); NaN elsewhere."""
+    total = float("nan")
+    for member in process_tree(pid):
+        try:
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    total = (0.0 if total != total else total) + int(line.split()[1]) / 1024.0
+        except OSError:
+            pass
+    return total
 
 
 def run(args: argparse.Namespace) -> Dict:
@@ -183,6 +203,8 @@ def run(args: argparse.Namespace) -> Dict:
             shipped = Path(model_path) == (DEFAULT_MODELS_DIR / SHIPPED).resolve()
             url, server = stack.enter_context(app_process(None if shipped else model_path))
             model = SHIPPED if shipped else model_path
+        # one request first, outside every measurement: the decoding child process has started and loaded the model
+        measure(url, model, 1, 1, args.strategy, args.beam_size, warmup=0)
         rows = []
         for c in (c for c in str(args.clients).split(",") if c.strip()):
             cpu = process_cpu_s(server.pid) if server else float("nan")

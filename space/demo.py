@@ -8,6 +8,7 @@ import gradio as gr
 import torch
 
 from .batching import MicroBatcher
+from .decode_process import DecodeProcess
 from .context import SpaceContext
 from .limits import Limits
 from .models_store import ModelStore, model_ids_from_env
@@ -24,6 +25,9 @@ CONCURRENCY = int(os.environ.get("SPACE_CONCURRENCY", "1"))
 DECODE_WORKERS = int(os.environ.get("SPACE_DECODE_WORKERS", str(max(16, 4 * CONCURRENCY))))
 # One intra-op thread per decode: small models decode faster that way, and the other core serves Gradio.
 TORCH_THREADS = int(os.environ.get("SPACE_TORCH_THREADS", "1"))       # 0 leaves torch's default
+# Decode in a child process (1) or in the server process (0): the child has its own GIL, so Gradio's
+# threads and the decode loop do not take turns (space/decode_process.py).
+DECODE_PROCESS = os.environ.get("SPACE_DECODE_PROCESS", "1") != "0"
 CSS = """
 #translate-output textarea, #compare-greedy textarea, #compare-beam textarea { font-size: 1.05em; }
 footer { visibility: hidden; }
@@ -47,7 +51,11 @@ def build_demo(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optiona
     if store is None:
         store = ModelStore(models_dir, model_ids_from_env() if model_ids is None else list(model_ids))
     ctx = SpaceContext(store=store, limits=limits or Limits.from_env(),
-                       batcher=MicroBatcher(max_parallel=CONCURRENCY), decode_workers=DECODE_WORKERS)
+                       batcher=MicroBatcher(max_parallel=CONCURRENCY), decode_workers=DECODE_WORKERS,
+                       decoder=DecodeProcess(TORCH_THREADS) if DECODE_PROCESS else None)
+    if ctx.decoder is not None and store.default() is not None:  # the decoding child starts with the server
+        spec = store.spec(store.default())
+        ctx.decoder.preload(spec.source, spec.revision)
     tabs = ordered_tabs()
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(INTRO, elem_id="intro")

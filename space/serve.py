@@ -58,5 +58,7 @@ def running_app(model_dir: os.PathLike, limits: Optional[Limits] = None) -> Iter
             yield RunningApp(url, demo, demo.space_context.store.name_of(str(model_dir)), shipped)
         finally:
             demo.close()
+            if demo.space_context.decoder is not None:
+                demo.space_context.decoder.close()
     finally:
         torch.set_num_threads(threads)

@@ -84,12 +84,20 @@ def run(ctx: SpaceContext, name: str, model, sentences: Sequence[str], config: D
     """Decode ``sentences`` in one batch (shared with concurrent requests of the same model and options,
     see ``batching.py``); returns (results, seconds)."""
     start = time.perf_counter()
+    if ctx.decoder is not None:  # the same call in the decoding child process (see decode_process.py)
+        spec = ctx.store.spec(name)
+
+        def decode(texts):
+            return ctx.decoder.generate(spec.source, spec.revision, texts, config)
+    else:
+        def decode(texts):
+            return generate(model, texts, config)
     batcher = ctx.batcher
     if batcher is None:
-        results = generate(model, list(sentences), config)
+        results = decode(list(sentences))
     else:
         key = batcher.unique_key() if config.strategy == "sample" else (name, repr(config))
-        results = batcher.run(key, lambda texts: generate(model, texts, config), sentences)
+        results = batcher.run(key, decode, sentences)
     return results, time.perf_counter() - start
 
 
