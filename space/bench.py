@@ -180,15 +180,14 @@ def process_cpu_s(pid: int) -> float:
 
 def process_peak_rss_mb(pid: int) -> float:
     """Summed VmHWM (peak resident set) of a running process and its descendants, from /proc (Linux); NaN elsewhere."""
-    total = float("nan")
+    peaks = []
     for member in process_tree(pid):
         try:
-            for line in Path(f"/proc/{member}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    total = (0.0 if total != total else total) + int(line.split()[1]) / 1024.0
+            peaks += [int(line.split()[1]) / 1024.0 for line in Path(f"/proc/{member}/status").read_text().splitlines()
+                      if line.startswith("VmHWM:")]
         except OSError:
             pass
-    return total
+    return sum(peaks) if peaks else float("nan")
 
 
 def run(args: argparse.Namespace) -> Dict:

@@ -77,7 +77,7 @@ class DecodeProcess:
 
     def preload(self, source: str, revision: Optional[str] = None) -> None:
         """Start the child and load a model there now, in the background, so the first visitor does not wait."""
-        self._pool().submit(_child_model, source, revision).add_done_callback(lambda future: future.exception())
+        self._pool().submit(_child_model, source, revision)  # a failure shows again, with its reason, on use
 
     def generate(self, source: str, revision: Optional[str], texts: Sequence[str],
                  config: DecodingConfig) -> List[TranslationResult]:

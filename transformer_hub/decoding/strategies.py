@@ -112,21 +112,23 @@ def make_hypothesis(tokens: List[int], logprobs: List[float], score: float, fini
 
 
 # --------------------------------------------------------------------------- greedy and sampling
-# (logits, step, rows) -> (tokens (N,), their logits (N,), the row maxima (N,) if known); may overwrite the logits
-Chooser = Callable[[Tensor, int, Tensor], Tuple[Tensor, Tensor, Optional[Tensor]]]
+# (logits, step, rows) -> (tokens (N,) or (N, c), their logits, the row maxima (N,) if known); may overwrite the logits
+Chooser = Callable[[Tensor, int, Optional[Tensor]], Tuple[Tensor, Tensor, Optional[Tensor]]]
 
 
-def _next_tokens(logits: Tensor, t: int, rows: Tensor, choose: Chooser, eos: int, min_len: int):
-    """A chooser's tokens and their log-probabilities under the model (eos's mass included while it is blocked)."""
+def _next_tokens(logits: Tensor, t: int, rows: Optional[Tensor], choose: Chooser, eos: int, min_len: int):
+    """A chooser's tokens, (N,) or (N, c), and their log-probabilities under the model (eos's mass included
+    while it is blocked); used by every strategy, so their log-probs round alike."""
     if t < min_len:  # eos may not end the sentence yet; the log-probs stay those of the model's distribution
         lse = torch.logsumexp(logits, dim=-1)
         logits[:, eos] = NEG_INF
         tok, chosen, _ = choose(logits, t, rows)
-        return tok, chosen - lse
-    tok, chosen, row_max = choose(logits, t, rows)
-    if row_max is None:
-        row_max = logits.amax(dim=-1)
-    return tok, chosen - log_normalizer_(logits, row_max)  # log p = logit - logsumexp, no (N, V) log-softmax
+    else:
+        tok, chosen, row_max = choose(logits, t, rows)
+        if row_max is None:
+            row_max = logits.amax(dim=-1)
+        lse = log_normalizer_(logits, row_max)  # log p = logit - logsumexp, no (N, V) log-softmax
+    return tok, chosen - (lse if chosen.dim() == 1 else lse[:, None])
 
 
 def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choose: Chooser) -> List[List[Hypothesis]]:
@@ -340,20 +342,17 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
     history_att: Optional[Tensor] = None
     finished: List[List[Hypothesis]] = [[] for _ in range(B)]
 
+    def best_tokens(logits: Tensor, t: int, rows: Optional[Tensor]):
+        values, tokens = topk(logits, per_beam)
+        return tokens, values, values[:, 0]
+
     for t in range(horizon):
         logits, att = stepper.step(seqs)
         n, V = sentence.numel(), logits.size(-1)
         # a sentence's 2k best (beam, token) pairs are among each beam's own 2k best tokens; a row's
         # best logits are its best log-probabilities (log p = logit - lse), so no (n * k, V) log-softmax
         per_beam = min(2 * k, V)
-        if t < config.min_len:  # eos blocked; log-probs stay those of the model's distribution
-            lse = torch.logsumexp(logits, dim=-1)
-            logits[:, eos] = NEG_INF
-            top_logit, top_tok = topk(logits, per_beam)  # (n * k, c)
-        else:
-            top_logit, top_tok = topk(logits, per_beam)
-            lse = log_normalizer_(logits, top_logit[:, 0])  # overwrites the logits
-        top_lp = top_logit - lse[:, None]  # rounded as greedy's
+        top_tok, top_lp = _next_tokens(logits, t, None, best_tokens, eos, config.min_len)  # (n * k, c), as greedy's
         candidates = (beam_scores.view(-1, 1) + top_lp.double()).view(n, k * per_beam)
         n_cand = min(2 * k, k * per_beam)
         cand_scores, cand_index = candidates.topk(n_cand, dim=1)  # (n, 2k), best first

@@ -95,10 +95,10 @@ class Projection:
         self.buffer: Optional[Tensor] = None
 
     def __call__(self, generator: nn.Module, hidden: Tensor) -> Tensor:
-        weight = getattr(generator, "weight", None)
-        if not (type(generator) is nn.Linear and generator.bias is None and hidden.dtype == torch.float32
-                and weight.dtype == torch.float32 and not torch.is_grad_enabled()):
+        if not (type(generator) is nn.Linear and generator.bias is None and generator.weight.dtype == torch.float32
+                and hidden.dtype == torch.float32 and not torch.is_grad_enabled()):
             return generator(hidden).float()
+        weight = generator.weight
         V, N = weight.size(0), hidden.size(0)
         if self.buffer is None or self.buffer.numel() < V * N or self.buffer.device != hidden.device:
             self.buffer = torch.empty(V * N, device=hidden.device)
