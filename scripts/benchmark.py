@@ -16,8 +16,8 @@ Subcommands live in ``BENCHMARKS`` (name -> (add_arguments, run)); add one with
      ``output_proj(out[:, -1])`` does (the ratios' base); also shown: the same loop
      projecting every position (slower, not used for the ratios);
   2. our greedy at batch size 1 (key/value cache);
-  3. our greedy, batched;
-  4. our beam search (k=4), batched;
+  3. our greedy, batched, ``--workers`` (default 2) batches decoded at once in threads;
+  4. our beam search (k=4), batched, likewise;
 and the ratios to the naive loop (targets: 30x, 10x and 2x for 3, 4 and 2).  The model
 is ``--model``, else the shipped ``space/models/en-de`` (or a random-init one with
 ``--fallback random``); the output says which, and measures it (BLEU of its greedy output: a random model scores ~0).
@@ -130,6 +130,9 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--naive-n", type=int, default=100,
                    help="sentences for the naive loops (they are slow; the rate is extrapolated)")
     p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--workers", type=int, default=2,
+                   help="threads decoding batches at once in the batched runs (each gets threads/workers intra-op "
+                        "threads); batch 1 and the naive loop always run one sentence at a time")
     p.add_argument("--beam-size", type=int, default=4)
     p.add_argument("--threads", type=int, default=1,
                    help="torch intra-op threads (default 1: on a shared 2-core machine more threads only wait)")
@@ -181,15 +184,17 @@ def bench_decode(args: argparse.Namespace) -> dict:
         return run
 
     beam_key = f"beam{args.beam_size}_batched"
+    workers = f", {args.workers} workers" if args.workers > 1 else ""
     methods = [  # key, label, sentences, function
         ("naive", "naive loop as in the seed lesson (batch 1)", naive_n, naive(True)),
         ("naive_all_positions", "  same, projecting every position", naive_n, naive(False)),
         ("greedy_batch1", "our greedy, batch 1, KV cache", n,
          lambda: generate(model, sources, strategy="greedy", batch_size=1)),
-        ("greedy_batched", f"our greedy, batched ({args.batch_size})", n,
-         lambda: generate(model, sources, strategy="greedy", batch_size=args.batch_size)),
-        (beam_key, f"our beam-{args.beam_size}, batched ({args.batch_size})", n,
-         lambda: generate(model, sources, strategy="beam", beam_size=args.beam_size, batch_size=args.batch_size)),
+        ("greedy_batched", f"our greedy, batched ({args.batch_size}){workers}", n,
+         lambda: generate(model, sources, strategy="greedy", batch_size=args.batch_size, workers=args.workers)),
+        (beam_key, f"our beam-{args.beam_size}, batched ({args.batch_size}){workers}", n,
+         lambda: generate(model, sources, strategy="beam", beam_size=args.beam_size, batch_size=args.batch_size,
+                          workers=args.workers)),
     ]
     # interleaved rounds, best time kept: other processes' load hits every method alike
     times: Dict[str, List[float]] = {key: [] for key, *_ in methods}
@@ -229,7 +234,8 @@ def bench_decode(args: argparse.Namespace) -> dict:
             r["meets_target"] = r["ratio_vs_naive"] >= targets[key]
     report = dict(benchmark="decode", model=model_kind, model_looks_trained=trained,
                   parameters=sum(p.numel() for p in model.parameters()), layout=cfg.layout, split=args.split,
-                  sentences=n, naive_sentences=naive_n, threads=torch.get_num_threads(), torch=torch.__version__,
+                  sentences=n, naive_sentences=naive_n, threads=torch.get_num_threads(), workers=args.workers,
+                  torch=torch.__version__,
                   machine=f"{platform.machine()}, {platform.processor() or platform.system()}",
                   results=results, bleu=bleu, greedy_finished_with_eos=finished, greedy_mean_output_tokens=mean_len,
                   naive_agrees_with_our_greedy=agree)

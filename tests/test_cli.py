@@ -63,7 +63,8 @@ def test_translate_without_final_newline_and_empty_input(model_dir, monkeypatch,
 def test_translate_n_best_tsv(model_dir, monkeypatch, capsys):
     data = "a dog runs .\n\nthe man sits .\n".encode()
     status, out, err = run(["translate", "--model", str(model_dir), "--strategy", "beam", "--beam-size", "4",
-                            "--n-best", "3", "--length-penalty", "0.6", "--max-length", "6", "--batch-size", "2"],
+                            "--n-best", "3", "--length-penalty", "0.6", "--max-length", "6", "--batch-size", "1",
+                            "--workers", "2"],
                            data, monkeypatch, capsys)
     assert status == 0, err
     rows = [line.split("\t") for line in out.rstrip("\n").split("\n")]
@@ -153,6 +154,7 @@ def test_commands_are_a_registry(monkeypatch, capsys):
     (["translate", "--model", "{model}", "--top-p", "0"], "top_p"),
     (["translate", "--model", "{model}", "--input", "/no/such/file.txt"], "cannot read"),
     (["translate", "--model", "{model}", "--threads", "0"], "--threads"),
+    (["translate", "--model", "{model}", "--workers", "0"], "--workers must be between 1 and 64"),
     (["translate"], "--model"),
     (["translate", "--model", "{model}/config.json"], "is a file"),
     (["translate", "--model", "{notok}"], "no tokenizer"),

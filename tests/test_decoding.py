@@ -204,6 +204,40 @@ def test_results_come_back_in_input_order():
         assert result.source_ids[:-1] == model.tokenizer.encode(text)
 
 
+@pytest.mark.parametrize("strategy", ["greedy", "beam", "sample"])
+def test_workers_give_the_same_results(strategy):
+    """Batches decoded at once in threads: the same hypotheses in input order; torch's thread count comes back."""
+    model = random_model()
+    texts = sources(9, max_words=14) + [""]
+    opts = dict(strategy=strategy, max_len_offset=6, batch_size=2, return_attention=True,
+                **STRATEGY_OPTIONS[strategy])
+    threads = torch.get_num_threads()
+    alone = generate(model, texts, **opts)
+    together = generate(model, texts, workers=3, **opts)
+    assert [r.source for r in together] == texts
+    same_hypotheses(together, alone, tol=1e-6)
+    assert torch.get_num_threads() == threads
+    assert decode_ids(model, pad_ids([r.source_ids for r in alone], model.config.pad_id), workers=2,
+                      **opts)[0][0].tokens == alone[0].best.tokens
+
+
+def test_a_failing_worker_raises_and_restores_state(monkeypatch):
+    from transformer_hub.decoding import api
+
+    def broken(model, batch, config):
+        raise RuntimeError("strategy exploded")
+
+    monkeypatch.setattr(api.STRATEGIES, "get", lambda name: broken)
+    model = random_model().train()
+    threads = torch.get_num_threads()
+    with pytest.raises(RuntimeError, match="strategy exploded"):
+        generate(model, sources(6), batch_size=1, workers=2)
+    assert torch.get_num_threads() == threads and model.training
+    for bad in (0, 65, 1.5, True):
+        with pytest.raises(ValueError, match="workers must be an integer between 1 and 64"):
+            generate(model, ["a dog ."], workers=bad)
+
+
 # --------------------------------------------------------------------------- lengths
 @pytest.mark.parametrize("strategy", ["greedy", "beam", "sample"])
 def test_length_caps_hold(strategy):

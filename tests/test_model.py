@@ -11,7 +11,7 @@ from safetensors import safe_open
 
 from transformer_hub import Transformer, TransformerConfig
 from transformer_hub.losses import label_smoothed_cross_entropy
-from transformer_hub.model import (Dropout, Embeddings, EncoderState, MathAttention, MultiHeadAttention, PositionwiseFeedForward,
+from transformer_hub.model import (Dropout, Embeddings, EncoderState, KeyValueBuffer, MathAttention, MultiHeadAttention, PositionwiseFeedForward,
                                    PostNorm, SinusoidalPositionalEncoding, causal_mask, scaled_dot_product_attention,
                                    sinusoid_table)
 from transformer_hub.variants.attention import SDPAttention
@@ -147,11 +147,13 @@ def test_self_attention_cache_appends_keys():
     ours, _ = _mha_pair("math")
     x = torch.randn(1, 5, 16)
     full, _ = ours(x, mask=causal_mask(5, 0, x.device))
-    cache, steps = {}, []
+    cache, steps = KeyValueBuffer(), []
     for t in range(5):
         out, _ = ours(x[:, t:t + 1], mask=causal_mask(1, t, x.device), cache=cache)
         steps.append(out)
-    assert cache["k"].shape == (1, 4, 5, 4)
+    assert cache.length == 5 and cache.buffer.shape[:4] == (2, 1, 4, 16)  # (k/v, B, h, capacity)
+    keys, _ = cache.append(torch.zeros(1, 4, 20, 4), torch.zeros(1, 4, 20, 4))  # past the capacity: it grows
+    assert keys.shape == (1, 4, 25, 4) and cache.buffer.size(3) == 32
     assert close(torch.cat(steps, dim=1), full)
 
 

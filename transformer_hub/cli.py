@@ -159,6 +159,9 @@ def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
                    help=f"GNMT alpha in ((5+|Y|)/6)^alpha (default {d.length_penalty})")
     g.add_argument("--n-best", type=int, default=d.n_best, help="hypotheses per sentence; > 1 writes TSV")
     g.add_argument("--batch-size", type=int, default=d.batch_size, help=f"sentences per batch (default {d.batch_size})")
+    g.add_argument("--workers", type=int, default=1,
+                   help="batches decoded at once, in threads sharing the cores (default 1; 2 is faster on a "
+                        "2-core CPU when there are several batches)")
     g.add_argument("--max-len-offset", type=int, default=d.max_len_offset,
                    help=f"max output tokens = source tokens + this (default {d.max_len_offset})")
     g.add_argument("--max-length", type=int, default=None, help="absolute cap on output tokens")
@@ -175,6 +178,10 @@ def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
 def decoding_config(args: argparse.Namespace):
     from .decoding import DecodingConfig
 
+    from .decoding.api import MAX_WORKERS
+
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise CLIError(f"--workers must be between 1 and {MAX_WORKERS}, got {args.workers}")
     n_best = args.n_best
     strategy = args.strategy or ("beam" if n_best > 1 else DecodingConfig.strategy)
     beam_size = args.beam_size if args.beam_size is not None else max(DecodingConfig.beam_size, n_best)
@@ -218,7 +225,7 @@ def translate_command(argv: List[str]) -> int:
     model = load_model(args.model, args.revision, args.device)
     from .decoding import generate
 
-    results = generate(model, lines, config, progress=_progress(args, len(lines)))
+    results = generate(model, lines, config, progress=_progress(args, len(lines)), workers=args.workers)
     with open_output(args.output) as out:
         if config.n_best == 1:
             for r in results:
@@ -261,7 +268,7 @@ def evaluate_command(argv: List[str]) -> int:
     from .decoding import generate
 
     start = time.perf_counter()
-    results = generate(model, sources, config, progress=_progress(args, len(sources)))
+    results = generate(model, sources, config, progress=_progress(args, len(sources)), workers=args.workers)
     seconds = time.perf_counter() - start
     hypotheses = [one_line(r.text) for r in results]
     scores = score(hypotheses, references, lowercase=args.lowercase)

@@ -10,6 +10,7 @@ own length cap, so results do not depend on the batch a sentence lands in.
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import List, Optional, Sequence
 
 import torch
@@ -20,6 +21,7 @@ from .results import Hypothesis, TranslationResult
 from .strategies import STRATEGIES, Batch
 
 Tensor = torch.Tensor
+MAX_WORKERS = 64
 
 
 def _resolve(config: Optional[DecodingConfig], overrides: dict) -> DecodingConfig:
@@ -114,8 +116,19 @@ def _device(model) -> torch.device:
     return torch.device("cpu")
 
 
-def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool = False):
-    """Decode id lists (each ending in eos); returns (hypotheses per sentence, truncated indices, sources used)."""
+def _check_workers(workers: int) -> int:
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"workers must be an integer between 1 and {MAX_WORKERS}, got {workers!r}")
+    return workers
+
+
+def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool = False, workers: int = 1):
+    """Decode id lists (each ending in eos); returns (hypotheses per sentence, truncated indices, sources used).
+
+    With ``workers > 1`` that many threads decode different batches at once,
+    each with an equal share of torch's intra-op threads (restored afterwards).
+    """
+    workers = _check_workers(workers)
     if config.strategy == "sample" and config.seed is None:
         config = config.replace(seed=int(torch.randint(0, 2 ** 62, (1,))))
     strategy = STRATEGIES.get(config.strategy)
@@ -125,31 +138,48 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
     todo = [i for i, ids in enumerate(sources) if ids]
     lengths = [len(ids) for ids in sources]
     order = sorted(todo, key=lambda i: -lengths[i])
+    batches = list(_batches(order, lengths, caps, config.batch_size, budget))
+    workers = min(workers, len(batches)) or 1
     device, pad = _device(model), model.config.pad_id
+
+    def decode(index: List[int]) -> List[List[Hypothesis]]:
+        width = lengths[index[0]]
+        src = torch.full((len(index), width), pad, dtype=torch.long)
+        for row, i in enumerate(index):
+            src[row, : lengths[i]] = torch.tensor(sources[i], dtype=torch.long)
+        batch = Batch(src.to(device), torch.tensor([lengths[i] for i in index], device=device),
+                      torch.tensor([caps[i] for i in index], device=device), seed=config.seed or 0)
+        with torch.inference_mode():  # thread-local: entered in the thread that decodes
+            out = strategy(model, batch, config)
+            for i, hyps in zip(index, out):
+                for hyp in hyps:
+                    if hyp.attention is not None:  # drop the padded source columns; own the memory
+                        hyp.attention = hyp.attention[..., : lengths[i]].clone().cpu()
+        return out
+
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(todo), unit="sent", desc=f"decoding ({config.strategy})", leave=False)
-    was_training = model.training
+    was_training, threads, pool = model.training, torch.get_num_threads(), None
     model.eval()
     try:
-        with torch.inference_mode():
-            for index in _batches(order, lengths, caps, config.batch_size, budget):
-                width = lengths[index[0]]
-                src = torch.full((len(index), width), pad, dtype=torch.long)
-                for row, i in enumerate(index):
-                    src[row, : lengths[i]] = torch.tensor(sources[i], dtype=torch.long)
-                batch = Batch(src.to(device), torch.tensor([lengths[i] for i in index], device=device),
-                              torch.tensor([caps[i] for i in index], device=device), seed=config.seed or 0)
-                for i, hyps in zip(index, strategy(model, batch, config)):
-                    for hyp in hyps:
-                        if hyp.attention is not None:  # drop the padded source columns; own the memory
-                            hyp.attention = hyp.attention[..., : lengths[i]].clone().cpu()
-                    results[i] = hyps
-                if bar is not None:
-                    bar.update(len(index))
+        if workers == 1:
+            done = map(decode, batches)
+        else:  # batches are independent: decode several at once, each worker with its share of the cores
+            torch.set_num_threads(max(1, threads // workers))
+            pool = ThreadPoolExecutor(workers, thread_name_prefix="transformer_hub-decode")
+            done = pool.map(decode, batches)
+        for index, hyps_of in zip(batches, done):
+            for i, hyps in zip(index, hyps_of):
+                results[i] = hyps
+            if bar is not None:
+                bar.update(len(index))
     finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        torch.set_num_threads(threads)
         model.train(was_training)
         if bar is not None:
             bar.close()
@@ -174,12 +204,15 @@ def _clean(text) -> str:
 
 
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, progress: bool = False,
-             **overrides) -> List[TranslationResult]:
+             workers: int = 1, **overrides) -> List[TranslationResult]:
     """Translate ``texts`` with ``model.tokenizer``; one :class:`TranslationResult` per input, in input order.
 
     ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its
     fields choose the strategy and its options; ``progress=True`` shows a tqdm
-    bar on stderr.  Empty or whitespace-only texts give an empty result.
+    bar on stderr.  ``workers=2`` decodes two batches at once in threads (on a
+    CPU, usually faster than giving one batch two intra-op threads); the
+    results are the same for any number of workers.  Empty or whitespace-only
+    texts give an empty result.
     """
     config = _resolve(config, overrides)
     if isinstance(texts, str):
@@ -191,19 +224,20 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     texts = [_clean(t) for t in texts]
     eos = model.config.eos_id
     sources = [tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t in texts]
-    hyps, truncated, used = _run(model, sources, config, progress=progress)
+    hyps, truncated, used = _run(model, sources, config, progress=progress, workers=workers)
     _fill_text(model, hyps)
     return [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
                               source_ids=ids, truncated=i in truncated)
             for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
 
 
-def translate(model, texts: Sequence[str], strategy: str = "greedy", **options) -> List[str]:
+def translate(model, texts: Sequence[str], strategy: str = "greedy", *, workers: int = 1, **options) -> List[str]:
     """Translate ``texts`` and return the best output string for each; ``options`` are ``DecodingConfig`` fields."""
-    return [r.text for r in generate(model, texts, strategy=strategy, **options)]
+    return [r.text for r in generate(model, texts, strategy=strategy, workers=workers, **options)]
 
 
-def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, **overrides) -> List[List[Hypothesis]]:
+def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, *, workers: int = 1,
+               **overrides) -> List[List[Hypothesis]]:
     """Decode a (B, S) LongTensor of source ids (each ending in eos, padded with pad_id); no tokenizer needed.
 
     Returns the n-best hypotheses of every row; their ``tokens`` exclude bos and
@@ -219,6 +253,6 @@ def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, 
     if src_ids.numel() and (int(src_ids.min()) < 0 or int(src_ids.max()) >= vocab):
         raise ValueError(f"src_ids holds ids outside the source vocabulary [0, {vocab})")
     sources = [[i for i in row if i != pad] for row in src_ids.tolist()]
-    hyps, _, _ = _run(model, sources, config)
+    hyps, _, _ = _run(model, sources, config, workers=workers)
     _fill_text(model, hyps)
     return hyps
