@@ -1,16 +1,15 @@
-"""transformer_hub.decoding.vocab: block-maxima max / top-k, in-place logsumexp, the reused projection buffer."""
+"""transformer_hub.decoding.vocab: block-maxima max / top-k, the projection to log-probabilities in reused buffers."""
 import pytest
 import torch
 from torch import nn
 
-from transformer_hub.decoding.vocab import BLOCK, MIN_ROWS, Projection, log_normalizer_, max_and_argmax, topk
+from transformer_hub.decoding.vocab import BLOCK, MIN_ROWS, Projection, max_and_argmax, topk
 
 SIZES = [7, 2 * BLOCK, 5 * BLOCK, 5 * BLOCK + 37, 10_000]
 
 
 @pytest.mark.parametrize("V", SIZES)
-@pytest.mark.parametrize("layout", ["rows", "transposed"])
-def test_max_and_argmax_equal_torch_max_ties_included(V, layout):
+def test_max_and_argmax_equal_torch_max_ties_included(V):
     g = torch.Generator().manual_seed(V)
     logits = torch.randn(MIN_ROWS + 3, V, generator=g)  # enough rows for the block search
     logits[1] = 0.0  # all tied: the first index
@@ -19,8 +18,6 @@ def test_max_and_argmax_equal_torch_max_ties_included(V, layout):
     logits[4, [V // 2, V // 2 + 1]] = -1.0
     logits[4] -= 100.0
     logits[5, 0] = float("-inf")
-    if layout == "transposed":  # as Projection returns them
-        logits = logits.t().contiguous().t()
     values, index = max_and_argmax(logits)
     expected = logits.max(dim=-1)
     assert torch.equal(values, expected.values) and torch.equal(index, expected.indices)
@@ -36,25 +33,13 @@ def test_topk_values_equal_torch_topk_and_indices_point_at_them(V, k):
     logits[2, -k:] = 9.0 + torch.arange(k, dtype=torch.float)  # the best k in the tail
     logits[3, torch.arange(k) * (V // k)] = 20.0  # one per block, spread out
     expected = logits.topk(k, dim=-1)
-    for layout in (logits, logits.t().contiguous().t()):  # rows, and transposed as Projection returns them
-        values, index = topk(layout, k)
-        assert torch.equal(values, expected.values)
-        assert torch.equal(logits.gather(1, index), values)  # indices point at those values
-        assert all(len(set(row)) == k for row in index.tolist())  # distinct
+    values, index = topk(logits, k)
+    assert torch.equal(values, expected.values)
+    assert torch.equal(logits.gather(1, index), values)  # indices point at those values
+    assert all(len(set(row)) == k for row in index.tolist())  # distinct
 
 
-def test_log_normalizer_equals_logsumexp_and_overwrites_the_logits():
-    g = torch.Generator().manual_seed(0)
-    logits = torch.randn(5, 1000, generator=g) * 10
-    logits[2, 7] = float("-inf")  # a blocked token adds no mass
-    expected = torch.logsumexp(logits, dim=-1)
-    work = logits.clone()
-    got = log_normalizer_(work, logits.amax(dim=-1))
-    assert torch.allclose(got, expected, atol=1e-5, rtol=0)
-    assert not torch.equal(work, logits)
-
-
-def test_projection_equals_the_output_layer_and_reuses_its_buffer():
+def test_projection_gives_log_probabilities_and_reuses_its_buffers():
     torch.manual_seed(0)
     linear = nn.Linear(16, 300, bias=False)
     project = Projection()
@@ -62,11 +47,12 @@ def test_projection_equals_the_output_layer_and_reuses_its_buffer():
         for rows in (5, 1, 12, 3):
             hidden = torch.randn(rows, 16)
             got = project(linear, hidden)
-            assert got.shape == (rows, 300)
-            assert torch.allclose(got, linear(hidden), atol=1e-5, rtol=0)
-        first = project.buffer
+            assert got.shape == (rows, 300) and got.is_contiguous()
+            assert torch.allclose(got, linear(hidden).log_softmax(dim=-1), atol=1e-5, rtol=0)
+            assert torch.allclose(got.exp().sum(dim=-1), torch.ones(rows), atol=1e-5)
+        buffers = project.logits, project.log_probs
         project(linear, torch.randn(2, 16))
-        assert project.buffer is first  # grown once to the largest batch, then reused
+        assert (project.logits, project.log_probs) == buffers  # grown once to the largest batch, then reused
 
 
 def test_projection_calls_other_output_layers_as_they_are():
@@ -76,5 +62,9 @@ def test_projection_calls_other_output_layers_as_they_are():
     hidden = torch.randn(4, 16)
     with torch.inference_mode():
         for layer in (with_bias, other):
-            assert torch.equal(Projection()(layer, hidden), layer(hidden))
+            assert torch.allclose(Projection()(layer, hidden), layer(hidden).log_softmax(dim=-1), atol=1e-6, rtol=0)
+    with torch.enable_grad():  # outside inference mode it still works, without the buffers
+        got = Projection()(with_bias, hidden)
+        assert got.requires_grad and torch.allclose(got, with_bias(hidden).log_softmax(dim=-1))
+    with torch.inference_mode():
         assert Projection()(with_bias.double(), hidden.double()).dtype == torch.float32

@@ -31,7 +31,7 @@ import torch
 from ..registry import Registry
 from .config import DecodingConfig, length_penalty
 from .results import Hypothesis
-from .vocab import Projection, log_normalizer_, max_and_argmax, topk
+from .vocab import Projection, max_and_argmax, topk
 
 Tensor = torch.Tensor
 STRATEGIES: Registry = Registry("decoding strategy")
@@ -68,19 +68,19 @@ class Stepper:
         self.project = Projection()
 
     def step(self, seqs: Tensor):
-        """(N, t) prefixes starting with bos -> next-token logits (N, V) float32, attention (N, L, h, S) or None.
+        """(N, t) prefixes starting with bos -> next-token log-probs (N, V) float32, attention (N, L, h, S) or None.
 
-        The logits live in a buffer that the next step overwrites (see ``vocab.Projection``).
+        The log-probs live in a buffer that the next step overwrites (see ``vocab.Projection``).
         """
         if self.cache is not None:
             out = self.model.decode(seqs[:, -1:], self.state, self.cache, need_weights=self.need_weights)
         else:
             out = self.model.decode(seqs, self.state, need_weights=self.need_weights)
-        logits = self.project(out.generator, out.hidden[:, -1])  # (N, V): the last position only
+        log_probs = self.project(out.generator, out.hidden[:, -1])  # (N, V): the last position only
         attention = None
         if self.need_weights:
             attention = torch.stack([w[:, :, -1].float() for w in out.cross_attention], dim=1)  # (N, L, h, S)
-        return logits, attention
+        return log_probs, attention
 
     def keep(self, index: Tensor, state_index: Optional[Tensor] = None, state_stays: bool = False) -> None:
         """Keep (and reorder / repeat) rows ``index``.
@@ -112,23 +112,18 @@ def make_hypothesis(tokens: List[int], logprobs: List[float], score: float, fini
 
 
 # --------------------------------------------------------------------------- greedy and sampling
-# (logits, step, rows) -> (tokens (N,) or (N, c), their logits, the row maxima (N,) if known); may overwrite the logits
-Chooser = Callable[[Tensor, int, Optional[Tensor]], Tuple[Tensor, Tensor, Optional[Tensor]]]
+# (log-probs, step, rows) -> (tokens (N,) or (N, c), their log-probs); may overwrite the log-probs
+Chooser = Callable[[Tensor, int, Optional[Tensor]], Tuple[Tensor, Tensor]]
 
 
-def _next_tokens(logits: Tensor, t: int, rows: Optional[Tensor], choose: Chooser, eos: int, min_len: int):
-    """A chooser's tokens, (N,) or (N, c), and their log-probabilities under the model (eos's mass included
-    while it is blocked); used by every strategy, so their log-probs round alike."""
-    if t < min_len:  # eos may not end the sentence yet; the log-probs stay those of the model's distribution
-        lse = torch.logsumexp(logits, dim=-1)
-        logits[:, eos] = NEG_INF
-        tok, chosen, _ = choose(logits, t, rows)
-    else:
-        tok, chosen, row_max = choose(logits, t, rows)
-        if row_max is None:
-            row_max = logits.amax(dim=-1)
-        lse = log_normalizer_(logits, row_max)  # log p = logit - logsumexp, no (N, V) log-softmax
-    return tok, chosen - (lse if chosen.dim() == 1 else lse[:, None])
+def _next_tokens(log_probs: Tensor, t: int, rows: Optional[Tensor], choose: Chooser, eos: int, min_len: int):
+    """A chooser's tokens, (N,) or (N, c), and their log-probabilities under the model; used by every strategy.
+
+    Before ``min_len`` tokens eos is blocked: it cannot be chosen, and the
+    other tokens keep the log-probabilities of the model's distribution."""
+    if t < min_len:
+        log_probs[:, eos] = NEG_INF
+    return choose(log_probs, t, rows)
 
 
 def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choose: Chooser) -> List[List[Hypothesis]]:
@@ -156,8 +151,8 @@ def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choos
     atts: List[Tensor] = []
     start = 0
     for t in range(horizon):
-        logits, att = stepper.step(seqs)
-        tok, lp = _next_tokens(logits, t, rows, choose, eos, config.min_len)
+        log_probs, att = stepper.step(seqs)
+        tok, lp = _next_tokens(log_probs, t, rows, choose, eos, config.min_len)
         toks.append(tok)
         lps.append(lp)
         if att is not None:
@@ -214,9 +209,9 @@ def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choos
     return out
 
 
-def _argmax(logits: Tensor, t: int, rows: Tensor):
-    best, tok = max_and_argmax(logits)
-    return tok, best, best
+def _argmax(log_probs: Tensor, t: int, rows: Tensor):
+    best, tok = max_and_argmax(log_probs)
+    return tok, best
 
 
 @STRATEGIES.register("greedy")
@@ -288,12 +283,12 @@ def sample(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]
     """
     keys = stream_keys(batch.src, batch.lengths, batch.seed, config.n_best)
 
-    def choose(logits: Tensor, t: int, rows: Tensor):
-        probs = filter_logits(logits, config.temperature, config.top_k, config.top_p).softmax(dim=-1)
+    def choose(log_probs: Tensor, t: int, rows: Tensor):
+        probs = filter_logits(log_probs, config.temperature, config.top_k, config.top_p).softmax(dim=-1)
         cdf = probs.double().cumsum(dim=-1)  # (N, V)
         u = uniforms(keys[rows], t) * cdf[:, -1]
         tok = torch.searchsorted(cdf, u[:, None], right=True).squeeze(1).clamp(max=probs.size(-1) - 1)
-        return tok, logits.gather(1, tok[:, None]).squeeze(1), None
+        return tok, log_probs.gather(1, tok[:, None]).squeeze(1)
 
     return _single_path(model, batch, config, config.n_best, choose)
 
@@ -342,17 +337,16 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
     history_att: Optional[Tensor] = None
     finished: List[List[Hypothesis]] = [[] for _ in range(B)]
 
-    def best_tokens(logits: Tensor, t: int, rows: Optional[Tensor]):
-        values, tokens = topk(logits, per_beam)
-        return tokens, values, values[:, 0]
+    def best_tokens(log_probs: Tensor, t: int, rows: Optional[Tensor]):
+        values, tokens = topk(log_probs, per_beam)
+        return tokens, values
 
     for t in range(horizon):
-        logits, att = stepper.step(seqs)
-        n, V = sentence.numel(), logits.size(-1)
-        # a sentence's 2k best (beam, token) pairs are among each beam's own 2k best tokens; a row's
-        # best logits are its best log-probabilities (log p = logit - lse), so no (n * k, V) log-softmax
+        log_probs, att = stepper.step(seqs)
+        n, V = sentence.numel(), log_probs.size(-1)
+        # a sentence's 2k best (beam, token) pairs are among each beam's own 2k best tokens
         per_beam = min(2 * k, V)
-        top_tok, top_lp = _next_tokens(logits, t, None, best_tokens, eos, config.min_len)  # (n * k, c), as greedy's
+        top_tok, top_lp = _next_tokens(log_probs, t, None, best_tokens, eos, config.min_len)  # (n * k, c)
         candidates = (beam_scores.view(-1, 1) + top_lp.double()).view(n, k * per_beam)
         n_cand = min(2 * k, k * per_beam)
         cand_scores, cand_index = candidates.topk(n_cand, dim=1)  # (n, 2k), best first

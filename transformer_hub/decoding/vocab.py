@@ -1,16 +1,17 @@
-"""Next-token scores over a large vocabulary, without (N, V) temporaries.
+"""Next-token log-probabilities over a large vocabulary, and fast max / top-k over them.
 
 Once the decoder is cached, the output side dominates a batched decoding
-step: the (N, d_model) x (d_model, V) projection, then a max / top-k and a
-log-normaliser over N x V logits.  PyTorch's CPU ``argmax`` / ``topk`` scan
-the row element by element and ``logsumexp`` allocates (N, V) temporaries,
-so here:
+step: the (N, d_model) x (d_model, V) projection, the log-softmax, then a
+max / top-k over N x V values.  So here:
 
-* the projection writes into a buffer reused across steps (``Projection``);
+* ``Projection`` writes logits and log-probabilities into buffers reused
+  across steps (fresh (N, V) tensors fault in new pages every step), and
+  normalises with PyTorch's fused row-wise ``log_softmax``: each row is
+  read while it is in cache, instead of a logsumexp's whole-tensor passes;
 * max and top-k look at block maxima first (one vectorised ``amax`` pass),
   then search only the winning blocks: exact, same values as ``torch.max`` /
-  ``torch.topk``, first index on ties for the max;
-* ``log_normalizer_`` computes ``logsumexp`` in place, destroying the logits.
+  ``torch.topk``, first index on ties for the max.  PyTorch's CPU ``argmax`` /
+  ``topk`` scan a row element by element.
 """
 from __future__ import annotations
 
@@ -30,11 +31,7 @@ def _blocks(logits: Tensor) -> Tuple[Tensor, Tensor, int]:
     n_blocks = V // BLOCK
     whole = n_blocks * BLOCK
     blocks = logits[:, :whole].unflatten(1, (n_blocks, BLOCK))
-    if logits.stride(0) == 1:  # (V, N) memory, as Projection writes it: reduce along the rows
-        maxima = logits.t()[:whole].unflatten(0, (n_blocks, BLOCK)).amax(dim=1).t()
-    else:
-        maxima = blocks.amax(dim=-1)
-    return blocks, maxima, whole
+    return blocks, blocks.amax(dim=-1), whole
 
 
 def max_and_argmax(logits: Tensor) -> Tuple[Tensor, Tensor]:
@@ -76,31 +73,36 @@ def topk(logits: Tensor, k: int) -> Tuple[Tensor, Tensor]:
     return values, where.gather(1, pick)
 
 
-def log_normalizer_(logits: Tensor, row_max: Tensor) -> Tensor:
-    """``torch.logsumexp(logits, -1)`` for rows whose maximum is ``row_max``; overwrites ``logits``."""
-    return logits.sub_(row_max[:, None]).exp_().sum(dim=-1).log_().add_(row_max)
-
-
 class Projection:
-    """Applies the model's output layer to (N, d_model) states, writing float32 logits into a reused buffer.
+    """The model's output layer, then log-softmax: (N, d_model) states -> (N, V) float32 log-probabilities.
 
-    For a bias-free ``nn.Linear`` (the paper's tied pre-softmax matrix) it
-    computes ``W @ h^T`` into the buffer and returns its (N, V) transpose:
-    that product is the faster one for few rows on the CPU, and reusing the
-    memory avoids faulting in fresh pages every step.  Any other output
-    module is simply called.  The logits are valid until the next call.
+    For a bias-free ``nn.Linear`` (the paper's tied pre-softmax matrix) the
+    logits are written by ``torch.mm`` into a buffer; any other output module
+    is simply called.  The log-probabilities go to a second buffer.  Both are
+    reused across calls, so the result is valid until the next call.
     """
 
     def __init__(self) -> None:
-        self.buffer: Optional[Tensor] = None
+        self.logits: Optional[Tensor] = None
+        self.log_probs: Optional[Tensor] = None
+
+    @staticmethod
+    def _room(buffer: Optional[Tensor], rows: int, like: Tensor, V: int) -> Tensor:
+        if buffer is None or buffer.numel() < rows * V or buffer.device != like.device:
+            buffer = torch.empty(rows * V, device=like.device)
+        return buffer
 
     def __call__(self, generator: nn.Module, hidden: Tensor) -> Tensor:
-        if not (type(generator) is nn.Linear and generator.bias is None and generator.weight.dtype == torch.float32
+        N = hidden.size(0)
+        if (type(generator) is nn.Linear and generator.bias is None and generator.weight.dtype == torch.float32
                 and hidden.dtype == torch.float32 and not torch.is_grad_enabled()):
-            return generator(hidden).float()
-        weight = generator.weight
-        V, N = weight.size(0), hidden.size(0)
-        if self.buffer is None or self.buffer.numel() < V * N or self.buffer.device != hidden.device:
-            self.buffer = torch.empty(V * N, device=hidden.device)
-        out = self.buffer[: V * N].view(V, N)
-        return torch.mm(weight, hidden.t(), out=out).t()  # (N, V)
+            V = generator.weight.size(0)
+            self.logits = self._room(self.logits, N, hidden, V)
+            logits = torch.mm(hidden, generator.weight.t(), out=self.logits[: N * V].view(N, V))
+        else:
+            logits = generator(hidden).float()
+            V = logits.size(-1)
+        if torch.is_grad_enabled():  # out= tensors take no part in autograd
+            return logits.log_softmax(dim=-1)
+        self.log_probs = self._room(self.log_probs, N, logits, V)
+        return torch.log_softmax(logits, dim=-1, out=self.log_probs[: N * V].view(N, V))
