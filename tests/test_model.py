@@ -11,7 +11,8 @@ from safetensors import safe_open
 
 from transformer_hub import Transformer, TransformerConfig
 from transformer_hub.losses import label_smoothed_cross_entropy
-from transformer_hub.model import (Dropout, Embeddings, EncoderState, KeyValueBuffer, MathAttention, MultiHeadAttention, PositionwiseFeedForward,
+from transformer_hub.model import (Dropout, Embeddings, EncoderState, KeyValueBuffer, MathAttention, MultiHeadAttention,
+                                   PositionwiseFeedForward,
                                    PostNorm, SinusoidalPositionalEncoding, causal_mask, scaled_dot_product_attention,
                                    sinusoid_table)
 from transformer_hub.variants.attention import SDPAttention
@@ -350,6 +351,39 @@ def test_cache_reorder_of_beams_within_their_sentences(make_model, ids):
         cache.reorder(keep, source_index=keep)
         continued = model.decode(tgt[index][keep, 4:], state.index_select(keep), cache).logits
         assert close(continued, model(src[keep], tgt[index][keep])[:, 4:])
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_grouped_state_equals_copied_sources(make_model, ids, layout):
+    """``state.repeat(k)``: k decoder rows per source read one copy of it (beams), as if it were copied k times."""
+    model = make_model(layout=layout, positional="rope", tokenizer=False)
+    vocab, pad = model.config.tgt_vocab_size, model.config.pad_id
+    _, src, _ = _padded_batch(ids, vocab, [5, 3], [4, 4], pad)
+    k = 3
+    tgt = ids(2 * k, 4, vocab)  # each beam its own prefix
+    copies = torch.arange(2).repeat_interleave(k)
+    with torch.no_grad():
+        state = model.encode(src)
+        grouped, copied = state.repeat(k), state.index_select(copies)
+        assert grouped.rows == copied.rows == 2 * k and grouped.src is state.src  # nothing copied
+        want = model.decode(tgt, copied, need_weights=True)
+        got = model.decode(tgt, grouped, need_weights=True)
+        assert close(got.logits, want.logits)
+        assert all(close(a, b) for a, b in zip(got.cross_attention, want.cross_attention))
+        cache_g, cache_c = model.new_cache(), model.new_cache()  # one token at a time, beams re-ranked
+        model.decode(tgt[:, :2], grouped, cache_g)
+        model.decode(tgt[:, :2], copied, cache_c)
+        order = torch.tensor([2, 0, 0, 5, 3, 4])  # within each sentence
+        cache_g.reorder(order, source_moved=False)
+        cache_c.reorder(order, source_moved=False)
+        step_g = model.decode(tgt[order, 2:3], grouped, cache_g).logits
+        assert close(step_g, model.decode(tgt[order, 2:3], copied, cache_c).logits)
+        keep = torch.tensor([1])  # sentence 0 leaves: its k rows go, the state keeps source 1
+        cache_g.reorder(torch.arange(k, 2 * k), source_index=keep)
+        last = model.decode(tgt[order][k:, 3:4], grouped.index_select(keep), cache_g).logits
+        assert close(last, model(src[copies][k:], tgt[order][k:])[:, 3:4])
+        with pytest.raises(ValueError, match="target has 4 rows, the encoder state serves 6"):
+            model.decode(tgt[:4], grouped)
 
 
 def test_key_mask_only_with_padding(make_model, ids):

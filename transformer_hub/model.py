@@ -202,8 +202,23 @@ class MultiHeadAttention(nn.Module):
                 k, v = self._heads(F.linear(memory, w[d:], b[d:]), 2).unbind(0)
                 if cache is not None:  # made contiguous once, not copied by every step's matmul
                     cache["k"], cache["v"] = k, v = k.contiguous(), v.contiguous()
+            if q.size(0) != k.size(0):  # g query rows per memory row (beams): one (B, h, g * Tq) block each
+                return self._grouped(x, q, k, v, mask, need_weights)
         out, weights = self.kernel(q, k, v, mask, need_weights)  # (B, h, Tq, d_k)
         out = out.transpose(1, 2).reshape(x.size(0), x.size(1), d)  # concat heads: (B, Tq, d_model)
+        return self.out_proj(out), weights
+
+    def _grouped(self, x: Tensor, q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], need_weights: bool):
+        """Cross-attention where rows g*b .. g*b + g - 1 of the queries all read memory row b."""
+        B, T = k.size(0), q.size(2)
+        if q.size(0) % B:
+            raise ValueError(f"{q.size(0)} query rows cannot share {B} memory rows evenly")
+        g = q.size(0) // B
+        q = q.view(B, g, self.h, T, self.d_k).transpose(1, 2).reshape(B, self.h, g * T, self.d_k)  # a view
+        out, weights = self.kernel(q, k, v, mask, need_weights)  # (B, h, g * Tq, d_k)
+        out = out.view(B, self.h, g, T, self.d_k).permute(0, 2, 3, 1, 4).reshape(x.size(0), T, self.h * self.d_k)
+        if weights is not None:  # (B, h, g * Tq, S) -> (B * g, h, Tq, S)
+            weights = weights.view(B, self.h, g, T, -1).transpose(1, 2).reshape(x.size(0), self.h, T, -1)
         return self.out_proj(out), weights
 
 
@@ -338,14 +353,37 @@ class DecoderLayer(nn.Module):
 
 @dataclass
 class EncoderState:
-    """What ``encode`` hands to ``decode``: the encoder output (if any), source ids and mask."""
+    """What ``encode`` hands to ``decode``: the encoder output (if any), source ids and mask.
+
+    ``group`` decoder rows read each source: rows g*b .. g*b + g - 1 attend to
+    source b (beam search's k beams share their sentence's encoder output
+    instead of copying it k times).
+    """
 
     src: Tensor  # (B, S) token ids
     src_mask: Tensor  # (B, S) bool, True on real tokens
     memory: Optional[Tensor] = None  # (B, S, d_model); None for the decoder-only layout
+    group: int = 1  # decoder rows per source
+
+    @property
+    def rows(self) -> int:
+        """How many decoder rows this state serves: sources x ``group``."""
+        return self.src.size(0) * self.group
 
     def index_select(self, index: Tensor) -> "EncoderState":
-        """Pick / repeat batch rows (beam search expands each sentence k times)."""
+        """Pick / repeat sources (each keeps its ``group`` of decoder rows)."""
+        memory = None if self.memory is None else self.memory.index_select(0, index)
+        return EncoderState(self.src.index_select(0, index), self.src_mask.index_select(0, index), memory, self.group)
+
+    def repeat(self, k: int) -> "EncoderState":
+        """The same sources for k times as many decoder rows, without copying them (beam search's beams)."""
+        return EncoderState(self.src, self.src_mask, self.memory, self.group * k)
+
+    def ungrouped(self) -> "EncoderState":
+        """One source row per decoder row (copies them; for layouts that read the source per row)."""
+        if self.group == 1:
+            return self
+        index = torch.arange(self.src.size(0), device=self.src.device).repeat_interleave(self.group)
         memory = None if self.memory is None else self.memory.index_select(0, index)
         return EncoderState(self.src.index_select(0, index), self.src_mask.index_select(0, index), memory)
 
@@ -514,6 +552,8 @@ class Transformer(
                need_weights: bool = False) -> DecoderOutput:
         """(B, T) target ids (only the new ones when ``cache`` holds the rest) -> logits (B, T, V)."""
         self._check_length(tgt, "target")
+        if tgt.size(0) != state.rows:
+            raise ValueError(f"target has {tgt.size(0)} rows, the encoder state serves {state.rows}")
         if cache is not None and cache.length + tgt.size(1) > self.config.max_len:
             raise ValueError(f"decoding past max_len={self.config.max_len}")
         return self.body.decode(tgt, state, cache, need_weights)
@@ -547,7 +587,7 @@ class Transformer(
         return sum(p.numel() for p in self.parameters())  # shared tensors are counted once
 
     def translate(self, texts: List[str], strategy: str = "greedy", **options) -> List[str]:
-        """Translate sentences with the attached tokenizer; ``options`` are ``DecodingConfig`` fields (or ``workers``)."""
+        """Translate sentences with the attached tokenizer; ``options``: ``DecodingConfig`` fields, ``workers``."""
         from .decoding import translate
 
         return translate(self, texts, strategy=strategy, **options)

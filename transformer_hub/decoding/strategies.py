@@ -4,7 +4,7 @@ A strategy is a function ``strategy(model, batch, config) -> list[list[Hypothesi
 registered in ``STRATEGIES``; it sees a padded, length-sorted :class:`Batch`
 of source ids and may use only the model's decoding interface:
 ``model.encode``, ``model.decode`` (with a ``KVCache`` from ``model.new_cache``),
-``cache.reorder``, ``state.index_select`` and ``model.target_budget`` (the
+``cache.reorder``, ``state.index_select`` / ``state.repeat`` and ``model.target_budget`` (the
 driver in ``api.py`` already folded the budget into ``batch.max_steps``).
 So every layout and variant that implements that interface decodes, the
 decoder-only layout and rotary positions included.
@@ -85,10 +85,11 @@ class Stepper:
     def keep(self, index: Tensor, state_index: Optional[Tensor] = None, state_stays: bool = False) -> None:
         """Keep (and reorder / repeat) rows ``index``.
 
-        ``state_index`` (default ``index``) selects the encoder-state rows; beam
-        search passes a cheaper one, because the k beams of a sentence share
-        their state: it changes only when whole sentences leave, and
-        ``state_stays=True`` says that none did (state and cross-attention cache stay as they are).
+        ``state_index`` (default ``index``) selects the encoder state's sources.
+        Beam search's state is grouped (the k beams of a sentence share one
+        source, see ``EncoderState.repeat``): it passes the live sentences when
+        whole sentences leave, and ``state_stays=True`` when none did (state and
+        cross-attention cache stay as they are).
         """
         if state_stays:
             moved = False
@@ -321,7 +322,7 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
     B = batch.size
     max_steps = batch.max_steps.to(device)
     horizon = int(max_steps.max())
-    state = model.encode(batch.src).index_select(torch.arange(B, device=device).repeat_interleave(k))
+    state = model.encode(batch.src).repeat(k)  # the k beams of a sentence share its encoder output
     stepper = Stepper(model, state, config.use_cache, config.return_attention)
 
     sentence = torch.arange(B, device=device)  # the original sentence of each live sentence
@@ -409,7 +410,7 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
         if n_live == n:
             stepper.keep(rows, state_stays=True)
         else:
-            stepper.keep(rows, (live[:, None] * k + torch.arange(k, device=device)).view(-1))
+            stepper.keep(rows, live)
 
     results = []
     for hyps in finished:

@@ -43,6 +43,7 @@ class DecoderOnly(nn.Module):
 
     def decode(self, tgt: Tensor, state: EncoderState, cache: Optional[KVCache] = None,
                need_weights: bool = False) -> DecoderOutput:
+        state = state.ungrouped()  # the source is read per row, as the first tokens of each sequence
         B, S, T = state.src.size(0), state.src.size(1), tgt.size(1)
         past = 0 if cache is None else cache.length
         src_len = state.src_mask.sum(dim=1, keepdim=True)  # (B, 1)
