@@ -8,13 +8,14 @@ position-wise feed-forward networks (3.3, eq. 2), residual + layer norm
 Each swappable part is registered by name (see ``registry.py``); the
 alternatives (learned/rotary positions, pre-norm, GELU/SwiGLU, the ``sdpa``
 kernel, the decoder-only layout) live in ``variants/``.  Layers receive their
-parts as modules; no layer grows boolean flags.
+parts as modules; no layer grows boolean flags.  What ``encode`` hands to
+``decode`` and the key/value cache of incremental decoding are in ``state.py``.
 
 Shapes: B batch, S source length, T target length, h heads, d_k = d_model / h.
 Masks are boolean and broadcast to (B, h, T_q, T_k); ``True`` means "may attend".
 """
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Dict, List, Optional
 
@@ -26,6 +27,7 @@ from huggingface_hub import PyTorchModelHubMixin
 from .config import TransformerConfig
 from .losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
 from .registry import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL
+from .state import EncoderState, KeyValueBuffer, KVCache  # noqa: F401  (decoding state; re-exported)
 
 Tensor = torch.Tensor
 Rotate = Callable[[Tensor], Tensor]  # applies rotary positions to (B, h, T, d_k); identity otherwise
@@ -112,47 +114,6 @@ class MathAttention(nn.Module):
     def forward(self, q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], need_weights: bool = False):
         out, weights = scaled_dot_product_attention(q, k, v, mask)
         return out, (weights if need_weights else None)
-
-
-class KeyValueBuffer:
-    """A self-attention cache: the keys and values of every token seen so far, for incremental decoding.
-
-    New keys/values are written in place after the old ones, into one
-    (2, B, h, capacity, d_k) buffer that doubles when full; ``append``
-    returns views of the filled part.  Concatenating instead would copy the
-    whole cache into freshly allocated memory at every step, which on the
-    CPU cost about a third of a batched decoding step.
-    """
-
-    def __init__(self) -> None:
-        self.buffer: Optional[Tensor] = None
-        self.spare: Optional[Tensor] = None  # ``index_select_`` writes here, then the two swap
-        self.length = 0
-
-    def append(self, k: Tensor, v: Tensor):
-        """Add (B, h, T, d_k) keys and values; returns all keys and values so far, (B, h, length, d_k) each."""
-        start, end = self.length, self.length + k.size(2)
-        if self.buffer is None or self.buffer.size(3) < end:
-            capacity = max(end, 16, 0 if self.buffer is None else 2 * self.buffer.size(3))
-            grown = k.new_empty(2, k.size(0), k.size(1), capacity, k.size(3))
-            if start:
-                grown[:, :, :, :start] = self.buffer[:, :, :, :start]
-            self.buffer, self.spare = grown, None
-        self.buffer[0, :, :, start:end] = k
-        self.buffer[1, :, :, start:end] = v
-        self.length = end
-        return self.buffer[0, :, :, :end], self.buffer[1, :, :, :end]
-
-    def index_select_(self, index: Tensor) -> None:
-        """Keep (reorder, repeat) batch rows ``index``, in place."""
-        if self.buffer is None:
-            return
-        n, buffer = index.numel(), self.buffer
-        if self.spare is None or self.spare.size(1) < n:
-            self.spare = buffer.new_empty(2, max(n, buffer.size(1)), *buffer.shape[2:])
-        target = self.spare[:, :n]
-        torch.index_select(buffer[:, :, :, :self.length], 1, index, out=target[:, :, :, :self.length])
-        self.buffer, self.spare = target, buffer
 
 
 # --------------------------------------------------------------------------- 3.2.2 Multi-head attention
@@ -349,75 +310,6 @@ class DecoderLayer(nn.Module):
                                                           cache=None if cache is None else cache["self"])[0])
         x = self.residuals[1](x, cross)
         return self.residuals[2](x, self.feed_forward), seen["weights"]
-
-
-@dataclass
-class EncoderState:
-    """What ``encode`` hands to ``decode``: the encoder output (if any), source ids and mask.
-
-    ``group`` decoder rows read each source: rows g*b .. g*b + g - 1 attend to
-    source b (beam search's k beams share their sentence's encoder output
-    instead of copying it k times).
-    """
-
-    src: Tensor  # (B, S) token ids
-    src_mask: Tensor  # (B, S) bool, True on real tokens
-    memory: Optional[Tensor] = None  # (B, S, d_model); None for the decoder-only layout
-    group: int = 1  # decoder rows per source
-
-    @property
-    def rows(self) -> int:
-        """How many decoder rows this state serves: sources x ``group``."""
-        return self.src.size(0) * self.group
-
-    def index_select(self, index: Tensor) -> "EncoderState":
-        """Pick / repeat sources (each keeps its ``group`` of decoder rows)."""
-        memory = None if self.memory is None else self.memory.index_select(0, index)
-        return EncoderState(self.src.index_select(0, index), self.src_mask.index_select(0, index), memory, self.group)
-
-    def repeat(self, k: int) -> "EncoderState":
-        """The same sources for k times as many decoder rows, without copying them (beam search's beams)."""
-        return EncoderState(self.src, self.src_mask, self.memory, self.group * k)
-
-    def ungrouped(self) -> "EncoderState":
-        """One source row per decoder row (copies them; for layouts that read the source per row)."""
-        if self.group == 1:
-            return self
-        index = torch.arange(self.src.size(0), device=self.src.device).repeat_interleave(self.group)
-        memory = None if self.memory is None else self.memory.index_select(0, index)
-        return EncoderState(self.src.index_select(0, index), self.src_mask.index_select(0, index), memory)
-
-    @cached_property
-    def key_mask(self) -> Optional[Tensor]:
-        """(B, 1, 1, S) mask for attending over the source; None when no sentence is padded (nothing to mask)."""
-        return None if bool(self.src_mask.all()) else self.src_mask[:, None, None, :]
-
-
-@dataclass
-class KVCache:
-    """Per-layer keys/values of the tokens decoded so far; ``length`` counts those tokens."""
-
-    layers: List[Dict] = field(default_factory=list)  # per layer {"self": KeyValueBuffer, "cross": {"k", "v"}}
-    length: int = 0
-
-    @classmethod
-    def empty(cls, n_layers: int) -> "KVCache":
-        return cls([{"self": KeyValueBuffer(), "cross": {}} for _ in range(n_layers)])
-
-    def reorder(self, index: Tensor, source_index: Optional[Tensor] = None, source_moved: bool = True) -> None:
-        """Keep batch rows ``index`` (beam search re-ranks hypotheses each step).
-
-        The cross-attention keys/values are computed from the source, so they follow the
-        encoder state's rows: ``source_index`` (default ``index``).  ``source_moved=False``
-        leaves them as they are (a beam moving within its own sentence sees the same source).
-        """
-        for layer in self.layers:
-            layer["self"].index_select_(index)
-            cross = layer.get("cross")
-            if cross and source_moved:
-                rows = index if source_index is None else source_index
-                for name in cross:
-                    cross[name] = cross[name].index_select(0, rows)
 
 
 @dataclass
