@@ -134,10 +134,29 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
                    help="threads decoding batches at once in the batched runs (each gets threads/workers intra-op "
                         "threads); batch 1 and the naive loop always run one sentence at a time")
     p.add_argument("--beam-size", type=int, default=4)
+    p.add_argument("--attention", default=None,
+                   help="run every method with this attention kernel (a name in the ATTENTION registry) instead of "
+                        "the model's own; same weights, same outputs")
     p.add_argument("--threads", type=int, default=1,
                    help="torch intra-op threads (default 1: on a shared 2-core machine more threads only wait)")
     p.add_argument("--repeats", type=int, default=2, help="interleaved rounds; the best time of each method is kept")
     p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+
+
+def use_attention_kernel(model: Transformer, name: str) -> str:
+    """Give every attention layer the kernel registered as ``name`` (a computation choice: no weights change)."""
+    from transformer_hub.model import MultiHeadAttention
+    from transformer_hub.registry import ATTENTION
+
+    try:
+        kernel = ATTENTION.get(name)
+    except ValueError as exc:  # lists the registered kernels
+        raise SystemExit(f"--attention: {exc}")
+    for module in model.modules():
+        if isinstance(module, MultiHeadAttention):
+            module.kernel = kernel()
+    model.config.attention = name
+    return name
 
 
 def timed(fn) -> Tuple[object, float]:
@@ -151,6 +170,8 @@ def bench_decode(args: argparse.Namespace) -> dict:
         torch.set_num_threads(args.threads)
     model, model_kind = pick_model(args)
     model.eval()
+    if args.attention:
+        model_kind += f" (attention kernel {use_attention_kernel(model, args.attention)})"
     cfg = model.config
     src_lang, tgt_lang = cfg.src_lang or args.src_lang, cfg.tgt_lang or args.tgt_lang
     sources = read_lines(data_file(args.data_dir, args.split, src_lang))[: args.n]
