@@ -158,6 +158,30 @@ def test_self_attention_cache_appends_keys():
     assert close(torch.cat(steps, dim=1), full)
 
 
+def test_key_value_buffer_reorders_grows_and_appends_in_place():
+    torch.manual_seed(0)
+    keys, values = torch.randn(3, 2, 40, 4), torch.randn(3, 2, 40, 4)  # (B, h, T, d_k)
+    cache = KeyValueBuffer()
+    cache.append(keys[:, :, :5], values[:, :, :5])
+    for index in (torch.tensor([2, 0, 0, 1, 2]), torch.tensor([4, 1])):  # more rows (beams), then fewer
+        cache.index_select_(index)
+        keys, values = keys[index], values[index]
+    first = cache.buffer.data_ptr()
+    k, v = cache.append(keys[:, :, 5:9], values[:, :, 5:9])  # fits: written in place
+    assert cache.buffer.data_ptr() == first and torch.equal(k, keys[:, :, :9]) and torch.equal(v, values[:, :, :9])
+    k, v = cache.append(keys[:, :, 9:], values[:, :, 9:])  # 40 > capacity 16: grows, keeps what it had
+    assert cache.length == 40 and torch.equal(k, keys) and torch.equal(v, values)
+    empty = KeyValueBuffer()
+    empty.index_select_(torch.tensor([0]))  # nothing cached yet: nothing to do
+    assert empty.buffer is None and empty.length == 0
+
+
+def test_grouped_cross_attention_needs_whole_groups():
+    ours, _ = _mha_pair("math")
+    with pytest.raises(ValueError, match="3 query rows cannot share 2 memory rows evenly"):
+        ours(torch.randn(3, 1, 16), torch.randn(2, 5, 16))
+
+
 # --------------------------------------------------------------------------- 3.4, 3.5, 3.3, 3.1 building blocks
 @pytest.mark.parametrize("d_model", [32, 7])
 def test_sinusoids_match_the_formula(d_model):
