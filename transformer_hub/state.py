@@ -27,22 +27,29 @@ class KeyValueBuffer:
 
     def __init__(self) -> None:
         self.buffer: Optional[Tensor] = None
+        self.keys: Optional[Tensor] = None  # buffer[0] and buffer[1], (B, h, capacity, d_k): views kept at hand
+        self.values: Optional[Tensor] = None
         self.spare: Optional[Tensor] = None  # ``index_select_`` writes here, then the two swap
         self.length = 0
 
+    def _use(self, buffer: Tensor) -> None:
+        self.buffer, self.keys, self.values = buffer, buffer[0], buffer[1]
+
     def append(self, k: Tensor, v: Tensor):
         """Add (B, h, T, d_k) keys and values; returns all keys and values so far, (B, h, length, d_k) each."""
-        start, end = self.length, self.length + k.size(2)
+        start, new = self.length, k.size(2)
+        end = start + new
         if self.buffer is None or self.buffer.size(3) < end:
             capacity = max(end, 16, 0 if self.buffer is None else 2 * self.buffer.size(3))
             grown = k.new_empty(2, k.size(0), k.size(1), capacity, k.size(3))
             if start:
                 grown[:, :, :, :start] = self.buffer[:, :, :, :start]
-            self.buffer, self.spare = grown, None
-        self.buffer[0, :, :, start:end] = k
-        self.buffer[1, :, :, start:end] = v
+            self._use(grown)
+            self.spare = None
+        self.keys.narrow(2, start, new).copy_(k)
+        self.values.narrow(2, start, new).copy_(v)
         self.length = end
-        return self.buffer[0, :, :, :end], self.buffer[1, :, :, :end]
+        return self.keys.narrow(2, 0, end), self.values.narrow(2, 0, end)
 
     def index_select_(self, index: Tensor) -> None:
         """Keep (reorder, repeat) batch rows ``index``, in place."""
@@ -53,7 +60,8 @@ class KeyValueBuffer:
             self.spare = buffer.new_empty(2, max(n, buffer.size(1)), *buffer.shape[2:])
         target = self.spare[:, :n]
         torch.index_select(buffer[:, :, :, :self.length], 1, index, out=target[:, :, :, :self.length])
-        self.buffer, self.spare = target, buffer
+        self._use(target)
+        self.spare = buffer
 
 
 @dataclass
