@@ -179,7 +179,8 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-        torch.set_num_threads(threads)
+        if workers > 1:
+            torch.set_num_threads(threads)
         model.train(was_training)
         if bar is not None:
             bar.close()
