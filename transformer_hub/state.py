@@ -121,7 +121,8 @@ class KVCache:
         """Keep batch rows ``index`` (beam search re-ranks hypotheses each step).
 
         The cross-attention keys/values are computed from the source, so they follow the
-        encoder state's rows: ``source_index`` (default ``index``).  ``source_moved=False``
+        encoder state's sources: ``source_index`` (default ``index``; for a grouped state,
+        see ``EncoderState.repeat``, it indexes sources, not rows).  ``source_moved=False``
         leaves them as they are (a beam moving within its own sentence sees the same source).
         """
         for layer in self.layers:
