@@ -41,7 +41,7 @@ import torch  # noqa: E402
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
 from transformer_hub.data import DEFAULT_DATA_DIR, DataError, corpus_file, read_lines  # noqa: E402
-from transformer_hub.decoding import generate  # noqa: E402
+from transformer_hub.decoding import DecodingConfig, generate  # noqa: E402
 
 DATA_DIR = DEFAULT_DATA_DIR
 SHIPPED = ROOT / "space" / "models" / "en-de"
@@ -129,7 +129,8 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=500, help="sentences for our decoders")
     p.add_argument("--naive-n", type=int, default=100,
                    help="sentences for the naive loops (they are slow; the rate is extrapolated)")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=DecodingConfig.batch_size,
+                   help=f"sentences per batch in the batched runs (default: the library's, {DecodingConfig.batch_size})")
     p.add_argument("--workers", type=int, default=2,
                    help="threads decoding batches at once in the batched runs (each gets threads/workers intra-op "
                         "threads); batch 1 and the naive loop always run one sentence at a time")

@@ -436,7 +436,7 @@ def test_decoding_config_validation(bad):
 def test_decoding_config_replace_and_defaults():
     cfg = DecodingConfig()
     assert (cfg.strategy, cfg.beam_size, cfg.length_penalty, cfg.max_len_offset, cfg.batch_size) == \
-        ("greedy", 4, 0.6, 50, 64)
+        ("greedy", 4, 0.6, 50, 128)
     beam = cfg.replace(strategy="beam", n_best=3)
     assert beam.n_best == 3 and cfg.n_best == 1
     with pytest.raises(ValueError):

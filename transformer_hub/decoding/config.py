@@ -36,7 +36,7 @@ class DecodingConfig:
     top_p: float = 1.0              # sampling only; 1.0 = no nucleus filter
     seed: Optional[int] = None      # sampling only; None draws one from torch's global generator
     return_attention: bool = False  # attach (layers, heads, T, S) cross-attention to every hypothesis
-    batch_size: int = 64            # sentences per forward pass (sorted by length; results in input order)
+    batch_size: int = 128           # sentences per forward pass (sorted by length; results in input order)
     use_cache: bool = True          # False: re-run the decoder over the whole prefix each step (reference path)
 
     def __post_init__(self) -> None:
