@@ -16,7 +16,8 @@ Subcommands live in ``BENCHMARKS`` (name -> (add_arguments, run)); add one with
      ``output_proj(out[:, -1])`` does (the ratios' base); also shown: the same loop
      projecting every position (slower, not used for the ratios);
   2. our greedy at batch size 1 (key/value cache);
-  3. our greedy, batched, ``--workers`` (default 2) batches decoded at once in threads;
+  3. our greedy, batched, ``--workers`` (default 2) batches decoded at once by a ``DecodingPool``
+     of worker processes started before the timing (``--parallel threads``: threads instead);
   4. our beam search (k=4), batched, likewise;
 and the ratios to the naive loop (targets: 30x, 10x and 2x for 3, 4 and 2).  The model
 is ``--model``, else the shipped ``space/models/en-de`` (or a random-init one with
@@ -41,7 +42,7 @@ import torch  # noqa: E402
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
 from transformer_hub.data import DEFAULT_DATA_DIR, DataError, corpus_file, read_lines  # noqa: E402
-from transformer_hub.decoding import DecodingConfig, generate  # noqa: E402
+from transformer_hub.decoding import DecodingConfig, DecodingPool, generate  # noqa: E402
 
 DATA_DIR = DEFAULT_DATA_DIR
 SHIPPED = ROOT / "space" / "models" / "en-de"
@@ -132,8 +133,10 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=DecodingConfig.batch_size,
                    help=f"sentences per batch in the batched runs (default: the library's, {DecodingConfig.batch_size})")
     p.add_argument("--workers", type=int, default=2,
-                   help="threads decoding batches at once in the batched runs (each gets threads/workers intra-op "
+                   help="batches decoded at once in the batched runs (each worker gets threads/workers intra-op "
                         "threads); batch 1 and the naive loop always run one sentence at a time")
+    p.add_argument("--parallel", choices=["processes", "threads"], default="processes",
+                   help="the batched runs' workers: a DecodingPool of processes (started before timing), or threads")
     p.add_argument("--beam-size", type=int, default=4)
     p.add_argument("--attention", default=None,
                    help="run every method with this attention kernel (a name in the ATTENTION registry) instead of "
@@ -206,27 +209,33 @@ def bench_decode(args: argparse.Namespace) -> dict:
         return run
 
     beam_key = f"beam{args.beam_size}_batched"
-    workers = f", {args.workers} workers" if args.workers > 1 else ""
+    workers = f", {args.workers} worker {args.parallel}" if args.workers > 1 else ""
+    pool = DecodingPool(model, args.workers) if args.workers > 1 and args.parallel == "processes" else None
+    batched_workers = pool or args.workers
     methods = [  # key, label, sentences, function
         ("naive", "naive loop as in the seed lesson (batch 1)", naive_n, naive(True)),
         ("naive_all_positions", "  same, projecting every position", naive_n, naive(False)),
         ("greedy_batch1", "our greedy, batch 1, KV cache", n,
          lambda: generate(model, sources, strategy="greedy", batch_size=1)),
         ("greedy_batched", f"our greedy, batched ({args.batch_size}){workers}", n,
-         lambda: generate(model, sources, strategy="greedy", batch_size=args.batch_size, workers=args.workers)),
+         lambda: generate(model, sources, strategy="greedy", batch_size=args.batch_size, workers=batched_workers)),
         (beam_key, f"our beam-{args.beam_size}, batched ({args.batch_size}){workers}", n,
          lambda: generate(model, sources, strategy="beam", beam_size=args.beam_size, batch_size=args.batch_size,
-                          workers=args.workers)),
+                          workers=batched_workers)),
     ]
     # interleaved rounds, best time kept: other processes' load hits every method alike
     times: Dict[str, List[float]] = {key: [] for key, *_ in methods}
     outputs: Dict[str, list] = {}
-    for round_ in range(args.repeats):
-        for key, label, count, fn in methods:
-            outputs[key], seconds = timed(fn)
-            times[key].append(seconds)
-            print(f"round {round_ + 1}/{args.repeats}: {label.strip()}: {count / seconds:.1f} sentences/s",
-                  file=sys.stderr)
+    try:
+        for round_ in range(args.repeats):
+            for key, label, count, fn in methods:
+                outputs[key], seconds = timed(fn)
+                times[key].append(seconds)
+                print(f"round {round_ + 1}/{args.repeats}: {label.strip()}: {count / seconds:.1f} sentences/s",
+                      file=sys.stderr)
+    finally:
+        if pool is not None:
+            pool.close()
     results: Dict[str, dict] = {}
     for key, label, count, _ in methods:
         best = min(times[key])
@@ -257,6 +266,7 @@ def bench_decode(args: argparse.Namespace) -> dict:
     report = dict(benchmark="decode", model=model_kind, model_looks_trained=trained,
                   parameters=sum(p.numel() for p in model.parameters()), layout=cfg.layout, split=args.split,
                   sentences=n, naive_sentences=naive_n, threads=torch.get_num_threads(), workers=args.workers,
+                  parallel=args.parallel,
                   torch=torch.__version__,
                   machine=f"{platform.machine()}, {platform.processor() or platform.system()}",
                   results=results, bleu=bleu, greedy_finished_with_eos=finished, greedy_mean_output_tokens=mean_len,

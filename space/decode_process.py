@@ -13,23 +13,15 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-import time
 import weakref
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from transformer_hub.decoding import DecodingConfig, TranslationResult
+from transformer_hub.decoding.pool import exit_with_parent
 
 _MODELS: Dict[Tuple[str, Optional[str]], object] = {}  # in the child: loaded models by (source, revision)
-
-
-def _exit_with_parent(parent: int) -> None:
-    """Leave when the server is gone: a server stopped by a signal runs no clean-up, and an orphaned child
-    would keep its memory (and its threads' CPU) forever."""
-    while os.getppid() == parent:
-        time.sleep(1.0)
-    os._exit(0)
 
 
 def _start_child(torch_threads: int) -> None:
@@ -37,7 +29,7 @@ def _start_child(torch_threads: int) -> None:
 
     if torch_threads > 0:  # 0 leaves torch's default
         torch.set_num_threads(torch_threads)
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True, name="exit-with-parent").start()
+    threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True, name="exit-with-parent").start()
 
 
 def _child_generate(source: str, revision: Optional[str], texts: List[str],

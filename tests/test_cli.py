@@ -84,10 +84,11 @@ def test_translate_input_output_files_and_sampling(model_dir, tmp_path, monkeypa
         hyp = tmp_path / f"hyp{i}.txt"
         status, _, err = run(["translate", "--model", str(model_dir), "--input", str(src), "--output", str(hyp),
                               "--strategy", "sample", "--seed", "3", "--top-k", "5", "--top-p", "0.9",
-                              "--temperature", "0.7", "--max-len-offset", "4"], b"", monkeypatch, capsys)
+                              "--temperature", "0.7", "--max-len-offset", "4", "--batch-size", "1"]
+                             + (["--workers", "2", "--parallel", "threads"] if i else []), b"", monkeypatch, capsys)
         assert status == 0, err
         outs.append(hyp.read_text(encoding="utf-8"))
-    assert outs[0] == outs[1] and outs[0].count("\n") == 2
+    assert outs[0] == outs[1] and outs[0].count("\n") == 2  # the same samples from one worker or two
 
 
 def test_evaluate_prints_bleu_and_chrf(model_dir, tmp_path, monkeypatch, capsys):

@@ -6,11 +6,13 @@
 
 Strategies are registered by name in ``STRATEGIES`` (``@STRATEGIES.register("name")``);
 the options live in :class:`DecodingConfig`, apart from the model's config.
+:class:`DecodingPool` decodes on several cores, in worker processes.
 """
 from .api import decode_ids, generate, translate
 from .config import DecodingConfig, length_penalty
+from .pool import DecodingPool
 from .results import Hypothesis, TranslationResult
 from .strategies import STRATEGIES, Batch, Stepper
 
-__all__ = ["DecodingConfig", "Hypothesis", "TranslationResult", "STRATEGIES", "generate", "translate", "decode_ids",
+__all__ = ["DecodingConfig", "DecodingPool", "Hypothesis", "TranslationResult", "STRATEGIES", "generate", "translate", "decode_ids",
            "length_penalty", "Batch", "Stepper"]

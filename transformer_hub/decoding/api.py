@@ -116,22 +116,49 @@ def _device(model) -> torch.device:
     return torch.device("cpu")
 
 
-def _check_workers(workers: int) -> int:
+def _check_workers(workers) -> None:
+    from .pool import DecodingPool
+
+    if isinstance(workers, DecodingPool):
+        return
     if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
-        raise ValueError(f"workers must be an integer between 1 and {MAX_WORKERS}, got {workers!r}")
-    return workers
+        raise ValueError(f"workers must be an integer between 1 and {MAX_WORKERS} or a DecodingPool, got {workers!r}")
 
 
-def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool = False, workers: int = 1):
+def decode_batch(model, rows: List[List[int]], caps: List[int], config: DecodingConfig) -> List[List[Hypothesis]]:
+    """Decode one batch: id lists (each ending in eos, longest first) and each one's output cap."""
+    lengths = [len(ids) for ids in rows]
+    device, pad = _device(model), model.config.pad_id
+    src = torch.full((len(rows), lengths[0]), pad, dtype=torch.long)
+    for row, ids in enumerate(rows):
+        src[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+    batch = Batch(src.to(device), torch.tensor(lengths, device=device), torch.tensor(caps, device=device),
+                  seed=config.seed or 0)
+    with torch.inference_mode():  # thread-local: entered in the thread that decodes
+        out = STRATEGIES.get(config.strategy)(model, batch, config)
+        for n, hyps in zip(lengths, out):
+            for hyp in hyps:
+                if hyp.attention is not None:  # drop the padded source columns; own the memory
+                    hyp.attention = hyp.attention[..., :n].clone().cpu()
+    return out
+
+
+def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool = False, workers=1):
     """Decode id lists (each ending in eos); returns (hypotheses per sentence, truncated indices, sources used).
 
     With ``workers > 1`` that many threads decode different batches at once,
-    each with an equal share of torch's intra-op threads (restored afterwards).
+    each with an equal share of torch's intra-op threads (restored afterwards);
+    with a ``DecodingPool``, its worker processes do.
     """
-    workers = _check_workers(workers)
+    from .pool import DecodingPool
+
+    _check_workers(workers)
+    pool = workers if isinstance(workers, DecodingPool) else None
+    if pool is not None and pool.model is not model:
+        raise ValueError("this DecodingPool holds a different model: build the pool from the model you decode with")
     if config.strategy == "sample" and config.seed is None:
         config = config.replace(seed=int(torch.randint(0, 2 ** 62, (1,))))
-    strategy = STRATEGIES.get(config.strategy)
+    STRATEGIES.get(config.strategy)  # an unknown name fails here, before any work
     sources = [list(map(int, ids)) for ids in sources]
     sources, caps, truncated, budget = _prepare(model, sources, config)
     results: List[List[Hypothesis]] = [[_empty_hypothesis()] if not ids else [] for ids in sources]
@@ -139,48 +166,36 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
     lengths = [len(ids) for ids in sources]
     order = sorted(todo, key=lambda i: -lengths[i])
     batches = list(_batches(order, lengths, caps, config.batch_size, budget))
-    workers = min(workers, len(batches)) or 1
-    device, pad = _device(model), model.config.pad_id
-
-    def decode(index: List[int]) -> List[List[Hypothesis]]:
-        width = lengths[index[0]]
-        src = torch.full((len(index), width), pad, dtype=torch.long)
-        for row, i in enumerate(index):
-            src[row, : lengths[i]] = torch.tensor(sources[i], dtype=torch.long)
-        batch = Batch(src.to(device), torch.tensor([lengths[i] for i in index], device=device),
-                      torch.tensor([caps[i] for i in index], device=device), seed=config.seed or 0)
-        with torch.inference_mode():  # thread-local: entered in the thread that decodes
-            out = strategy(model, batch, config)
-            for i, hyps in zip(index, out):
-                for hyp in hyps:
-                    if hyp.attention is not None:  # drop the padded source columns; own the memory
-                        hyp.attention = hyp.attention[..., : lengths[i]].clone().cpu()
-        return out
+    threads = 1 if pool is not None else min(workers, len(batches)) or 1
+    rows = [[sources[i] for i in index] for index in batches]
+    batch_caps = [[caps[i] for i in index] for index in batches]
 
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(todo), unit="sent", desc=f"decoding ({config.strategy})", leave=False)
-    was_training, threads, pool = model.training, torch.get_num_threads(), None
+    was_training, intra_op, executor = model.training, torch.get_num_threads(), None
     model.eval()
     try:
-        if workers == 1:
-            done = map(decode, batches)
-        else:  # batches are independent: decode several at once, each worker with its share of the cores
-            torch.set_num_threads(max(1, threads // workers))
-            pool = ThreadPoolExecutor(workers, thread_name_prefix="transformer_hub-decode")
-            done = pool.map(decode, batches)
+        if pool is not None:
+            done = pool.map(rows, batch_caps, config)
+        elif threads == 1:
+            done = map(decode_batch, [model] * len(rows), rows, batch_caps, [config] * len(rows))
+        else:  # batches are independent: decode several at once, each thread with its share of the cores
+            torch.set_num_threads(max(1, intra_op // threads))
+            executor = ThreadPoolExecutor(threads, thread_name_prefix="transformer_hub-decode")
+            done = executor.map(decode_batch, [model] * len(rows), rows, batch_caps, [config] * len(rows))
         for index, hyps_of in zip(batches, done):
             for i, hyps in zip(index, hyps_of):
                 results[i] = hyps
             if bar is not None:
                 bar.update(len(index))
     finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-        if workers > 1:
-            torch.set_num_threads(threads)
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+        if threads > 1:
+            torch.set_num_threads(intra_op)
         model.train(was_training)
         if bar is not None:
             bar.close()
@@ -205,15 +220,16 @@ def _clean(text) -> str:
 
 
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, progress: bool = False,
-             workers: int = 1, **overrides) -> List[TranslationResult]:
+             workers=1, **overrides) -> List[TranslationResult]:
     """Translate ``texts`` with ``model.tokenizer``; one :class:`TranslationResult` per input, in input order.
 
     ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its
     fields choose the strategy and its options; ``progress=True`` shows a tqdm
     bar on stderr.  ``workers=2`` decodes two batches at once in threads (on a
-    CPU, usually faster than giving one batch two intra-op threads); the
-    results are the same for any number of workers.  Empty or whitespace-only
-    texts give an empty result.
+    CPU, usually faster than giving one batch two intra-op threads); a
+    :class:`DecodingPool` built from this model decodes them in its worker
+    processes (faster still: no shared GIL).  The results are the same either
+    way.  Empty or whitespace-only texts give an empty result.
     """
     config = _resolve(config, overrides)
     if isinstance(texts, str):
@@ -232,12 +248,12 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
             for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
 
 
-def translate(model, texts: Sequence[str], strategy: str = "greedy", *, workers: int = 1, **options) -> List[str]:
+def translate(model, texts: Sequence[str], strategy: str = "greedy", *, workers=1, **options) -> List[str]:
     """Translate ``texts`` and return the best output string for each; ``options`` are ``DecodingConfig`` fields."""
     return [r.text for r in generate(model, texts, strategy=strategy, workers=workers, **options)]
 
 
-def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, *, workers: int = 1,
+def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, *, workers=1,
                **overrides) -> List[List[Hypothesis]]:
     """Decode a (B, S) LongTensor of source ids (each ending in eos, padded with pad_id); no tokenizer needed.
 

@@ -1,0 +1,67 @@
+"""transformer_hub.decoding.pool: worker processes give the results of in-process decoding, and fail cleanly."""
+import os
+import signal
+import time
+
+import pytest
+import torch
+
+from decoding_fixtures import one_thread, random_model, synthetic_pairs
+from transformer_hub.decoding import DecodingPool, generate
+from test_decoding import STRATEGY_OPTIONS, same_hypotheses
+
+
+@pytest.fixture(scope="module")
+def model():
+    return random_model()
+
+
+@pytest.fixture(scope="module")
+def pool(model):
+    with one_thread():  # the workers get one torch thread each, like this process: results match to the bit
+        with DecodingPool(model, processes=2) as pool:
+            yield pool
+
+
+TEXTS = [s for s, _ in synthetic_pairs(9, seed=5, max_words=14)] + ["", "a dog ."]
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "beam", "sample"])
+def test_pool_gives_the_in_process_results(model, pool, strategy):
+    opts = dict(strategy=strategy, max_len_offset=6, batch_size=2, return_attention=True,
+                **STRATEGY_OPTIONS[strategy])
+    with one_thread():
+        expected = generate(model, TEXTS, **opts)
+        got = pool.generate(TEXTS, **opts)
+    assert [r.source for r in got] == TEXTS and got[9].text == ""
+    same_hypotheses(got, expected, tol=1e-6)
+    assert pool.translate(TEXTS[:3], strategy=strategy, max_len_offset=6, **STRATEGY_OPTIONS[strategy]) == \
+        [r.text for r in expected[:3]]
+
+
+def test_pool_checks_its_model_and_arguments(model, pool):
+    with pytest.raises(ValueError, match="holds a different model"):
+        generate(random_model(seed=1), TEXTS, workers=pool)
+    for bad in (0, 65, 2.0, True):
+        with pytest.raises(ValueError, match="processes must be an integer between 1 and 64"):
+            DecodingPool(model, processes=bad)
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+        DecodingPool(model, processes=1, threads=0)
+
+
+def test_closed_pool_and_dead_worker_give_clear_errors(model):
+    with one_thread():
+        pool = DecodingPool(model, processes=1)
+        folder = pool.folder
+        assert os.path.isfile(os.path.join(folder, "model.safetensors"))
+        assert len(pool.generate(TEXTS[:1], max_len_offset=2)) == 1
+        (worker,) = pool._state["executor"]._processes  # the pids of the executor's processes
+        os.kill(worker, signal.SIGKILL)
+        time.sleep(0.5)
+        with pytest.raises(RuntimeError, match="a decoding worker stopped unexpectedly; this pool is closed"):
+            pool.generate(TEXTS, max_len_offset=2, batch_size=2)
+        assert pool.closed and not os.path.exists(folder)
+        with pytest.raises(RuntimeError, match="this DecodingPool is closed"):
+            pool.generate(TEXTS, max_len_offset=2)
+        pool.close()  # idempotent
+        assert torch.get_num_threads() == 1
