@@ -6,7 +6,7 @@ decoder layer, the self-attention keys/values of the tokens so far
 computed once (a dict holding "k" and "v").  Beam search re-ranks rows
 between steps with ``KVCache.reorder``.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Dict, List, Optional
 
@@ -97,8 +97,7 @@ class EncoderState:
         if self.group == 1:
             return self
         index = torch.arange(self.src.size(0), device=self.src.device).repeat_interleave(self.group)
-        memory = None if self.memory is None else self.memory.index_select(0, index)
-        return EncoderState(self.src.index_select(0, index), self.src_mask.index_select(0, index), memory)
+        return replace(self.index_select(index), group=1)
 
     @cached_property
     def key_mask(self) -> Optional[Tensor]:

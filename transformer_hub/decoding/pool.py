@@ -118,8 +118,10 @@ class DecodingPool:
         return generate(self.model, texts, config, progress=progress, workers=self, **overrides)
 
     def translate(self, texts: Sequence[str], strategy: str = "greedy", **options) -> List[str]:
-        """The best output string for each text, decoded by the workers."""
-        return [r.text for r in self.generate(texts, strategy=strategy, **options)]
+        """``translate(self.model, texts, ...)`` decoded by the workers: the best output string for each text."""
+        from .api import translate
+
+        return translate(self.model, texts, strategy, workers=self, **options)
 
     @property
     def closed(self) -> bool:
