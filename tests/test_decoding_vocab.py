@@ -3,7 +3,8 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_hub.decoding.vocab import BLOCK, MIN_ROWS, Projection, max_and_argmax, topk
+from transformer_hub.decoding import vocab
+from transformer_hub.decoding.vocab import BLOCK, FEW_ROWS, MIN_ROWS, Projection, max_and_argmax, topk, transposed
 
 SIZES = [7, 2 * BLOCK, 5 * BLOCK, 5 * BLOCK + 37, 10_000]
 
@@ -53,6 +54,34 @@ def test_projection_gives_log_probabilities_and_reuses_its_buffers():
         buffers = project.logits, project.log_probs
         project(linear, torch.randn(2, 16))
         assert (project.logits, project.log_probs) == buffers  # grown once to the largest batch, then reused
+
+
+def test_few_rows_use_a_transposed_copy_that_follows_the_weight():
+    torch.manual_seed(0)
+    linear = nn.Linear(16, 300, bias=False)
+    project = Projection()
+    with torch.inference_mode():
+        hidden = torch.randn(FEW_ROWS, 16)
+        first = project(linear, hidden).clone()
+        copy = transposed(linear.weight)
+        assert copy.is_contiguous() and torch.equal(copy, linear.weight.t())
+        assert transposed(linear.weight) is copy  # made once
+    with torch.no_grad():
+        linear.weight.mul_(2.0)  # an optimizer step or load_state_dict changes the weight in place
+    with torch.inference_mode():
+        assert torch.equal(transposed(linear.weight), linear.weight.t())
+        again = project(linear, hidden)
+        assert not torch.allclose(again, first)
+        assert torch.allclose(again, linear(hidden).log_softmax(dim=-1), atol=1e-5, rtol=0)
+        made_here = torch.randn(300, 16)  # an inference tensor: no version counter, so no copy is kept
+        assert transposed(made_here).data_ptr() == made_here.data_ptr()
+    linear.weight = nn.Parameter(torch.randn(300, 16))  # a new weight: a new copy, the old one is dropped
+    with torch.inference_mode():
+        assert torch.allclose(project(linear, hidden), linear(hidden).log_softmax(dim=-1), atol=1e-5, rtol=0)
+    key = id(linear.weight)
+    assert key in vocab._TRANSPOSED
+    del linear
+    assert key not in vocab._TRANSPOSED
 
 
 def test_projection_calls_other_output_layers_as_they_are():

@@ -8,6 +8,10 @@ max / top-k over N x V values.  So here:
   across steps (fresh (N, V) tensors fault in new pages every step), and
   normalises with PyTorch's fused row-wise ``log_softmax``: each row is
   read while it is in cache, instead of a logsumexp's whole-tensor passes;
+* for a few rows (batch 1, one sentence's beams) it multiplies by a
+  contiguous (d_model, V) copy of the output weight, kept per weight:
+  ``torch.mm`` with the transposed (V, d_model) view repacks the whole matrix
+  at every call, 2.7x slower for one row on this CPU;
 * max and top-k look at block maxima first (one vectorised ``amax`` pass),
   then search only the winning blocks: exact, same values as ``torch.max`` /
   ``torch.topk``, first index on ties for the max.  PyTorch's CPU ``argmax`` /
@@ -15,7 +19,8 @@ max / top-k over N x V values.  So here:
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+import weakref
+from typing import Dict, Optional, Tuple
 
 import torch
 from torch import nn
@@ -23,6 +28,8 @@ from torch import nn
 Tensor = torch.Tensor
 BLOCK = 128  # logits per block for the block-maxima searches
 MIN_ROWS = 32  # below this many rows the plain scans are as fast (measured on a 2-core CPU)
+FEW_ROWS = 8  # up to this many rows the projection uses the transposed copy (at 16 the two tie)
+_TRANSPOSED: Dict[int, tuple] = {}  # id(weight) -> (weakref to it, (version, data pointer), transposed copy)
 
 
 def _blocks(logits: Tensor) -> Tuple[Tensor, Tensor, int]:
@@ -73,6 +80,20 @@ def topk(logits: Tensor, k: int) -> Tuple[Tensor, Tensor]:
     return values, where.gather(1, pick)
 
 
+def transposed(weight: Tensor) -> Tensor:
+    """A contiguous copy of ``weight.t()``, made once and remade when the weight changes (in place or moved).
+
+    An inference tensor has no version counter to tell, so it gets the plain transposed view.
+    """
+    if weight.is_inference():
+        return weight.t()
+    key, kept = (weight._version, weight.data_ptr()), _TRANSPOSED.get(id(weight))
+    if kept is None or kept[0]() is not weight or kept[1] != key:
+        forget = lambda _, i=id(weight): _TRANSPOSED.pop(i, None)  # noqa: E731  (when the weight is freed)
+        kept = _TRANSPOSED[id(weight)] = (weakref.ref(weight, forget), key, weight.detach().t().contiguous())
+    return kept[2]
+
+
 class Projection:
     """The model's output layer, then log-softmax: (N, d_model) states -> (N, V) float32 log-probabilities.
 
@@ -98,7 +119,8 @@ class Projection:
                 and hidden.dtype == torch.float32 and not torch.is_grad_enabled()):
             V = generator.weight.size(0)
             self.logits = self._room(self.logits, N, hidden, V)
-            logits = torch.mm(hidden, generator.weight.t(), out=self.logits[: N * V].view(N, V))
+            weight_t = transposed(generator.weight) if N <= FEW_ROWS else generator.weight.t()  # (d_model, V)
+            logits = torch.mm(hidden, weight_t, out=self.logits[: N * V].view(N, V))
         else:
             logits = generator(hidden).float()
             V = logits.size(-1)
