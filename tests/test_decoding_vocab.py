@@ -4,7 +4,7 @@ import torch
 from torch import nn
 
 from transformer_hub.decoding import vocab
-from transformer_hub.decoding.vocab import BLOCK, FEW_ROWS, MIN_ROWS, Projection, max_and_argmax, topk, transposed
+from transformer_hub.decoding.vocab import BLOCK, MIN_ROWS, Projection, max_and_argmax, prepared, topk
 
 SIZES = [7, 2 * BLOCK, 5 * BLOCK, 5 * BLOCK + 37, 10_000]
 
@@ -56,32 +56,48 @@ def test_projection_gives_log_probabilities_and_reuses_its_buffers():
         assert (project.logits, project.log_probs) == buffers  # grown once to the largest batch, then reused
 
 
-def test_few_rows_use_a_transposed_copy_that_follows_the_weight():
+@pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="PyTorch built without oneDNN")
+@pytest.mark.parametrize("rows", [1, 4])
+def test_prepared_weight_is_made_once_and_follows_the_weight(rows):
     torch.manual_seed(0)
     linear = nn.Linear(16, 300, bias=False)
     project = Projection()
     with torch.inference_mode():
-        hidden = torch.randn(FEW_ROWS, 16)
-        first = project(linear, hidden).clone()
-        copy = transposed(linear.weight)
-        assert copy.is_contiguous() and torch.equal(copy, linear.weight.t())
-        assert transposed(linear.weight) is copy  # made once
+        first = prepared(linear.weight)
+        assert prepared(linear.weight) is first  # made once
+        assert first.transposed.is_contiguous() and torch.equal(first.transposed, linear.weight.t())
+        assert first.packed is not None
+        hidden = torch.randn(rows, 16)
+        before = project(linear, hidden).clone()
+        assert torch.allclose(before, linear(hidden).log_softmax(dim=-1), atol=1e-5, rtol=0)
     with torch.no_grad():
         linear.weight.mul_(2.0)  # an optimizer step or load_state_dict changes the weight in place
     with torch.inference_mode():
-        assert torch.equal(transposed(linear.weight), linear.weight.t())
+        assert prepared(linear.weight) is not first
         again = project(linear, hidden)
-        assert not torch.allclose(again, first)
+        assert not torch.allclose(again, before)
         assert torch.allclose(again, linear(hidden).log_softmax(dim=-1), atol=1e-5, rtol=0)
-        made_here = torch.randn(300, 16)  # an inference tensor: no version counter, so no copy is kept
-        assert transposed(made_here).data_ptr() == made_here.data_ptr()
+        assert prepared(torch.randn(300, 16)) is None  # an inference tensor: no version counter, no copies
+        assert prepared(linear.weight.double()) is None
     linear.weight = nn.Parameter(torch.randn(300, 16))  # a new weight: a new copy, the old one is dropped
     with torch.inference_mode():
         assert torch.allclose(project(linear, hidden), linear(hidden).log_softmax(dim=-1), atol=1e-5, rtol=0)
     key = id(linear.weight)
-    assert key in vocab._TRANSPOSED
+    assert key in vocab._PREPARED
     del linear
-    assert key not in vocab._TRANSPOSED
+    assert key not in vocab._PREPARED
+
+
+def test_projection_without_onednn_uses_mm_into_a_reused_buffer(monkeypatch):
+    monkeypatch.setattr(torch.backends.mkldnn, "is_available", lambda: False)
+    torch.manual_seed(0)
+    linear = nn.Linear(16, 300, bias=False)
+    project = Projection()
+    with torch.inference_mode():
+        hidden = torch.randn(3, 16)
+        assert torch.allclose(project(linear, hidden), linear(hidden).log_softmax(dim=-1), atol=1e-5, rtol=0)
+        assert project.logits is not None and project.logits.numel() == 3 * 300
+        assert prepared(linear.weight).packed is None
 
 
 def test_projection_calls_other_output_layers_as_they_are():

@@ -8,10 +8,13 @@ max / top-k over N x V values.  So here:
   across steps (fresh (N, V) tensors fault in new pages every step), and
   normalises with PyTorch's fused row-wise ``log_softmax``: each row is
   read while it is in cache, instead of a logsumexp's whole-tensor passes;
-* for a few rows (batch 1, one sentence's beams) it multiplies by a
-  contiguous (d_model, V) copy of the output weight, kept per weight:
-  ``torch.mm`` with the transposed (V, d_model) view repacks the whole matrix
-  at every call, 2.7x slower for one row on this CPU;
+* ``torch.mm`` with the (V, d_model) weight as it is stored repacks the
+  whole matrix at every call, which made the projection 2-3.5x slower for
+  1-16 rows on this CPU (~15% for 128).  So the weight is prepared once
+  (kept per weight, remade when it changes): one row multiplies a
+  contiguous (d_model, V) copy (a plain matrix-vector product), more rows
+  use oneDNN with the weight packed in its own layout, as ``torch.compile``'s
+  CPU backend runs linear layers;
 * max and top-k look at block maxima first (one vectorised ``amax`` pass),
   then search only the winning blocks: exact, same values as ``torch.max`` /
   ``torch.topk``, first index on ties for the max.  PyTorch's CPU ``argmax`` /
@@ -20,7 +23,7 @@ max / top-k over N x V values.  So here:
 from __future__ import annotations
 
 import weakref
-from typing import Dict, Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
 import torch
 from torch import nn
@@ -28,8 +31,14 @@ from torch import nn
 Tensor = torch.Tensor
 BLOCK = 128  # logits per block for the block-maxima searches
 MIN_ROWS = 32  # below this many rows the plain scans are as fast (measured on a 2-core CPU)
-FEW_ROWS = 8  # up to this many rows the projection uses the transposed copy (at 16 the two tie)
-_TRANSPOSED: Dict[int, tuple] = {}  # id(weight) -> (weakref to it, (version, data pointer), transposed copy)
+_PREPARED: Dict[int, tuple] = {}  # id(weight) -> (weakref to it, (version, data pointer), Prepared)
+
+
+class Prepared(NamedTuple):
+    """An output weight (V, d_model) laid out for the projection."""
+
+    transposed: Tensor  # (d_model, V), contiguous
+    packed: Optional[Tensor]  # oneDNN's layout; None where oneDNN cannot be used
 
 
 def _blocks(logits: Tensor) -> Tuple[Tensor, Tensor, int]:
@@ -80,17 +89,27 @@ def topk(logits: Tensor, k: int) -> Tuple[Tensor, Tensor]:
     return values, where.gather(1, pick)
 
 
-def transposed(weight: Tensor) -> Tensor:
-    """A contiguous copy of ``weight.t()``, made once and remade when the weight changes (in place or moved).
+def _pack(weight: Tensor) -> Optional[Tensor]:
+    try:
+        return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), None)
+    except (AttributeError, RuntimeError):  # a PyTorch without these oneDNN operators
+        return None
 
-    An inference tensor has no version counter to tell, so it gets the plain transposed view.
+
+def prepared(weight: Tensor) -> Optional[Prepared]:
+    """The float32 CPU weight's ``Prepared`` copies, made once and remade when the weight changes.
+
+    None for another device or dtype, and for an inference tensor (it has no
+    version counter to tell whether it changed).
     """
-    if weight.is_inference():
-        return weight.t()
-    key, kept = (weight._version, weight.data_ptr()), _TRANSPOSED.get(id(weight))
+    if weight.device.type != "cpu" or weight.dtype != torch.float32 or weight.is_inference():
+        return None
+    key, kept = (weight._version, weight.data_ptr()), _PREPARED.get(id(weight))
     if kept is None or kept[0]() is not weight or kept[1] != key:
-        forget = lambda _, i=id(weight): _TRANSPOSED.pop(i, None)  # noqa: E731  (when the weight is freed)
-        kept = _TRANSPOSED[id(weight)] = (weakref.ref(weight, forget), key, weight.detach().t().contiguous())
+        forget = lambda _, i=id(weight): _PREPARED.pop(i, None)  # noqa: E731  (when the weight is freed)
+        packed = _pack(weight) if torch.backends.mkldnn.is_available() else None
+        copies = Prepared(weight.detach().t().contiguous(), packed)
+        kept = _PREPARED[id(weight)] = (weakref.ref(weight, forget), key, copies)
     return kept[2]
 
 
@@ -98,8 +117,8 @@ class Projection:
     """The model's output layer, then log-softmax: (N, d_model) states -> (N, V) float32 log-probabilities.
 
     For a bias-free ``nn.Linear`` (the paper's tied pre-softmax matrix) the
-    logits are written by ``torch.mm`` into a buffer; any other output module
-    is simply called.  The log-probabilities go to a second buffer.  Both are
+    logits come from the weight's ``prepared`` copies (``torch.mm`` into a
+    reused buffer, or oneDNN); any other output module is simply called.  The log-probabilities go to a buffer
     reused across calls, so the result is valid until the next call.
     """
 
@@ -117,10 +136,14 @@ class Projection:
         N = hidden.size(0)
         if (type(generator) is nn.Linear and generator.bias is None and generator.weight.dtype == torch.float32
                 and hidden.dtype == torch.float32 and not torch.is_grad_enabled()):
-            V = generator.weight.size(0)
-            self.logits = self._room(self.logits, N, hidden, V)
-            weight_t = transposed(generator.weight) if N <= FEW_ROWS else generator.weight.t()  # (d_model, V)
-            logits = torch.mm(hidden, weight_t, out=self.logits[: N * V].view(N, V))
+            weight, V = generator.weight, generator.weight.size(0)
+            ready = prepared(weight)
+            if ready is not None and N > 1 and ready.packed is not None:
+                logits = torch.ops.mkldnn._linear_pointwise(hidden.contiguous(), ready.packed, None, "none", [], "")
+            else:
+                self.logits = self._room(self.logits, N, hidden, V)
+                weight_t = ready.transposed if ready is not None and N == 1 else weight.t()  # (d_model, V)
+                logits = torch.mm(hidden, weight_t, out=self.logits[: N * V].view(N, V))
         else:
             logits = generator(hidden).float()
             V = logits.size(-1)
