@@ -92,7 +92,7 @@ def topk(logits: Tensor, k: int) -> Tuple[Tensor, Tensor]:
 def _pack(weight: Tensor) -> Optional[Tensor]:
     try:
         return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), None)
-    except (AttributeError, RuntimeError):  # a PyTorch without these oneDNN operators
+    except (AttributeError, NotImplementedError, RuntimeError):  # a PyTorch without these oneDNN operators
         return None
 
 
@@ -118,8 +118,9 @@ class Projection:
 
     For a bias-free ``nn.Linear`` (the paper's tied pre-softmax matrix) the
     logits come from the weight's ``prepared`` copies (``torch.mm`` into a
-    reused buffer, or oneDNN); any other output module is simply called.  The log-probabilities go to a buffer
-    reused across calls, so the result is valid until the next call.
+    reused buffer, or oneDNN); any other output module is simply called.
+    The log-probabilities go to a buffer reused across calls, so the result
+    is valid until the next call.
     """
 
     def __init__(self) -> None:
