@@ -34,12 +34,9 @@ def _start_child(torch_threads: int) -> None:
 
 def _child_generate(source: str, revision: Optional[str], texts: List[str],
                     config: DecodingConfig) -> List[TranslationResult]:
-    import torch
-
     from transformer_hub.decoding import generate
 
-    with torch.inference_mode():
-        return generate(_child_model(source, revision), texts, config)
+    return generate(_child_model(source, revision), texts, config)  # it decodes under torch.inference_mode
 
 
 def _child_model(source: str, revision: Optional[str]):

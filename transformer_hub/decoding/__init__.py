@@ -14,5 +14,5 @@ from .pool import DecodingPool
 from .results import Hypothesis, TranslationResult
 from .strategies import STRATEGIES, Batch, Stepper
 
-__all__ = ["DecodingConfig", "DecodingPool", "Hypothesis", "TranslationResult", "STRATEGIES", "generate", "translate", "decode_ids",
-           "length_penalty", "Batch", "Stepper"]
+__all__ = ["DecodingConfig", "DecodingPool", "Hypothesis", "TranslationResult", "STRATEGIES", "generate", "translate",
+           "decode_ids", "length_penalty", "Batch", "Stepper"]
