@@ -187,10 +187,11 @@ def test_unusual_unicode_is_translated(client, app, text):
 @pytest.mark.parametrize("endpoint,args,message", [
     ("/translate", ("A dog.", "no-such-model", "greedy", 4, 0.6, 1.0, 1.0, 0), "no-such-model"),
     ("/translate", ("A dog.", None, "nucleus", 4, 0.6, 1.0, 1.0, 0), "nucleus"),
-    ("/translate", ("A dog.", None, "beam", 500, 0.6, 1.0, 1.0, 0), "greater than maximum"),
-    ("/translate", ("A dog.", None, "sample", 4, 0.6, 0.0, 1.0, 0), "less than minimum"),
-    ("/translate", ("A dog.", None, "greedy", 4, 0.6, 1.0, 1.0, 10_000), "greater than maximum"),
-    ("/compare", ("A dog.", None, 4, -1.0, 3, 0), "less than minimum"),
+    ("/translate", ("A dog.", None, "beam", 500, 0.6, 1.0, 1.0, 0), "beam size must be a whole number between 1"),
+    ("/translate", ("A dog.", None, "sample", 4, 0.6, 0.0, 1.0, 0), "temperature must be a number in (0.0,"),
+    ("/translate", ("A dog.", None, "greedy", 4, 0.6, 1.0, 1.0, 10_000), "max length must be a whole number"),
+    ("/translate", ("A dog.", None, "beam", "4; rm -rf", 0.6, 1.0, 1.0, 0), "beam size must be a whole number"),
+    ("/compare", ("A dog.", None, 4, -1.0, 3, 0), "length penalty must be a number in [0.0, 2.0], got -1.0"),
     ("/variants", ("A dog.", [], "beam", 4), "at least one model"),
     ("/attention", ("A dog.", None, "greedy", 4, 99, 0), "layer must be a whole number"),
 ])

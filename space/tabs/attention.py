@@ -7,7 +7,7 @@ import gradio as gr
 
 from .. import service
 from ..plugins import tab
-from ._common import DECODE, bind, model_picker, text_input
+from ._common import bind, decode_event, model_picker, text_input
 
 
 @tab("attention", title="Attention", order=40, description="what the decoder looks at")
@@ -32,8 +32,7 @@ def render(ctx) -> None:
     with gr.Accordion("Matrix and pieces (JSON)", open=False):
         data = gr.JSON(label="attention matrix")
     button.click(bind(ctx, service.attention), [text, model, strategy, beam_size, layer, head],
-                 [plot, data, translation], api_name="attention", concurrency_id=DECODE,
-                 concurrency_limit=ctx.decode_workers)
+                 [plot, data, translation], api_name="attention", **decode_event(ctx))
     model.change(functools.partial(_choices, ctx), model, [layer, head], api_name="attention_choices")
 
 

@@ -5,7 +5,7 @@ import gradio as gr
 
 from .. import service
 from ..plugins import tab
-from ._common import DECODE, bind, model_picker, text_input
+from ._common import bind, decode_event, model_picker, text_input
 
 
 @tab("compare", title="Beam vs greedy", order=20, description="the same sentence, two decoders")
@@ -37,5 +37,4 @@ def render(ctx) -> None:
     with gr.Accordion("All of it as JSON", open=False):
         data = gr.JSON(label="compare result")
     button.click(bind(ctx, service.compare), [text, model, beam_size, length_penalty, n_best, max_length],
-                 [greedy, beam, scores, nbest, verdict, data], api_name="compare", concurrency_id=DECODE,
-                 concurrency_limit=ctx.decode_workers)
+                 [greedy, beam, scores, nbest, verdict, data], api_name="compare", **decode_event(ctx))

@@ -5,7 +5,7 @@ import gradio as gr
 
 from .. import service
 from ..plugins import tab
-from ._common import DECODE, bind, model_picker, text_input
+from ._common import bind, decode_event, model_picker, text_input
 
 
 @tab("translate", title="Translate", order=10, description="English in, German out")
@@ -32,6 +32,4 @@ def render(ctx) -> None:
             elapsed = gr.Number(label="Time taken (ms)", interactive=False, precision=1, elem_id="translate-time")
     gr.Examples(examples=[[e] for e in ctx.examples], inputs=[text], label="Multi30k test sentences (click one)")
     inputs = [text, model, strategy, beam_size, length_penalty, temperature, top_p, max_length]
-    button.click(bind(ctx, service.translate), inputs, [output, elapsed], api_name="translate",
-                 concurrency_id=DECODE,
-                 concurrency_limit=ctx.decode_workers)
+    button.click(bind(ctx, service.translate), inputs, [output, elapsed], api_name="translate", **decode_event(ctx))

@@ -5,7 +5,7 @@ import gradio as gr
 
 from .. import service
 from ..plugins import tab
-from ._common import DECODE, bind, text_input
+from ._common import bind, decode_event, text_input
 
 CURVES_FILE = "validation_curves.png"
 
@@ -39,8 +39,7 @@ def render(ctx) -> None:
                                    column_widths=["22%", "46%", "10%", "11%", "11%"],
                                    label="Side by side", interactive=False, elem_id="variants-results")
     button.click(bind(ctx, service.variants_translate), [text, models, strategy, beam_size], results,
-                 api_name="variants", concurrency_id=DECODE,
-                 concurrency_limit=ctx.decode_workers)
+                 api_name="variants", **decode_event(ctx))
     with gr.Row():
         picked = gr.Dropdown(names, value=ctx.default_model, label="Architecture to draw", scale=1)
     diagram = gr.Plot(label="Architecture", elem_id="variants-diagram",
