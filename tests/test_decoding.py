@@ -422,6 +422,22 @@ def test_generate_restores_training_mode():
     assert model.training
 
 
+def test_generate_turns_dropout_off_and_restores_each_modules_mode():
+    """Decoding never drops out, whatever mode each module is in; afterwards every module has its own mode back."""
+    model = random_model(dropout=0.5)
+    reference = generate(model, sources(4), strategy="beam", beam_size=3, max_len_offset=6)
+    dropouts = [m for m in model.modules() if type(m).__name__ == "Dropout"]
+    assert dropouts and not model.training
+    for m in dropouts[::2]:  # a mixed state: the root in eval mode, some of its dropouts training
+        m.train()
+    modes = [m.training for m in model.modules()]
+    for _ in range(2):
+        got = generate(model, sources(4), strategy="beam", beam_size=3, max_len_offset=6)
+        assert [r.best.tokens for r in got] == [r.best.tokens for r in reference]
+        assert [r.best.score for r in got] == [r.best.score for r in reference]
+    assert [m.training for m in model.modules()] == modes
+
+
 @pytest.mark.parametrize("bad", [
     dict(strategy="nope"), dict(beam_size=0), dict(strategy="beam", beam_size=2, n_best=3), dict(n_best=2),
     dict(length_penalty=-1.0), dict(length_penalty=float("nan")), dict(max_len_offset=-1), dict(max_length=0),

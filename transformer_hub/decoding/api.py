@@ -175,8 +175,12 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(todo), unit="sent", desc=f"decoding ({config.strategy})", leave=False)
-    was_training, intra_op, executor = model.training, torch.get_num_threads(), None
-    model.eval()
+    intra_op, executor = torch.get_num_threads(), None
+    # dropout off while decoding, for the modules that have it on (``model.eval()`` and ``train()`` on every
+    # call walked all ~160 modules twice: ~3% of translating one sentence); restored afterwards
+    training = [module for module in model.modules() if module.training]
+    for module in training:
+        module.training = False
     try:
         if pool is not None:
             done = pool.map(rows, batch_caps, config)
@@ -196,7 +200,8 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
             executor.shutdown(wait=True, cancel_futures=True)
         if threads > 1:
             torch.set_num_threads(intra_op)
-        model.train(was_training)
+        for module in training:
+            module.training = True
         if bar is not None:
             bar.close()
     return results, truncated, sources
