@@ -364,9 +364,9 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
             at_cap = caps[b] <= t + 1
             # among the k best pairs, those ending in eos (all of them at the cap) are finished hypotheses
             hits = [c for c in range(k) if scores[c] > NEG_INF and (toks[c] == eos or at_cap)]
+            if hits and att is not None and full_att is None:  # (rows, L, h, t + 1, S)
+                full_att = att.unsqueeze(3) if history_att is None else torch.cat([history_att, att.unsqueeze(3)], 3)
             for c in hits:
-                if att is not None and full_att is None:
-                    full_att = att.unsqueeze(3) if history_att is None else torch.cat([history_att, att.unsqueeze(3)], 3)
                 row, ended = beams[c], toks[c] == eos
                 finished[sentence[b]].append(make_hypothesis(
                     prefixes[row] if ended else prefixes[row] + [toks[c]], prefix_lps[row] + [lps[c]], scores[c],
@@ -397,7 +397,7 @@ def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
         index = torch.tensor(rows, device=device)
         seqs = torch.tensor(next_tokens, device=device).view(-1, 1)
         if stepper.cache is None:  # the reference path re-decodes whole prefixes
-            seqs = torch.tensor([[bos] + p for p in prefixes], dtype=torch.long, device=device).view(len(rows), -1)
+            seqs = torch.tensor([[bos] + p for p in prefixes], dtype=torch.long, device=device)
         if att is not None:
             step_att = att[index].unsqueeze(3)
             history_att = step_att if history_att is None else torch.cat([history_att[index], step_att], dim=3)
