@@ -54,6 +54,8 @@ def pick_model(ctx: SpaceContext, name: Optional[str]):
     if not ctx.store.names():
         raise gr.Error("No model is available: ship one under space/models/en-de, or start the app with "
                        "--model FOLDER_OR_REPO_ID (or MODEL_IDS).")
+    if name is not None and not isinstance(name, str):  # API callers send anything: the events skip preprocessing
+        raise gr.Error(f"The model must be given by its name, got {type(name).__name__}.")
     name = ctx.store.name_of(name) or name if name else ctx.store.default()
     if name not in ctx.store.specs:
         raise gr.Error(f"Unknown model {name!r}; available: {', '.join(ctx.store.names())}.")
@@ -248,6 +250,9 @@ def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], stra
     if isinstance(models, str):
         models = [models]
     models = [m for m in (models or []) if m]
+    for name in models:
+        if not isinstance(name, str):
+            raise gr.Error(f"The models must be given by their names, got {type(name).__name__}.")
     if not models:
         raise gr.Error("Pick at least one model to translate with (two or more to compare them).")
     if len(models) > ctx.limits.max_models:

@@ -192,7 +192,9 @@ def test_unusual_unicode_is_translated(client, app, text):
     ("/translate", ("A dog.", None, "greedy", 4, 0.6, 1.0, 1.0, 10_000), "max length must be a whole number"),
     ("/translate", ("A dog.", None, "beam", "4; rm -rf", 0.6, 1.0, 1.0, 0), "beam size must be a whole number"),
     ("/compare", ("A dog.", None, 4, -1.0, 3, 0), "length penalty must be a number in [0.0, 2.0], got -1.0"),
+    ("/translate", ("A dog.", ["en-de"], "greedy", 4, 0.6, 1.0, 1.0, 0), "model must be given by its name"),
     ("/variants", ("A dog.", [], "beam", 4), "at least one model"),
+    ("/variants", ("A dog.", [["en-de"]], "beam", 4), "models must be given by their names"),
     ("/attention", ("A dog.", None, "greedy", 4, 99, 0), "layer must be a whole number"),
 ])
 def test_bad_options_get_a_message(client, app, endpoint, args, message):
