@@ -9,6 +9,7 @@ own length cap, so results do not depend on the batch a sentence lands in.
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import List, Optional, Sequence
@@ -169,6 +170,7 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
     threads = 1 if pool is not None else min(workers, len(batches)) or 1
     rows = [[sources[i] for i in index] for index in batches]
     batch_caps = [[caps[i] for i in index] for index in batches]
+    decode = functools.partial(decode_batch, model, config=config)  # (rows, caps) -> hypotheses, in this process
 
     bar = None
     if progress:
@@ -185,11 +187,11 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
         if pool is not None:
             done = pool.map(rows, batch_caps, config)
         elif threads == 1:
-            done = map(decode_batch, [model] * len(rows), rows, batch_caps, [config] * len(rows))
+            done = map(decode, rows, batch_caps)
         else:  # batches are independent: decode several at once, each thread with its share of the cores
             torch.set_num_threads(max(1, intra_op // threads))
             executor = ThreadPoolExecutor(threads, thread_name_prefix="transformer_hub-decode")
-            done = executor.map(decode_batch, [model] * len(rows), rows, batch_caps, [config] * len(rows))
+            done = executor.map(decode, rows, batch_caps)
         for index, hyps_of in zip(batches, done):
             for i, hyps in zip(index, hyps_of):
                 results[i] = hyps
