@@ -1,0 +1,317 @@
+"""Decoding engines behind ``generate(..., engine=...)``: ``"pytorch"`` (the library's own) and ``"ctranslate2"``.
+
+``generate`` tokenizes, adds language tags and eos, truncates and computes each
+sentence's length cap as always, then hands the id lists to an engine's
+``decode``; the results are the same :class:`Hypothesis` objects either way
+(text, tokens, per-token log-probabilities, score, GNMT-normalised score, n-best).
+
+The CTranslate2 engine converts the model once (:mod:`.ctranslate2`, ~0.1 s for
+the shipped model) and keeps the converted files and the ``ctranslate2.Translator``
+in memory, keyed by a BLAKE2 digest of the config, weights and vocabulary (and
+optionally in ``cache_dir``).  Whether the weights changed is checked cheaply
+at every call (each tensor's version counter and storage, as PyTorch tracks
+in-place updates); only when that changes is the digest recomputed, and a new
+digest means a new conversion.  (Like any use of version counters, writes
+through ``tensor.data`` are invisible: call :meth:`CTranslate2Engine.clear` after those.)
+
+What it maps, and what it refuses (``ValueError``):
+
+* greedy: exactly our search; float32 gives our tokens (the parity tests check it);
+* beam: CTranslate2 prunes with its own length penalty ``score / |Y| ** alpha`` (no GNMT form);
+  the engine asks for all ``beam_size`` finished hypotheses and re-ranks them by GNMT's
+  ``score / ((5 + |Y|) / 6) ** alpha`` (our ``normalized_score``), so the penalty is *mapped*:
+  the same alpha, and our ranking of what the search found; on a few sentences in a hundred
+  the search itself finds a different best;
+* sample: CTranslate2's sampler (temperature, top-k, top-p; ``seed`` seeds its generator):
+  the same distribution as ours, not the same draws;
+* per-token log-probabilities are the model's own (temperature 1, unfiltered): from the
+  logits CTranslate2 returns (greedy, sample) or one ``score_batch`` pass (beam);
+* refused: ``return_attention`` (CTranslate2 returns no per-layer maps), ``workers`` other
+  than 1 (CTranslate2 has its own threads: ``torch.get_num_threads()`` of them), strategies
+  other than greedy / beam / sample, and any other decoding option not at its default.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import threading
+import weakref
+from collections import OrderedDict
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from ..decoding.config import DecodingConfig, length_penalty
+from ..decoding.results import Hypothesis
+from .common import PathLike, require, vocabulary
+
+ENGINES = ("pytorch", "ctranslate2")
+# DecodingConfig fields the CTranslate2 engine maps; any other field must keep its default value.
+MAPPED = {"strategy", "beam_size", "length_penalty", "n_best", "max_len_offset", "max_length", "min_len",
+          "temperature", "top_k", "top_p", "seed", "batch_size", "use_cache", "return_attention"}
+COMPUTE_TYPES = ("float32", "int8", "int8_float32", "int16", "float16", "bfloat16", "int8_float16",
+                 "int8_bfloat16", "default", "auto")
+
+
+def engine_available(name: str) -> bool:
+    """Whether ``generate(..., engine=name)`` can run here (its package is installed)."""
+    if name == "pytorch":
+        return True
+    if name == "ctranslate2":
+        try:
+            require("ctranslate2", "engine='ctranslate2'")
+        except ImportError:
+            return False
+        return True
+    return False
+
+
+_DEFAULT: Dict[str, "CTranslate2Engine"] = {}
+
+
+def get_engine(engine) -> "CTranslate2Engine":
+    """The engine object for ``generate(..., engine=...)``: a name in ``ENGINES`` other than "pytorch", or an engine."""
+    if isinstance(engine, CTranslate2Engine):
+        return engine
+    if engine == "ctranslate2":
+        require("ctranslate2", "engine='ctranslate2'")  # fail here, before any work, when it is not installed
+        return _DEFAULT.setdefault("ctranslate2", CTranslate2Engine())
+    raise ValueError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)} (or a CTranslate2Engine)")
+
+
+def weights_digest(model) -> str:
+    """BLAKE2 digest of what a conversion reads: the config, every weight (bytes, shape, dtype), the vocabulary."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(json.dumps(model.config.to_dict(), sort_keys=True).encode())
+    for name, tensor in model.state_dict().items():
+        t = tensor.detach().cpu().contiguous()
+        h.update(f"{name}:{tuple(t.shape)}:{t.dtype}".encode())
+        h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    tokenizer = getattr(model, "tokenizer", None)
+    if tokenizer is not None:
+        for side in (tokenizer.source, tokenizer.target):
+            h.update(side.serialized_model_proto())
+    return h.hexdigest()
+
+
+def _version_key(model) -> Optional[tuple]:
+    """Cheap identity of the current weights (None when a tensor has no version counter: inference tensors)."""
+    key = [id(getattr(model, "tokenizer", None))]
+    for tensor in model.state_dict(keep_vars=True).values():
+        if tensor.is_inference():
+            return None
+        key.append((id(tensor), tensor._version, tensor.data_ptr()))
+    return tuple(key)
+
+
+class _Converted:
+    """One conversion: the files, the vocabularies, and the translators made from them."""
+
+    def __init__(self, files: Dict[str, bytes], model) -> None:
+        self.files = files
+        self.source = vocabulary(model, "source")
+        self.target = vocabulary(model, "target")
+        self.target_index = {piece: i for i, piece in enumerate(self.target)}
+        self.translators: Dict[tuple, object] = {}
+
+
+class CTranslate2Engine:
+    """``generate(model, texts, engine=CTranslate2Engine(compute_type="int8"))``; ``engine="ctranslate2"`` is float32.
+
+    ``compute_type`` as ``ctranslate2.Translator`` takes it (float32 gives our greedy
+    tokens; int8 is faster and changes some outputs); ``intra_threads`` defaults to
+    ``torch.get_num_threads()`` at first use; ``cache_dir`` also keeps conversions on
+    disk (one folder per digest), so another process skips the conversion.
+    """
+
+    name = "ctranslate2"
+
+    def __init__(self, compute_type: str = "float32", device: str = "cpu", intra_threads: Optional[int] = None,
+                 cache_dir: Optional[PathLike] = None, max_models: int = 4) -> None:
+        if compute_type not in COMPUTE_TYPES:
+            raise ValueError(f"compute_type must be one of {', '.join(COMPUTE_TYPES)}, got {compute_type!r}")
+        if intra_threads is not None and (isinstance(intra_threads, bool) or intra_threads < 0):
+            raise ValueError(f"intra_threads must be >= 0 (0: CTranslate2's choice), got {intra_threads!r}")
+        self.compute_type, self.device, self.intra_threads = compute_type, device, intra_threads
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.max_models = max_models
+        self.conversions = 0  # how many times a model was converted (the cache tests read it)
+        self._models: Dict[int, tuple] = {}  # id(model) -> (weakref, version key, digest)
+        self._converted: "OrderedDict[str, _Converted]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"CTranslate2Engine(compute_type={self.compute_type!r}, device={self.device!r})"
+
+    def clear(self) -> None:
+        """Forget every conversion (the next call converts again)."""
+        with self._lock:
+            self._models.clear()
+            self._converted.clear()
+
+    # ----------------------------------------------------------------- conversion and cache
+    def _digest(self, model) -> str:
+        key, kept = _version_key(model), self._models.get(id(model))
+        if key is not None and kept is not None and kept[0]() is model and kept[1] == key:
+            return kept[2]
+        digest = weights_digest(model)
+        forget = lambda _, i=id(model): self._models.pop(i, None)  # noqa: E731  (when the model is freed)
+        self._models[id(model)] = (weakref.ref(model, forget), key, digest)
+        return digest
+
+    def _files(self, model, digest: str) -> Dict[str, bytes]:
+        folder = self.cache_dir / digest if self.cache_dir is not None else None
+        if folder is not None and (folder / "model.bin").is_file():
+            return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+        from .ctranslate2 import convert_to_files
+
+        files = convert_to_files(model)
+        self.conversions += 1
+        if folder is not None:
+            tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}-{threading.get_ident()}")
+            tmp.mkdir(parents=True, exist_ok=True)
+            for name, data in files.items():
+                (tmp / name).write_bytes(data)
+            if folder.exists():  # another process wrote the same digest first: same contents
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.replace(folder)
+        return files
+
+    def prepare(self, model) -> Tuple[object, _Converted]:
+        """The ``ctranslate2.Translator`` for the model's current weights (converted now if needed)."""
+        ct2 = require("ctranslate2", "engine='ctranslate2'")
+        with self._lock:
+            digest = self._digest(model)
+            converted = self._converted.get(digest)
+            if converted is None:
+                converted = _Converted(self._files(model, digest), model)
+                self._converted[digest] = converted
+                while len(self._converted) > self.max_models:
+                    self._converted.popitem(last=False)
+            self._converted.move_to_end(digest)
+            threads = self.intra_threads if self.intra_threads is not None else torch.get_num_threads()
+            key = (self.compute_type, self.device, threads)
+            if key not in converted.translators:
+                converted.translators[key] = ct2.Translator(f"transformer_hub-{digest}", device=self.device,
+                                                            compute_type=self.compute_type, intra_threads=threads,
+                                                            files=converted.files)
+            return converted.translators[key], converted
+
+    # ----------------------------------------------------------------- decoding
+    def check(self, config: DecodingConfig, workers=1) -> None:
+        """``ValueError`` for an option this engine cannot honour (before any work)."""
+        if config.return_attention:
+            raise ValueError("engine='ctranslate2' cannot return attention maps (CTranslate2 gives no per-layer, "
+                             "per-head cross-attention): use engine='pytorch' with return_attention=True")
+        if config.strategy not in ("greedy", "beam", "sample"):
+            raise ValueError(f"engine='ctranslate2' decodes with greedy, beam or sample, not {config.strategy!r}")
+        if workers != 1:
+            raise ValueError("engine='ctranslate2' runs on CTranslate2's own threads (torch.get_num_threads() of "
+                             "them): pass workers=1")
+        defaults = DecodingConfig()
+        for field in config.to_dict():
+            if field not in MAPPED and getattr(config, field) != getattr(defaults, field):
+                raise ValueError(f"engine='ctranslate2' does not support the decoding option {field}="
+                                 f"{getattr(config, field)!r}: use engine='pytorch'")
+
+    def decode(self, model, sources: Sequence[List[int]], caps: Sequence[int], config: DecodingConfig,
+               progress: bool = False) -> List[List[Hypothesis]]:
+        """Id lists (each ending in eos; empty ones give an empty hypothesis) and their caps -> n-best lists."""
+        self.check(config)
+        translator, converted = self.prepare(model)
+        if config.strategy == "sample" and config.seed is not None:
+            require("ctranslate2", "engine='ctranslate2'").set_random_seed(int(config.seed) % 2 ** 32)
+        results: List[List[Hypothesis]] = [[] for _ in sources]
+        todo = sorted((i for i, ids in enumerate(sources) if ids), key=lambda i: -len(sources[i]))
+        for i, ids in enumerate(sources):
+            if not ids:
+                results[i] = [Hypothesis(text="", tokens=[], token_logprobs=[], score=0.0, normalized_score=0.0)]
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(todo), unit="sent", desc=f"decoding ({config.strategy}, ctranslate2)", leave=False)
+        try:
+            for start in range(0, len(todo), config.batch_size):
+                chunk = todo[start: start + config.batch_size]
+                tokens = [[converted.source[t] for t in sources[i]] for i in chunk]
+                out = translator.translate_batch(tokens, **_options(config, max(caps[i] for i in chunk)))
+                hyps = [_hypotheses(r, converted, model.config.eos_id, caps[i], config) for i, r in zip(chunk, out)]
+                if config.strategy == "beam":
+                    _score_beams(translator, tokens, hyps, converted, config.length_penalty)
+                for i, h in zip(chunk, hyps):
+                    results[i] = h
+                if bar is not None:
+                    bar.update(len(chunk))
+        finally:
+            if bar is not None:
+                bar.close()
+        return results
+
+
+def _options(config: DecodingConfig, max_steps: int) -> dict:
+    """``translate_batch`` keywords for a chunk whose longest cap is ``max_steps`` (eos included, as ours)."""
+    options = dict(max_decoding_length=max_steps, min_decoding_length=config.min_len, max_input_length=0,
+                   return_end_token=True, return_scores=True)
+    if config.strategy == "beam":  # every finished beam comes back, for our GNMT re-ranking
+        return dict(options, beam_size=config.beam_size, num_hypotheses=config.beam_size,
+                    length_penalty=config.length_penalty)
+    options.update(beam_size=1, length_penalty=0.0, return_logits_vocab=True)
+    if config.strategy == "sample":
+        options.update(num_hypotheses=config.n_best, sampling_topk=config.top_k, sampling_topp=config.top_p,
+                       sampling_temperature=config.temperature)
+    return options
+
+
+def _ids(pieces: List[str], converted: _Converted, eos: int, cap: int) -> Tuple[List[int], bool]:
+    """Output pieces (eos included when finished) -> ids cut at this sentence's own cap, and whether it finished."""
+    unk = converted.target_index.get("<unk>", 0)
+    ids = [converted.target_index.get(p, unk) for p in pieces][:cap]  # a chunk decodes to its longest cap
+    return ids, bool(ids) and ids[-1] == eos
+
+
+def _hypotheses(result, converted: _Converted, eos: int, cap: int, config: DecodingConfig) -> List[Hypothesis]:
+    """One sentence's CTranslate2 result -> our hypotheses, best first by GNMT-normalised score."""
+    alpha, hyps = config.length_penalty, []
+    for rank, pieces in enumerate(result.hypotheses):
+        ids, finished = _ids(pieces, converted, eos, cap)
+        if config.strategy == "beam":  # CTranslate2's score is raw / |Y| ** alpha; log-probs come later
+            raw = float(result.scores[rank]) * max(len(pieces), 1) ** alpha
+            logprobs: List[float] = []
+        else:
+            logprobs = _token_logprobs(result.logits[rank], ids)
+            raw = float(np.sum(np.asarray(logprobs, dtype=np.float64)))
+        hyps.append(Hypothesis(text="", tokens=ids[:-1] if finished else ids, token_logprobs=logprobs, score=raw,
+                               normalized_score=raw / length_penalty(len(ids), alpha), finished=finished))
+    hyps.sort(key=lambda h: h.normalized_score, reverse=True)
+    return hyps[: config.n_best]
+
+
+def _token_logprobs(step_logits, ids: List[int]) -> List[float]:
+    """Log-softmax of each step's raw logits (float32, as our search), at the token taken."""
+    if not ids:
+        return []
+    logits = torch.from_numpy(np.stack([np.array(v, dtype=np.float32) for v in step_logits[: len(ids)]]))
+    return torch.log_softmax(logits, dim=-1).gather(1, torch.tensor(ids)[:, None]).squeeze(1).tolist()
+
+
+def _score_beams(translator, tokens: List[List[str]], hyps: List[List[Hypothesis]], converted: _Converted,
+                 alpha: float) -> None:
+    """Per-token log-probabilities of the kept beam hypotheses: one teacher-forced ``score_batch`` pass."""
+    flat = [(s, h) for s, sentence in enumerate(hyps) for h in sentence]
+    if not flat:
+        return
+    scored = translator.score_batch([tokens[s] for s, _ in flat],
+                                    [[converted.target[t] for t in h.tokens] for _, h in flat], max_input_length=0)
+    for (_, hyp), result in zip(flat, scored):
+        logprobs = list(result.log_probs)  # the tokens, then eos
+        hyp.token_logprobs = logprobs if hyp.finished else logprobs[:-1]
+        hyp.score = float(np.sum(np.asarray(hyp.token_logprobs, dtype=np.float64)))
+        hyp.normalized_score = hyp.score / length_penalty(len(hyp.token_logprobs), alpha)
+    for sentence in hyps:
+        sentence.sort(key=lambda h: h.normalized_score, reverse=True)
