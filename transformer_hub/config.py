@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, fields
-from typing import Any, Dict, Optional
+from itertools import permutations
+from typing import Any, Dict, List, Optional, Tuple
 
 # Documented sanity bounds: anything beyond them is refused before allocation.
 MAX_VOCAB_SIZE = 1_000_000
@@ -18,6 +20,13 @@ MAX_HEADS = 256
 MAX_LAYERS = 128
 MAX_LEN = 16_384
 MAX_PARAMETERS = 2_000_000_000  # 2 B parameters: ~8 GB of fp32, far beyond what this project trains
+MAX_LANGUAGES = 64
+LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}$")  # ISO 639-1 / 639-3 codes: "en", "de", "fra"
+
+
+def language_tag(lang: str) -> str:
+    """The tokenizer piece that tells a multilingual model its target language (Johnson et al., 2017)."""
+    return f"<2{lang}>"
 
 
 @dataclass
@@ -43,8 +52,10 @@ class TransformerConfig:
     feed_forward: str = "relu"
     attention: str = "math"
     layout: str = "encoder-decoder"
-    src_lang: Optional[str] = None
+    src_lang: Optional[str] = None       # a bilingual model: its one direction
     tgt_lang: Optional[str] = None
+    languages: Optional[List[str]] = None   # a multilingual model: the languages it serves (target-language tags)
+    directions: Optional[List[str]] = None  # "src-tgt" pairs it was trained for; None = every pair of `languages`
 
     def __post_init__(self) -> None:
         self.validate()
@@ -85,6 +96,7 @@ class TransformerConfig:
         if len({self.pad_id, self.bos_id, self.eos_id}) != 3:
             raise ValueError("pad_id, bos_id and eos_id must be distinct")
         self._validate_variants()
+        self._validate_languages()
         if self.layout == "encoder-decoder" and self.n_encoder_layers < 1:
             raise ValueError("the encoder-decoder layout needs n_encoder_layers >= 1")
         if self.layout == "decoder-only" and self.n_encoder_layers != 0:
@@ -109,6 +121,67 @@ class TransformerConfig:
             name = getattr(self, field_name)
             if name not in reg:
                 raise ValueError(f"unknown {reg.kind} {name!r} for {field_name}; registered: {', '.join(reg.names())}")
+
+    def _validate_languages(self) -> None:
+        for name in ("src_lang", "tgt_lang"):
+            value = getattr(self, name)
+            if value is not None and not LANGUAGE_CODE.match(value):
+                raise ValueError(f"{name}={value!r} is not a language code (two or three lowercase letters)")
+        if self.languages is None:
+            if self.directions is not None:
+                raise ValueError("directions needs languages (the languages of a multilingual model)")
+            return
+        if not isinstance(self.languages, list) or not 2 <= len(self.languages) <= MAX_LANGUAGES:
+            raise ValueError(f"languages must be a list of 2 to {MAX_LANGUAGES} language codes, got {self.languages!r}")
+        for lang in self.languages:
+            if not isinstance(lang, str) or not LANGUAGE_CODE.match(lang):
+                raise ValueError(f"languages: {lang!r} is not a language code (two or three lowercase letters)")
+        if len(set(self.languages)) != len(self.languages):
+            raise ValueError(f"languages lists a language twice: {self.languages}")
+        if self.src_lang is not None or self.tgt_lang is not None:
+            raise ValueError("a multilingual model (languages=[...]) has no single src_lang/tgt_lang: set them to null")
+        if self.directions is not None:
+            if not isinstance(self.directions, list) or not self.directions:
+                raise ValueError(f"directions must be a non-empty list of 'src-tgt' strings, got {self.directions!r}")
+            for direction in self.directions:
+                pair = direction.split("-") if isinstance(direction, str) else []
+                if len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(self.languages):
+                    raise ValueError(f"directions: {direction!r} is not 'src-tgt' with two different languages "
+                                     f"of {self.languages}")
+
+    @property
+    def multilingual(self) -> bool:
+        """True when the model serves several languages through target-language tags."""
+        return self.languages is not None
+
+    def pairs(self) -> List[Tuple[str, str]]:
+        """The (source, target) directions this model serves; empty when it names no languages."""
+        if self.languages is None:
+            return [(self.src_lang, self.tgt_lang)] if self.src_lang and self.tgt_lang else []
+        if self.directions is not None:
+            return [tuple(d.split("-")) for d in self.directions]  # type: ignore[misc]
+        return list(permutations(self.languages, 2))
+
+    def check_pair(self, src_lang: Optional[str], tgt_lang: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
+        """The direction to decode: defaults filled in, a direction the model does not serve a ``ValueError``."""
+        pairs = self.pairs()
+        if not pairs:  # a model that names no languages translates whatever it was trained on
+            if src_lang is None and tgt_lang is None:
+                return None, None
+            raise ValueError("this model names no languages (config src_lang/tgt_lang are null): "
+                             "call it without src_lang/tgt_lang")
+        if self.languages is None:
+            src_lang = self.src_lang if src_lang is None else src_lang
+            tgt_lang = self.tgt_lang if tgt_lang is None else tgt_lang
+        elif tgt_lang is None:
+            raise ValueError(f"a multilingual model needs tgt_lang, one of {', '.join(self.languages)}")
+        known = set(self.languages or (self.src_lang, self.tgt_lang))
+        for name, lang in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
+            if lang is not None and lang not in known:
+                raise ValueError(f"unknown {name} {lang!r}: this model serves {_served(pairs)}")
+        if src_lang is not None and (src_lang, tgt_lang) not in pairs:
+            raise ValueError(f"this model does not translate {src_lang}->{tgt_lang}; it serves {_served(pairs)}")
+        return src_lang, tgt_lang
 
     def num_parameters(self) -> int:
         """Parameter count computed from the sizes alone (no allocation).
@@ -167,6 +240,10 @@ class TransformerConfig:
         if name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
         return cls(**{**PRESETS[name], **overrides})
+
+
+def _served(pairs: List[Tuple[str, str]]) -> str:
+    return ", ".join(f"{s}->{t}" for s, t in pairs)
 
 
 PRESETS: Dict[str, Dict[str, Any]] = {

@@ -15,7 +15,7 @@ import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -75,6 +75,41 @@ def load_split(data_dir: PathLike, split: str, src_lang: str, tgt_lang: str) -> 
     return read_parallel(corpus_file(data_dir, split, src_lang), corpus_file(data_dir, split, tgt_lang))
 
 
+def parse_directions(langs: Sequence[str], directions: Optional[str] = None) -> List[Tuple[str, str]]:
+    """Every ordered pair of ``langs``, or the comma-separated ``src-tgt`` list ``directions`` (checked)."""
+    if len(set(langs)) != len(langs) or len(langs) < 2:
+        raise ValueError(f"--langs needs at least two different languages, got {','.join(langs)}")
+    if not directions:
+        return [(s, t) for s in langs for t in langs if s != t]
+    pairs = []
+    for item in directions.split(","):
+        pair = tuple(item.strip().split("-"))
+        if len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(langs):
+            raise ValueError(f"direction {item!r} is not 'src-tgt' with two different languages of {','.join(langs)}")
+        pairs.append(pair)
+    return pairs
+
+
+def load_directions(data_dir: PathLike, split: str, directions: Sequence[Tuple[str, str]]
+                    ) -> Dict[Tuple[str, str], List[Tuple[str, str]]]:
+    """Aligned pairs of each direction from a folder of ``{split}.{lang}`` files (each file read once)."""
+    texts: Dict[str, List[str]] = {}
+    result = {}
+    for src_lang, tgt_lang in directions:
+        for lang in (src_lang, tgt_lang):
+            if lang not in texts:
+                texts[lang] = read_lines(corpus_file(data_dir, split, lang))
+        result[(src_lang, tgt_lang)] = _aligned(texts[src_lang], texts[tgt_lang], f"{split}.{src_lang}",
+                                                 f"{split}.{tgt_lang}")
+    return result
+
+
+def _aligned(src: List[str], tgt: List[str], src_name: str, tgt_name: str) -> List[Tuple[str, str]]:
+    if len(src) != len(tgt):
+        raise DataError(f"{src_name} has {len(src)} lines but {tgt_name} has {len(tgt)}: the files are not aligned")
+    return [(s, t) for s, t in zip(src, tgt) if s.strip() and t.strip()]
+
+
 def download_multi30k(dest: PathLike, langs: Sequence[str] = ("en", "de"), splits: Sequence[str] = MULTI30K_SPLITS,
                       fetch: Optional[Callable[[str], bytes]] = None) -> List[Path]:
     """Fetch the official Multi30k task-1 raw files into ``dest`` (skipping ones already there).
@@ -110,18 +145,21 @@ def download_multi30k(dest: PathLike, langs: Sequence[str] = ("en", "de"), split
 # --------------------------------------------------------------------------- batching
 @dataclass
 class Example:
-    src: List[int]  # source ids, ending with eos
+    src: List[int]  # source ids (a multilingual model's start with the target-language tag), ending with eos
     tgt: List[int]  # target ids, bos ... eos
+    direction: str = ""  # "src-tgt" for multilingual corpora (per-direction validation)
 
 
-def encode_pairs(pairs: Sequence[Tuple[str, str]], tokenizer, bos: int, eos: int, max_len: int) -> List[Example]:
-    """Tokenize pairs; examples longer than ``max_len`` on either side are dropped."""
+def encode_pairs(pairs: Sequence[Tuple[str, str]], tokenizer, bos: int, eos: int, max_len: int,
+                 tag: Optional[int] = None, direction: str = "") -> List[Example]:
+    """Tokenize pairs (``tag``: an id put before every source); examples longer than ``max_len`` are dropped."""
     examples = []
+    prefix = [tag] if tag is not None else []
     for src, tgt in pairs:
-        s = tokenizer.encode(src, side="source") + [eos]
+        s = prefix + tokenizer.encode(src, side="source") + [eos]
         t = [bos] + tokenizer.encode(tgt, side="target") + [eos]
         if len(s) <= max_len and len(t) <= max_len:
-            examples.append(Example(s, t))
+            examples.append(Example(s, t, direction))
     return examples
 
 

@@ -64,10 +64,11 @@ def model_card(model, has_plot: bool = False) -> ModelCard:
     """A model card with YAML metadata (languages, datasets, metrics, model-index results)."""
     cfg: TransformerConfig = model.config
     info = model.card_data
-    languages = [lang for lang in (cfg.src_lang, cfg.tgt_lang) if lang]
+    languages = list(cfg.languages or [lang for lang in (cfg.src_lang, cfg.tgt_lang) if lang])
     results = info.get("results", [])
     eval_results = [EvalResult(task_type="translation", dataset_type=r.get("dataset_type", "multi30k"),
                                dataset_name=r.get("dataset_name", "Multi30k"), dataset_split=r.get("split"),
+                               dataset_config=r.get("direction"),
                                metric_type=r["metric"], metric_name=r.get("metric_name", r["metric"]),
                                metric_value=float(r["value"])) for r in results]
     base = model._hub_mixin_info.model_card_data.to_dict()
@@ -77,26 +78,30 @@ def model_card(model, has_plot: bool = False) -> ModelCard:
         model_name=info.get("name", "transformer_hub model"), eval_results=eval_results or None,
         training=info.get("training") or None,
     )
-    pair = f"{cfg.src_lang or 'source'} → {cfg.tgt_lang or 'target'}"
+    pair = ", ".join(languages) if cfg.multilingual else f"{cfg.src_lang or 'source'} → {cfg.tgt_lang or 'target'}"
+    example = ('print(model.translate(["Ein Mann fährt Fahrrad."], src_lang="de", tgt_lang="fr", strategy="beam"))'
+               if cfg.multilingual else
+               'print(model.translate(["A man is riding a bicycle."], strategy="beam", beam_size=5))')
     lines = [
         "---", data.to_yaml(), "---", "",
         f"# {info.get('name', 'transformer_hub model')} ({pair})", "",
         "A Transformer (Vaswani et al., 2017, [Attention Is All You Need](https://arxiv.org/abs/1706.03762)) "
-        "written from scratch with [transformer_hub](https://github.com/transformer-hub/transformer_hub).", "",
+        "written from scratch with transformer_hub.", "",
         "## Use", "", "```python", "from transformer_hub import Transformer", "",
         'model = Transformer.from_pretrained("<this repo or folder>")',
-        'print(model.translate(["A man is riding a bicycle."], strategy="beam", beam_size=5))', "```", "",
+        example, "```", "",
         "## Architecture", "", "| setting | value |", "| --- | --- |",
     ]
     for key in ("layout", "positional", "norm", "feed_forward", "attention", "d_model", "n_heads", "d_ff",
                 "n_encoder_layers", "n_decoder_layers", "dropout", "share_embeddings",
-                "src_vocab_size", "tgt_vocab_size", "max_len"):
+                "src_vocab_size", "tgt_vocab_size", "max_len", "languages"):
         lines.append(f"| {key} | {getattr(cfg, key)} |")
     lines.append(f"| parameters | {sum(p.numel() for p in model.parameters()):,} |")
     if results:
-        lines += ["", "## Results", "", "| dataset | split | metric | value |", "| --- | --- | --- | --- |"]
-        lines += [f"| {r.get('dataset_name', 'Multi30k')} | {r.get('split', '')} | {r.get('metric_name', r['metric'])} "
-                  f"| {float(r['value']):.2f} |" for r in results]
+        lines += ["", "## Results", "", "| dataset | split | direction | metric | value |",
+                  "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {r.get('dataset_name', 'Multi30k')} | {r.get('split', '')} | {r.get('direction', pair)} "
+                  f"| {r.get('metric_name', r['metric'])} | {float(r['value']):.2f} |" for r in results]
     if info.get("training"):
         lines += ["", "## Training", "", "| setting | value |", "| --- | --- |"]
         lines += [f"| {k} | {v} |" for k, v in info["training"].items()]

@@ -13,6 +13,11 @@ dropped too (a surrogate pair becomes its character).  SentencePiece alone
 dropped some controls but kept NUL and most C1 controls, and crashed on lone
 surrogates.  The special ids are fixed and agree
 with ``TransformerConfig``'s defaults: pad 0, bos 1, eos 2, unk 3.
+
+Languages: a multilingual vocabulary holds one *control symbol* per language,
+``<2de>`` and so on (ids 4, 5, ...).  A control symbol is never produced from
+text (a user typing ``<2de>`` gets ordinary pieces), only inserted by id: the
+target-language tag that starts a multilingual model's source.
 """
 from __future__ import annotations
 
@@ -20,9 +25,11 @@ import io
 import json
 import os
 from pathlib import Path
-from typing import Iterable, List, Optional, Union
+from typing import Iterable, List, Optional, Sequence, Union
 
 import sentencepiece as spm
+
+from .config import language_tag
 
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
 CONFIG_FILE = "tokenizer_config.json"
@@ -40,7 +47,8 @@ def clean_text(text: str) -> str:
     return text.translate(_CONTROLS)
 
 
-def _train_processor(texts: Iterable[str], vocab_size: int, model_type: str) -> spm.SentencePieceProcessor:
+def _train_processor(texts: Iterable[str], vocab_size: int, model_type: str,
+                     languages: Sequence[str] = ()) -> spm.SentencePieceProcessor:
     lines = [line for line in (clean_text(t).strip() for t in texts if t) if line]
     if not lines:
         raise ValueError("cannot train a tokenizer on empty text")
@@ -50,7 +58,8 @@ def _train_processor(texts: Iterable[str], vocab_size: int, model_type: str) -> 
             sentence_iterator=iter(lines), model_writer=buffer, vocab_size=vocab_size, model_type=model_type,
             pad_id=PAD_ID, bos_id=BOS_ID, eos_id=EOS_ID, unk_id=UNK_ID, byte_fallback=True,
             character_coverage=1.0, num_threads=2, hard_vocab_limit=False, minloglevel=2,
-            train_extremely_large_corpus=False,
+            train_extremely_large_corpus=False, input_sentence_size=2_000_000, shuffle_input_sentence=True,
+            **({"control_symbols": [language_tag(lang) for lang in languages]} if languages else {}),
         )
     except RuntimeError as exc:  # e.g. a vocab_size below 4 specials + 256 bytes + the text's characters
         raise ValueError(f"cannot train a SentencePiece vocabulary of vocab_size={vocab_size} (byte fallback needs "
@@ -95,19 +104,41 @@ class Tokenizer:
 
     @classmethod
     def train(cls, source_texts: Iterable[str], target_texts: Optional[Iterable[str]] = None, *,
-              vocab_size: int = 8000, joint: bool = True, model_type: str = "unigram") -> "Tokenizer":
+              vocab_size: int = 8000, joint: bool = True, model_type: str = "unigram",
+              languages: Sequence[str] = ()) -> "Tokenizer":
         """Train a joint vocabulary over both sides (``joint=True``), or one per side.
 
-        ``vocab_size`` is an upper bound: a small corpus yields fewer pieces.
+        ``vocab_size`` is an upper bound: a small corpus yields fewer pieces.  ``languages`` adds a
+        target-language tag per language (multilingual models need a joint vocabulary).
         """
         source_texts = list(source_texts)
         target_texts = list(target_texts) if target_texts is not None else []
         if joint:
-            return cls(_train_processor(source_texts + target_texts, vocab_size, model_type))
+            return cls(_train_processor(source_texts + target_texts, vocab_size, model_type, languages))
+        if languages:
+            raise ValueError("language tags need a joint vocabulary (joint=True)")
         if not target_texts:
             raise ValueError("separate vocabularies need target texts")
         return cls(_train_processor(source_texts, vocab_size, model_type),
                    _train_processor(target_texts, vocab_size, model_type))
+
+    @property
+    def languages(self) -> List[str]:
+        """The languages whose tags the source vocabulary holds (empty for a bilingual vocabulary)."""
+        found = []
+        for i in range(self.source.GetPieceSize()):
+            piece = self.source.IdToPiece(i)
+            if self.source.IsControl(i) and piece.startswith("<2") and piece.endswith(">"):
+                found.append(piece[2:-1])
+        return found
+
+    def lang_tag_id(self, lang: str) -> int:
+        """The id of the ``<2lang>`` tag; ``ValueError`` if the vocabulary has none."""
+        tag = language_tag(lang)
+        index = self.source.PieceToId(tag)
+        if index == self.source.unk_id() or self.source.IdToPiece(index) != tag:
+            raise ValueError(f"the tokenizer has no tag {tag}: its languages are {self.languages or 'none'}")
+        return index
 
     # ------------------------------------------------------------------ encode / decode
     def encode(self, text: str, side: str = "source") -> List[int]:

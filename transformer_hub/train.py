@@ -20,7 +20,7 @@ import random
 import signal
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
@@ -28,7 +28,8 @@ from tqdm.auto import tqdm
 
 from . import checkpoint as ckpt
 from .config import PRESETS, TransformerConfig
-from .data import DEFAULT_DATA_DIR, encode_pairs, iterate_batches, load_split, read_parallel
+from .data import (DEFAULT_DATA_DIR, encode_pairs, iterate_batches, load_directions, load_split, parse_directions,
+                   read_parallel)
 from .losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
 from .model import Transformer
@@ -51,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR), help="Multi30k-style folder of {split}.{lang}[.gz]")
     d.add_argument("--src-lang", default="en")
     d.add_argument("--tgt-lang", default="de")
+    d.add_argument("--langs", default=None, help="a multilingual model over these languages, e.g. en,de,fr,cs: "
+                   "every direction between them (target-language tags), from {split}.{lang} files in --data-dir")
+    d.add_argument("--directions", default=None, help="with --langs: only these directions, e.g. en-de,de-en")
     d.add_argument("--train-split", default="train")
     d.add_argument("--valid-split", default="val")
     d.add_argument("--test-splits", default="test_2016_flickr,test_2017_flickr,test_2017_mscoco",
@@ -90,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--keep-last", type=int, default=10)
     r.add_argument("--average-last", type=int, default=10, help="average the last N checkpoints for the final model")
     r.add_argument("--bleu-every", type=int, default=1, help="score val BLEU every N epochs (loss every epoch)")
+    r.add_argument("--valid-every", type=int, default=0,
+                   help="also validate (loss, BLEU) and checkpoint every N updates (0 = at epoch ends only)")
+    r.add_argument("--bleu-directions", type=int, default=3,
+                   help="multilingual: directions scored with BLEU per validation, rotating through all of them")
     r.add_argument("--final-beam", type=int, default=5, help="beam size of the final evaluation (0 = skip it)")
     r.add_argument("--push-to-hub", metavar="REPO_ID")
     r.add_argument("--hub-private", action="store_true")
@@ -120,25 +128,45 @@ class Trainer:
 
     # ---------------------------------------------------------------- setup
     def _load_data(self) -> None:
+        """``train_sets`` / ``valid_sets``: {(src_lang, tgt_lang): pairs}, one entry unless multilingual."""
         a = self.args
+        self.langs = [lang.strip() for lang in a.langs.split(",")] if a.langs else None
+        if self.langs and (a.train_src or a.train_tgt):
+            raise SystemExit("--langs reads {split}.{lang} files from --data-dir; --train-src/--train-tgt are for one pair")
         if a.train_src or a.train_tgt:
             if not (a.train_src and a.train_tgt and a.valid_src and a.valid_tgt):
                 raise SystemExit("--train-src/--train-tgt need --valid-src/--valid-tgt too")
-            self.train_pairs = read_parallel(a.train_src, a.train_tgt)
-            self.valid_pairs = read_parallel(a.valid_src, a.valid_tgt)
+            pair = (a.src_lang, a.tgt_lang)
+            self.train_sets = {pair: read_parallel(a.train_src, a.train_tgt)}
+            self.valid_sets = {pair: read_parallel(a.valid_src, a.valid_tgt)}
         else:
-            self.train_pairs = load_split(a.data_dir, a.train_split, a.src_lang, a.tgt_lang)
-            self.valid_pairs = load_split(a.data_dir, a.valid_split, a.src_lang, a.tgt_lang)
-        if a.limit:
-            self.train_pairs = self.train_pairs[: a.limit]
-        if a.valid_limit:
-            self.valid_pairs = self.valid_pairs[: a.valid_limit]
+            directions = parse_directions(self.langs, a.directions) if self.langs else [(a.src_lang, a.tgt_lang)]
+            self.train_sets = load_directions(a.data_dir, a.train_split, directions)
+            self.valid_sets = load_directions(a.data_dir, a.valid_split, directions)
+        for sets, limit in ((self.train_sets, a.limit), (self.valid_sets, a.valid_limit)):
+            for pair in sets:
+                sets[pair] = sets[pair][:limit] if limit else sets[pair]
+        first = next(iter(self.train_sets))
+        self.train_pairs, self.valid_pairs = self.train_sets[first], self.valid_sets[first]
+
+    def _tokenizer_texts(self) -> List[str]:
+        """Every training sentence once per language (a four-way corpus repeats them per direction)."""
+        by_lang: Dict[str, List[str]] = {}
+        for (src_lang, tgt_lang), pairs in self.train_sets.items():
+            by_lang.setdefault(src_lang, [p[0] for p in pairs])
+            by_lang.setdefault(tgt_lang, [p[1] for p in pairs])
+        return [text for texts in by_lang.values() for text in texts]
 
     def _tokenizer(self) -> Tokenizer:
         folder = self.out / "tokenizer"
         if self.main and not (folder / "tokenizer_config.json").is_file():
-            tok = Tokenizer.train([s for s, _ in self.train_pairs], [t for _, t in self.train_pairs],
-                                  vocab_size=self.args.vocab_size, joint=not self.args.separate_vocab)
+            if self.langs:
+                if self.args.separate_vocab:
+                    raise SystemExit("--langs needs a joint vocabulary: drop --separate-vocab")
+                tok = Tokenizer.train(self._tokenizer_texts(), vocab_size=self.args.vocab_size, languages=self.langs)
+            else:
+                tok = Tokenizer.train([s for s, _ in self.train_pairs], [t for _, t in self.train_pairs],
+                                      vocab_size=self.args.vocab_size, joint=not self.args.separate_vocab)
             tok.save(folder)
         if self.world > 1:
             dist.barrier()
@@ -153,10 +181,15 @@ class Trainer:
         share = not a.no_share_embeddings and tok.joint
         if overrides.get("layout") == "decoder-only":
             overrides.setdefault("n_encoder_layers", 0)
+        if self.langs:
+            everything = a.directions is None
+            languages = {"languages": self.langs, "src_lang": None, "tgt_lang": None,
+                         "directions": None if everything else [f"{s}-{t}" for s, t in self.train_sets]}
+        else:
+            languages = {"src_lang": a.src_lang, "tgt_lang": a.tgt_lang}
         self.config = TransformerConfig.preset(a.preset, **{**overrides, "src_vocab_size": tok.src_vocab_size,
                                                             "tgt_vocab_size": tok.tgt_vocab_size,
-                                                            "share_embeddings": share,
-                                                            "src_lang": a.src_lang, "tgt_lang": a.tgt_lang})
+                                                            "share_embeddings": share, **languages})
         torch.manual_seed(a.seed)
         random.seed(a.seed)
         self.model = Transformer(self.config).to(self.device)
@@ -167,8 +200,8 @@ class Trainer:
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
         c = self.config
         budget = c.max_len if c.layout != "decoder-only" else c.max_len // 2
-        self.train_examples = encode_pairs(self.train_pairs, tok, c.bos_id, c.eos_id, budget)
-        self.valid_examples = encode_pairs(self.valid_pairs, tok, c.bos_id, c.eos_id, budget)
+        self.train_examples = self._encode(self.train_sets, tok, budget)
+        self.valid_examples = self._encode(self.valid_sets, tok, budget)
         self.factor = a.lr_factor or a.peak_lr * math.sqrt(c.d_model) * math.sqrt(a.warmup)
         self.state: Dict = {"step": 0, "epoch": 0, "batch": 0, "train_seconds": 0.0, "wall_seconds": 0.0, "best_bleu": None,
                             "tokens": 0, "args": {k: v for k, v in vars(a).items()}}
@@ -179,6 +212,13 @@ class Trainer:
                 if self.main:
                     self.metrics.truncate_after(self.state["step"])
                     logger.info("resumed from %s (step %d)", found[-1], self.state["step"])
+
+    def _encode(self, sets, tok: Tokenizer, budget: int) -> List:
+        c, examples = self.config, []
+        for (src_lang, tgt_lang), pairs in sets.items():
+            tag = tok.lang_tag_id(tgt_lang) if c.multilingual else None
+            examples += encode_pairs(pairs, tok, c.bos_id, c.eos_id, budget, tag, f"{src_lang}-{tgt_lang}")
+        return examples
 
     # ---------------------------------------------------------------- loop
     def _loss(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
@@ -234,7 +274,9 @@ class Trainer:
                 if self.main and s["step"] % 10 == 0:
                     self.metrics.append(kind="train", step=s["step"], epoch=s["epoch"], loss=loss.item(), lr=lr,
                                         tokens_per_s=tokens / seconds)
-                if a.save_every and s["step"] % a.save_every == 0:
+                if a.valid_every and s["step"] % a.valid_every == 0:
+                    self._checkpoint(validate=True)
+                elif a.save_every and s["step"] % a.save_every == 0:
                     self._checkpoint(validate=False)
                 if self._done():
                     break
@@ -249,26 +291,54 @@ class Trainer:
 
     # ---------------------------------------------------------------- evaluation and checkpoints
     @torch.inference_mode()
-    def validate(self, bleu: bool = True) -> Dict[str, float]:
+    def _loss_sum(self, examples: Sequence) -> Tuple[float, int]:
+        """Summed cross-entropy (no smoothing) over ``examples`` and their number of target tokens."""
         self.model.eval()
         total, count = 0.0, 0
-        for _, (src, tgt_in, tgt_out) in iterate_batches(self.valid_examples, self.args.max_tokens, 0, 0,
-                                                         self.config.pad_id):
+        for _, (src, tgt_in, tgt_out) in iterate_batches(examples, self.args.max_tokens, 0, 0, self.config.pad_id):
             logits = self.model(src.to(self.device), tgt_in.to(self.device))
             total += label_smoothed_cross_entropy(logits, tgt_out.to(self.device), self.config.pad_id, 0.0,
                                                   reduction="sum").item()
             count += int((tgt_out != self.config.pad_id).sum())
-        result = {"val_loss": total / max(count, 1), "val_ppl": math.exp(min(total / max(count, 1), 50))}
-        if bleu:
-            result.update(self.bleu([p[0] for p in self.valid_pairs], [p[1] for p in self.valid_pairs]))
+        return total, count
+
+    def validate(self, bleu: bool = True) -> Dict[str, float]:
+        """Validation loss (per direction too, when multilingual) and greedy BLEU / chrF."""
+        multilingual, result = self.config.multilingual, {}
+        totals = [0.0, 0]
+        for direction in self.valid_sets:
+            name = "-".join(direction)
+            total, count = self._loss_sum([e for e in self.valid_examples if e.direction == name])
+            totals[0], totals[1] = totals[0] + total, totals[1] + count
+            if multilingual:
+                result[f"val_loss/{name}"] = total / max(count, 1)
+        mean = totals[0] / max(totals[1], 1)
+        result.update(val_loss=mean, val_ppl=math.exp(min(mean, 50)))
+        if bleu and not multilingual:
+            result.update(self.bleu(self.valid_pairs, *next(iter(self.valid_sets))))
+        elif bleu:
+            scores = [self.bleu(self.valid_sets[d], *d) for d in self._bleu_directions()]
+            for d, scored in zip(self._bleu_directions(), scores):
+                result[f"bleu/{d[0]}-{d[1]}"] = scored["bleu"]
+            result["bleu"] = sum(x["bleu"] for x in scores) / len(scores)
+            self.state["validations"] = self.state.get("validations", 0) + 1
         return result
 
-    def bleu(self, sources: List[str], references: List[str], **options) -> Dict[str, float]:
+    def _bleu_directions(self) -> List[Tuple[str, str]]:
+        """The directions this validation scores: the next ``--bleu-directions`` of them, in rotation."""
+        directions = list(self.valid_sets)
+        k = min(max(self.args.bleu_directions, 1), len(directions))
+        start = self.state.get("validations", 0) * k
+        return [directions[(start + i) % len(directions)] for i in range(k)]
+
+    def bleu(self, pairs: Sequence[Tuple[str, str]], src_lang: Optional[str], tgt_lang: Optional[str],
+             **options) -> Dict[str, float]:
         from .decoding import translate
 
         self.model.eval()
-        hypotheses = translate(self.model, sources, batch_size=200, **options)
-        return score(hypotheses, references)
+        languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.config.pairs() else {}
+        hypotheses = translate(self.model, [p[0] for p in pairs], batch_size=200, **languages, **options)
+        return score(hypotheses, [p[1] for p in pairs])
 
     def _checkpoint(self, validate: bool, bleu: bool = True) -> None:
         if not self.main:
@@ -278,9 +348,13 @@ class Trainer:
         if record:
             self.metrics.append(kind="val", step=s["step"], epoch=s["epoch"], **record)
             tqdm.write(f"epoch {s['epoch']} step {s['step']}: " + ", ".join(f"{k} {v:.3f}" for k, v in record.items()))
-        improved = "bleu" in record and (s["best_bleu"] is None or record["bleu"] > s["best_bleu"])
-        if improved:
-            s["best_bleu"] = record["bleu"]
+        if self.config.multilingual:  # BLEU rotates through directions: the loss is the comparable number
+            improved = "val_loss" in record and record["val_loss"] < s.get("best_val_loss", float("inf"))
+            s["best_val_loss"] = min(record.get("val_loss", float("inf")), s.get("best_val_loss", float("inf")))
+        else:
+            improved = "bleu" in record and (s["best_bleu"] is None or record["bleu"] > s["best_bleu"])
+            if improved:
+                s["best_bleu"] = record["bleu"]
         path = ckpt.save_checkpoint(self.out / "checkpoints", self.model, self.optimizer, s, self.args.keep_last)
         if improved:
             ckpt.copy_as(path, self.out / "best")
@@ -324,20 +398,10 @@ class Trainer:
             "averaged_checkpoints": len(found), "max_tokens_per_batch": a.max_tokens * self.world,
             "peak_lr": a.peak_lr, "warmup": a.warmup, "label_smoothing": a.label_smoothing, "seed": a.seed,
         }
-        splits = [(a.valid_split, self.valid_pairs)] + [
-            (name, pairs) for name in a.test_splits.split(",") if name and not a.train_src
-            for pairs in [self._maybe_split(name)] if pairs]
         if a.final_beam:
-            for split, pairs in splits:
-                scores = self.bleu([p[0] for p in pairs], [p[1] for p in pairs], strategy="beam",
-                                   beam_size=a.final_beam)
-                tqdm.write(f"{split} (beam {a.final_beam}): " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()))
-                for metric, value in scores.items():
-                    results.append({"dataset_name": "Multi30k", "dataset_type": "multi30k", "split": split,
-                                    "metric": "bleu" if metric.startswith("bleu") else "chrf",
-                                    "metric_name": {"bleu": "sacreBLEU (cased)", "bleu_lowercase": "sacreBLEU (lowercased)",
-                                                    "chrf": "chrF"}[metric], "value": round(value, 2)})
-        self.model.card_data = {"name": a.name or f"transformer_hub {a.src_lang}-{a.tgt_lang}",
+            results = self.evaluate_splits(beam=a.final_beam)
+        default_name = f"transformer_hub {'-'.join(self.langs)}" if self.langs else f"transformer_hub {a.src_lang}-{a.tgt_lang}"
+        self.model.card_data = {"name": a.name or default_name,
                                 "datasets": ["multi30k"], "results": results, "training": training,
                                 "plot": str(self.out / "training_curves.png")}
         final = self.out / "final"
@@ -349,17 +413,44 @@ class Trainer:
         self._close()
         return final
 
-    def _maybe_split(self, name: str):
-        try:
-            return load_split(self.args.data_dir, name, self.args.src_lang, self.args.tgt_lang)
-        except ValueError:
-            return None
+    def evaluate_splits(self, beam: int) -> List[Dict]:
+        """Beam-search scores of the validation and test splits, every direction whose files exist."""
+        a, results = self.args, []
+        sets = [(a.valid_split, self.valid_sets)]
+        if not a.train_src:
+            sets += [(name, self._maybe_split(name)) for name in a.test_splits.split(",") if name]
+        for split, by_direction in sets:
+            for (src_lang, tgt_lang), pairs in by_direction.items():
+                scores = self.bleu(pairs, src_lang, tgt_lang, strategy="beam", beam_size=beam)
+                tqdm.write(f"{split} {src_lang}-{tgt_lang} (beam {beam}): "
+                           + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()))
+                results += result_records(scores, split, f"{src_lang}-{tgt_lang}")
+        return results
+
+    def _maybe_split(self, name: str) -> Dict[Tuple[str, str], List[Tuple[str, str]]]:
+        found = {}
+        for direction in self.valid_sets:
+            try:
+                found.update(load_directions(self.args.data_dir, name, [direction]))
+            except ValueError:  # e.g. no Czech test_2017 files: that direction is skipped
+                continue
+        return found
 
     def _close(self) -> None:
         if self.main and self.args.push_to_hub:
             self.pusher.close()
         if self.world > 1 and dist.is_initialized():
             dist.destroy_process_group()
+
+
+METRIC_NAMES = {"bleu": "sacreBLEU (cased)", "bleu_lowercase": "sacreBLEU (lowercased)", "chrf": "chrF"}
+
+
+def result_records(scores: Dict[str, float], split: str, direction: str) -> List[Dict]:
+    """Model-card result entries (one per metric) for one split and direction."""
+    return [{"dataset_name": "Multi30k", "dataset_type": "multi30k", "split": split, "direction": direction,
+             "metric": "bleu" if metric.startswith("bleu") else "chrf", "metric_name": METRIC_NAMES[metric],
+             "value": round(value, 2)} for metric, value in scores.items()]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
