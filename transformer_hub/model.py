@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from huggingface_hub import PyTorchModelHubMixin
 
 from .config import TransformerConfig
+from .kernels import Dropout  # inverted dropout (section 5.4); its 16-bit mask is a speed-only kernel
 from .losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
 from .registry import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL
 from .state import EncoderState, KeyValueBuffer, KVCache  # noqa: F401  (decoding state; re-exported)
@@ -199,35 +200,6 @@ class PositionwiseFeedForward(nn.Module):
 
 
 # --------------------------------------------------------------------------- 3.1 Residual connection + layer norm
-class Dropout(nn.Module):
-    """Inverted dropout (section 5.4, P_drop): zero each element with probability ``p``, scale the rest.
-
-    Same contract as ``nn.Dropout``.  On the CPU it draws 16 random bits per
-    element (p is rounded to 1/65536) instead of ``bernoulli_``'s 32-bit draw
-    plus conversion, which made dropout masks ~15% of a small model's training step.
-    """
-
-    def __init__(self, p: float) -> None:
-        super().__init__()
-        if not 0.0 <= p < 1.0:
-            raise ValueError(f"dropout probability must be in [0, 1), got {p}")
-        self.p = p
-        self.threshold = round(p * 65536) - 32768  # keep where a uniform int16 >= threshold
-
-    def forward(self, x: Tensor) -> Tensor:
-        if not self.training or self.p == 0.0:
-            return x
-        if x.device.type != "cpu":
-            return F.dropout(x, self.p, training=True)
-        n = x.numel()
-        words = torch.empty((n + 3) // 4, dtype=torch.int64).random_(-2 ** 63, None)  # 64 uniform bits each
-        keep = words.view(torch.int16)[:n].view(x.shape) >= self.threshold
-        return x * (keep * (1.0 / (1.0 - self.p))).to(x.dtype)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}"
-
-
 @NORM.register("post")
 class PostNorm(nn.Module):
     """LayerNorm(x + Dropout(Sublayer(x)))  (sections 3.1 and 5.4). Stacks need no final norm."""

@@ -15,7 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import List, Optional, Sequence
 
 import torch
+from torch import nn
 
+from ..kernels import no_dropout
 from ..model import EncoderState
 from .config import DecodingConfig
 from .results import Hypothesis, TranslationResult
@@ -126,6 +128,14 @@ def _check_workers(workers) -> None:
         raise ValueError(f"workers must be an integer between 1 and {MAX_WORKERS} or a DecodingPool, got {workers!r}")
 
 
+def _check_no_foreign_dropout(model) -> None:
+    """Refuse modules in training mode that ``no_dropout`` cannot switch off (torch's dropout and batch norm)."""
+    for name, module in model.named_modules():
+        if module.training and isinstance(module, (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._BatchNorm)):
+            raise ValueError(f"module {name} ({type(module).__name__}) is in training mode and would change decoding: "
+                             "call model.eval() first, or use transformer_hub.kernels.Dropout")
+
+
 def decode_batch(model, rows: List[List[int]], caps: List[int], config: DecodingConfig) -> List[List[Hypothesis]]:
     """Decode one batch: id lists (each ending in eos, longest first) and each one's output cap."""
     lengths = [len(ids) for ids in rows]
@@ -135,7 +145,9 @@ def decode_batch(model, rows: List[List[int]], caps: List[int], config: Decoding
         src[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
     batch = Batch(src.to(device), torch.tensor(lengths, device=device), torch.tensor(caps, device=device),
                   seed=config.seed or 0)
-    with torch.inference_mode():  # thread-local: entered in the thread that decodes
+    # both thread-local, entered in the thread that decodes: dropout is off here whatever the modules' flags,
+    # which stay untouched (another thread may be training the same model)
+    with torch.inference_mode(), no_dropout():
         out = STRATEGIES.get(config.strategy)(model, batch, config)
         for n, hyps in zip(lengths, out):
             for hyp in hyps:
@@ -178,11 +190,7 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
 
         bar = tqdm(total=len(todo), unit="sent", desc=f"decoding ({config.strategy})", leave=False)
     intra_op, executor = torch.get_num_threads(), None
-    # dropout off while decoding, for the modules that have it on (``model.eval()`` and ``train()`` on every
-    # call walked all ~160 modules twice: ~3% of translating one sentence); restored afterwards
-    training = [module for module in model.modules() if module.training]
-    for module in training:
-        module.training = False
+    _check_no_foreign_dropout(model)
     try:
         if pool is not None:
             done = pool.map(rows, batch_caps, config)
@@ -202,8 +210,6 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
             executor.shutdown(wait=True, cancel_futures=True)
         if threads > 1:
             torch.set_num_threads(intra_op)
-        for module in training:
-            module.training = True
         if bar is not None:
             bar.close()
     return results, truncated, sources

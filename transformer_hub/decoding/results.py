@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
@@ -24,7 +24,13 @@ class Hypothesis:
     beam and sampled outputs compare on one scale (alpha 0 gives the raw score).
     ``attention`` (on request) is the cross-attention, (layers, heads, T, S):
     T = ``len(token_logprobs)`` output steps, S = source tokens (its eos
-    included, no padding); each row sums to 1.
+    included, no padding); each row sums to 1.  With a forced prefix the
+    prefix's tokens are part of ``tokens`` and their log-probabilities count
+    in the scores.  ``alternatives`` (on request, ``return_alternatives=K``):
+    per output step (eos included), the K most likely ``(token_id,
+    probability)`` pairs under the model's distribution at that step, most
+    likely first, plus the emitted token where it was not among them; the
+    emitted token's probability is ``exp`` of its ``token_logprobs`` entry.
     """
 
     text: str
@@ -34,6 +40,12 @@ class Hypothesis:
     normalized_score: float
     attention: Optional[torch.Tensor] = None
     finished: bool = True  # False when the length cap stopped it before eos
+    alternatives: Optional[List[List[Tuple[int, float]]]] = None
+
+    def alternative_pieces(self, tokenizer) -> List[List[Tuple[str, float]]]:
+        """``alternatives`` with each id as its display piece."""
+        return [[(p, prob) for p, (_, prob) in zip(tokenizer.pieces([i for i, _ in step], side="target"), step)]
+                for step in self.alternatives or []]
 
     def __len__(self) -> int:
         return len(self.token_logprobs)
@@ -48,6 +60,7 @@ class TranslationResult:
     source_pieces: List[str] = field(default_factory=list)  # source tokens as pieces (eos included): attention columns
     source_ids: List[int] = field(default_factory=list)  # the ids the model read (after any truncation)
     truncated: bool = False  # the source was longer than the model accepts and was cut
+    search: Optional["SearchTrace"] = None  # beam search's steps, with ``return_search=True``
 
     @property
     def best(self) -> Hypothesis:
@@ -61,3 +74,61 @@ class TranslationResult:
         """Output tokens as pieces, eos included when finished: the attention rows."""
         hyp = self.hypotheses[rank]
         return tokenizer.pieces(hyp.tokens + ([EOS_ID] if hyp.finished else []), side="target")
+
+
+@dataclass
+class SearchNode:
+    """One (beam, token) candidate of beam search: the output so far and its total log-probability."""
+
+    tokens: List[int]  # output tokens so far, this node's token last (eos included when it ended there)
+    parent: int  # index of the beam it extends in the previous step's ``beams``; -1 at step 0 (bos)
+    score: float  # total log-probability of ``tokens``
+
+    @property
+    def token(self) -> int:
+        return self.tokens[-1]
+
+
+@dataclass
+class SearchStep:
+    """One step of one sentence's beam search."""
+
+    beams: List[SearchNode]  # live after this step (at most k), in beam order: the next step's parents
+    finished: List[SearchNode]  # candidates that became finished hypotheses (eos, or cut at the length cap)
+    pruned: List[SearchNode]  # candidates ranked at this step and dropped
+
+
+@dataclass
+class SearchTrace:
+    """Beam search as a tree: per step the live beams, the finished and the pruned candidates.
+
+    Following ``parent`` from a node through the earlier steps' ``beams``
+    gives its path; ``locate`` finds a returned hypothesis among the finished
+    nodes.  ``to_dict`` gives plain JSON-able data.
+    """
+
+    steps: List[SearchStep] = field(default_factory=list)
+
+    def locate(self, hyp: Hypothesis, eos_id: int) -> Optional[Tuple[int, int]]:
+        """(step, index in that step's ``finished``) of the node that is ``hyp``; None if absent."""
+        tokens = hyp.tokens + ([eos_id] if hyp.finished else [])
+        for t, step in enumerate(self.steps):
+            for i, node in enumerate(step.finished):
+                if node.tokens == tokens and abs(node.score - hyp.score) <= 1e-6:
+                    return t, i
+        return None
+
+    def path(self, step: int, node: SearchNode) -> List[SearchNode]:
+        """The nodes from step 0 to ``node`` (at ``step``), following the parents."""
+        path = [node]
+        for t in range(step - 1, -1, -1):
+            node = self.steps[t].beams[node.parent]
+            path.append(node)
+        return path[::-1]
+
+    def to_dict(self) -> Dict[str, Any]:
+        def nodes(items: List[SearchNode]) -> List[Dict[str, Any]]:
+            return [{"tokens": n.tokens, "token": n.token, "parent": n.parent, "score": n.score} for n in items]
+
+        return {"steps": [{"beams": nodes(s.beams), "finished": nodes(s.finished), "pruned": nodes(s.pruned)}
+                          for s in self.steps]}

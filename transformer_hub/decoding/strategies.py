@@ -23,191 +23,144 @@ the driver fills the text in and crops the attention.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import Callable, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 
-from ..registry import Registry
-from .config import DecodingConfig, length_penalty
+from ..kernels import max_and_argmax
+from .config import STRATEGIES, DecodingConfig
+from .prefix import Forcing
 from .results import Hypothesis
-from .vocab import Projection, max_and_argmax, topk
+from .stepper import (Batch, Chooser, Stepper, alternatives_at, make_hypothesis, most_likely,  # noqa: F401
+                      next_tokens)
 
 Tensor = torch.Tensor
-STRATEGIES: Registry = Registry("decoding strategy")
 NEG_INF = float("-inf")
 
 
-@dataclass
-class Batch:
-    """A padded batch of sources, as strategies receive it."""
+class _Recorder:
+    """Per-step (N, ...) tensors of the rows in the batch, kept in segments: rows leave the batch between them."""
 
-    src: Tensor  # (B, S) source ids, each ending in eos, right-padded with pad_id
-    lengths: Tensor  # (B,) real tokens per source (eos included)
-    max_steps: Tensor  # (B,) the most output tokens (eos included) each sentence may produce
-    seed: int = 0  # sampling: the seed every sentence's random stream starts from
+    def __init__(self, rows: Tensor) -> None:
+        self.rows, self.start, self.steps = rows, 0, {}
+        self.segments: List[Tuple[Tensor, int, Dict[str, List[Tensor]]]] = []
 
-    @property
-    def size(self) -> int:
-        return self.src.size(0)
+    def record(self, **tensors: Optional[Tensor]) -> None:
+        for name, value in tensors.items():
+            if value is not None:
+                self.steps.setdefault(name, []).append(value)
 
+    def cut(self, rows: Tensor, start: int) -> None:
+        """The rows in the batch from step ``start`` on are ``rows``."""
+        self.segments.append((self.rows, self.start, self.steps))
+        self.rows, self.start, self.steps = rows, start, {}
 
-class Stepper:
-    """Runs the decoder one token at a time over a set of rows.
-
-    With the cache (the normal path) only the newest token is fed and the
-    model appends its keys/values to ``KVCache``; cross-attention keys/values
-    are computed once, at the first step.  With ``use_cache=False`` (the
-    reference path) the whole prefix is re-decoded every step, as the
-    seed lessons do; the two must agree to 1e-5.
-    """
-
-    def __init__(self, model, state, use_cache: bool, need_weights: bool) -> None:
-        self.model, self.state, self.need_weights = model, state, need_weights
-        self.cache = model.new_cache() if use_cache else None
-        self.project = Projection()
-
-    def step(self, seqs: Tensor):
-        """(N, t) prefixes starting with bos -> next-token log-probs (N, V) float32, attention (N, L, h, S) or None.
-
-        The log-probs live in a buffer that the next step overwrites (see ``vocab.Projection``).
-        """
-        if self.cache is not None:
-            out = self.model.decode(seqs[:, -1:], self.state, self.cache, need_weights=self.need_weights)
-        else:
-            out = self.model.decode(seqs, self.state, need_weights=self.need_weights)
-        log_probs = self.project(out.generator, out.hidden[:, -1])  # (N, V): the last position only
-        attention = None
-        if self.need_weights:
-            attention = torch.stack([w[:, :, -1].float() for w in out.cross_attention], dim=1)  # (N, L, h, S)
-        return log_probs, attention
-
-    def keep(self, index: Tensor, state_index: Optional[Tensor] = None, state_stays: bool = False) -> None:
-        """Keep (and reorder / repeat) rows ``index``.
-
-        ``state_index`` (default ``index``) selects the encoder state's sources.
-        Beam search's state is grouped (the k beams of a sentence share one
-        source, see ``EncoderState.repeat``): it passes the live sentences when
-        whole sentences leave, and ``state_stays=True`` when none did (state and
-        cross-attention cache stay as they are).
-        """
-        if state_stays:
-            moved = False
-        else:
-            if state_index is None:
-                state_index = index
-            moved = state_index.numel() != self.state.src.size(0) or bool((state_index != torch.arange(
-                state_index.numel(), device=state_index.device)).any())
-        if moved:
-            self.state = self.state.index_select(state_index)
-        if self.cache is not None:  # cross-attention keys/values follow the state's rows
-            self.cache.reorder(index, state_index, source_moved=moved)
+    def assemble(self, name: str, n_rows: int, horizon: int, fill: float, dtype=None) -> Optional[Tensor]:
+        """(n_rows, horizon, ...) of one recorded name; steps after a row ended hold what it computed anyway."""
+        out = None
+        for rows, start, steps in self.segments + [(self.rows, self.start, self.steps)]:
+            if not steps.get(name):
+                continue
+            block = torch.stack(steps[name], dim=1)  # (N, steps, ...)
+            if out is None:
+                out = torch.full((n_rows, horizon, *block.shape[2:]), fill, dtype=dtype or block.dtype,
+                                 device=block.device)
+            out[rows, start:start + block.size(1)] = block
+        return out
 
 
-def make_hypothesis(tokens: List[int], logprobs: List[float], score: float, finished: bool,
-                    attention: Optional[Tensor], alpha: float) -> Hypothesis:
-    """``tokens`` exclude eos; ``logprobs`` include eos's when ``finished``."""
-    return Hypothesis(text="", tokens=tokens, token_logprobs=logprobs, score=score,
-                      normalized_score=score / length_penalty(len(logprobs), alpha),
-                      attention=attention, finished=finished)
+class _SinglePath:
+    """One token per row per step, ``copies`` rows per sentence; rows leave the batch when they end."""
 
+    def __init__(self, model, batch: Batch, config: DecodingConfig, copies: int) -> None:
+        cfg = model.config
+        self.config, self.copies, self.eos, self.pad = config, copies, cfg.eos_id, cfg.pad_id
+        self.n_rows, device = batch.size * copies, batch.src.device
+        sentence_of = torch.arange(batch.size, device=device).repeat_interleave(copies)  # (R,)
+        self.cap = batch.max_steps.to(device)[sentence_of]  # (R,) each row's length cap
+        self.horizon, self.min_cap = int(self.cap.max()), int(self.cap.min())
+        state = model.encode(batch.src)
+        self.stepper = Stepper(model, state.index_select(sentence_of) if copies > 1 else state, config.use_cache,
+                               config.return_attention)
+        self.lengths = torch.zeros(self.n_rows, dtype=torch.long, device=device)
+        self.rows = torch.arange(self.n_rows, device=device)  # the output row of each row in the batch
+        self.alive = torch.ones(self.n_rows, dtype=torch.bool, device=device)  # rows still decoding
+        self.seqs = torch.full((self.n_rows, 1), cfg.bos_id, dtype=torch.long, device=device)
+        self.recorder = _Recorder(self.rows)
+        self.forcing = Forcing(batch.prefixes, device) if batch.prefixes else None
+        self.remaining = [self.forcing.start(r // copies) for r in range(self.n_rows)] if self.forcing else []
 
-# --------------------------------------------------------------------------- greedy and sampling
-# (log-probs, step, rows) -> (tokens (N,) or (N, c), their log-probs); may overwrite the log-probs
-Chooser = Callable[[Tensor, int, Optional[Tensor]], Tuple[Tensor, Tensor]]
+    def run(self, choose: Chooser) -> List[List[Hypothesis]]:
+        for t in range(self.horizon):
+            if self.step(t, choose):
+                break
+        return self.hypotheses()
 
+    def step(self, t: int, choose: Chooser) -> bool:
+        """Decode step ``t`` for the rows in the batch; True when every row has ended."""
+        log_probs, att = self.stepper.step(self.seqs)
+        alt = most_likely(log_probs, self.config.return_alternatives) if self.config.return_alternatives else None
+        forcing = self.forcing is not None and self.forcing.busy(t, self.remaining)
+        if forcing:
+            sentences = (self.rows // self.copies).tolist()
+            self.forcing.apply(log_probs, t, sentences, self.remaining)
+        tok, lp = next_tokens(log_probs, t, self.rows, choose, self.eos, self.config.min_len)
+        self.recorder.record(tok=tok, lp=lp, att=att, alt_lp=None if alt is None else alt[0],
+                             alt_id=None if alt is None else alt[1])
+        if forcing:
+            self.remaining = self.forcing.advance(t, sentences, self.remaining, tok.tolist())
+        self.seqs = torch.cat([self.seqs, tok[:, None]], dim=1)
+        hit = tok == self.eos
+        if t + 1 >= self.min_cap:
+            hit |= self.cap <= t + 1
+        ended = hit & self.alive
+        if bool(ended.any()):
+            self.lengths[self.rows[ended]] = t + 1
+            self.alive &= ~ended
+            n_alive = int(self.alive.sum())
+            if n_alive == 0:
+                return True
+            # finished rows ride along until a quarter of the batch is dead: dropping rows copies the
+            # whole cache, so it is done a few times per batch, not at every step where a row ends
+            if 4 * n_alive <= 3 * self.alive.numel():
+                self.drop_ended(t)
+        return False
 
-def _next_tokens(log_probs: Tensor, t: int, rows: Optional[Tensor], choose: Chooser, eos: int, min_len: int):
-    """A chooser's tokens, (N,) or (N, c), and their log-probabilities under the model; used by every strategy.
+    def drop_ended(self, t: int) -> None:
+        keep = self.alive.nonzero().squeeze(1)
+        self.rows, self.seqs, self.cap, self.alive = self.rows[keep], self.seqs[keep], self.cap[keep], self.alive[keep]
+        self.remaining = [self.remaining[i] for i in keep.tolist()] if self.remaining else []
+        self.min_cap = int(self.cap.min())
+        self.recorder.cut(self.rows, t + 1)
+        self.stepper.keep(keep)
 
-    Before ``min_len`` tokens eos is blocked: it cannot be chosen, and the
-    other tokens keep the log-probabilities of the model's distribution."""
-    if t < min_len:
-        log_probs[:, eos] = NEG_INF
-    return choose(log_probs, t, rows)
+    def hypotheses(self) -> List[List[Hypothesis]]:
+        n, h, rec = self.n_rows, self.horizon, self.recorder
+        tokens = rec.assemble("tok", n, h, self.pad).tolist()
+        logprobs = rec.assemble("lp", n, h, 0.0)
+        attention = rec.assemble("att", n, h, 0.0)  # (R, T, L, h, S)
+        alt_lp, alt_id = rec.assemble("alt_lp", n, h, 0.0), rec.assemble("alt_id", n, h, 0)
+        alt_lp, alt_id = (None, None) if alt_lp is None else (alt_lp.tolist(), alt_id.tolist())
+        # scores summed in float64 in step order, so they match beam search's running sums exactly
+        scores = logprobs.double().cumsum(dim=1).gather(1, (self.lengths - 1)[:, None]).squeeze(1).tolist()
+        logprobs, lengths = logprobs.tolist(), self.lengths.tolist()
+        out: List[List[Hypothesis]] = [[] for _ in range(n // self.copies)]
+        for r in range(n):
+            m, toks, lps = lengths[r], tokens[r], logprobs[r]
+            finished = toks[m - 1] == self.eos
+            alternatives = None if alt_lp is None else [
+                alternatives_at(alt_lp[r][i], alt_id[r][i], toks[i], lps[i]) for i in range(m)]
+            att = attention[r, :m].permute(1, 2, 0, 3) if attention is not None else None  # (L, h, T, S)
+            out[r // self.copies].append(make_hypothesis(toks[: m - 1] if finished else toks[:m], lps[:m], scores[r],
+                                                         finished, att, self.config.length_penalty, alternatives))
+        for hyps in out:
+            hyps.sort(key=lambda h: h.normalized_score, reverse=True)
+        return out
 
 
 def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choose: Chooser) -> List[List[Hypothesis]]:
-    """One token per row per step, ``copies`` rows per sentence; rows leave the batch when they end."""
-    cfg = model.config
-    bos, eos, pad = cfg.bos_id, cfg.eos_id, cfg.pad_id
-    device = batch.src.device
-    n_rows = batch.size * copies
-    sentence_of = torch.arange(batch.size, device=device).repeat_interleave(copies)  # (R,)
-    cap = batch.max_steps.to(device)[sentence_of]  # (R,) each row's length cap
-    horizon, min_cap = int(cap.max()), int(cap.min())
-    state = model.encode(batch.src)
-    if copies > 1:
-        state = state.index_select(sentence_of)
-    stepper = Stepper(model, state, config.use_cache, config.return_attention)
-
-    lengths = torch.zeros(n_rows, dtype=torch.long, device=device)
-    rows = torch.arange(n_rows, device=device)  # the output row of each row in the batch
-    alive = torch.ones(n_rows, dtype=torch.bool, device=device)  # rows still decoding
-    seqs = torch.full((n_rows, 1), bos, dtype=torch.long, device=device)
-    # per step: tokens, log-probs (and attention) of the rows in the batch; a segment ends when rows leave
-    segments: List[Tuple[Tensor, int, List[Tensor], List[Tensor], List[Tensor]]] = []
-    toks: List[Tensor] = []
-    lps: List[Tensor] = []
-    atts: List[Tensor] = []
-    start = 0
-    for t in range(horizon):
-        log_probs, att = stepper.step(seqs)
-        tok, lp = _next_tokens(log_probs, t, rows, choose, eos, config.min_len)
-        toks.append(tok)
-        lps.append(lp)
-        if att is not None:
-            atts.append(att)
-        seqs = torch.cat([seqs, tok[:, None]], dim=1)
-        hit = tok == eos
-        if t + 1 >= min_cap:
-            hit |= cap <= t + 1
-        ended = hit & alive
-        if bool(ended.any()):
-            lengths[rows[ended]] = t + 1
-            alive &= ~ended
-            n_alive = int(alive.sum())
-            if n_alive == 0:
-                break
-            # finished rows ride along until a quarter of the batch is dead: dropping rows copies the
-            # whole cache, so it is done a few times per batch, not at every step where a row ends
-            if 4 * n_alive <= 3 * alive.numel():
-                segments.append((rows, start, toks, lps, atts))
-                toks, lps, atts, start = [], [], [], t + 1
-                keep = alive.nonzero().squeeze(1)
-                rows, seqs, cap, alive = rows[keep], seqs[keep], cap[keep], alive[keep]
-                min_cap = int(cap.min())
-                stepper.keep(keep)
-    segments.append((rows, start, toks, lps, atts))
-
-    tokens = torch.full((n_rows, horizon), pad, dtype=torch.long, device=device)
-    logprobs = torch.zeros(n_rows, horizon, device=device)
-    attention = None
-    for seg_rows, seg_start, seg_toks, seg_lps, seg_atts in segments:
-        if not seg_toks:
-            continue
-        end = seg_start + len(seg_toks)
-        tokens[seg_rows, seg_start:end] = torch.stack(seg_toks, dim=1)  # finished rows wrote past their length
-        logprobs[seg_rows, seg_start:end] = torch.stack(seg_lps, dim=1)
-        if seg_atts:
-            if attention is None:
-                attention = torch.zeros(n_rows, *seg_atts[0].shape[1:3], horizon, seg_atts[0].size(-1), device=device)
-            attention[seg_rows, :, :, seg_start:end] = torch.stack(seg_atts, dim=3)
-    # scores summed in float64 in step order, so they match beam search's running sums exactly
-    final_score = logprobs.double().cumsum(dim=1).gather(1, (lengths - 1)[:, None]).squeeze(1)
-    tokens_l, logprobs_l = tokens.tolist(), logprobs.tolist()
-    scores_l, lengths_l = final_score.tolist(), lengths.tolist()
-    out: List[List[Hypothesis]] = [[] for _ in range(batch.size)]
-    for r in range(n_rows):
-        n = lengths_l[r]
-        finished = tokens_l[r][n - 1] == eos
-        toks_r = tokens_l[r][: n - 1] if finished else tokens_l[r][:n]
-        att_r = attention[r, :, :, :n] if attention is not None else None
-        out[r // copies].append(make_hypothesis(toks_r, logprobs_l[r][:n], scores_l[r], finished, att_r,
-                                                config.length_penalty))
-    for hyps in out:
-        hyps.sort(key=lambda h: h.normalized_score, reverse=True)
-    return out
+    """One token per row per step, ``copies`` rows per sentence (see ``_SinglePath``)."""
+    return _SinglePath(model, batch, config, copies).run(choose)
 
 
 def _argmax(log_probs: Tensor, t: int, rows: Tensor):
@@ -294,121 +247,4 @@ def sample(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]
     return _single_path(model, batch, config, config.n_best, choose)
 
 
-# --------------------------------------------------------------------------- beam search
-@STRATEGIES.register("beam")
-def beam(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
-    """Batched beam search over B * k rows (the paper: k = 4, alpha = 0.6).
-
-    Each step every live beam proposes its best continuations; the 2k best
-    (beam, token) pairs per sentence are ranked by total log-probability.  A
-    pair ending in eos among the first k is a finished hypothesis; the k best
-    pairs that do not end in eos become the next beams (cache rows reordered to
-    follow them).  A sentence is done at its length cap (where the k best pairs
-    are taken as they are, unfinished), or once it has k finished hypotheses
-    and its best live beam, normalised at its current length, scores no better
-    than the k-th of them (the "heuristic" stopping rule of ``transformers``).
-    Finished hypotheses are ranked by ``score / lp(|Y|)``; the best ``n_best``
-    are returned.  With k = 1 this is exactly greedy decoding: the first eos
-    outranks the live beam of the same length.
-
-    Beam search is a heuristic: per sentence it usually, not always, scores at
-    least as well as greedy (greedy's path can fall off the beam); with a beam
-    wide enough to prune nothing it is exact search (see the tests).
-    """
-    cfg = model.config
-    bos, eos = cfg.bos_id, cfg.eos_id
-    k, alpha = config.beam_size, config.length_penalty
-    device = batch.src.device
-    state = model.encode(batch.src).repeat(k)  # the k beams of a sentence share its encoder output
-    stepper = Stepper(model, state, config.use_cache, config.return_attention)
-
-    # The ranking runs on tensors; the rest of a step's bookkeeping touches a few numbers per sentence, so it
-    # is plain Python (as ~40 tiny tensor operations it took ~5% more of a one-sentence step). Per live sentence:
-    caps = batch.max_steps.tolist()  # length caps
-    sentence = list(range(batch.size))  # original index
-    beam_scores = [[0.0] + [NEG_INF] * (k - 1) for _ in sentence]  # float64 sums; step 0 expands beam 0 only
-    n_finished = [0] * batch.size
-    kth_finished = [NEG_INF] * batch.size  # the k-th best finished score, normalised
-    # Per row (k rows per live sentence, in order): tokens after bos and their log-probs.
-    prefixes: List[List[int]] = [[] for _ in range(batch.size * k)]
-    prefix_lps: List[List[float]] = [[] for _ in range(batch.size * k)]
-    history_att: Optional[Tensor] = None
-    finished: List[List[Hypothesis]] = [[] for _ in range(batch.size)]
-    seqs = torch.full((batch.size * k, 1), bos, dtype=torch.long, device=device)
-
-    def best_tokens(log_probs: Tensor, t: int, rows: Optional[Tensor]):
-        values, tokens = topk(log_probs, per_beam)
-        return tokens, values
-
-    for t in range(max(caps)):
-        log_probs, att = stepper.step(seqs)
-        n, V = len(sentence), log_probs.size(-1)
-        # a sentence's 2k best (beam, token) pairs are among each beam's own 2k best tokens
-        per_beam = min(2 * k, V)
-        n_cand = min(2 * k, k * per_beam)
-        top_tok, top_lp = _next_tokens(log_probs, t, None, best_tokens, eos, config.min_len)  # (n * k, per_beam)
-        sums = torch.tensor(beam_scores, dtype=torch.float64, device=device).view(-1, 1)
-        cand_scores, cand_index = (sums + top_lp.double()).view(n, -1).topk(n_cand, dim=1)  # (n, 2k), best first
-        cand_tok = top_tok.view(n, -1).gather(1, cand_index).tolist()
-        cand_lp = top_lp.view(n, -1).gather(1, cand_index).tolist()
-        cand_scores, cand_index = cand_scores.tolist(), cand_index.tolist()
-        penalty = length_penalty(t + 1, alpha)
-        full_att = None
-        live: List[int] = []
-        rows: List[int] = []
-        next_tokens: List[int] = []
-        next_lps: List[float] = []
-        for b in range(n):
-            scores, toks, lps = cand_scores[b], cand_tok[b], cand_lp[b]
-            beams = [b * k + i // per_beam for i in cand_index[b]]  # the row each pair extends
-            at_cap = caps[b] <= t + 1
-            # among the k best pairs, those ending in eos (all of them at the cap) are finished hypotheses
-            hits = [c for c in range(k) if scores[c] > NEG_INF and (toks[c] == eos or at_cap)]
-            if hits and att is not None and full_att is None:  # (rows, L, h, t + 1, S)
-                full_att = att.unsqueeze(3) if history_att is None else torch.cat([history_att, att.unsqueeze(3)], 3)
-            for c in hits:
-                row, ended = beams[c], toks[c] == eos
-                finished[sentence[b]].append(make_hypothesis(
-                    prefixes[row] if ended else prefixes[row] + [toks[c]], prefix_lps[row] + [lps[c]], scores[c],
-                    ended, full_att[row] if att is not None else None, alpha))
-            if hits:
-                n_finished[b] += len(hits)
-                ranked = sorted((h.normalized_score for h in finished[sentence[b]]), reverse=True)
-                kth_finished[b] = ranked[k - 1] if len(ranked) >= k else NEG_INF
-            # done: at the cap, or k finished hypotheses that the best live beam, normalised at its
-            # current length, cannot beat (with k = 1 that is the first eos: exactly greedy)
-            best_live = max((x for x, tok in zip(scores, toks) if tok != eos), default=NEG_INF) / penalty
-            if at_cap or (n_finished[b] >= k and best_live <= kth_finished[b]):
-                continue
-            # the next beams: the k best pairs that do not end in eos (at most k of the 2k do)
-            picked = ([c for c in range(n_cand) if toks[c] != eos] + [c for c in range(n_cand) if toks[c] == eos])[:k]
-            live.append(b)
-            beam_scores[b] = [scores[c] for c in picked]
-            rows += [beams[c] for c in picked]
-            next_tokens += [toks[c] for c in picked]
-            next_lps += [lps[c] for c in picked]
-        if not live:
-            break
-        if len(live) < n:  # whole sentences leave
-            sentence, caps, beam_scores, n_finished, kth_finished = (
-                [values[b] for b in live] for values in (sentence, caps, beam_scores, n_finished, kth_finished))
-        prefixes = [prefixes[row] + [tok] for row, tok in zip(rows, next_tokens)]
-        prefix_lps = [prefix_lps[row] + [lp] for row, lp in zip(rows, next_lps)]
-        index = torch.tensor(rows, device=device)
-        seqs = torch.tensor(next_tokens, device=device).view(-1, 1)
-        if stepper.cache is None:  # the reference path re-decodes whole prefixes
-            seqs = torch.tensor([[bos] + p for p in prefixes], dtype=torch.long, device=device)
-        if att is not None:
-            step_att = att[index].unsqueeze(3)
-            history_att = step_att if history_att is None else torch.cat([history_att[index], step_att], dim=3)
-        # beams move within their sentence: the encoder state changes only when sentences leave
-        if len(live) < n:
-            stepper.keep(index, torch.tensor(live, device=device))
-        elif rows != list(range(len(rows))):  # (often nothing moves: then the cache stays as it is)
-            stepper.keep(index, state_stays=True)
-
-    results = []
-    for hyps in finished:
-        hyps.sort(key=lambda h: h.normalized_score, reverse=True)
-        results.append(hyps[: config.n_best])
-    return results
+from . import beam  # noqa: E402,F401  (registers "beam"; beam.py imports nothing from here)

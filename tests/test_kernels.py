@@ -1,10 +1,10 @@
-"""transformer_hub.decoding.vocab: block-maxima max / top-k, the projection to log-probabilities in reused buffers."""
+"""transformer_hub.kernels: each speed-only kernel against the plain reference it must equal."""
 import pytest
 import torch
 from torch import nn
 
-from transformer_hub.decoding import vocab
-from transformer_hub.decoding.vocab import BLOCK, MIN_ROWS, Projection, max_and_argmax, prepared, topk
+from transformer_hub import kernels
+from transformer_hub.kernels import BLOCK, Projection, max_and_argmax, output_logits, prepared, topk
 
 SIZES = [7, 2 * BLOCK, 5 * BLOCK, 5 * BLOCK + 37, 10_000]
 
@@ -12,7 +12,7 @@ SIZES = [7, 2 * BLOCK, 5 * BLOCK, 5 * BLOCK + 37, 10_000]
 @pytest.mark.parametrize("V", SIZES)
 def test_max_and_argmax_equal_torch_max_ties_included(V):
     g = torch.Generator().manual_seed(V)
-    logits = torch.randn(MIN_ROWS + 3, V, generator=g)  # enough rows for the block search
+    logits = torch.randn(35, V, generator=g)
     logits[1] = 0.0  # all tied: the first index
     logits[2, [3, V - 1]] = 50.0  # tie between the first block and the tail
     logits[3, V - 1] = 60.0  # the tail alone wins
@@ -29,7 +29,7 @@ def test_max_and_argmax_equal_torch_max_ties_included(V):
 def test_topk_values_equal_torch_topk_and_indices_point_at_them(V, k):
     k = min(k, V)
     g = torch.Generator().manual_seed(k * V)
-    logits = torch.randn(MIN_ROWS + 1, V, generator=g)
+    logits = torch.randn(33, V, generator=g)
     logits[1, :k] = 9.0  # the best k all in the first block
     logits[2, -k:] = 9.0 + torch.arange(k, dtype=torch.float)  # the best k in the tail
     logits[3, torch.arange(k) * (V // k)] = 20.0  # one per block, spread out
@@ -65,7 +65,6 @@ def test_prepared_weight_is_made_once_and_follows_the_weight(rows):
     with torch.inference_mode():
         first = prepared(linear.weight)
         assert prepared(linear.weight) is first  # made once
-        assert first.transposed.is_contiguous() and torch.equal(first.transposed, linear.weight.t())
         assert first.packed is not None
         hidden = torch.randn(rows, 16)
         before = project(linear, hidden).clone()
@@ -83,9 +82,9 @@ def test_prepared_weight_is_made_once_and_follows_the_weight(rows):
     with torch.inference_mode():
         assert torch.allclose(project(linear, hidden), linear(hidden).log_softmax(dim=-1), atol=1e-5, rtol=0)
     key = id(linear.weight)
-    assert key in vocab._PREPARED
+    assert key in kernels._PREPARED
     del linear
-    assert key not in vocab._PREPARED
+    assert key not in kernels._PREPARED
 
 
 def test_projection_without_onednn_uses_mm_into_a_reused_buffer(monkeypatch):
@@ -97,7 +96,7 @@ def test_projection_without_onednn_uses_mm_into_a_reused_buffer(monkeypatch):
         hidden = torch.randn(3, 16)
         assert torch.allclose(project(linear, hidden), linear(hidden).log_softmax(dim=-1), atol=1e-5, rtol=0)
         assert project.logits is not None and project.logits.numel() == 3 * 300
-        assert prepared(linear.weight).packed is None
+        assert prepared(linear.weight) is None
 
 
 def test_projection_calls_other_output_layers_as_they_are():
@@ -113,3 +112,72 @@ def test_projection_calls_other_output_layers_as_they_are():
         assert got.requires_grad and torch.allclose(got, with_bias(hidden).log_softmax(dim=-1))
     with torch.inference_mode():
         assert Projection()(with_bias.double(), hidden.double()).dtype == torch.float32
+
+
+@pytest.mark.parametrize("V", SIZES)
+def test_max_and_top_k_of_a_row_do_not_depend_on_the_other_rows(V):
+    """One algorithm for every row count: a row alone gives what it gives inside a batch, ties included."""
+    g = torch.Generator().manual_seed(V + 1)
+    logits = torch.randn(40, V, generator=g).round(decimals=1)  # many exact ties
+    values, index = max_and_argmax(logits)
+    top_values, top_index = topk(logits, 3) if V >= 3 else topk(logits, 1)
+    for row in (0, 7, 39):
+        one = logits[row:row + 1]
+        assert torch.equal(max_and_argmax(one)[1], index[row:row + 1])
+        k = top_index.size(1)
+        assert torch.equal(topk(one, k)[1], top_index[row:row + 1])
+        assert torch.equal(topk(one, k)[0], top_values[row:row + 1])
+
+
+def test_output_logits_equal_linear_and_a_row_does_not_depend_on_the_batch():
+    torch.manual_seed(0)
+    weight = nn.Linear(128, 10_000, bias=False).weight
+    hidden = torch.randn(128, 128)
+    with torch.inference_mode():
+        full = output_logits(weight, hidden)
+        assert torch.allclose(full, nn.functional.linear(hidden, weight), atol=1e-4, rtol=1e-5)
+        for n in (1, 2, 3, 5, 8, 31, 64):  # bit for bit: the same kernel for every row count
+            assert torch.equal(output_logits(weight, hidden[:n]), full[:n])
+        assert torch.equal(output_logits(weight, hidden[77:78]), full[77:78])
+
+
+# --------------------------------------------------------------------------- dropout
+def test_dropout_kernel_equals_the_reference_given_its_mask_and_keeps_one_minus_p():
+    torch.manual_seed(0)
+    x = torch.randn(300, 500, requires_grad=True)
+    drop = kernels.Dropout(0.3)
+    torch.manual_seed(1)
+    y = drop(x)
+    torch.manual_seed(1)
+    keep = kernels.keep_mask16(x.shape, 0.3)
+    assert torch.allclose(y, kernels.dropout_reference(x, keep, 0.3), rtol=1e-6, atol=0)
+    assert abs(float(keep.float().mean()) - 0.7) < 0.005  # 150k draws: the standard error is ~0.0012
+    reference_keep = nn.functional.dropout(torch.ones(300, 500), 0.3) != 0
+    assert abs(float(keep.float().mean()) - float(reference_keep.float().mean())) < 0.01
+    y.sum().backward()
+    assert torch.allclose(x.grad, keep / 0.7)
+
+
+def test_no_dropout_is_thread_local_and_leaves_module_flags_alone():
+    import threading
+
+    drop = kernels.Dropout(0.5).train()
+    x = torch.ones(1000)
+    seen = {}
+    inside, go_on = threading.Event(), threading.Event()
+
+    def other_thread():
+        inside.wait(5)
+        seen["other"] = bool((drop(x) == 0).any())  # the switch is on in the main thread only
+        go_on.set()
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    with kernels.no_dropout():
+        assert drop.training and kernels.dropout_disabled()
+        assert drop(x) is x
+        inside.set()
+        go_on.wait(5)
+    worker.join(5)
+    assert seen["other"] is True and not kernels.dropout_disabled()
+    assert bool((drop(x) == 0).any())

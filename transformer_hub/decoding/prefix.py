@@ -1,0 +1,132 @@
+"""Forced target prefixes: the output must start with given tokens, or with a given text.
+
+A prefix text is tokenized as the start of a target sentence.  Its tokens
+are forced at the first steps (their log-probabilities are the model's, and
+they count in the score).  A prefix that does not end in whitespace may end
+inside a word ("Ein Hu"): its last word is *not* forced as tokenized (the
+pieces of a cut word, "▁Hu", are rarely how the model spells the whole
+word, "▁Hund").  Instead that word's text becomes a constraint: the next
+tokens must spell it out, each one either a piece that starts with the
+remaining text ("▁Hund" for "▁Hu": the word is completed, maybe longer) or
+one that the remaining text starts with ("▁H", then "u..."); the model picks
+among them.  A complete last word ("Ein Hund") is handled the same way, so
+the model may still extend it ("Hunde").  Where a piece of that word is
+not a plain piece (byte fallback, unknown), the prefix is forced as
+tokenized instead.
+"""
+from __future__ import annotations
+
+import re
+import weakref
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+import torch
+
+Tensor = torch.Tensor
+WORD_START = "\u2581"  # SentencePiece's word-boundary marker
+_BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
+_PIECE_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # tokenizer -> its target pieces
+
+
+@dataclass
+class Prefix:
+    """What one sentence's output must start with."""
+
+    forced: List[int]  # token ids forced at the first steps
+    partial: str = ""  # then the next tokens must spell this out (pieces' text, word marker included)
+    pieces: Optional[Sequence[str]] = field(default=None, repr=False)  # target vocabulary; "" for special ids
+    length: int = 0  # tokens of the whole prefix as tokenized (checked against the output cap)
+
+    @classmethod
+    def from_ids(cls, ids: Sequence[int]) -> "Prefix":
+        return cls(forced=[int(i) for i in ids], length=len(ids))
+
+    @classmethod
+    def from_text(cls, tokenizer, text: str, special_ids: Sequence[int]) -> "Prefix":
+        """Tokenize ``text`` as the start of a target sentence; a last word without a space after it stays open."""
+        ids = tokenizer.encode(text, side="target") if text.strip() else []
+        if not ids or text[-1].isspace():
+            return cls.from_ids(ids)
+        pieces = target_pieces(tokenizer, special_ids)
+        start = max((i for i, t in enumerate(ids) if pieces[t].startswith(WORD_START)), default=0)
+        word = [pieces[t] for t in ids[start:]]
+        if not all(word):  # a special or byte-fallback piece: keep the tokenization as it is
+            return cls.from_ids(ids)
+        return cls(forced=ids[:start], partial="".join(word), pieces=pieces, length=len(ids))
+
+
+def target_pieces(tokenizer, special_ids: Sequence[int]) -> List[str]:
+    """Every target id's piece ("" for special and byte-fallback pieces, which never spell a prefix); cached."""
+    table = _PIECE_TABLES.get(tokenizer)
+    if table is None:
+        special = set(special_ids)
+        table = tokenizer.pieces(list(range(tokenizer.tgt_vocab_size)), side="target")
+        table = ["" if i in special or _BYTE_PIECE.fullmatch(p) else p for i, p in enumerate(table)]
+        _PIECE_TABLES[tokenizer] = table
+    return table
+
+
+def advance(remaining: str, piece: str) -> str:
+    """The text still to spell after emitting ``piece``."""
+    if not remaining or piece.startswith(remaining):
+        return ""
+    return remaining[len(piece):] if remaining.startswith(piece) else ""
+
+
+class Forcing:
+    """Applies the sentences' prefixes to each step's log-probabilities, in place."""
+
+    def __init__(self, prefixes: Sequence[Optional[Prefix]], device: torch.device) -> None:
+        self.prefixes, self.device = list(prefixes), device
+        self.longest = max((len(p.forced) for p in prefixes if p is not None), default=0)
+        self._allowed: Dict[str, Tensor] = {}
+
+    def start(self, sentence: int) -> str:
+        """A row's text to spell once its forced tokens are out."""
+        prefix = self.prefixes[sentence]
+        return prefix.partial if prefix is not None else ""
+
+    def allowed(self, sentence: int, remaining: str) -> Tensor:
+        if remaining not in self._allowed:
+            pieces = self.prefixes[sentence].pieces
+            ids = [i for i, p in enumerate(pieces) if p and (p.startswith(remaining) or remaining.startswith(p))]
+            self._allowed[remaining] = torch.tensor(ids, dtype=torch.long, device=self.device)
+        return self._allowed[remaining]
+
+    def apply(self, log_probs: Tensor, t: int, sentences: Sequence[int], remaining: Sequence[str]) -> None:
+        """Rows (of ``sentences``) still in their forced tokens get only that token; rows spelling a word get
+        only the pieces that continue it.  The kept entries keep the model's log-probabilities."""
+        rows, tokens = [], []
+        for row, s in enumerate(sentences):
+            prefix = self.prefixes[s]
+            if prefix is None:
+                continue
+            if t < len(prefix.forced):
+                rows.append(row)
+                tokens.append(prefix.forced[t])
+            elif remaining[row]:
+                allowed = self.allowed(s, remaining[row])
+                if allowed.numel():
+                    kept = log_probs[row, allowed]
+                    log_probs[row] = float("-inf")
+                    log_probs[row, allowed] = kept
+        if rows:
+            index = torch.tensor(rows, device=self.device)
+            token = torch.tensor(tokens, device=self.device)
+            kept = log_probs[index, token]
+            log_probs[index] = float("-inf")
+            log_probs[index, token] = kept
+
+    def advance(self, t: int, sentences: Sequence[int], remaining: List[str], tokens: Sequence[int]) -> List[str]:
+        """Each row's remaining text after it emitted ``tokens[row]`` at step ``t``."""
+        out = list(remaining)
+        for row, s in enumerate(sentences):
+            prefix = self.prefixes[s]
+            if out[row] and prefix is not None and t >= len(prefix.forced):
+                out[row] = advance(out[row], prefix.pieces[tokens[row]])
+        return out
+
+    def busy(self, t: int, remaining: Sequence[str]) -> bool:
+        """Whether any row is still constrained at step ``t``."""
+        return t < self.longest or any(remaining)

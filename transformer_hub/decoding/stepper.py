@@ -1,0 +1,123 @@
+"""What every strategy shares: the batch it receives, the decoder stepper, and how a hypothesis is made."""
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import torch
+
+from ..kernels import Projection, topk
+from .config import length_penalty
+from .prefix import Prefix
+from .results import Hypothesis
+
+Tensor = torch.Tensor
+NEG_INF = float("-inf")
+
+
+@dataclass
+class Batch:
+    """A padded batch of sources, as strategies receive it."""
+
+    src: Tensor  # (B, S) source ids, each ending in eos, right-padded with pad_id
+    lengths: Tensor  # (B,) real tokens per source (eos included)
+    max_steps: Tensor  # (B,) the most output tokens (eos included) each sentence may produce
+    seed: int = 0  # sampling: the seed every sentence's random stream starts from
+    prefixes: Optional[List[Optional[Prefix]]] = None  # per sentence: what its output must start with
+
+    @property
+    def size(self) -> int:
+        return self.src.size(0)
+
+
+class Stepper:
+    """Runs the decoder one token at a time over a set of rows.
+
+    With the cache (the normal path) only the newest token is fed and the
+    model appends its keys/values to ``KVCache``; cross-attention keys/values
+    are computed once, at the first step.  With ``use_cache=False`` (the
+    reference path) the whole prefix is re-decoded every step, as the
+    seed lessons do; the two must agree to 1e-5.
+    """
+
+    def __init__(self, model, state, use_cache: bool, need_weights: bool) -> None:
+        self.model, self.state, self.need_weights = model, state, need_weights
+        self.cache = model.new_cache() if use_cache else None
+        self.project = Projection()
+
+    def step(self, seqs: Tensor):
+        """(N, t) prefixes starting with bos -> next-token log-probs (N, V) float32, attention (N, L, h, S) or None.
+
+        The log-probs live in a buffer that the next step overwrites (see ``kernels.Projection``).
+        """
+        if self.cache is not None:
+            out = self.model.decode(seqs[:, -1:], self.state, self.cache, need_weights=self.need_weights)
+        else:
+            out = self.model.decode(seqs, self.state, need_weights=self.need_weights)
+        log_probs = self.project(out.generator, out.hidden[:, -1])  # (N, V): the last position only
+        attention = None
+        if self.need_weights:
+            attention = torch.stack([w[:, :, -1].float() for w in out.cross_attention], dim=1)  # (N, L, h, S)
+        return log_probs, attention
+
+    def keep(self, index: Tensor, state_index: Optional[Tensor] = None, state_stays: bool = False) -> None:
+        """Keep (and reorder / repeat) rows ``index``.
+
+        ``state_index`` (default ``index``) selects the encoder state's sources.
+        Beam search's state is grouped (the k beams of a sentence share one
+        source, see ``EncoderState.repeat``): it passes the live sentences when
+        whole sentences leave, and ``state_stays=True`` when none did (state and
+        cross-attention cache stay as they are).
+        """
+        if state_stays:
+            moved = False
+        else:
+            if state_index is None:
+                state_index = index
+            moved = state_index.numel() != self.state.src.size(0) or bool((state_index != torch.arange(
+                state_index.numel(), device=state_index.device)).any())
+        if moved:
+            self.state = self.state.index_select(state_index)
+        if self.cache is not None:  # cross-attention keys/values follow the state's rows
+            self.cache.reorder(index, state_index, source_moved=moved)
+
+
+# (log-probs, step, rows) -> (tokens (N,) or (N, c), their log-probs); may overwrite the log-probs
+Chooser = Callable[[Tensor, int, Optional[Tensor]], Tuple[Tensor, Tensor]]
+
+
+def next_tokens(log_probs: Tensor, t: int, rows: Optional[Tensor], choose: Chooser, eos: int, min_len: int):
+    """A chooser's tokens, (N,) or (N, c), and their log-probabilities under the model; used by every strategy.
+
+    Before ``min_len`` tokens eos is blocked: it cannot be chosen, and the
+    other tokens keep the log-probabilities of the model's distribution."""
+    if t < min_len:
+        log_probs[:, eos] = NEG_INF
+    return choose(log_probs, t, rows)
+
+
+def most_likely(log_probs: Tensor, k: int) -> Tuple[Tensor, Tensor]:
+    """Each row's ``k`` most likely tokens (bounded by the vocabulary): log-probs (N, k') and ids (N, k'), best first."""
+    return topk(log_probs, min(k, log_probs.size(-1)))
+
+
+def alternatives_at(logprobs: Sequence[float], ids: Sequence[int], token: int,
+                    token_logprob: float) -> List[Tuple[int, float]]:
+    """(token id, probability) pairs, most likely first: the K most likely, plus the emitted token where it was
+    not among them (a forced, sampled or lower-ranked beam token), in its sorted place."""
+    pairs = [(int(i), float(lp)) for i, lp in zip(ids, logprobs)]
+    if all(i != token for i, _ in pairs):
+        place = bisect.bisect_left([-lp for _, lp in pairs], -token_logprob)
+        pairs.insert(place, (token, token_logprob))
+    return [(i, math.exp(lp)) for i, lp in pairs]
+
+
+def make_hypothesis(tokens: List[int], logprobs: List[float], score: float, finished: bool,
+                    attention: Optional[Tensor], alpha: float,
+                    alternatives: Optional[List[List[Tuple[int, float]]]] = None) -> Hypothesis:
+    """``tokens`` exclude eos; ``logprobs`` include eos's when ``finished``."""
+    return Hypothesis(text="", tokens=tokens, token_logprobs=logprobs, score=score,
+                      normalized_score=score / length_penalty(len(logprobs), alpha),
+                      attention=attention, finished=finished, alternatives=alternatives)
