@@ -1,0 +1,161 @@
+"""One model, several languages: target-language tags, direction checks, mixed batches, training on {split}.{lang}."""
+import json
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from transformer_hub import Tokenizer, Transformer, TransformerConfig
+from transformer_hub.data import parse_directions
+from transformer_hub.decoding import generate
+from transformer_hub.train import main as train_main
+
+LANGS = ("en", "de", "fr", "cs")
+# A four-way "corpus" over disjoint lexicons: word i of every language means the same thing, so the output's
+# words say which language the model chose (and whether the tag reached it).
+LEXICON = {lang: [f"{lang}{word}" for word in "abcdefghij"] for lang in LANGS}
+
+
+def four_way_corpus(folder: Path, n: int = 200, seed: int = 0) -> Path:
+    rng = random.Random(seed)
+    for split, count in (("train", n), ("val", 16), ("test_2016_flickr", 8)):
+        rows = [[rng.randrange(10) for _ in range(rng.randint(2, 5))] for _ in range(count)]
+        for lang in LANGS:
+            lines = [" ".join(LEXICON[lang][i] for i in row) for row in rows]
+            (folder / f"{split}.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> Transformer:
+    """A tiny multilingual model trained long enough on the four-way corpus to follow its tags."""
+    root = tmp_path_factory.mktemp("multilingual")
+    data = four_way_corpus(root)
+    out = root / "run"
+    status = train_main(["--out", str(out), "--data-dir", str(data), "--langs", ",".join(LANGS), "--preset", "tiny",
+                         "--vocab-size", "300", "--max-tokens", "400", "--warmup", "30", "--peak-lr", "0.005",
+                         "--max-updates", "150", "--final-beam", "0", "--threads", "1", "--bleu-every", "1000",
+                         "--average-last", "1", "--test-splits", ""])
+    assert status == 0
+    return Transformer.from_pretrained(out / "final")
+
+
+def languages_of(text: str) -> set:
+    return {word[:2] for word in text.split()}
+
+
+def test_config_records_languages_and_checks_pairs():
+    cfg = TransformerConfig.preset("tiny", languages=["en", "de", "fr"], src_lang=None, tgt_lang=None)
+    assert cfg.multilingual and len(cfg.pairs()) == 6
+    assert cfg.check_pair("de", "fr") == ("de", "fr")
+    with pytest.raises(ValueError, match="needs tgt_lang, one of en, de, fr"):
+        cfg.check_pair("de", None)
+    with pytest.raises(ValueError, match=r"unknown tgt_lang 'cs': this model serves en->de, en->fr"):
+        cfg.check_pair("en", "cs")
+    restricted = TransformerConfig.preset("tiny", languages=["en", "de", "fr"], directions=["en-de", "de-en"])
+    with pytest.raises(ValueError, match=r"does not translate en->fr; it serves en->de, de->en"):
+        restricted.check_pair("en", "fr")
+    bilingual = TransformerConfig.preset("tiny", src_lang="en", tgt_lang="de")
+    assert bilingual.check_pair(None, None) == ("en", "de")
+    with pytest.raises(ValueError, match=r"unknown src_lang 'fr': this model serves en->de"):
+        bilingual.check_pair("fr", "de")
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"languages": ["en"]}, "2 to 64 language codes"),
+    ({"languages": ["en", "EN"]}, "'EN' is not a language code"),
+    ({"languages": ["en", "en"]}, "lists a language twice"),
+    ({"languages": ["en", "de"], "src_lang": "en"}, "has no single src_lang"),
+    ({"languages": ["en", "de"], "directions": ["en-fr"]}, "'en-fr' is not 'src-tgt'"),
+    ({"directions": ["en-de"]}, "directions needs languages"),
+    ({"src_lang": "english"}, "not a language code"),
+])
+def test_config_rejects_bad_languages(bad, message):
+    with pytest.raises(ValueError, match=message):
+        TransformerConfig.preset("tiny", **bad)
+
+
+def test_tokenizer_tags_are_control_symbols_text_cannot_produce():
+    texts = [" ".join(words) for words in LEXICON.values()] * 20
+    tok = Tokenizer.train(texts, vocab_size=300, languages=list(LANGS))
+    assert tok.languages == list(LANGS)
+    tag = tok.lang_tag_id("fr")
+    assert tag not in tok.encode("<2fr> bonjour")  # typing the tag gives ordinary pieces
+    assert tok.decode([tag]) == ""
+    with pytest.raises(ValueError, match="no tag <2xx>"):
+        tok.lang_tag_id("xx")
+    with pytest.raises(ValueError, match="joint vocabulary"):
+        Tokenizer.train(texts, texts, joint=False, languages=["en", "de"])
+
+
+def test_parse_directions():
+    assert len(parse_directions(["en", "de", "fr", "cs"])) == 12
+    assert parse_directions(["en", "de"], "de-en") == [("de", "en")]
+    with pytest.raises(ValueError, match="'en-xx' is not 'src-tgt'"):
+        parse_directions(["en", "de"], "en-xx")
+
+
+def test_saved_model_keeps_its_languages_and_decodes_every_direction(trained, tmp_path):
+    assert trained.config.languages == list(LANGS) and trained.tokenizer.languages == list(LANGS)
+    trained.save_pretrained(tmp_path / "copy")
+    again = Transformer.from_pretrained(tmp_path / "copy")
+    assert again.config == trained.config
+    card = (tmp_path / "copy" / "README.md").read_text()
+    assert "- cs" in card and "- fr" in card  # language: [en, de, fr, cs] in the card's metadata
+    source = {lang: " ".join(LEXICON[lang][i] for i in (1, 2, 3)) for lang in LANGS}
+    for src_lang, tgt_lang in trained.config.pairs():
+        text = again.translate([source[src_lang]], src_lang=src_lang, tgt_lang=tgt_lang)[0]
+        assert languages_of(text) == {tgt_lang}, (src_lang, tgt_lang, text)
+
+
+def test_the_tag_reaches_the_model(trained):
+    result = generate(trained, ["ena enb enc"], src_lang="en", tgt_lang="cs")[0]
+    assert result.source_ids[0] == trained.tokenizer.lang_tag_id("cs")
+    outputs = {tgt: trained.translate(["ena enb enc"], src_lang="en", tgt_lang=tgt)[0] for tgt in ("de", "fr", "cs")}
+    assert len(set(outputs.values())) == 3 and all(languages_of(v) == {k} for k, v in outputs.items())
+
+
+def test_mixed_directions_in_one_call_equal_each_alone(trained):
+    texts = ["ena enb", "dea deb dec ded", "fra frj", "csc csd cse", "ena enj enc"]
+    src = ["en", "de", "fr", "cs", "en"]
+    tgt = ["fr", "cs", "de", "en", "cs"]
+    for options in ({"strategy": "greedy"}, {"strategy": "beam", "beam_size": 3}):
+        together = generate(trained, texts, src_lang=src, tgt_lang=tgt, **options)
+        for i, result in enumerate(together):
+            alone = generate(trained, [texts[i]], src_lang=src[i], tgt_lang=tgt[i], **options)[0]
+            assert result.best.tokens == alone.best.tokens
+            assert result.best.score == pytest.approx(alone.best.score, abs=1e-5)
+
+
+def test_unknown_language_and_bad_lists_are_clear_errors(trained, tiny_model):
+    with pytest.raises(ValueError, match=r"unknown tgt_lang 'xx': this model serves en->de, en->fr"):
+        trained.translate(["ena"], src_lang="en", tgt_lang="xx")
+    with pytest.raises(ValueError, match="needs tgt_lang"):
+        trained.translate(["ena"])
+    with pytest.raises(ValueError, match="tgt_lang has 1 entries for 2 texts"):
+        trained.translate(["ena", "enb"], src_lang="en", tgt_lang=["de"])
+    with pytest.raises(ValueError, match=r"unknown tgt_lang 'fr': this model serves en->de"):
+        tiny_model.translate(["Ein Hund."], src_lang="de", tgt_lang="fr")
+    with pytest.raises(ValueError, match=r"does not translate de->en; it serves en->de"):
+        tiny_model.translate(["Ein Hund."], src_lang="de", tgt_lang="en")
+    assert tiny_model.translate(["A dog."], src_lang="en", tgt_lang="de") == tiny_model.translate(["A dog."])
+
+
+def test_training_writes_per_direction_metrics(trained, tmp_path):
+    data = four_way_corpus(tmp_path)
+    out = tmp_path / "run"
+    train_main(["--out", str(out), "--data-dir", str(data), "--langs", "en,de,fr", "--directions", "en-de,de-fr",
+                "--preset", "tiny", "--vocab-size", "300", "--max-tokens", "400", "--max-updates", "6",
+                "--valid-every", "3", "--bleu-directions", "1", "--final-beam", "2", "--threads", "1",
+                "--average-last", "1", "--test-splits", "test_2016_flickr"])
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    val = [r for r in records if r["kind"] == "val"]
+    assert {"val_loss/en-de", "val_loss/de-fr"} <= set(val[0])
+    assert [k for k in val[0] if k.startswith("bleu/")] == ["bleu/en-de"]  # one direction, rotating
+    assert [k for k in val[1] if k.startswith("bleu/")] == ["bleu/de-fr"]
+    config = json.loads((out / "final" / "config.json").read_text())
+    assert config["languages"] == ["en", "de", "fr"] and config["directions"] == ["en-de", "de-fr"]
+    results = json.loads((out / "results.json").read_text())["results"]
+    assert {(r["split"], r["direction"]) for r in results} == {
+        (split, d) for split in ("val", "test_2016_flickr") for d in ("en-de", "de-fr")}
