@@ -5,6 +5,7 @@ returning an exit status); add one with ``@command("name", "one-line help")``.
 
     python -m transformer_hub translate --model space/models/en-de [--strategy beam --beam-size 5] < src.txt > hyp.txt
     python -m transformer_hub evaluate  --model space/models/en-de --src val.en.gz --ref val.de.gz [--lowercase]
+    python -m transformer_hub export    --model space/models/en-de --format ctranslate2 --out en-de-ct2 [--quantization int8]
     python -m transformer_hub train     ...   (forwarded to transformer_hub.train.main)
 
 Errors a user can cause (a missing model, a bad option, an unreadable file)
@@ -226,6 +227,21 @@ def _progress(args: argparse.Namespace, n_lines: int) -> bool:
     return bool(args.progress) if args.progress is not None else n_lines >= PROGRESS_MIN_LINES
 
 
+def decoding_engine(args: argparse.Namespace, config):
+    """What ``generate(..., engine=)`` gets for --engine / --compute-type, its options checked before any work."""
+    if args.engine == "pytorch":
+        return "pytorch"
+    from .export import CTranslate2Engine, require
+
+    try:
+        require("ctranslate2", "--engine ctranslate2")
+        engine = CTranslate2Engine(compute_type=args.compute_type)
+        engine.check(config, args.workers)
+    except (ValueError, ImportError) as exc:
+        raise CLIError(str(exc))
+    return engine
+
+
 # --------------------------------------------------------------------------- translate
 @command("translate", "translate stdin (or --input) line by line to stdout (or --output)")
 def translate_command(argv: List[str]) -> int:
@@ -236,15 +252,20 @@ def translate_command(argv: List[str]) -> int:
     parser.add_argument("--input", "-i", default=None, help="input file (.gz allowed; default: stdin)")
     parser.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
     add_decoding_arguments(parser)
+    parser.add_argument("--engine", choices=["pytorch", "ctranslate2"], default="pytorch",
+                        help="decode with PyTorch (default) or CTranslate2 (pip install ctranslate2; converted once)")
+    parser.add_argument("--compute-type", default="float32",
+                        help="with --engine ctranslate2: float32 (default: our greedy output), int8, ...")
     args = parser.parse_args(argv)
     config = decoding_config(args)
+    engine = decoding_engine(args, config)
     set_threads(args.threads)
     lines = read_lines(args.input)
     model = load_model(args.model, args.revision, args.device)
     from .decoding import generate
 
     with decoding_workers(args, model) as workers:
-        results = generate(model, lines, config, progress=_progress(args, len(lines)), workers=workers)
+        results = generate(model, lines, config, progress=_progress(args, len(lines)), workers=workers, engine=engine)
     with open_output(args.output) as out:
         if config.n_best == 1:
             for r in results:
@@ -323,6 +344,30 @@ def score(hypotheses: Sequence[str], references: Sequence[str], lowercase: bool 
         out["bleu_lowercase"] = lower.corpus_score(hypotheses, [references]).score
         out["bleu_lowercase_signature"] = str(lower.get_signature())
     return out
+
+
+# --------------------------------------------------------------------------- export
+@command("export", "convert a model for CTranslate2 (--format ctranslate2) or transformers' MarianMTModel (marian)")
+def export_command(argv: List[str]) -> int:
+    parser = Parser(prog=f"{PROG} export", description="Write a folder that CTranslate2 (ctranslate2.Translator) or "
+                    "transformers (MarianMTModel / MarianTokenizer, the paper's block only) loads directly.")
+    parser.add_argument("--model", required=True, help="a save_pretrained folder or a Hub repo id")
+    parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
+    parser.add_argument("--format", required=True, choices=["ctranslate2", "marian"], help="the target runtime")
+    parser.add_argument("--out", required=True, help="the folder to write")
+    parser.add_argument("--quantization", default=None, help="ctranslate2 only: float32 (default), int8, int8_float32, "
+                        "int16, float16, bfloat16, int8_float16, int8_bfloat16")
+    parser.add_argument("--force", action="store_true", help="replace --out if it exists")
+    args = parser.parse_args(argv)
+    from .export import export
+
+    model = load_model(args.model, args.revision)
+    try:
+        path = export(model, args.out, args.format, quantization=args.quantization, force=args.force)
+    except (ValueError, ImportError, OSError) as exc:  # refused variant, missing package, existing folder
+        raise CLIError(str(exc).strip().splitlines()[0])
+    print(f"wrote the {args.format} export of {args.model} to {path}")
+    return 0
 
 
 # --------------------------------------------------------------------------- train
