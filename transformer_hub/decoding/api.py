@@ -232,8 +232,18 @@ def _clean(text) -> str:
     return text.encode("utf-8", errors="replace").decode("utf-8")
 
 
+def _run_engine(engine, model, sources: List[List[int]], config: DecodingConfig, progress: bool, workers):
+    """``_run`` on another runtime (``transformer_hub.export.engine``): the same truncation and length caps."""
+    from ..export.engine import get_engine
+
+    runner = get_engine(engine)
+    runner.check(config, workers)
+    sources, caps, truncated, _ = _prepare(model, [list(map(int, ids)) for ids in sources], config)
+    return runner.decode(model, sources, caps, config, progress=progress), truncated, sources
+
+
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, progress: bool = False,
-             workers=1, **overrides) -> List[TranslationResult]:
+             workers=1, engine="pytorch", **overrides) -> List[TranslationResult]:
     """Translate ``texts`` with ``model.tokenizer``; one :class:`TranslationResult` per input, in input order.
 
     ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its
@@ -242,7 +252,9 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     CPU, usually faster than giving one batch two intra-op threads); a
     :class:`DecodingPool` built from this model decodes them in its worker
     processes (faster still: no shared GIL).  The results are the same either
-    way.  Empty or whitespace-only texts give an empty result.
+    way.  Empty or whitespace-only texts give an empty result.  ``engine="ctranslate2"``
+    (or a ``transformer_hub.export.CTranslate2Engine``) decodes with CTranslate2 instead of PyTorch: same
+    results objects; see ``transformer_hub/export/engine.py`` for what it maps and refuses.
     """
     config = _resolve(config, overrides)
     if isinstance(texts, str):
@@ -254,7 +266,10 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     texts = [_clean(t) for t in texts]
     eos = model.config.eos_id
     sources = [tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t in texts]
-    hyps, truncated, used = _run(model, sources, config, progress=progress, workers=workers)
+    if engine == "pytorch":
+        hyps, truncated, used = _run(model, sources, config, progress=progress, workers=workers)
+    else:
+        hyps, truncated, used = _run_engine(engine, model, sources, config, progress, workers)
     _fill_text(model, hyps)
     return [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
                               source_ids=ids, truncated=i in truncated)
