@@ -22,8 +22,8 @@ What it maps, and what it refuses (``ValueError``):
   ``score / ((5 + |Y|) / 6) ** alpha`` (our ``normalized_score``), so the penalty is *mapped*:
   the same alpha, and our ranking of what the search found; on a few sentences in a hundred
   the search itself finds a different best;
-* sample: CTranslate2's sampler (temperature, top-k, top-p; ``seed`` seeds its generator):
-  the same distribution as ours, not the same draws;
+* sample: CTranslate2's sampler (temperature, top-k, top-p; a ``seed`` makes the samples
+  reproducible, through a fresh translator per call): the same distribution as ours, not the same draws;
 * per-token log-probabilities are the model's own (temperature 1, unfiltered): from the
   logits CTranslate2 returns (greedy, sample) or one ``score_batch`` pass (beam);
 * refused: ``return_attention`` (CTranslate2 returns no per-layer maps), ``workers`` other
@@ -182,8 +182,17 @@ class CTranslate2Engine:
                 tmp.replace(folder)
         return files
 
-    def prepare(self, model) -> Tuple[object, _Converted]:
-        """The ``ctranslate2.Translator`` for the model's current weights (converted now if needed)."""
+    def _new_translator(self, converted: _Converted, threads: int):
+        ct2 = require("ctranslate2", "engine='ctranslate2'")
+        return ct2.Translator("transformer_hub", device=self.device, compute_type=self.compute_type,
+                              intra_threads=threads, files=converted.files)
+
+    def prepare(self, model, seed: Optional[int] = None) -> Tuple[object, _Converted]:
+        """The ``ctranslate2.Translator`` for the model's current weights (converted now if needed).
+
+        With a ``seed`` the translator is a new one, made after seeding CTranslate2: its worker
+        thread seeds its random generator when it starts, so only a fresh one reproduces samples.
+        """
         ct2 = require("ctranslate2", "engine='ctranslate2'")
         with self._lock:
             digest = self._digest(model)
@@ -195,11 +204,12 @@ class CTranslate2Engine:
                     self._converted.popitem(last=False)
             self._converted.move_to_end(digest)
             threads = self.intra_threads if self.intra_threads is not None else torch.get_num_threads()
+            if seed is not None:
+                ct2.set_random_seed(int(seed) % 2 ** 32)
+                return self._new_translator(converted, threads), converted
             key = (self.compute_type, self.device, threads)
             if key not in converted.translators:
-                converted.translators[key] = ct2.Translator(f"transformer_hub-{digest}", device=self.device,
-                                                            compute_type=self.compute_type, intra_threads=threads,
-                                                            files=converted.files)
+                converted.translators[key] = self._new_translator(converted, threads)
             return converted.translators[key], converted
 
     # ----------------------------------------------------------------- decoding
@@ -223,9 +233,7 @@ class CTranslate2Engine:
                progress: bool = False) -> List[List[Hypothesis]]:
         """Id lists (each ending in eos; empty ones give an empty hypothesis) and their caps -> n-best lists."""
         self.check(config)
-        translator, converted = self.prepare(model)
-        if config.strategy == "sample" and config.seed is not None:
-            require("ctranslate2", "engine='ctranslate2'").set_random_seed(int(config.seed) % 2 ** 32)
+        translator, converted = self.prepare(model, config.seed if config.strategy == "sample" else None)
         results: List[List[Hypothesis]] = [[] for _ in sources]
         todo = sorted((i for i, ids in enumerate(sources) if ids), key=lambda i: -len(sources[i]))
         for i, ids in enumerate(sources):
