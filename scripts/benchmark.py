@@ -9,6 +9,9 @@ Subcommands live in ``BENCHMARKS`` (name -> (add_arguments, run)); add one with
   (see ``scripts/bench_train.py``); ``app``: the Space's ``/translate`` latency and throughput through
   ``gradio_client`` (see ``space/bench.py``).
 
+``engines``: the same sentences through ``engine="pytorch"``, ``engine="ctranslate2"`` (float32, int8) and, for the
+  paper block, ``transformers``' MarianMTModel (see ``scripts/bench_engines.py``).
+
 ``decode``: decoding speed on Multi30k val sentences, in one run, sentences/s of
   1. a naive reference loop written like the seed lessons: greedy, one sentence at a
      time, re-running ``model.decode`` over the whole prefix at every step (no cache)
@@ -305,6 +308,10 @@ def _register_others() -> None:
     benchmark("train", "training throughput: ours vs a torch.nn.Transformer reference", add_train_arguments)(bench_train)
     benchmark("app", "latency/throughput of the Space's /translate through gradio_client",
               space_bench.add_arguments)(space_bench.run)
+    from bench_engines import add_engines_arguments, bench_engines
+
+    benchmark("engines", "pytorch vs ctranslate2 (float32, int8) vs transformers MarianMT: speed and BLEU",
+              add_engines_arguments)(bench_engines)
 
 
 _register_others()
