@@ -213,3 +213,32 @@ def test_estimate_allocates_nothing():
     cfg = TransformerConfig(d_model=4096, n_heads=8, d_ff=8192, n_encoder_layers=4, n_decoder_layers=4,
                             src_vocab_size=32_000, tgt_vocab_size=32_000)
     assert cfg.num_parameters() > 1_500_000_000  # ~1.7 B parameters, counted without building anything
+
+
+class _WideFeedForward(torch.nn.Module):
+    """A plugin-like part that states no ``parameter_count``: the count comes from a meta-device instance."""
+
+    def __init__(self, d_model: int, d_ff: int) -> None:
+        super().__init__()
+        self.up, self.down = torch.nn.Linear(d_model, 2 * d_ff), torch.nn.Linear(2 * d_ff, d_model)
+
+
+def test_a_part_without_parameter_count_is_counted_exactly():
+    FEED_FORWARD.register("wide-test")(_WideFeedForward)
+    try:
+        cfg = TransformerConfig.preset("tiny", feed_forward="wide-test")
+        paper = TransformerConfig.preset("tiny")
+        model = Transformer(cfg)
+        per_layer = (2 * 32 * 128 + 128 + 32) - (2 * 32 * 64 + 64 + 32)  # the wide block minus equation 2's
+        assert cfg.num_parameters() == model.num_parameters() == paper.num_parameters() + 4 * per_layer
+    finally:
+        FEED_FORWARD.unregister("wide-test")
+
+
+def test_swiglu_hidden_size_has_one_definition():
+    from transformer_hub.variants.feed_forward import SwiGLUFeedForward
+
+    cfg = TransformerConfig.preset("tiny", feed_forward="swiglu", d_ff=100)
+    block = SwiGLUFeedForward(cfg.d_model, cfg.d_ff)
+    assert block.w_2.in_features == SwiGLUFeedForward.hidden_size(100) == 72  # 2/3 of 100, rounded up to 8
+    assert SwiGLUFeedForward.parameter_count(cfg) == sum(p.numel() for p in block.parameters())

@@ -136,7 +136,7 @@ def test_model_card_results_and_training(tiny_model, tmp_path):
     assert [(m["type"], m["value"]) for r in results for m in r["metrics"]] == [("bleu", 12.345), ("chrf", 40.5)]
     assert all(r["task"]["type"] == "translation" and r["dataset"]["split"] == "test_2016_flickr" for r in results)
     assert card.data.datasets == ["bentrevett/multi30k"]
-    assert "| Multi30k | test_2016_flickr | BLEU | 12.35 |" in card.text
+    assert "| Multi30k | test_2016_flickr | en → de | BLEU | 12.35 |" in card.text
     assert (out / "training_curves.png").read_bytes() == plot.read_bytes() and "training_curves.png" in card.text
     assert validate_card_metadata(card.content) == []
     loaded = Transformer.from_pretrained(out)  # results and training facts come back from the card

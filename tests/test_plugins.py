@@ -92,6 +92,9 @@ def test_plugin_is_discovered_used_saved_and_loaded(plugin_dist, tmp_path, caplo
     torch.manual_seed(0)
     model = Transformer(TransformerConfig.preset("tiny", positional=NAME)).eval()
     assert isinstance(model.body.positional, plugin_class)
+    # the plugin states no parameter_count: the config counts it on a meta-device instance, exactly
+    assert model.config.num_parameters() == model.num_parameters() == \
+        TransformerConfig.preset("tiny").num_parameters() + 32
     with torch.no_grad():
         model.body.positional.scale.mul_(3.0)
     src, tgt = torch.tensor([[5, 6, 7, 2]]), torch.tensor([[1, 8, 9]])

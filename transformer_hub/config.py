@@ -10,7 +10,9 @@ import json
 import re
 from dataclasses import dataclass, fields
 from itertools import permutations
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .registry import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL
 
 # Documented sanity bounds: anything beyond them is refused before allocation.
 MAX_VOCAB_SIZE = 1_000_000
@@ -112,12 +114,10 @@ class TransformerConfig:
                              f"{MAX_PARAMETERS:,}; refusing to allocate it")
 
     def _validate_variants(self) -> None:
-        from . import registry  # noqa: F401 - the registries
-        from . import model, variants  # noqa: F401 - importing registers the built-in parts
-
-        for field_name, reg in (("positional", registry.POSITIONAL), ("norm", registry.NORM),
-                                ("feed_forward", registry.FEED_FORWARD), ("attention", registry.ATTENTION),
-                                ("layout", registry.LAYOUT)):
+        # The registries are filled when the package is imported (transformer_hub/__init__.py imports model and
+        # variants), which happens before this module can be imported at all: no need to import the model here.
+        for field_name, reg in (("positional", POSITIONAL), ("norm", NORM), ("feed_forward", FEED_FORWARD),
+                                ("attention", ATTENTION), ("layout", LAYOUT)):
             name = getattr(self, field_name)
             if name not in reg:
                 raise ValueError(f"unknown {reg.kind} {name!r} for {field_name}; registered: {', '.join(reg.names())}")
@@ -184,30 +184,13 @@ class TransformerConfig:
         return src_lang, tgt_lang
 
     def num_parameters(self) -> int:
-        """Parameter count computed from the sizes alone (no allocation).
+        """Parameter count computed from the sizes alone (nothing is allocated).
 
-        Exact for the paper's model and for every built-in variant (learned positions, pre-norm's final
-        norms, SwiGLU's three bias-free matrices); a plugin part is counted as the paper's part it replaces.
+        The registered layout adds up what each registered part says it holds (``parameter_count``); a
+        plugin part without that method is counted exactly on a ``meta``-device instance.
         """
-        d, f = self.d_model, self.d_ff
-        attention = 4 * d * d + 4 * d
-        if self.feed_forward == "swiglu":  # variants/feed_forward.py: hidden = 2/3 d_ff rounded up to 8
-            ffn = 3 * d * max(8, (2 * f // 3 + 7) // 8 * 8)
-        else:
-            ffn = 2 * d * f + f + d
-        norm = 2 * d
-        enc = self.n_encoder_layers * (attention + ffn + 2 * norm)
-        cross = attention + norm if self.layout == "encoder-decoder" else 0
-        dec = self.n_decoder_layers * (2 * norm + attention + ffn + cross)
-        emb = self.src_vocab_size * d + self.tgt_vocab_size * d + self.tgt_vocab_size * d
-        if self.share_embeddings:
-            emb = self.tgt_vocab_size * d
-        elif self.layout == "decoder-only":
-            emb = 2 * self.tgt_vocab_size * d
-        stacks = 2 if self.layout == "encoder-decoder" else 1
-        final_norms = stacks * norm if self.norm == "pre" else 0  # pre-norm ends each stack with a LayerNorm
-        positions = self.max_len * d if self.positional == "learned" else 0
-        return enc + dec + emb + final_norms + positions
+        layout = LAYOUT.get(self.layout)
+        return part_parameters(layout, self, lambda: layout(self))
 
     # ------------------------------------------------------------------ (de)serialisation
     def to_dict(self) -> Dict[str, Any]:
@@ -240,6 +223,22 @@ class TransformerConfig:
         if name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
         return cls(**{**PRESETS[name], **overrides})
+
+
+def part_parameters(part: Any, config: TransformerConfig, build: Callable[[], Any]) -> int:
+    """The parameters of a registered ``part``: its own ``parameter_count(config)``, else those of ``build()`` on meta.
+
+    Built-in parts state their count.  Only a count the class defines itself is trusted (a subclass may add
+    parameters); any other part is built on the ``meta`` device, shapes without storage, so a plugin is counted
+    exactly without allocating it (slower: the first ``meta`` initialisation imports much of PyTorch).
+    """
+    if "parameter_count" in vars(part):
+        return int(part.parameter_count(config))
+    import torch  # only for plugins: the built-in parts need no tensor library to be counted
+
+    with torch.device("meta"):
+        module = build()
+    return sum(p.numel() for p in module.parameters())  # tied tensors are yielded once
 
 
 def _served(pairs: List[Tuple[str, str]]) -> str:

@@ -235,6 +235,19 @@ def load_pretrained(cls, model_id: str, revision: Optional[str] = None, **downlo
     return model
 
 
+def from_pretrained(cls, pretrained_model_name_or_path, *, revision: Optional[str] = None, cache_dir=None,
+                    force_download: bool = False, token=None, local_files_only: bool = False, **unused):
+    """Load a ``save_pretrained`` folder or Hub repo: config validated first, weights strictly, tokenizer too.
+
+    The package attaches this as the classmethod ``Transformer.from_pretrained`` (replacing the mixin's, which
+    loads with ``strict=False`` and falls back to unpickling ``pytorch_model.bin``).
+    """
+    if unused:
+        raise TypeError(f"unexpected arguments {sorted(unused)}; the config comes from config.json")
+    return load_pretrained(cls, pretrained_model_name_or_path, revision=revision, cache_dir=cache_dir,
+                           force_download=force_download, token=token, local_files_only=local_files_only)
+
+
 def check_tokenizer(tokenizer: Tokenizer, config: TransformerConfig) -> None:
     if (tokenizer.src_vocab_size, tokenizer.tgt_vocab_size) != (config.src_vocab_size, config.tgt_vocab_size):
         raise CheckpointError(f"tokenizer vocabularies ({tokenizer.src_vocab_size}, {tokenizer.tgt_vocab_size}) do not "

@@ -24,7 +24,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from huggingface_hub import PyTorchModelHubMixin
 
-from .config import TransformerConfig
+from .config import TransformerConfig, part_parameters
 from .kernels import Dropout  # inverted dropout (section 5.4); its 16-bit mask is a speed-only kernel
 from .losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
 from .registry import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL
@@ -49,6 +49,10 @@ class Embeddings(nn.Module):
 
     def forward(self, ids: Tensor) -> Tensor:  # (B, T) -> (B, T, d_model)
         return self.lut(ids) * self.scale
+
+    @staticmethod
+    def parameter_count(vocab_size: int, d_model: int) -> int:
+        return vocab_size * d_model
 
 
 # --------------------------------------------------------------------------- 3.5 Positional encoding
@@ -93,6 +97,10 @@ class SinusoidalPositionalEncoding(PositionalEncoding):
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:  # (B, T, d), (B|1, T)
         return x + self.table[positions]
 
+    @staticmethod
+    def parameter_count(config: TransformerConfig) -> int:
+        return 0
+
 
 # --------------------------------------------------------------------------- 3.2.1 Scaled dot-product attention
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor] = None):
@@ -116,6 +124,10 @@ class MathAttention(nn.Module):
         out, weights = scaled_dot_product_attention(q, k, v, mask)
         return out, (weights if need_weights else None)
 
+    @staticmethod
+    def parameter_count(config: TransformerConfig) -> int:
+        return 0  # a kernel only computes; the projections belong to MultiHeadAttention
+
 
 # --------------------------------------------------------------------------- 3.2.2 Multi-head attention
 class MultiHeadAttention(nn.Module):
@@ -138,6 +150,10 @@ class MultiHeadAttention(nn.Module):
         nn.init.zeros_(self.in_proj.bias)
         nn.init.xavier_uniform_(self.out_proj.weight)
         nn.init.zeros_(self.out_proj.bias)
+
+    @staticmethod
+    def parameter_count(d_model: int) -> int:
+        return 4 * d_model * d_model + 4 * d_model  # W^Q, W^K, W^V, W^O and their biases
 
     def _heads(self, x: Tensor, parts: int = 1) -> Tensor:  # (B, T, parts * d_model) -> (parts, B, h, T, d_k)
         B, T = x.size(0), x.size(1)
@@ -198,6 +214,10 @@ class PositionwiseFeedForward(nn.Module):
     def forward(self, x: Tensor) -> Tensor:  # (B, T, d_model) -> (B, T, d_model)
         return self.w_2(self.activation(self.w_1(x)))
 
+    @staticmethod
+    def parameter_count(config: TransformerConfig) -> int:
+        return 2 * config.d_model * config.d_ff + config.d_ff + config.d_model  # W_1, b_1, W_2, b_2
+
 
 # --------------------------------------------------------------------------- 3.1 Residual connection + layer norm
 @NORM.register("post")
@@ -212,6 +232,10 @@ class PostNorm(nn.Module):
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
         return self.norm(x + self.dropout(sublayer(x)))
+
+    @staticmethod
+    def parameter_count(config: TransformerConfig) -> int:
+        return 2 * config.d_model  # the LayerNorm's gain and bias
 
 
 @dataclass
@@ -236,6 +260,18 @@ class Parts:
 
     def positional(self) -> PositionalEncoding:
         return POSITIONAL.get(self.config.positional)(self.config)
+
+    def sizes(self) -> Dict[str, int]:
+        """Parameters of one instance of each part, from the sizes alone (nothing is allocated)."""
+        c = self.config
+        return {
+            "attention": MultiHeadAttention.parameter_count(c.d_model)
+            + part_parameters(ATTENTION.get(c.attention), c, lambda: ATTENTION.get(c.attention)()),
+            "feed_forward": part_parameters(FEED_FORWARD.get(c.feed_forward), c, self.feed_forward),
+            "residual": part_parameters(NORM.get(c.norm), c, self.residual),
+            "final_norm": 2 * c.d_model if NORM.get(c.norm).final_norm else 0,
+            "positional": part_parameters(POSITIONAL.get(c.positional), c, self.positional),
+        }
 
 
 # --------------------------------------------------------------------------- 3.1 Encoder and decoder stacks
@@ -331,6 +367,17 @@ class EncoderDecoder(nn.Module):
         else:
             nn.init.normal_(self.generator.weight, mean=0.0, std=config.d_model ** -0.5)
 
+    @staticmethod
+    def parameter_count(config: TransformerConfig) -> int:
+        """What ``__init__`` builds, counted from the sizes alone (``TransformerConfig.num_parameters``)."""
+        c, size = config, Parts(config).sizes()
+        embeddings = Embeddings.parameter_count(c.src_vocab_size, c.d_model)
+        if not c.share_embeddings:  # a target table and the pre-softmax matrix of their own
+            embeddings += Embeddings.parameter_count(c.tgt_vocab_size, c.d_model) + c.d_model * c.tgt_vocab_size
+        encoder = c.n_encoder_layers * (size["attention"] + size["feed_forward"] + 2 * size["residual"])
+        decoder = c.n_decoder_layers * (2 * size["attention"] + size["feed_forward"] + 3 * size["residual"])
+        return embeddings + size["positional"] + encoder + decoder + 2 * size["final_norm"]
+
     def embed(self, embeddings: Embeddings, ids: Tensor, positions: Tensor) -> Tensor:
         return self.dropout(self.positional(embeddings(ids), positions))  # (B, T, d_model)
 
@@ -379,15 +426,16 @@ class Transformer(
     pipeline_tag="translation",
     license="apache-2.0",
     paper_url="https://arxiv.org/abs/1706.03762",
-    repo_url="https://github.com/transformer-hub/transformer_hub",
     tags=["translation", "transformer", "attention-is-all-you-need", "from-scratch", "multi30k"],
 ):
     """The full model: ``model(src, tgt_in) -> logits``, plus ``encode`` / ``decode`` for decoding.
 
     ``Transformer(config)`` builds the layout the config names; it is a
     ``PyTorchModelHubMixin``, so ``save_pretrained``, ``from_pretrained`` and
-    ``push_to_hub`` store it as safetensors with its tokenizer and a model card
-    (see ``hub.py`` for the strict, never-unpickling load).
+    ``push_to_hub`` store it as safetensors with its tokenizer and a model card.
+    ``translate`` (from ``decoding``), ``from_pretrained`` (strict, never unpickling) and the mixin's
+    ``_save_pretrained`` hook (both from ``hub.py``) are attached by ``transformer_hub/__init__.py``: this file
+    is the paper, and imports nothing that decodes or talks to the Hub.
     """
 
     def __init__(self, config: TransformerConfig) -> None:
@@ -449,27 +497,3 @@ class Transformer(
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())  # shared tensors are counted once
-
-    def translate(self, texts: List[str], strategy: str = "greedy", **options) -> List[str]:
-        """Translate sentences with the attached tokenizer; ``options``: ``DecodingConfig`` fields, ``workers``."""
-        from .decoding import translate
-
-        return translate(self, texts, strategy=strategy, **options)
-
-    # ----------------------------------------------------------------- Hugging Face Hub (see hub.py)
-    def _save_pretrained(self, save_directory) -> None:
-        from .hub import save_folder
-
-        save_folder(self, save_directory)
-
-    @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path, *, revision: Optional[str] = None,
-                        cache_dir=None, force_download: bool = False, token=None,
-                        local_files_only: bool = False, **unused) -> "Transformer":
-        """Load a ``save_pretrained`` folder or Hub repo: config validated first, weights strictly, tokenizer too."""
-        from .hub import load_pretrained
-
-        if unused:
-            raise TypeError(f"unexpected arguments {sorted(unused)}; the config comes from config.json")
-        return load_pretrained(cls, pretrained_model_name_or_path, revision=revision, cache_dir=cache_dir,
-                               force_download=force_download, token=token, local_files_only=local_files_only)

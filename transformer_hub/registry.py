@@ -7,6 +7,11 @@ duplicate raises.  An unknown name raises a ``ValueError`` that lists what
 exists.  Outside packages add parts through the entry-point group
 ``transformer_hub.plugins``; set ``TRANSFORMER_HUB_DISABLE_PLUGINS=1`` to skip
 loading them.
+
+An architecture part may state its size: a ``parameter_count(config) -> int``
+defined on the class itself lets ``TransformerConfig`` refuse absurd sizes
+without building anything; a part without one is counted on a ``meta``-device
+instance (exact, nothing allocated, but slower).
 """
 from __future__ import annotations
 

@@ -19,3 +19,7 @@ class SDPAttention(nn.Module):
         if mask is not None:  # additive mask: a fully masked row gives uniform weights (as in "math"), not NaN
             mask = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill(~mask, torch.finfo(q.dtype).min)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask), None
+
+    @staticmethod
+    def parameter_count(config) -> int:
+        return 0  # a kernel only computes; the projections belong to MultiHeadAttention

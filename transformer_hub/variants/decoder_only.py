@@ -37,6 +37,16 @@ class DecoderOnly(nn.Module):
         else:
             nn.init.normal_(self.generator.weight, mean=0.0, std=config.d_model ** -0.5)
 
+    @staticmethod
+    def parameter_count(config: TransformerConfig) -> int:
+        """What ``__init__`` builds, counted from the sizes alone (``TransformerConfig.num_parameters``)."""
+        c, size = config, Parts(config).sizes()
+        embeddings = Embeddings.parameter_count(c.tgt_vocab_size, c.d_model)
+        if not c.share_embeddings:  # a pre-softmax matrix of its own
+            embeddings += c.d_model * c.tgt_vocab_size
+        layers = c.n_decoder_layers * (size["attention"] + size["feed_forward"] + 2 * size["residual"])
+        return embeddings + size["positional"] + layers + size["final_norm"]
+
     def encode(self, src: Tensor) -> EncoderState:
         """Nothing to compute ahead: the source is read by the same stack in the first ``decode`` call."""
         return EncoderState(src, src != self.config.pad_id)

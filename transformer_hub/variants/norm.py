@@ -3,6 +3,7 @@ from typing import Callable
 
 import torch.nn as nn
 
+from ..config import TransformerConfig
 from ..model import Dropout, Tensor
 from ..registry import NORM
 
@@ -19,3 +20,7 @@ class PreNorm(nn.Module):
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
         return x + self.dropout(sublayer(self.norm(x)))
+
+    @staticmethod
+    def parameter_count(config: TransformerConfig) -> int:
+        return 2 * config.d_model  # the LayerNorm's gain and bias (each stack's final norm is counted apart)

@@ -19,6 +19,10 @@ class LearnedPositionalEncoding(PositionalEncoding):
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:  # (B, T, d), (B|1, T)
         return x + self.embedding(positions)
 
+    @staticmethod
+    def parameter_count(config: TransformerConfig) -> int:
+        return config.max_len * config.d_model
+
 
 @POSITIONAL.register("rope")
 class RotaryPositionalEncoding(PositionalEncoding):
@@ -37,6 +41,10 @@ class RotaryPositionalEncoding(PositionalEncoding):
         self.half = d_k // 2
         self.register_buffer("cos", angles.cos().repeat(1, 2).float(), persistent=False)  # (max_len, d_k)
         self.register_buffer("sin", torch.cat([-angles.sin(), angles.sin()], dim=1).float(), persistent=False)
+
+    @staticmethod
+    def parameter_count(config: TransformerConfig) -> int:
+        return 0  # fixed rotations, not parameters
 
     def rotation(self, positions: Tensor) -> Rotate:
         """The tables are looked up once per call; the returned function rotates any (..., B|1, h, T, d_k)."""

@@ -1,0 +1,74 @@
+"""Imports flow one way: registry <- config <- model/variants <- decoding <- hub/train/cli (lazy imports count too)."""
+import ast
+from pathlib import Path
+from typing import Dict, Set
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "transformer_hub"
+
+
+def our_imports(path: Path) -> Set[str]:
+    """Every ``transformer_hub`` module ``path`` imports, at the top or inside a function, as dotted names."""
+    module = "transformer_hub." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    package = package.removesuffix(".__init__")
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("transformer_hub.")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the importing module's package
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if base.startswith("transformer_hub"):
+                found |= {f"{base}.{a.name}" for a in node.names} | {base}
+    return {name for name in found if name != "transformer_hub"}
+
+
+def imports_of(relative: str) -> Set[str]:
+    path = PACKAGE / relative
+    files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return set().union(*(our_imports(f) for f in files))
+
+
+def touches(names: Set[str], unit: str) -> Set[str]:
+    """The names that are ``transformer_hub.<unit>`` or inside it."""
+    prefix = f"transformer_hub.{unit}"
+    return {n for n in names if n == prefix or n.startswith(prefix + ".")}
+
+
+def test_the_resolver_sees_lazy_and_relative_imports(tmp_path):
+    assert "transformer_hub.registry" in imports_of("config.py")
+    assert "transformer_hub.model" in imports_of("variants/norm.py")  # ``from ..model import ...``
+
+
+def test_registry_imports_nothing_of_ours():
+    assert imports_of("registry.py") == set()
+
+
+def test_config_imports_only_the_registry():
+    assert {n.rsplit(".", 1)[0] if n.count(".") > 1 else n for n in imports_of("config.py")} == \
+        {"transformer_hub.registry"}
+
+
+@pytest.mark.parametrize("lower", ["model.py", "variants", "config.py", "state.py", "losses.py", "tokenizer.py"])
+@pytest.mark.parametrize("upper", ["decoding", "hub", "export", "train", "cli", "checkpoint"])
+def test_the_model_layer_does_not_import_what_sits_above_it(lower, upper):
+    assert touches(imports_of(lower), upper) == set()
+
+
+@pytest.mark.parametrize("upper", ["decoding", "train", "cli", "export"])
+def test_hub_does_not_import_decoding_or_training(upper):
+    assert touches(imports_of("hub.py"), upper) == set()
+
+
+def test_the_package_attaches_the_conveniences():
+    from transformer_hub import Transformer, decoding, hub
+
+    attached: Dict[str, object] = {"translate": decoding.translate, "_save_pretrained": hub.save_folder}
+    for name, function in attached.items():
+        assert Transformer.__dict__[name] is function
+    assert Transformer.__dict__["from_pretrained"].__func__ is hub.from_pretrained
