@@ -159,3 +159,24 @@ def test_training_writes_per_direction_metrics(trained, tmp_path):
     results = json.loads((out / "results.json").read_text())["results"]
     assert {(r["split"], r["direction"]) for r in results} == {
         (split, d) for split in ("val", "test_2016_flickr") for d in ("en-de", "de-fr")}
+
+
+def test_cli_translate_and_evaluate_take_languages(trained, tmp_path, capsys, monkeypatch):
+    from transformer_hub.cli import main as cli_main
+
+    trained.save_pretrained(tmp_path / "model")
+    src = tmp_path / "src.de"
+    src.write_text("dea deb dec\ndeb ded\n", encoding="utf-8")
+    assert cli_main(["translate", "--model", str(tmp_path / "model"), "--src-lang", "de", "--tgt-lang", "fr",
+                     "--input", str(src)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all(languages_of(line) == {"fr"} for line in lines)
+    ref = tmp_path / "ref.fr"
+    ref.write_text("fra frb frc\nfrb frd\n", encoding="utf-8")
+    assert cli_main(["evaluate", "--model", str(tmp_path / "model"), "--src", str(src), "--ref", str(ref),
+                     "--src-lang", "de", "--tgt-lang", "fr", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sentences"] == 2
+    assert cli_main(["translate", "--model", str(tmp_path / "model"), "--src-lang", "de", "--tgt-lang", "xx",
+                     "--input", str(src)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--src-lang/--tgt-lang: unknown tgt_lang 'xx': this model serves" in err
