@@ -247,10 +247,15 @@ def decoding_engine(args: argparse.Namespace, config):
 def translate_command(argv: List[str]) -> int:
     parser = Parser(prog=f"{PROG} translate", description="Translate one sentence per line: one line in, one line "
                     "out (empty lines stay empty). With --n-best > 1, write TSV: line_index (0-based), rank, score, "
-                    "normalized_score, text.")
+                    "normalized_score, text. With --alternatives K, write JSON lines (one object per input line).")
     add_model_arguments(parser)
     parser.add_argument("--input", "-i", default=None, help="input file (.gz allowed; default: stdin)")
     parser.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
+    parser.add_argument("--prefix-file", default=None,
+                        help="target prefixes, one per input line (empty line: none): each output starts with its "
+                             "prefix (a last word without a space after it may be completed)")
+    parser.add_argument("--alternatives", type=int, default=0, metavar="K",
+                        help="write JSON lines with each output token's K most likely tokens and probabilities")
     add_decoding_arguments(parser)
     parser.add_argument("--engine", choices=["pytorch", "ctranslate2"], default="pytorch",
                         help="decode with PyTorch (default) or CTranslate2 (pip install ctranslate2; converted once)")
@@ -261,13 +266,22 @@ def translate_command(argv: List[str]) -> int:
     engine = decoding_engine(args, config)
     set_threads(args.threads)
     lines = read_lines(args.input)
+    prefixes = translation_prefixes(args, len(lines))
+    if args.alternatives:
+        config = _with_alternatives(config, args.alternatives)
     model = load_model(args.model, args.revision, args.device)
     from .decoding import generate
 
     with decoding_workers(args, model) as workers:
-        results = generate(model, lines, config, progress=_progress(args, len(lines)), workers=workers, engine=engine)
+        try:
+            results = generate(model, lines, config, progress=_progress(args, len(lines)), workers=workers,
+                               engine=engine, prefix=prefixes)
+        except ValueError as exc:  # a prefix longer than its sentence may be, an engine without prefixes
+            raise CLIError(str(exc))
     with open_output(args.output) as out:
-        if config.n_best == 1:
+        if args.alternatives:
+            write_alternatives(out, results, model.tokenizer)
+        elif config.n_best == 1:
             for r in results:
                 out.write(one_line(r.text) + "\n")
         else:
@@ -275,6 +289,37 @@ def translate_command(argv: List[str]) -> int:
                 for rank, h in enumerate(r.hypotheses):
                     out.write(f"{i}\t{rank}\t{h.score:.4f}\t{h.normalized_score:.4f}\t{one_line(h.text)}\n")
     return 0
+
+
+def translation_prefixes(args: argparse.Namespace, n_lines: int) -> Optional[List[str]]:
+    """``--prefix-file``: one prefix per input line, or None."""
+    if args.prefix_file is None:
+        return None
+    prefixes = read_lines(args.prefix_file)
+    if len(prefixes) != n_lines:
+        raise CLIError(f"--prefix-file {args.prefix_file} has {len(prefixes)} lines for {n_lines} input lines: "
+                       "give one prefix per input line (an empty line for none)")
+    if args.workers > 1 and args.parallel == "processes":
+        raise CLIError("--prefix-file decodes in this process: use --parallel threads, or --workers 1")
+    return prefixes
+
+
+def _with_alternatives(config, k: int):
+    try:
+        return config.replace(return_alternatives=k)
+    except ValueError as exc:
+        raise CLIError(f"--alternatives: {exc}")
+
+
+def write_alternatives(out: TextIO, results, tokenizer) -> None:
+    """One JSON object per input line: its hypotheses, each token's piece and its alternatives as [piece, prob]."""
+    for i, r in enumerate(results):
+        hyps = [{"text": h.text, "score": h.score, "normalized_score": h.normalized_score,
+                 "tokens": tokenizer.pieces(h.tokens, side="target"),
+                 "alternatives": [[[piece, round(p, 6)] for piece, p in step]
+                                  for step in h.alternative_pieces(tokenizer)]}
+                for h in r.hypotheses]
+        out.write(json.dumps({"line": i, "source": r.source, "hypotheses": hyps}, ensure_ascii=False) + "\n")
 
 
 # --------------------------------------------------------------------------- evaluate

@@ -3,6 +3,8 @@
     from transformer_hub.decoding import DecodingConfig, generate, translate
     results = generate(model, ["A dog runs."], strategy="beam", beam_size=4, n_best=2, return_attention=True)
     results[0].text, results[0].hypotheses[1].normalized_score, results[0].best.attention.shape
+    generate(model, ["A dog runs."], prefix="Ein Hu", return_alternatives=5)      # forced start; per-token choices
+    generate(model, ["A dog runs."], strategy="beam", return_search=True)[0].search  # the beam search tree
 
 Strategies are registered by name in ``STRATEGIES`` (``@STRATEGIES.register("name")``);
 the options live in :class:`DecodingConfig`, apart from the model's config.
@@ -11,8 +13,8 @@ the options live in :class:`DecodingConfig`, apart from the model's config.
 from .api import decode_ids, generate, translate
 from .config import DecodingConfig, length_penalty
 from .pool import DecodingPool
-from .results import Hypothesis, TranslationResult
+from .results import Hypothesis, SearchNode, SearchStep, SearchTrace, TranslationResult
 from .strategies import STRATEGIES, Batch, Stepper
 
 __all__ = ["DecodingConfig", "DecodingPool", "Hypothesis", "TranslationResult", "STRATEGIES", "generate", "translate",
-           "decode_ids", "length_penalty", "Batch", "Stepper"]
+           "decode_ids", "length_penalty", "Batch", "Stepper", "SearchTrace", "SearchStep", "SearchNode"]

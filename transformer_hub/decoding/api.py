@@ -9,7 +9,6 @@ own length cap, so results do not depend on the batch a sentence lands in.
 """
 from __future__ import annotations
 
-import functools
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import List, Optional, Sequence
@@ -20,6 +19,7 @@ from torch import nn
 from ..kernels import no_dropout
 from ..model import EncoderState
 from .config import DecodingConfig
+from .prefix import Prefix, PrefixArg, check_prefix_lengths, prefixes_for_ids, prefixes_for_texts
 from .results import Hypothesis, TranslationResult
 from .strategies import STRATEGIES, Batch
 
@@ -136,15 +136,16 @@ def _check_no_foreign_dropout(model) -> None:
                              "call model.eval() first, or use transformer_hub.kernels.Dropout")
 
 
-def decode_batch(model, rows: List[List[int]], caps: List[int], config: DecodingConfig) -> List[List[Hypothesis]]:
-    """Decode one batch: id lists (each ending in eos, longest first) and each one's output cap."""
+def decode_batch(model, rows: List[List[int]], caps: List[int], config: DecodingConfig,
+                 prefixes: Optional[List[Optional[Prefix]]] = None) -> List[List[Hypothesis]]:
+    """Decode one batch: id lists (each ending in eos, longest first), each one's output cap and forced prefix."""
     lengths = [len(ids) for ids in rows]
     device, pad = _device(model), model.config.pad_id
     src = torch.full((len(rows), lengths[0]), pad, dtype=torch.long)
     for row, ids in enumerate(rows):
         src[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
     batch = Batch(src.to(device), torch.tensor(lengths, device=device), torch.tensor(caps, device=device),
-                  seed=config.seed or 0)
+                  seed=config.seed or 0, prefixes=prefixes)
     # both thread-local, entered in the thread that decodes: dropout is off here whatever the modules' flags,
     # which stay untouched (another thread may be training the same model)
     with torch.inference_mode(), no_dropout():
@@ -156,7 +157,8 @@ def decode_batch(model, rows: List[List[int]], caps: List[int], config: Decoding
     return out
 
 
-def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool = False, workers=1):
+def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool = False, workers=1,
+         prefixes: Optional[List[Optional[Prefix]]] = None):
     """Decode id lists (each ending in eos); returns (hypotheses per sentence, truncated indices, sources used).
 
     With ``workers > 1`` that many threads decode different batches at once,
@@ -174,6 +176,7 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
     STRATEGIES.get(config.strategy)  # an unknown name fails here, before any work
     sources = [list(map(int, ids)) for ids in sources]
     sources, caps, truncated, budget = _prepare(model, sources, config)
+    check_prefix_lengths(prefixes, sources, caps, pool is not None)
     results: List[List[Hypothesis]] = [[_empty_hypothesis()] if not ids else [] for ids in sources]
     todo = [i for i, ids in enumerate(sources) if ids]
     lengths = [len(ids) for ids in sources]
@@ -182,7 +185,9 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
     threads = 1 if pool is not None else min(workers, len(batches)) or 1
     rows = [[sources[i] for i in index] for index in batches]
     batch_caps = [[caps[i] for i in index] for index in batches]
-    decode = functools.partial(decode_batch, model, config=config)  # (rows, caps) -> hypotheses, in this process
+    batch_prefixes = [[prefixes[i] for i in index] if prefixes else None for index in batches]
+    def decode(batch_rows, batch_caps, batch_prefixes):  # one batch -> hypotheses, in this process
+        return decode_batch(model, batch_rows, batch_caps, config, batch_prefixes)
 
     bar = None
     if progress:
@@ -195,11 +200,11 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
         if pool is not None:
             done = pool.map(rows, batch_caps, config)
         elif threads == 1:
-            done = map(decode, rows, batch_caps)
+            done = map(decode, rows, batch_caps, batch_prefixes)
         else:  # batches are independent: decode several at once, each thread with its share of the cores
             torch.set_num_threads(max(1, intra_op // threads))
             executor = ThreadPoolExecutor(threads, thread_name_prefix="transformer_hub-decode")
-            done = executor.map(decode, rows, batch_caps)
+            done = executor.map(decode, rows, batch_caps, batch_prefixes)
         for index, hyps_of in zip(batches, done):
             for i, hyps in zip(index, hyps_of):
                 results[i] = hyps
@@ -243,7 +248,7 @@ def _run_engine(engine, model, sources: List[List[int]], config: DecodingConfig,
 
 
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, progress: bool = False,
-             workers=1, engine="pytorch", **overrides) -> List[TranslationResult]:
+             workers=1, engine="pytorch", prefix: PrefixArg = None, **overrides) -> List[TranslationResult]:
     """Translate ``texts`` with ``model.tokenizer``; one :class:`TranslationResult` per input, in input order.
 
     ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its
@@ -255,6 +260,12 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     way.  Empty or whitespace-only texts give an empty result.  ``engine="ctranslate2"``
     (or a ``transformer_hub.export.CTranslate2Engine``) decodes with CTranslate2 instead of PyTorch: same
     results objects; see ``transformer_hub/export/engine.py`` for what it maps and refuses.
+
+    ``prefix``: a target text every output must start with, or a list with one per text (None or "": none).
+    It is tokenized as the start of a target sentence and forced; its tokens are part of each hypothesis and
+    their log-probabilities count in the scores.  A prefix ending inside a word (no space after it) lets the
+    model complete that word (see ``decoding/prefix.py``).  ``return_alternatives=K`` gives each hypothesis
+    its per-token ``alternatives``; ``return_search=True`` (beam) gives each result its ``search`` trace.
     """
     config = _resolve(config, overrides)
     if isinstance(texts, str):
@@ -266,13 +277,16 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     texts = [_clean(t) for t in texts]
     eos = model.config.eos_id
     sources = [tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t in texts]
+    prefixes = prefixes_for_texts(model, tokenizer, prefix, len(texts))
     if engine == "pytorch":
-        hyps, truncated, used = _run(model, sources, config, progress=progress, workers=workers)
+        hyps, truncated, used = _run(model, sources, config, progress=progress, workers=workers, prefixes=prefixes)
+    elif prefixes is not None:
+        raise ValueError(f"prefix= is decoded by the PyTorch engine only, not by engine={engine!r}")
     else:
         hyps, truncated, used = _run_engine(engine, model, sources, config, progress, workers)
     _fill_text(model, hyps)
     return [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
-                              source_ids=ids, truncated=i in truncated)
+                              source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None))
             for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
 
 
@@ -282,12 +296,13 @@ def translate(model, texts: Sequence[str], strategy: str = "greedy", *, workers=
 
 
 def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, *, workers=1,
-               **overrides) -> List[List[Hypothesis]]:
+               prefix=None, **overrides) -> List[List[Hypothesis]]:
     """Decode a (B, S) LongTensor of source ids (each ending in eos, padded with pad_id); no tokenizer needed.
 
     Returns the n-best hypotheses of every row; their ``tokens`` exclude bos and
     eos, and ``text`` is filled in only when ``model.tokenizer`` is attached.
-    A row of only padding gives one empty hypothesis.
+    A row of only padding gives one empty hypothesis.  ``prefix``: per row, target ids the output must start
+    with (forced; they count in the scores).  With ``return_search=True`` each row's list has a ``search``.
     """
     config = _resolve(config, overrides)
     if not isinstance(src_ids, torch.Tensor) or src_ids.dim() != 2:
@@ -298,6 +313,6 @@ def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, 
     if src_ids.numel() and (int(src_ids.min()) < 0 or int(src_ids.max()) >= vocab):
         raise ValueError(f"src_ids holds ids outside the source vocabulary [0, {vocab})")
     sources = [[i for i in row if i != pad] for row in src_ids.tolist()]
-    hyps, _, _ = _run(model, sources, config, workers=workers)
+    hyps, _, _ = _run(model, sources, config, workers=workers, prefixes=prefixes_for_ids(model, prefix, len(sources)))
     _fill_text(model, hyps)
     return hyps

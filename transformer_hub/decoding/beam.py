@@ -29,7 +29,7 @@ from ..kernels import topk
 from .config import STRATEGIES, DecodingConfig
 from .hypotheses import FinishedHypotheses
 from .prefix import Forcing
-from .results import Hypothesis, SearchNode, SearchStep, SearchTrace
+from .results import Hypothesis, NBest, SearchNode, SearchStep, SearchTrace
 from .stepper import Batch, Stepper, alternatives_at, make_hypothesis, most_likely, next_tokens
 
 Tensor = torch.Tensor
@@ -101,7 +101,10 @@ class BeamSearch:
         for t in range(max(self.caps)):
             if not self.step(t):
                 break
-        return [finished.best(self.config.n_best) for finished in self.results]
+        out = [NBest(finished.best(self.config.n_best)) for finished in self.results]
+        for nbest, trace in zip(out, self.traces or []):
+            nbest.search = trace
+        return out
 
     def step(self, t: int) -> bool:
         """Decode step ``t``; False when every sentence is done."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import weakref
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Union
 
 import torch
 
@@ -130,3 +130,59 @@ class Forcing:
     def busy(self, t: int, remaining: Sequence[str]) -> bool:
         """Whether any row is still constrained at step ``t``."""
         return t < self.longest or any(remaining)
+
+
+PrefixArg = Union[None, str, Sequence[Union[str, Sequence[int], None]]]
+
+
+def _per_sentence(prefix, n: int) -> list:
+    if isinstance(prefix, str):
+        return [prefix] * n
+    prefix = list(prefix)
+    if len(prefix) != n:
+        raise ValueError(f"prefix has {len(prefix)} entries for {n} sentences: give one prefix, or one per sentence")
+    return prefix
+
+
+def prefixes_for_texts(model, tokenizer, prefix: PrefixArg, n: int) -> Optional[List[Optional[Prefix]]]:
+    """``generate``'s ``prefix=``: one text for every sentence, or a list with one per sentence (None or "": none)."""
+    if prefix is None:
+        return None
+    cfg = model.config
+    special = [cfg.pad_id, cfg.bos_id, cfg.eos_id, getattr(cfg, "unk_id", cfg.pad_id)]
+    out: List[Optional[Prefix]] = []
+    for text in _per_sentence(prefix, n):
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"a prefix must be a string (or None), got {type(text).__name__}")
+        out.append(Prefix.from_text(tokenizer, text, special) if text and text.strip() else None)
+    return out if any(p is not None for p in out) else None
+
+
+def prefixes_for_ids(model, prefix, n: int) -> Optional[List[Optional[Prefix]]]:
+    """``decode_ids``' ``prefix=``: one id list per row (None or []: none); ids must be plain target tokens."""
+    if prefix is None:
+        return None
+    cfg = model.config
+    out: List[Optional[Prefix]] = []
+    for ids in _per_sentence(prefix, n):
+        ids = [] if ids is None else [int(i) for i in ids]
+        bad = [i for i in ids if not 0 <= i < cfg.tgt_vocab_size or i in (cfg.pad_id, cfg.bos_id, cfg.eos_id)]
+        if bad:
+            raise ValueError(f"prefix ids must be target tokens in [0, {cfg.tgt_vocab_size}) other than pad, bos "
+                             f"and eos; got {bad[:5]}")
+        out.append(Prefix.from_ids(ids) if ids else None)
+    return out if any(p is not None for p in out) else None
+
+
+def check_prefix_lengths(prefixes: Optional[List[Optional[Prefix]]], sources: List[List[int]], caps: List[int],
+                         pool: bool) -> None:
+    """A prefix must fit in its sentence's output cap; worker processes do not take prefixes (yet)."""
+    if prefixes is None:
+        return
+    if pool:
+        raise ValueError("prefix= is not supported with a DecodingPool: decode in this process (workers=1 or threads)")
+    for i, (p, ids, cap) in enumerate(zip(prefixes, sources, caps)):
+        if p is not None and ids and p.length > cap:
+            raise ValueError(f"the prefix of sentence {i} is {p.length} tokens, more than the {cap} output tokens it "
+                             f"may have (source tokens + max_len_offset, max_length, the model's max_len): "
+                             f"shorten the prefix or raise max_len_offset / max_length")

@@ -51,6 +51,12 @@ class Hypothesis:
         return len(self.token_logprobs)
 
 
+class NBest(list):
+    """A sentence's hypotheses, best first, as strategies return them; beam search may attach its ``search``."""
+
+    search: Optional["SearchTrace"] = None
+
+
 @dataclass
 class TranslationResult:
     """The n-best list for one source sentence, best first."""

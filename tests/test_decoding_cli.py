@@ -1,0 +1,72 @@
+"""``translate --prefix-file`` and ``--alternatives K`` (JSON lines)."""
+import io
+import json
+import sys
+
+import pytest
+
+from decoding_fixtures import one_thread, random_model
+from transformer_hub import cli
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    with one_thread():
+        yield
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli-prefix") / "model"
+    random_model().save_pretrained(path)
+    return path
+
+
+def run(argv, stdin, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+    status = cli.main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_prefix_file_forces_each_lines_prefix(model_dir, tmp_path, monkeypatch, capsys):
+    prefixes = tmp_path / "prefixes.txt"
+    prefixes.write_text("ein hund \n\nder k\n", encoding="utf-8")
+    lines = ["a dog runs .", "the man sits .", "the child plays ."]
+    status, out, err = run(["translate", "--model", str(model_dir), "--prefix-file", str(prefixes),
+                            "--strategy", "beam", "--max-len-offset", "5"], "\n".join(lines).encode(),
+                           monkeypatch, capsys)
+    assert status == 0, err
+    got = out.rstrip("\n").split("\n")
+    expected = random_model().translate(lines, strategy="beam", max_len_offset=5,
+                                        prefix=["ein hund ", "", "der k"])
+    assert got == [cli.one_line(t) for t in expected]
+    assert got[0].startswith("ein hund") and got[2].startswith("der k")
+
+
+def test_prefix_file_errors_are_one_line(model_dir, tmp_path, monkeypatch, capsys):
+    prefixes = tmp_path / "two.txt"
+    prefixes.write_text("ein\nzwei leute sitzen auf der bank mit einem ball\n", encoding="utf-8")
+    status, _, err = run(["translate", "--model", str(model_dir), "--prefix-file", str(prefixes)], b"a dog .\n",
+                         monkeypatch, capsys)
+    assert status == 2 and "has 2 lines for 1 input lines" in err and "Traceback" not in err
+    status, _, err = run(["translate", "--model", str(model_dir), "--prefix-file", str(prefixes), "--max-length",
+                          "3"], b"a dog .\nthe man .\n", monkeypatch, capsys)
+    assert status == 2 and "more than the 3 output tokens" in err and "Traceback" not in err
+
+
+def test_alternatives_write_json_lines(model_dir, monkeypatch, capsys):
+    status, out, err = run(["translate", "--model", str(model_dir), "--alternatives", "3", "--max-length", "4"],
+                           b"a dog runs .\n\nthe man .\n", monkeypatch, capsys)
+    assert status == 0, err
+    records = [json.loads(line) for line in out.rstrip("\n").split("\n")]
+    assert [r["line"] for r in records] == [0, 1, 2] and records[1]["hypotheses"][0]["text"] == ""
+    for record in (records[0], records[2]):
+        (hyp,) = record["hypotheses"]
+        assert len(hyp["alternatives"]) in (len(hyp["tokens"]), len(hyp["tokens"]) + 1)  # + eos's step
+        for step, piece in zip(hyp["alternatives"], hyp["tokens"]):
+            probs = [p for _, p in step]
+            assert 3 <= len(step) <= 4 and probs == sorted(probs, reverse=True)
+            assert piece in [p for p, _ in step]
+    status, _, err = run(["translate", "--model", str(model_dir), "--alternatives", "-2"], b"a\n", monkeypatch, capsys)
+    assert status == 2 and "return_alternatives" in err
