@@ -13,9 +13,15 @@ All strategies are batched: one decoder call per step for every sentence
 still running, and finished sentences leave the batch (their rows are
 dropped from the cache; greedy and sampling let finished rows ride along
 until a quarter of the batch is done, so the cache is copied less often).
-Nothing depends on the other sentences in the batch: padded source
-positions are masked, each sentence has its own length cap, and sampling
-draws its random numbers from a per-sentence stream.
+Batch independence, precisely: nothing in the decoding code depends on
+the other sentences in the batch.  Padded source positions are masked,
+each sentence has its own length cap, sampling draws its random numbers
+from a per-sentence stream, and the output projection, max and top-k use
+the same kernels for every row count (``kernels.py``; tested bit for bit
+with exact hidden states).  What can still differ is inside the model:
+PyTorch's CPU matrix products may sum in another order for another number
+of rows, so a sentence's scores can differ in the last bits between batch
+sizes, and where two tokens are that close the chosen token can differ.
 
 Hypotheses come back with ``text=""`` and attention over the padded source;
 the driver fills the text in and crops the attention.
