@@ -1,6 +1,7 @@
 """One model, several languages: target-language tags, direction checks, mixed batches, training on {split}.{lang}."""
 import json
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,22 @@ def test_cli_translate_and_evaluate_take_languages(trained, tmp_path, capsys, mo
                      "--input", str(src)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--src-lang/--tgt-lang: unknown tgt_lang 'xx': this model serves" in err
+
+
+def test_results_script_scores_every_direction_and_the_pivot(trained, tmp_path, capsys):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import multilingual_results
+
+    data = four_way_corpus(tmp_path)
+    trained.save_pretrained(tmp_path / "model")
+    assert multilingual_results.main(["--model", str(tmp_path / "model"), "--data-dir", str(data), "--splits",
+                                      "test_2016_flickr,test_2017_flickr", "--beam", "2", "--limit", "4", "--card"]) == 0
+    rows = json.loads((tmp_path / "model" / "multilingual_results.json").read_text())["rows"]
+    assert len(rows) == 12  # no test_2017_flickr files in this corpus: skipped
+    by_direction = {row["direction"]: row for row in rows}
+    assert "pivot" in by_direction["de-fr"] and "pivot" not in by_direction["en-fr"]
+    assert all(0 <= row["multilingual"]["bleu"] <= 100 for row in rows)
+    table = capsys.readouterr().out
+    assert "| test_2016_flickr | en-de |" in table and "(met)" in table or "(missed)" in table
+    card = (tmp_path / "model" / "README.md").read_text()
+    assert "dataset_config: de-fr" in card or "config: de-fr" in card

@@ -1,0 +1,132 @@
+"""The multilingual model's results table: every direction, direct and pivoting through English, beside the bilingual model.
+
+    python scripts/multilingual_results.py --model space/models/multilingual --bilingual space/models/en-de
+
+For each test split and each direction the model serves (where Multi30k has both files: no Czech for the 2017
+tests), beam search (default 5) is scored with sacreBLEU cased and lowercased (13a) and chrF. Beside them: the
+bilingual model on its own direction, and for every direction between two non-English languages the same
+multilingual model pivoting through English (X -> en -> Y, beam search both ways). Writes ``results.json``
+(``--out``, default ``<model>/multilingual_results.json``) and prints a Markdown table; ``--card`` also puts the
+direct scores into the model's card (README.md) as model-index results.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from tqdm.auto import tqdm
+
+from transformer_hub import Transformer
+from transformer_hub.data import DEFAULT_DATA_DIR, DataError, corpus_file, read_lines
+from transformer_hub.decoding import translate
+from transformer_hub.hub import CARD_FILE, model_card
+from transformer_hub.metrics import score
+
+SPLITS = ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
+PIVOT = "en"
+# Lowercased sacreBLEU targets on test_2016_flickr (issue 16); between non-English languages: the pivot's score.
+TARGETS = {"en-de": 42.0, "en-fr": 62.0, "en-cs": 33.0, "de-en": 45.0, "fr-en": 58.0, "cs-en": 42.0}
+
+
+def split_lines(data_dir: Path, split: str, lang: str) -> Optional[List[str]]:
+    try:
+        return read_lines(corpus_file(data_dir, split, lang))
+    except DataError:
+        return None
+
+
+def run(model: Transformer, sources: List[str], src: str, tgt: str, beam: int, batch_size: int) -> List[str]:
+    languages = {"src_lang": src, "tgt_lang": tgt} if model.config.pairs() else {}
+    return translate(model, sources, strategy="beam", beam_size=beam, batch_size=batch_size, **languages)
+
+
+def evaluate(args: argparse.Namespace) -> List[Dict]:
+    model = Transformer.from_pretrained(args.model)
+    bilingual = Transformer.from_pretrained(args.bilingual) if args.bilingual else None
+    rows: List[Dict] = []
+    jobs: List[Tuple[str, str, str]] = [(split, s, t) for split in args.splits for s, t in model.config.pairs()]
+    for split, src, tgt in tqdm(jobs, desc="directions", unit="set"):
+        sources, references = split_lines(args.data_dir, split, src), split_lines(args.data_dir, split, tgt)
+        if sources is None or references is None:
+            continue
+        sources, references = sources[: args.limit or None], references[: args.limit or None]
+        row = {"split": split, "direction": f"{src}-{tgt}", "sentences": len(sources)}
+        hypotheses = run(model, sources, src, tgt, args.beam, args.batch_size)
+        row["multilingual"] = rounded(score(hypotheses, references))
+        if bilingual is not None and (src, tgt) in bilingual.config.pairs():
+            row["bilingual"] = rounded(score(run(bilingual, sources, src, tgt, args.beam, args.batch_size), references))
+        if PIVOT not in (src, tgt) and (src, PIVOT) in model.config.pairs() and (PIVOT, tgt) in model.config.pairs():
+            middle = run(model, sources, src, PIVOT, args.beam, args.batch_size)
+            row["pivot"] = rounded(score(run(model, middle, PIVOT, tgt, args.beam, args.batch_size), references))
+        rows.append(row)
+    return rows
+
+
+def rounded(scores: Dict[str, float]) -> Dict[str, float]:
+    return {k: round(v, 2) for k, v in scores.items()}
+
+
+def target_of(row: Dict) -> Optional[float]:
+    if row["split"] != "test_2016_flickr":
+        return None
+    if row["direction"] in TARGETS:
+        return TARGETS[row["direction"]]
+    return row["pivot"]["bleu_lowercase"] if "pivot" in row else None
+
+
+def markdown(rows: List[Dict]) -> str:
+    """One line per split and direction: direct scores, the pivot's and the bilingual model's, the target."""
+    lines = ["| split | direction | BLEU | BLEU (lc) | chrF | pivot via en BLEU (lc) | bilingual BLEU (lc) "
+             "| target (lc) |", "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        m, target = row["multilingual"], target_of(row)
+        verdict = "" if target is None else f"{target:.2f} ({'met' if m['bleu_lowercase'] >= target else 'missed'})"
+        lines.append(f"| {row['split']} | {row['direction']} | {m['bleu']:.2f} | {m['bleu_lowercase']:.2f} "
+                     f"| {m['chrf']:.2f} | {row.get('pivot', {}).get('bleu_lowercase', '')} "
+                     f"| {row.get('bilingual', {}).get('bleu_lowercase', '')} | {verdict} |")
+    return "\n".join(lines)
+
+
+def write_card(model_dir: Path, rows: List[Dict]) -> None:
+    """Replace the card's results with these direct scores (the weights are not touched)."""
+    model = Transformer.from_pretrained(model_dir)
+    names = {"bleu": "sacreBLEU (cased)", "bleu_lowercase": "sacreBLEU (lowercased)", "chrf": "chrF"}
+    kept = [r for r in model.card_data.get("results", []) if r.get("split") not in {row["split"] for row in rows}]
+    model.card_data["results"] = kept + [
+        {"dataset_name": "Multi30k", "dataset_type": "multi30k", "split": row["split"], "direction": row["direction"],
+         "metric": "bleu" if metric.startswith("bleu") else "chrf", "metric_name": names[metric], "value": value}
+        for row in rows for metric, value in row["multilingual"].items()]
+    has_plot = (model_dir / "training_curves.png").is_file()
+    model_card(model, has_plot=has_plot).save(model_dir / CARD_FILE)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", type=Path, required=True, help="the multilingual model folder")
+    p.add_argument("--bilingual", type=Path, default=None, help="a bilingual model to score on its own direction")
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    p.add_argument("--splits", type=lambda s: s.split(","), default=list(SPLITS))
+    p.add_argument("--beam", type=int, default=5)
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--limit", type=int, default=0, help="score only the first N sentences of each split (0 = all)")
+    p.add_argument("--out", type=Path, default=None, help="results JSON (default: <model>/multilingual_results.json)")
+    p.add_argument("--card", action="store_true", help="also write the direct scores into the model card")
+    args = p.parse_args(argv)
+    if not args.data_dir.is_dir():
+        print(f"no Multi30k at {args.data_dir}: pass --data-dir", file=sys.stderr)
+        return 2
+    rows = evaluate(args)
+    out = args.out or args.model / "multilingual_results.json"
+    command = "python scripts/multilingual_results.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    out.write_text(json.dumps({"command": command, "beam": args.beam, "rows": rows}, indent=1) + "\n")
+    print(markdown(rows))
+    if args.card:
+        write_card(args.model, rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
