@@ -151,13 +151,24 @@ class Example:
 
 
 def encode_pairs(pairs: Sequence[Tuple[str, str]], tokenizer, bos: int, eos: int, max_len: int,
-                 tag: Optional[int] = None, direction: str = "") -> List[Example]:
-    """Tokenize pairs (``tag``: an id put before every source); examples longer than ``max_len`` are dropped."""
+                 tag: Optional[int] = None, direction: str = "",
+                 cache: Optional[Dict[Tuple[str, str], List[int]]] = None) -> List[Example]:
+    """Tokenize pairs (``tag``: an id put before every source); examples longer than ``max_len`` are dropped.
+
+    ``cache`` ((side, text) -> ids), shared across calls, encodes each sentence of a many-way corpus once.
+    """
     examples = []
     prefix = [tag] if tag is not None else []
+    cache = {} if cache is None else cache
+
+    def encode(text: str, side: str) -> List[int]:
+        if (side, text) not in cache:
+            cache[(side, text)] = tokenizer.encode(text, side=side)
+        return cache[(side, text)]
+
     for src, tgt in pairs:
-        s = prefix + tokenizer.encode(src, side="source") + [eos]
-        t = [bos] + tokenizer.encode(tgt, side="target") + [eos]
+        s = prefix + encode(src, "source") + [eos]
+        t = [bos] + encode(tgt, "target") + [eos]
         if len(s) <= max_len and len(t) <= max_len:
             examples.append(Example(s, t, direction))
     return examples
