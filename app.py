@@ -5,7 +5,7 @@ MODEL_IDS (comma-separated) and --model add models to the shipped ones.
 """
 import argparse
 
-from space import build_demo, configure_torch, launch_options
+from space.demo import build_demo, configure_torch, launch_options
 from space.models_store import model_ids_from_env
 
 if __name__ == "__main__":

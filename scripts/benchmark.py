@@ -7,7 +7,7 @@ Subcommands live in ``BENCHMARKS`` (name -> (add_arguments, run)); add one with
 ``train``: training throughput (target tokens/s) of our model against a ``torch.nn.Transformer``
   reference of the same size on the same batches, and GFLOP/s as a share of the matmul peak
   (see ``scripts/bench_train.py``); ``app``: the Space's ``/translate`` latency and throughput through
-  ``gradio_client`` (see ``space/bench.py``).
+  ``gradio_client`` (see ``scripts/bench_app.py``).
 
 ``engines``: the same sentences through ``engine="pytorch"``, ``engine="ctranslate2"`` (float32, int8) and, for the
   paper block, ``transformers``' MarianMTModel (see ``scripts/bench_engines.py``).
@@ -299,15 +299,14 @@ benchmark("decode", "decoding speed: naive loop vs cached, batched greedy and be
 
 
 def _register_others() -> None:
-    """``train`` (scripts/bench_train.py) and ``app`` (space/bench.py) live beside their subjects."""
+    """``train`` (scripts/bench_train.py) and ``app`` (scripts/bench_app.py) live in modules of their own."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_app
     from bench_train import add_train_arguments, bench_train
-
-    from space import bench as space_bench
 
     benchmark("train", "training throughput: ours vs a torch.nn.Transformer reference", add_train_arguments)(bench_train)
     benchmark("app", "latency/throughput of the Space's /translate through gradio_client",
-              space_bench.add_arguments)(space_bench.run)
+              bench_app.add_arguments)(bench_app.run)
     from bench_engines import add_engines_arguments, bench_engines
 
     benchmark("engines", "pytorch vs ctranslate2 (float32, int8) vs transformers MarianMT: speed and BLEU",

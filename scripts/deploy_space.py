@@ -1,28 +1,33 @@
 #!/usr/bin/env python
 """Assemble the Hugging Face Space folder and upload it: ``python scripts/deploy_space.py --repo-id USER/SPACE``.
 
-The Space folder holds: ``README.md`` (the Space card with its front matter, from ``space/README.md``),
-``app.py``, ``requirements.txt`` (the project's, minus gradio, which the Space's ``sdk_version`` pins), the
-``space/`` code, the ``transformer_hub`` package, and the chosen models under ``space/models/``
-(``--models en-de,variants/paper``, ``--models all`` (default) or ``--models none``).  ``--dry-run`` only
-assembles it (into ``--out`` or a temporary folder) and prints the file list.  The upload creates the Space
-if needed (``repo_type="space"``, ``space_sdk="gradio"``) and replaces the code and models that were there
-(``HF_ENDPOINT`` / ``HF_TOKEN`` are honoured as usual by ``huggingface_hub``).
+The Space folder holds only what the Space runs: ``README.md`` (the Space card with its front matter, from
+``space/README.md``), ``app.py``, ``requirements.txt`` (the project's, minus gradio, which the Space's
+``sdk_version`` pins), the Python modules of ``space/`` and ``transformer_hub/`` that ``app.py`` imports
+(followed through every import statement, those inside functions included), and the chosen models under
+``space/models/`` (``--models en-de,variants/paper``, ``--models all`` (default) or ``--models none``), each
+with the files loading and describing it needs (config, weights, tokenizer, card), plus the variant study's
+``results.json`` and curves.  ``--dry-run`` only assembles it (into ``--out`` or a temporary folder) and
+prints the file list.  The upload creates the Space if needed (``repo_type="space"``, ``space_sdk="gradio"``)
+and replaces the code and models that were there (``HF_ENDPOINT`` / ``HF_TOKEN`` are honoured as usual by
+``huggingface_hub``).
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Set
 
 ROOT = Path(__file__).resolve().parents[1]
-CODE_DIRS = ("space", "transformer_hub")
-SKIP_DIRS = {"__pycache__", ".pytest_cache", "models"}
-CODE_SUFFIXES = {".py", ".md", ".json", ".txt", ".css"}
+PACKAGES = ("space", "transformer_hub")
+# what the Space reads of a model folder: config, weights, tokenizer files (named in tokenizer_config.json), card
+MODEL_FILES = ("config.json", "model.safetensors", "tokenizer_config.json", "README.md")
+VARIANT_STUDY_FILES = ("results.json", "validation_curves.png")  # read by the variants tab
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
 
@@ -78,15 +83,69 @@ def available_models(models_dir: Path) -> List[str]:
     return [spec.name for spec in discover(models_dir)]
 
 
-def copy_code(src: Path, dest: Path) -> None:
-    for path in sorted(src.rglob("*")):
-        rel = path.relative_to(src)
-        if any(part in SKIP_DIRS or part.startswith(".") for part in rel.parts[:-1]) or not path.is_file():
-            continue
-        if rel.parts[0] in SKIP_DIRS or path.suffix not in CODE_SUFFIXES:
-            continue
+def _module_file(root: Path, module: str) -> Optional[Path]:
+    base = root.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _imports(path: Path, module: str) -> Set[str]:
+    """Every module ``path`` imports (absolute names), imports inside functions included."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: Set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)  # `from pkg import module`
+    return found
+
+
+def code_files(root: Path = ROOT, entry: str = "app.py") -> List[Path]:
+    """The modules of ``space`` and ``transformer_hub`` that ``entry`` needs, with their packages' __init__."""
+    todo, seen, files = [(root / entry, "__main__")], set(), set()
+    while todo:
+        path, module = todo.pop()
+        for name in _imports(path, module):
+            parts = name.split(".")
+            if parts[0] not in PACKAGES:
+                continue
+            for i in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ too
+                prefix = ".".join(parts[:i])
+                target = _module_file(root, prefix)
+                if target is not None and prefix not in seen:
+                    seen.add(prefix)
+                    files.add(target)
+                    todo.append((target, prefix))
+    return sorted(files)
+
+
+def copy_code(root: Path, dest: Path) -> None:
+    for path in code_files(root):
+        rel = path.relative_to(root)
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, dest / rel)
+
+
+def copy_model(folder: Path, dest: Path) -> None:
+    """The files of a model folder the Space reads: config, weights, tokenizer, card."""
+    import json
+
+    dest.mkdir(parents=True, exist_ok=True)
+    names = list(MODEL_FILES)
+    if (folder / "tokenizer_config.json").is_file():
+        names += [str(v) for v in json.loads((folder / "tokenizer_config.json").read_text()).values()
+                  if isinstance(v, str) and (folder / v).is_file()]
+    for name in dict.fromkeys(names):
+        if (folder / name).is_file():
+            shutil.copy2(folder / name, dest / name)
 
 
 def assemble(out: Path, models: Sequence[str] = ("all",), root: Path = ROOT, models_dir: Optional[Path] = None) -> Path:
@@ -101,20 +160,18 @@ def assemble(out: Path, models: Sequence[str] = ("all",), root: Path = ROOT, mod
     shutil.copy2(root / "app.py", out / "app.py")
     shutil.copy2(card, out / "README.md")
     (out / "requirements.txt").write_text(space_requirements(root / "requirements.txt"), encoding="utf-8")
-    for name in CODE_DIRS:
-        copy_code(root / name, out / name)
-    (out / "space" / "README.md").unlink(missing_ok=True)  # the card lives at the root
+    copy_code(root, out)
     found = available_models(models_dir)
     wanted = found if list(models) == ["all"] else [] if list(models) == ["none"] else list(models)
     missing = [m for m in wanted if m not in found]
     if missing:
         raise DeployError(f"models not found under {models_dir}: {missing}; available: {found or '(none)'}")
     for name in wanted:
-        shutil.copytree(models_dir / name, out / "space" / "models" / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.tmp", ".*"))
-    results = models_dir / "variants" / "results.json"
-    if results.is_file() and any(m.startswith("variants/") for m in wanted):
-        shutil.copy2(results, out / "space" / "models" / "variants" / "results.json")
+        copy_model(models_dir / name, out / "space" / "models" / name)
+    if any(m.startswith("variants/") for m in wanted):
+        for name in VARIANT_STUDY_FILES:
+            if (models_dir / "variants" / name).is_file():
+                shutil.copy2(models_dir / "variants" / name, out / "space" / "models" / "variants" / name)
     for path in out.rglob("*"):
         if path.is_file() and path.stat().st_size > MAX_FILE_BYTES:
             raise DeployError(f"{path.relative_to(out)} is over {MAX_FILE_BYTES // 2**20} MB; a Space is no place for it")

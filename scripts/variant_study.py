@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
 from transformer_hub import checkpoint as ckpt  # noqa: E402
+from transformer_hub import results as results_json  # noqa: E402
 from transformer_hub.config import MAX_LAYERS, PRESETS  # noqa: E402
 from transformer_hub.data import DEFAULT_DATA_DIR, load_split  # noqa: E402
 from transformer_hub.decoding import translate  # noqa: E402
@@ -146,7 +147,7 @@ def train_variant(args: argparse.Namespace, name: str, overrides: Dict[str, Any]
             signal.signal(sig, handler)
     if final is None:
         return None
-    s, training = trainer.state, json.loads((run / "results.json").read_text())["training"]
+    s, training = trainer.state, results_json.load(run / "results.json").models[0].training
     if not s["step"] == training["updates"] == args.max_updates:
         raise RuntimeError(f"{name} stopped after {training['updates']} updates, not the budget's {args.max_updates}")
     val, _ = evaluate(trainer.model, trainer.valid_pairs, args.final_beam)
@@ -185,6 +186,30 @@ def ship(model: Transformer, record: Dict[str, Any], run: Path, args: argparse.N
 
 
 # --------------------------------------------------------------------------- reports
+ARCHITECTURE = ("layout", "positional", "norm", "feed_forward", "attention", "d_model", "n_heads", "d_ff",
+                "n_encoder_layers", "n_decoder_layers")
+TRAINING = ("seed", "updates", "epochs", "train_pairs", "train_seconds", "train_wall_seconds", "train_tokens",
+            "train_tokens_per_s")
+METRICS = ("bleu", "bleu_lowercase", "chrf")
+
+
+def study_results(budget: Dict[str, Any], records: List[Dict[str, Any]], folder: Path) -> results_json.Results:
+    """The study as a ``results.json`` (``transformer_hub.results``): model paths relative to ``folder``."""
+    models, scores = [], []
+    for r in records:
+        path = results_json.relative_path(r["model"], folder) if r.get("model") else None
+        models.append(results_json.ModelResult(
+            name=r["name"], path=path, parameters=r["parameters"], architecture={k: r[k] for k in ARCHITECTURE},
+            training={k: r[k] for k in TRAINING},
+            decoding={"beam": r["beam"], "sentences": r["decode_sentences"], "seconds": r["decode_seconds"],
+                      "sentences_per_s": r["decode_sentences_per_s"]}))
+        scores += [results_json.Score(model=r["name"], split=split, metric=metric, value=r[split][metric],
+                                      direction=f"{SRC}-{TGT}")
+                   for split in ("val", TEST_SPLIT) for metric in METRICS if metric in r.get(split, {})]
+    settings = {k: v for k, v in budget.items() if k not in ("tokenizer", "data_dir")}  # machine paths stay out
+    return results_json.Results(models=models, results=scores, settings=settings)
+
+
 def markdown(budget: Dict[str, Any], records: List[Dict[str, Any]]) -> str:
     """The results table, one row per variant, with the shared budget above it."""
     head = (f"Multi30k {SRC}->{TGT}, identical budget for every variant: {budget['updates']} updates of <= "
@@ -311,11 +336,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               "updates": args.max_updates, "max_tokens": args.max_tokens, "warmup": args.warmup,
               "save_every": args.save_every, "average_last": args.average_last,
               "peak_lr": args.peak_lr, "preset": args.preset, "max_len": args.max_len, "vocab_size": args.vocab_size,
-              "vocabulary": vocab, "tokenizer": str(tokenizer), "seeds": seeds, "train_limit": args.limit,
+              "vocabulary": vocab, "seeds": seeds, "train_limit": args.limit,
               "train_pairs": len(train_pairs),
               "valid_limit": args.valid_limit, "test_limit": args.test_limit, "beam": args.final_beam,
               "test_split": TEST_SPLIT, "test_sentences": len(test_pairs), "decode_batch_size": DECODE_BATCH,
-              "threads": args.threads, "data_dir": str(args.data_dir)}
+              "threads": args.threads, "data": Path(args.data_dir).name}  # no machine paths: results.json
     check_budget(out, budget)
     records: Dict[str, Dict[str, Any]] = {}
     for name in runs:  # finished variants, requested or not, all go in the report
@@ -337,10 +362,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ordered = [records[name] for name in runs if name in records]
     if any(r["updates"] != args.max_updates for r in ordered):
         raise RuntimeError("variants trained different numbers of updates: the budget is not identical")
-    report = json.dumps({"budget": budget, "variants": ordered}, indent=1)
-    ship_to.mkdir(parents=True, exist_ok=True)
     for path in (out / "results.json", ship_to / "results.json"):
-        path.write_text(report)
+        results_json.save(study_results(budget, ordered, path.parent), path)
     table = markdown(budget, ordered)
     (ship_to / "results.md").write_text(table)
     curves = {r["name"]: [m for m in MetricsLog(out / r["name"] / "metrics.jsonl").read() if m.get("kind") == "val"]

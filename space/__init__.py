@@ -3,14 +3,13 @@
     from space import build_demo
     build_demo(model_ids=["user/repo@main"]).launch()
 
-The names below are imported on first use, so a module such as ``space.decode_process`` (which the
-decoding child process imports) does not pull in Gradio.
+The names below are imported on first use, so importing ``space`` alone does not pull in Gradio.
 """
 from importlib import import_module
 
 _EXPORTS = {"build_demo": "demo", "configure_torch": "demo", "launch_options": "demo", "ModelStore": "models_store",
-            "TAB_ENTRY_POINT_GROUP": "plugins", "TABS": "plugins", "Tab": "plugins", "ordered_tabs": "plugins",
-            "tab": "plugins"}
+            "TAB_ENTRY_POINT_GROUP": "plugins", "TABS": "registry", "Tab": "registry", "ordered_tabs": "plugins",
+            "tab": "registry"}
 __all__ = list(_EXPORTS)
 
 

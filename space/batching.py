@@ -2,9 +2,11 @@
 
 At low load a request runs at once (no added latency).  While ``max_parallel`` decodes are busy, later
 requests wait; when a slot frees up, the next waiting request takes every request queued for its
-(model, options) key, up to ``max_sentences`` sentences, and decodes them as one batch.  Results are
-identical to decoding one by one (the library's batched decoding is batch-independent; sampling, whose
-random draws depend on the batch, is never merged: its key is unique per request).
+(model, options) key, up to ``max_sentences`` sentences, and decodes them as one batch.  A sentence's
+output does not depend on the requests it shares a call with, to the extent the library's batched
+decoding promises (``transformer_hub.decoding``: the same search, padding masked; floating-point sums
+over a batch may round differently, which can flip a near-tie).  Sampling, whose random draws depend
+on the batch, is never merged: its key is unique per request.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ class _Item:
 
 @dataclass
 class MicroBatcher:
-    max_parallel: int = 2       # decodes running at once (one torch thread each)
+    max_parallel: int = 1       # decodes running at once
     max_sentences: int = 64     # sentences merged into one call
     _cond: threading.Condition = field(default_factory=threading.Condition, repr=False)
     _queues: Dict[Hashable, Deque[_Item]] = field(default_factory=dict, repr=False)

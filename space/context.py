@@ -1,29 +1,35 @@
-"""What every tab's ``render`` receives: the model store, the limits, the examples."""
+"""What every tab's ``render`` receives: the model store, the decoder, the limits."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from .batching import MicroBatcher
-from .decode_process import DecodeProcess
-from .examples import EXAMPLES
+from .decoder import Decoder
 from .limits import Limits
 from .models_store import ModelStore
+
+# Requests admitted to the decoding handlers at once (Gradio's concurrency limit of their group): those
+# beyond the decoder's one running call wait inside the micro-batcher, where concurrent requests with the
+# same options are merged into one generate call; admitting them early, not in Gradio's queue, is what lets
+# them share a call.  The one default; SPACE_DECODE_WORKERS changes it (space/demo.py).
+DECODE_WORKERS = 16
 
 
 @dataclass
 class SpaceContext:
     store: ModelStore
     limits: Limits = field(default_factory=Limits)
-    examples: List[str] = field(default_factory=lambda: list(EXAMPLES))
-    batcher: Optional[MicroBatcher] = field(default_factory=MicroBatcher)  # None: decode each request alone
-    decode_workers: int = 8  # concurrency limit of the decoding events (beyond the batcher's slots they wait in it)
-    decoder: Optional[DecodeProcess] = None  # decode in this child process; None: in the server process
+    decoder: Optional[Decoder] = None  # None: built from the store with one torch thread
+    decode_workers: int = DECODE_WORKERS
+
+    def __post_init__(self) -> None:
+        if self.decoder is None:
+            self.decoder = Decoder(self.store)
 
     @property
     def model_names(self) -> List[str]:
         return self.store.names()
 
     @property
-    def default_model(self):
+    def default_model(self) -> Optional[str]:
         return self.store.default()

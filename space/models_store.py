@@ -1,15 +1,18 @@
-"""Which models the Space offers, and a thread-safe lazy store that loads each one once.
+"""Which models the Space offers, and what it knows of them without loading their weights.
 
-By default the Space is offline: it serves the ``save_pretrained`` folders
-shipped under ``space/models/`` (``en-de`` first, then ``variants/<name>``).
-More models come from ``MODEL_IDS`` (comma-separated) or ``--model``: a local
-folder, or a Hub repository id with an optional ``@revision``
-(``user/repo@v1``), downloaded the first time it is used.  The models folder
-itself can be moved with ``TRANSFORMER_HUB_SPACE_MODELS``.
+By default the Space is offline: it serves every ``save_pretrained`` folder under
+``space/models/`` by its folder name (``en-de`` first, then the others, e.g.
+``multilingual``), then ``variants/<name>``.  More models come from ``MODEL_IDS``
+(comma-separated) or ``--model``: a local folder, or a Hub repository id with an
+optional ``@revision`` (``user/repo@v1``).  The models folder itself can be moved
+with ``TRANSFORMER_HUB_SPACE_MODELS``.
+
+The weights are loaded only by the decoding process (``space/decoder.py``); this
+process reads ``config.json`` (languages, sizes, parameter counts), the tokenizer
+(to show token pieces) and ``results.json`` / model cards (measured numbers).
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -17,19 +20,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-from transformer_hub import Transformer, TransformerConfig
+from transformer_hub import Tokenizer, TransformerConfig
+from transformer_hub import results as results_json
 from transformer_hub.hub import card_data_from_file
 
 logger = logging.getLogger(__name__)
 DEFAULT_MODELS_DIR = Path(__file__).resolve().parent / "models"
 MODELS_DIR_ENV = "TRANSFORMER_HUB_SPACE_MODELS"
 MODEL_IDS_ENV = "MODEL_IDS"
-SHIPPED = "en-de"
+SHIPPED = "en-de"  # listed first and the default when present
+VARIANTS = "variants"
 RESULTS_FILE = "results.json"
 
 
 class ModelLoadError(RuntimeError):
-    """A model could not be loaded (missing, corrupt, unreachable); the message says which and why."""
+    """A model's files could not be read (missing, corrupt, unreachable); the message says which and why."""
 
 
 @dataclass(frozen=True)
@@ -63,32 +68,33 @@ def split_model_ids(value: Optional[str]) -> List[str]:
     return [part.strip() for part in (value or "").split(",") if part.strip()]
 
 
+def model_ids_from_env(extra: Sequence[str] = ()) -> List[str]:
+    return split_model_ids(os.environ.get(MODEL_IDS_ENV)) + [m for m in extra if m]
+
+
 def is_model_folder(path: Path) -> bool:
     return (path / "config.json").is_file() and (path / "model.safetensors").is_file()
 
 
 def discover(models_dir: Path) -> List[ModelSpec]:
-    """The shipped model and the variant checkpoints found in ``models_dir``."""
-    specs = []
-    if is_model_folder(models_dir / SHIPPED):
-        specs.append(ModelSpec(SHIPPED, str(models_dir / SHIPPED), kind="shipped"))
-    variants = models_dir / "variants"
+    """Every model folder in ``models_dir`` (``en-de`` first), then those in ``models_dir/variants``."""
+    folders = sorted(f for f in models_dir.iterdir() if f.is_dir()) if models_dir.is_dir() else []
+    folders.sort(key=lambda f: f.name != SHIPPED)  # stable: the shipped model first, the rest by name
+    specs = [ModelSpec(f.name, str(f), kind="shipped") for f in folders if f.name != VARIANTS and is_model_folder(f)]
+    variants = models_dir / VARIANTS
     if variants.is_dir():
-        for folder in sorted(variants.iterdir()):
-            if folder.is_dir() and is_model_folder(folder):
-                specs.append(ModelSpec(f"variants/{folder.name}", str(folder), kind="variant"))
-    for folder in sorted(models_dir.iterdir()) if models_dir.is_dir() else []:
-        if folder.name not in (SHIPPED, "variants") and folder.is_dir() and is_model_folder(folder):
-            specs.append(ModelSpec(folder.name, str(folder), kind="shipped"))
+        specs += [ModelSpec(f"{VARIANTS}/{f.name}", str(f), kind="variant")
+                  for f in sorted(variants.iterdir()) if f.is_dir() and is_model_folder(f)]
     return specs
 
 
 class ModelStore:
-    """Name -> model, loaded lazily, once, under a per-model lock (safe from Gradio's worker threads)."""
+    """Name -> where the model is, its config and tokenizer (read once each, thread-safe)."""
 
     def __init__(self, models_dir: Optional[os.PathLike] = None, model_ids: Iterable[str] = ()) -> None:
         self.models_dir = Path(models_dir or os.environ.get(MODELS_DIR_ENV) or DEFAULT_MODELS_DIR)
         specs = discover(self.models_dir)
+        model_ids = list(model_ids)
         for model_id in model_ids:
             spec = parse_model_id(model_id)
             names = {s.name for s in specs}
@@ -99,16 +105,26 @@ class ModelStore:
             if spec.name not in names and spec.source not in {s.source for s in specs if s.local}:
                 specs.append(spec)
         self.specs: Dict[str, ModelSpec] = {spec.name: spec for spec in specs}
-        self._models: Dict[str, Transformer] = {}
-        self._errors: Dict[str, str] = {}
-        self._locks: Dict[str, threading.Lock] = {name: threading.Lock() for name in self.specs}
+        self._configs: Dict[str, TransformerConfig] = {}
+        self._tokenizers: Dict[str, Tokenizer] = {}
+        self._lock = threading.Lock()
+        self._default: Optional[str] = None
 
     # ------------------------------------------------------------------ names
     def names(self) -> List[str]:
         return list(self.specs)
 
     def default(self) -> Optional[str]:
-        return next(iter(self.specs), None)
+        """The local model serving the most directions (a multilingual one over a bilingual one), else the first."""
+        if self._default is None:
+            def reach(spec: ModelSpec) -> int:
+                try:
+                    return len(self.config(spec.name).pairs()) if spec.local else -1
+                except Exception:  # noqa: BLE001 - an unreadable config is reported when the model is used
+                    return -1
+            ranked = sorted(self.specs.values(), key=lambda spec: -reach(spec))  # stable: listing order on ties
+            self._default = ranked[0].name if ranked else ""
+        return self._default or None
 
     def __len__(self) -> int:
         return len(self.specs)
@@ -132,101 +148,80 @@ class ModelStore:
                     return name
         return None
 
-    # ------------------------------------------------------------------ loading
-    def get(self, name: str) -> Transformer:
-        """The model called ``name``, loading it on first use (once, even under concurrent calls)."""
+    # ------------------------------------------------------------------ files, never the weights
+    def fetch(self, name: str, filename: str) -> str:
+        """A file of the model's folder or Hub repo (downloaded once into the Hub cache)."""
         spec = self.spec(name)
-        name = spec.name
-        model = self._models.get(name)
-        if model is not None:
-            return model
-        with self._locks[name]:
-            if name in self._models:
-                return self._models[name]
-            if name in self._errors:
-                raise ModelLoadError(self._errors[name])
-            try:
-                model = Transformer.from_pretrained(spec.source, revision=spec.revision)
-            except Exception as exc:  # noqa: BLE001 - reported to the visitor, remembered so it is not retried each click
-                message = f"could not load model {name!r} from {spec.source}: {exc}"
-                logger.exception(message)
-                if spec.local:
-                    self._errors[name] = message
-                raise ModelLoadError(message) from exc
-            if model.tokenizer is None:
-                message = f"model {name!r} has no tokenizer files, so it cannot translate text"
-                self._errors[name] = message
-                raise ModelLoadError(message)
-            model.eval()
-            self._models[name] = model
-            logger.info("loaded model %s from %s", name, spec.source)
-            return model
-
-    def loaded(self) -> List[str]:
-        return list(self._models)
-
-    # ------------------------------------------------------------------ description without loading weights
-    def config(self, name: str) -> TransformerConfig:
-        """The model's config; read from config.json for local folders, so no weights are loaded."""
-        spec = self.spec(name)
-        name = spec.name
-        if name in self._models:
-            return self._models[name].config
         if spec.local:
-            return TransformerConfig.from_json_file(os.path.join(spec.source, "config.json"))
-        return self.get(name).config
+            path = os.path.join(spec.source, filename)
+            if not os.path.isfile(path):
+                raise ModelLoadError(f"model {spec.name!r} has no {filename} in {spec.source}")
+            return path
+        from huggingface_hub import hf_hub_download
 
-    def results(self) -> Dict[str, Dict[str, Any]]:
-        """Measured numbers (BLEU, training time, speed): from ``variants/results.json``, keyed by variant
-        name, and for other local models from their model card's results and training facts."""
-        path = self.models_dir / "variants" / RESULTS_FILE
         try:
-            results = normalise_results(json.loads(path.read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            results = {}
-        except (OSError, ValueError) as exc:
-            logger.warning("ignoring %s: %s", path, exc)
-            results = {}
+            return hf_hub_download(spec.source, filename, revision=spec.revision)
+        except Exception as exc:  # noqa: BLE001 - unreachable Hub, missing file, bad id: one message
+            raise ModelLoadError(f"could not get {filename} of model {spec.name!r} from the Hub: {exc}") from exc
+
+    def config(self, name: str) -> TransformerConfig:
+        """The model's validated ``config.json`` (languages, sizes, variants)."""
+        name = self.spec(name).name
+        with self._lock:
+            if name not in self._configs:
+                try:
+                    self._configs[name] = TransformerConfig.from_json_file(self.fetch(name, "config.json"))
+                except ValueError as exc:
+                    raise ModelLoadError(f"model {name!r}: {exc}") from exc
+            return self._configs[name]
+
+    def tokenizer(self, name: str) -> Tokenizer:
+        """The model's tokenizer (SentencePiece files only), to show token ids as pieces."""
+        name = self.spec(name).name
+        with self._lock:
+            if name not in self._tokenizers:
+                files = Tokenizer.files_from_config(self.fetch(name, "tokenizer_config.json"))
+                self._tokenizers[name] = Tokenizer.from_files(self.fetch(name, files["source"]),
+                                                              self.fetch(name, files["target"]))
+            return self._tokenizers[name]
+
+    def results(self) -> results_json.Results:
+        """Measured numbers: ``variants/results.json`` (the variant study), and for the other local models
+        the results and training facts of their model card (which the trainer writes)."""
+        merged = results_json.Results()
+        path = self.models_dir / VARIANTS / RESULTS_FILE
+        if path.is_file():
+            try:
+                found = results_json.load(path)
+            except ValueError as exc:
+                logger.warning("ignoring %s", exc)
+            else:
+                for model in found.models:  # named as the picker names them
+                    name = (self.name_of(str(path.parent / model.path)) if model.path else None) \
+                        or f"{VARIANTS}/{model.name}"
+                    merged.models.append(results_json.ModelResult(**{**vars(model), "name": name}))
+                    merged.results += [results_json.Score(**{**vars(s), "model": name})
+                                       for s in found.results if s.model == model.name]
         for name, spec in self.specs.items():
-            card = os.path.join(spec.source, "README.md")
-            if name not in results and name.split("/", 1)[-1] not in results and spec.local and os.path.isfile(card):
-                measured = card_measurements(card_data_from_file(card))
-                if measured:
-                    results[name] = measured
-        return results
+            if merged.model(name) is None and spec.local:
+                self._add_card(merged, name)
+        return merged
 
-
-def card_measurements(card_data: Dict[str, Any]) -> Dict[str, Any]:
-    """A model card's results and training facts as a results row: {split: {metric: value}, "training": {...}}."""
-    row: Dict[str, Any] = {}
-    for r in card_data.get("results", []):
+    def _add_card(self, merged: results_json.Results, name: str) -> None:
+        card = self.card(name)
         try:
-            metric = str(r["metric"]) + ("_lowercase" if "lower" in str(r.get("metric_name", "")).lower() else "")
-            row.setdefault(str(r.get("split") or "test"), {})[metric] = float(r["value"])
-        except (KeyError, TypeError, ValueError):
-            continue
-    if isinstance(card_data.get("training"), dict):
-        row["training"] = card_data["training"]
-    return row
+            scores = results_json.scores_from_card(name, card.get("results") or [])
+        except (KeyError, TypeError, ValueError) as exc:
+            logger.warning("ignoring the results of %s's model card: %s", name, exc)
+            scores = []
+        training = {k: v for k, v in (card.get("training") or {}).items()
+                    if isinstance(v, (int, float, str)) and not isinstance(v, bool)}
+        if scores or training:
+            merged.models.append(results_json.ModelResult(name=name, training=training))
+            merged.results += scores
 
-
-def normalise_results(data: Any) -> Dict[str, Dict[str, Any]]:
-    """Accept ``{name: {...}}``, ``[{"name": ...}, ...]`` or ``{"variants": ...}`` / ``{"results": ...}``."""
-    if isinstance(data, dict):
-        for key in ("variants", "results", "models"):
-            if key in data and isinstance(data[key], (list, dict)):
-                return normalise_results(data[key])
-        return {str(k): v for k, v in data.items() if isinstance(v, dict)}
-    if isinstance(data, list):
-        out = {}
-        for row in data:
-            if isinstance(row, dict):
-                name = row.get("name") or row.get("variant") or row.get("model")
-                if name:
-                    out[str(name)] = row
-        return out
-    return {}
-
-
-def model_ids_from_env(extra: Sequence[str] = ()) -> List[str]:
-    return split_model_ids(os.environ.get(MODEL_IDS_ENV)) + [m for m in extra if m]
+    def card(self, name: str) -> Dict[str, Any]:
+        """The model card's data (results, training facts) of a local model; {} when there is none."""
+        spec = self.spec(name)
+        path = os.path.join(spec.source, "README.md")
+        return card_data_from_file(path) if spec.local and os.path.isfile(path) else {}

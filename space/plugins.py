@@ -1,11 +1,8 @@
-"""The Space's tabs are plugins: each one registers itself in ``TABS``.
+"""The Space's tabs are plugins: each one registers itself in ``TABS`` (``space/registry.py``).
 
-A tab is a title, an order (smaller comes first) and a ``render(ctx)``
-function that builds the tab's components inside the current ``gr.Tab`` and
-wires their events (each with an ``api_name``).  The built-in tabs live in
-``space/tabs/``; outside packages add their own through the entry-point group
-``transformer_hub.space_tabs``, whose entries point at a module that registers
-on import, or at a no-argument ``register()`` function::
+The built-in tabs live in ``space/tabs/``; outside packages add their own through the entry-point group
+``transformer_hub.space_tabs``, whose entries point at a module that registers on import, or at a
+no-argument ``register()`` function::
 
     # pyproject.toml of another package
     [project.entry-points."transformer_hub.space_tabs"]
@@ -20,39 +17,14 @@ on import, or at a no-argument ``register()`` function::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, List
+from typing import List
 
-from transformer_hub.registry import Registry, load_plugins
+from transformer_hub.registry import load_plugins
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .context import SpaceContext
+from .registry import TABS, Tab, tab
 
+__all__ = ["TABS", "TAB_ENTRY_POINT_GROUP", "Tab", "load_tab_plugins", "ordered_tabs", "tab"]
 TAB_ENTRY_POINT_GROUP = "transformer_hub.space_tabs"
-
-
-@dataclass(frozen=True)
-class Tab:
-    """One tab of the demo."""
-
-    name: str
-    title: str
-    order: int
-    render: Callable[["SpaceContext"], None]
-    description: str = ""
-
-
-TABS: Registry = Registry("space tab")
-
-
-def tab(name: str, *, title: str, order: int = 100, description: str = "") -> Callable:
-    """Decorator registering ``render(ctx)`` as a tab: ``@tab("translate", title="Translate", order=10)``."""
-
-    def add(render: Callable[["SpaceContext"], None]) -> Callable[["SpaceContext"], None]:
-        TABS.register(name)(Tab(name=name, title=title, order=order, render=render, description=description))
-        return render
-
-    return add
 
 
 def load_tab_plugins() -> List[str]:

@@ -1,10 +1,9 @@
-"""What the tabs' buttons do: validate, pick the model, call the library, shape the answer.
+"""What the tabs' buttons do: validate, pick the model and languages, call the library, shape the answer.
 
-Every function here only calls ``transformer_hub`` (``generate`` and the
-model's tokenizer); no model math lives in the Space.  ``handler`` wraps each
-one so that it runs under ``torch.inference_mode`` in Gradio's worker thread
-and so that every failure reaches the visitor as a ``gr.Error`` with a clear
-message, never a stack trace; the server keeps serving.
+Every function here only calls ``transformer_hub`` (``generate`` through the decoder's pool, the
+model's config and tokenizer); no model math lives in the Space.  ``handler`` wraps each one so that
+every failure reaches the visitor as a ``gr.Error`` with a clear message, never a stack trace; the
+server keeps serving.
 """
 from __future__ import annotations
 
@@ -14,31 +13,39 @@ import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import gradio as gr
-import torch
 
-from transformer_hub.decoding import DecodingConfig, generate
+from transformer_hub.decoding import STRATEGIES as STRATEGY_REGISTRY
+from transformer_hub.decoding import DecodingConfig, TranslationResult
+from transformer_hub.decoding.pool import ModelLoadError as WorkerLoadError
+from transformer_hub.export.engine import ENGINES, engine_available
 
 from .context import SpaceContext
+from .decoder import Request
+from .languages import direction
 from .limits import choice_option, clean_text, float_option, int_option
 from .models_store import ModelLoadError
 
 logger = logging.getLogger(__name__)
-STRATEGIES = ("greedy", "beam", "sample")
+# the library's registered strategies, the plain ones first (a plugin's strategy appears after them)
+STRATEGIES: Tuple[str, ...] = tuple(sorted(STRATEGY_REGISTRY.names(),
+                                           key=lambda s: (s not in ("greedy", "beam", "sample"), s)))
+# PyTorch by default: the from-scratch model the page is about, and every option of every model (attention maps,
+# alternatives, the search trace, forced prefixes, the decoder-only layout); CTranslate2 is the faster choice.
+DEFAULT_ENGINE = "pytorch"
 
 
 def handler(fn):
-    """Run ``fn`` under inference mode and turn every failure into a ``gr.Error``."""
+    """Turn every failure of ``fn`` into a ``gr.Error`` with one clear line."""
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
         try:
-            with torch.inference_mode():
-                return fn(*args, **kwargs)
+            return fn(*args, **kwargs)
         except gr.Error:
             raise
-        except ModelLoadError as exc:
+        except (ModelLoadError, WorkerLoadError) as exc:
             raise gr.Error(f"The model could not be loaded: {exc}") from exc
-        except (ValueError, KeyError) as exc:
+        except (ValueError, KeyError, TypeError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
             raise gr.Error(f"Invalid request: {message}") from exc
         except Exception as exc:  # noqa: BLE001 - logged with its traceback, reported in one line
@@ -50,23 +57,31 @@ def handler(fn):
 
 
 # ---------------------------------------------------------------------------- shared steps
-def pick_model(ctx: SpaceContext, name: Optional[str]):
+def pick_model(ctx: SpaceContext, name: Optional[str]) -> str:
+    """The picker name of the requested model (the default when none is given)."""
     if not ctx.store.names():
-        raise gr.Error("No model is available: ship one under space/models/en-de, or start the app with "
+        raise gr.Error("No model is available: ship one under space/models/, or start the app with "
                        "--model FOLDER_OR_REPO_ID (or MODEL_IDS).")
     if name is not None and not isinstance(name, str):  # API callers send anything: the events skip preprocessing
         raise gr.Error(f"The model must be given by its name, got {type(name).__name__}.")
     name = ctx.store.name_of(name) or name if name else ctx.store.default()
     if name not in ctx.store.specs:
         raise gr.Error(f"Unknown model {name!r}; available: {', '.join(ctx.store.names())}.")
-    return name, ctx.store.get(name)
+    return name
+
+
+def pick_engine(engine) -> str:
+    engine = choice_option("engine", engine, ENGINES)
+    if not engine_available(engine):
+        raise gr.Error(f"The {engine} engine is not installed on this server (pip install ctranslate2).")
+    return engine
 
 
 def decoding_config(ctx: SpaceContext, strategy: str, beam_size=4, length_penalty=0.6, temperature=1.0,
-                    top_p=1.0, max_length=None, n_best: int = 1, attention: bool = False) -> DecodingConfig:
+                    top_p=1.0, max_length=None, n_best: int = 1, **extra: Any) -> DecodingConfig:
     """A ``DecodingConfig`` from UI/API values, every number range-checked against the Space's limits."""
     strategy = choice_option("strategy", strategy, STRATEGIES)
-    options: Dict[str, Any] = dict(strategy=strategy, return_attention=attention)
+    options: Dict[str, Any] = dict(strategy=strategy, **extra)
     limits = ctx.limits
     options["max_length"] = (limits.max_output_tokens if max_length in (None, "", 0) else
                              int_option("max length", max_length, 1, limits.max_output_tokens))
@@ -82,25 +97,17 @@ def decoding_config(ctx: SpaceContext, strategy: str, beam_size=4, length_penalt
     return DecodingConfig(**options)
 
 
-def run(ctx: SpaceContext, name: str, model, sentences: Sequence[str], config: DecodingConfig):
-    """Decode ``sentences`` in one batch (shared with concurrent requests of the same model and options,
-    see ``batching.py``); returns (results, seconds)."""
+def run(ctx: SpaceContext, name: str, sentences: Sequence[str], config: DecodingConfig, languages=(None, None),
+        engine: str = DEFAULT_ENGINE, prefix: Optional[str] = None) -> Tuple[List[TranslationResult], float]:
+    """Decode ``sentences`` with model ``name`` in one direction; returns (results, seconds)."""
     start = time.perf_counter()
-    if ctx.decoder is not None:  # the same call in the decoding child process (see decode_process.py)
-        spec = ctx.store.spec(name)
-
-        def decode(texts):
-            return ctx.decoder.generate(spec.source, spec.revision, texts, config)
-    else:
-        def decode(texts):
-            return generate(model, texts, config)
-    batcher = ctx.batcher
-    if batcher is None:
-        results = decode(list(sentences))
-    else:
-        key = batcher.unique_key() if config.strategy == "sample" else (name, repr(config))
-        results = batcher.run(key, decode, sentences)
+    requests = [Request(s, languages[0], languages[1], prefix) for s in sentences]
+    results = ctx.decoder.generate(name, requests, config, engine=engine)
     return results, time.perf_counter() - start
+
+
+def languages_for(ctx: SpaceContext, name: str, source_lang, target_lang) -> Tuple[Optional[str], Optional[str]]:
+    return direction(ctx.store.config(name), source_lang, target_lang)
 
 
 def _align(lines: List[str], outputs: List[str]) -> List[str]:
@@ -114,142 +121,81 @@ def _truncation_note(results) -> None:
         gr.Warning("A sentence was longer than the model accepts and was cut before translating.")
 
 
+def engine_note(engine: str, seconds: float) -> str:
+    return f"engine **{engine}** · {seconds * 1000.0:.1f} ms"
+
+
 # ---------------------------------------------------------------------------- Translate
 def translate(ctx: SpaceContext, text: str, model: str, strategy: str = "beam", beam_size: int = 4,
-              length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0,
-              max_length: int = 0) -> Tuple[str, float]:
-    """Several lines -> several translations, decoded as one batch; returns (text, milliseconds)."""
+              length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0, max_length: int = 0,
+              source_lang: str = "en", target_lang: str = "de",
+              engine: str = DEFAULT_ENGINE) -> Tuple[str, float, str]:
+    """Several lines -> several translations, decoded as one batch; returns (text, milliseconds, engine note)."""
     clean = clean_text(text, ctx.limits)
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length)
-    name, loaded = pick_model(ctx, model)
-    results, seconds = run(ctx, name, loaded, clean.sentences, config)
+    engine = pick_engine(engine)
+    name = pick_model(ctx, model)
+    results, seconds = run(ctx, name, clean.sentences, config, languages_for(ctx, name, source_lang, target_lang),
+                           engine)
     _truncation_note(results)
-    return "\n".join(_align(clean.lines, [r.text for r in results])), round(seconds * 1000.0, 1)
+    return ("\n".join(_align(clean.lines, [r.text for r in results])), round(seconds * 1000.0, 1),
+            engine_note(engine, seconds))
 
 
 # ---------------------------------------------------------------------------- Beam vs greedy
 def _summary(hyp, seconds: float) -> Dict[str, Any]:
-    return {"text": hyp.text, "score": round(float(hyp.score), 4), "normalized_score": round(float(hyp.normalized_score), 4),
-            "length": len(hyp), "tokens": len(hyp.tokens), "finished": bool(getattr(hyp, "finished", True)),
-            "ms": round(seconds * 1000.0, 1)}
+    return {"text": hyp.text, "score": round(float(hyp.score), 4),
+            "normalized_score": round(float(hyp.normalized_score), 4), "length": len(hyp), "tokens": len(hyp.tokens),
+            "finished": bool(getattr(hyp, "finished", True)), "ms": round(seconds * 1000.0, 1)}
+
+
+def _verdict(g: Dict[str, Any], b: Dict[str, Any], beam_size: int) -> str:
+    if g["text"] == b["text"]:
+        return (f"**They agree:** beam search (k={beam_size}) and greedy decoding give the same translation "
+                f"(score {g['score']:.3f}).")
+    better = "beam" if b["normalized_score"] > g["normalized_score"] else "greedy"
+    return (f"**They differ.** Beam search (k={beam_size}) found a different translation; by the "
+            f"length-normalised score the {better} output is better "
+            f"({b['normalized_score']:.3f} vs {g['normalized_score']:.3f}).")
 
 
 def compare(ctx: SpaceContext, text: str, model: str, beam_size: int = 4, length_penalty: float = 0.6,
-            n_best: int = 4, max_length: int = 0):
+            n_best: int = 4, max_length: int = 0, source_lang: str = "en", target_lang: str = "de",
+            engine: str = DEFAULT_ENGINE):
     """One sentence, decoded greedily and with beam search; returns outputs, a table, the n-best list, a verdict."""
-    clean = clean_text(text, ctx.limits, single=True)
-    sentence = clean.sentences[0]
+    sentence = clean_text(text, ctx.limits, single=True).sentences[0]
     n_best = int_option("n-best", n_best, 1, ctx.limits.max_beam)
     beam_size = int_option("beam size", beam_size, 1, ctx.limits.max_beam)
     beam_config = decoding_config(ctx, "beam", beam_size, length_penalty, max_length=max_length,
                                   n_best=min(n_best, beam_size))
     # greedy is scored under the same length penalty, so the normalised scores compare on one scale
     greedy_config = decoding_config(ctx, "greedy", length_penalty=length_penalty, max_length=max_length)
-    name, loaded = pick_model(ctx, model)
-    (greedy,), greedy_s = run(ctx, name, loaded, [sentence], greedy_config)
-    (beam,), beam_s = run(ctx, name, loaded, [sentence], beam_config)
+    engine = pick_engine(engine)
+    name = pick_model(ctx, model)
+    pair = languages_for(ctx, name, source_lang, target_lang)
+    (greedy,), greedy_s = run(ctx, name, [sentence], greedy_config, pair, engine)
+    (beam,), beam_s = run(ctx, name, [sentence], beam_config, pair, engine)
     g, b = _summary(greedy.best, greedy_s), _summary(beam.best, beam_s)
-    differ = g["text"] != b["text"]
-    if differ:
-        better = "beam" if b["normalized_score"] > g["normalized_score"] else "greedy"
-        verdict = (f"**They differ.** Beam search (k={beam_size}) found a different translation; by the "
-                   f"length-normalised score the {better} output is better "
-                   f"({b['normalized_score']:.3f} vs {g['normalized_score']:.3f}).")
-    else:
-        verdict = (f"**They agree:** beam search (k={beam_size}) and greedy decoding give the same translation "
-                   f"(score {g['score']:.3f}).")
     table = [[key, g[key], b[key]] for key in ("score", "normalized_score", "length", "ms")]
     nbest = [[rank, h.text, round(float(h.score), 4), round(float(h.normalized_score), 4), len(h)]
              for rank, h in enumerate(beam.hypotheses, 1)]
-    data = {"source": sentence, "greedy": g, "beam": b, "differ": differ, "beam_size": beam_size,
-            "length_penalty": beam_config.length_penalty,
+    data = {"source": sentence, "greedy": g, "beam": b, "differ": g["text"] != b["text"], "beam_size": beam_size,
+            "length_penalty": beam_config.length_penalty, "engine": engine,
+            "source_lang": pair[0] or source_lang, "target_lang": pair[1] or target_lang,
             "n_best": [{"rank": r[0], "text": r[1], "score": r[2], "normalized_score": r[3], "length": r[4]}
                        for r in nbest]}
+    verdict = _verdict(g, b, beam_size) + f"  \n{engine_note(engine, greedy_s + beam_s)} (both decodes)"
     return g["text"], b["text"], table, nbest, verdict, data
 
 
 # ---------------------------------------------------------------------------- Architecture variants
-def describe_models(ctx: SpaceContext) -> List[List[Any]]:
-    """One row per available model: its configuration and, where measured, BLEU / training time / speed."""
-    results = ctx.store.results()
-    rows = []
-    for name in ctx.store.names():
-        try:
-            cfg = ctx.store.config(name)
-        except Exception as exc:  # noqa: BLE001 - one broken folder must not hide the others
-            rows.append([name, f"(unreadable: {exc})"] + [""] * (len(MODEL_COLUMNS) - 2))
-            continue
-        measured = flatten(results.get(name.split("/", 1)[-1], results.get(name, {})))
-        rows.append([
-            name, cfg.layout, cfg.positional, cfg.norm, cfg.feed_forward, cfg.attention,
-            cfg.d_model, cfg.n_heads, cfg.d_ff, f"{cfg.n_encoder_layers}+{cfg.n_decoder_layers}",
-            _params(ctx, name, cfg, measured), _measured(measured, "bleu"), _measured(measured, "chrf"),
-            _measured(measured, "train_time"), _measured(measured, "speed"),
-        ])
-    return rows
-
-
-MODEL_COLUMNS = ["model", "layout", "positional", "norm", "feed-forward", "attention", "d_model", "heads", "d_ff",
-                 "layers (enc+dec)", "parameters", "test BLEU", "test chrF", "training time", "decoding speed"]
-
-
-def flatten(data: Any, prefix: str = "") -> Dict[str, Any]:
-    """{"test_2016_flickr": {"bleu": 38.1}} -> {"test_2016_flickr.bleu": 38.1} (lower-case keys)."""
-    out: Dict[str, Any] = {}
-    if isinstance(data, dict):
-        for key, value in data.items():
-            out.update(flatten(value, f"{prefix}{str(key).lower()}."))
-    elif isinstance(data, (int, float)) and not isinstance(data, bool):
-        out[prefix.rstrip(".")] = data
-    return out
-
-
-def _params(ctx: SpaceContext, name: str, cfg, measured: Dict[str, Any]) -> str:
-    for key in ("parameters", "params", "n_parameters", "num_parameters"):
-        if key in measured:
-            return f"{int(measured[key]):,}"
-    if name in ctx.store.loaded():
-        return f"{ctx.store.get(name).num_parameters():,}"
-    return f"{cfg.num_parameters():,}"
-
-
-def _measured(measured: Dict[str, Any], what: str) -> str:
-    """Find a measured number in a results row whatever its exact key (the variant study names them)."""
-    def find(*tests):
-        for key, value in measured.items():
-            if all(t(key) for t in tests):
-                return key, value
-        return None
-
-    hit = None
-    if what in ("bleu", "chrf"):
-        plain = lambda k: "lower" not in k and "signature" not in k  # noqa: E731 - cased BLEU first
-        hit = (find(lambda k: what in k, lambda k: "test" in k, plain) or find(lambda k: what in k, plain)
-               or find(lambda k: what in k))
-        return f"{hit[1]:.2f}" if hit else "—"
-    if what == "train_time":
-        hit = find(lambda k: "train" in k, lambda k: any(u in k for u in ("time", "second", "minute", "hour"))
-                   and "per" not in k)
-        if not hit:
-            return "—"
-        key, value = hit
-        minutes = value / 60 if not any(u in key for u in ("minute", "_min", "hour")) else value
-        minutes = value * 60 if "hour" in key else minutes
-        return f"{minutes:.1f} min"
-    hit = find(lambda k: "sentences_per" in k or "sent_per" in k) or find(lambda k: "decod" in k and "per" in k)
-    if hit:
-        return f"{hit[1]:,.1f} sent/s"
-    hit = find(lambda k: "tokens_per" in k)
-    return f"{hit[1]:,.0f} tok/s (training)" if hit else "—"
-
-
 def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], strategy: str = "beam",
-                       beam_size: int = 4):
-    """The same input translated by each chosen model; one row per model (and per line)."""
+                       beam_size: int = 4, source_lang: str = "en", target_lang: str = "de",
+                       engines: Sequence[str] = (DEFAULT_ENGINE,)):
+    """The same input translated by each chosen model with each chosen engine; one row per (model, engine)."""
     clean = clean_text(text, ctx.limits)
-    if isinstance(models, str):
-        models = [models]
-    models = [m for m in (models or []) if m]
+    models = [models] if isinstance(models, str) else [m for m in (models or []) if m]
+    engines = [engines] if isinstance(engines, str) else [e for e in (engines or []) if e]
     for name in models:
         if not isinstance(name, str):
             raise gr.Error(f"The models must be given by their names, got {type(name).__name__}.")
@@ -257,14 +203,28 @@ def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], stra
         raise gr.Error("Pick at least one model to translate with (two or more to compare them).")
     if len(models) > ctx.limits.max_models:
         raise gr.Error(f"Pick at most {ctx.limits.max_models} models at a time.")
+    if not engines:
+        raise gr.Error("Pick at least one engine.")
+    engines = [pick_engine(e) for e in dict.fromkeys(engines)]
     config = decoding_config(ctx, strategy, beam_size)
     rows = []
     for name in dict.fromkeys(models):
-        _, loaded = pick_model(ctx, name)
-        results, seconds = run(ctx, name, loaded, clean.sentences, config)
-        rows.append([name, "\n".join(r.text for r in results), round(seconds * 1000.0, 1),
-                     round(sum(float(r.best.normalized_score) for r in results) / len(results), 4),
-                     f"{loaded.num_parameters():,}"])
+        name = pick_model(ctx, name)
+        cfg = ctx.store.config(name)
+        try:
+            pair = languages_for(ctx, name, source_lang, target_lang)
+        except gr.Error as exc:  # one model that does not serve the pair must not hide the others
+            rows += [[name, engine, f"({exc.message})", None, None, f"{cfg.num_parameters():,}"] for engine in engines]
+            continue
+        for engine in engines:
+            try:
+                results, seconds = run(ctx, name, clean.sentences, config, pair, engine)
+            except ValueError as exc:  # e.g. a layout an engine cannot run: said in its row
+                rows.append([name, engine, f"({exc})", None, None, f"{cfg.num_parameters():,}"])
+                continue
+            rows.append([name, engine, "\n".join(r.text for r in results), round(seconds * 1000.0, 1),
+                         round(sum(float(r.best.normalized_score) for r in results) / len(results), 4),
+                         f"{cfg.num_parameters():,}"])
     return rows
 
 
@@ -272,7 +232,7 @@ def architecture(ctx: SpaceContext, model: str):
     """A diagram of the chosen model's architecture (from its config only)."""
     if not model:
         raise gr.Error("Pick a model to draw.")
-    if model not in ctx.store.specs:
+    if not isinstance(model, str) or model not in ctx.store.specs:
         raise gr.Error(f"Unknown model {model!r}; available: {', '.join(ctx.store.names())}.")
     from .plots import architecture_figure
 
@@ -294,13 +254,13 @@ def layer_head_choices(ctx: SpaceContext, model: Optional[str]) -> Tuple[List[tu
 
 
 def attention(ctx: SpaceContext, text: str, model: str, strategy: str = "greedy", beam_size: int = 4,
-              layer: int = 0, head: int = 0):
+              layer: int = 0, head: int = 0, source_lang: str = "en", target_lang: str = "de"):
     """Cross-attention of the translation: (figure, data with the matrix and the piece labels, translation)."""
     clean = clean_text(text, ctx.limits, single=True)
     strategy = choice_option("strategy", strategy, ("greedy", "beam"))
-    config = decoding_config(ctx, strategy, beam_size, attention=True)
-    name, loaded = pick_model(ctx, model)
-    (result,), seconds = run(ctx, name, loaded, clean.sentences, config)
+    config = decoding_config(ctx, strategy, beam_size, return_attention=True)
+    name = pick_model(ctx, model)
+    (result,), seconds = run(ctx, name, clean.sentences, config, languages_for(ctx, name, source_lang, target_lang))
     hyp = result.best
     weights = hyp.attention
     if weights is None:
@@ -311,11 +271,9 @@ def attention(ctx: SpaceContext, text: str, model: str, strategy: str = "greedy"
     picked = weights[layer - 1:layer] if layer else weights  # (layers, heads, T, S)
     picked = picked[:, head - 1:head] if head else picked
     matrix = picked.float().mean(dim=(0, 1))  # (T, S)
-    source = list(result.source_pieces) or loaded.tokenizer.pieces(result.source_ids, side="source")
-    target = result.target_pieces(loaded.tokenizer)
     rows, cols = matrix.shape
-    source = (source + ["?"] * cols)[:cols]   # labels always match the matrix, whatever the library reports
-    target = (target + ["?"] * rows)[:rows]
+    source = (list(result.source_pieces) + ["?"] * cols)[:cols]  # labels always match the matrix
+    target = (result.target_pieces(ctx.store.tokenizer(name)) + ["?"] * rows)[:rows]
     where = f"{'layer ' + str(layer) if layer else 'all layers'}, {'head ' + str(head) if head else 'all heads'}"
     from .plots import attention_figure
 

@@ -1,30 +1,19 @@
 """The Space through its API: the app launched on 127.0.0.1, driven with ``gradio_client``.
 
-Uses the shipped model (``space/models/en-de``) when it exists, else a tiny model trained for a few seconds
-(cached in pytest's cache folder).  With the shipped model the German output is checked for German; with the
-tiny one only types and non-empty output.
+It serves two tiny models trained for the purpose (cached in pytest's cache folder): an En->De one, and a
+four-language one in a folder named ``multilingual`` whose output words say which language it chose.
 """
 from __future__ import annotations
 
-import re
-
 import pytest
-
-import sys as _sys
-from pathlib import Path as _Path
-
-if str(_Path(__file__).resolve().parents[1]) not in _sys.path:  # `space` lives at the repository root
-    _sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))
 
 pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
-from space.devmodel import model_for_tests  # noqa: E402
+from space_fixtures import languages_of, model_for_tests, multilingual_for_tests, running_app  # noqa: E402, I001
 from space.limits import Limits  # noqa: E402
-from space.serve import running_app  # noqa: E402
+from transformer_hub import Tokenizer  # noqa: E402
 
-GERMAN = re.compile(r"\b(ein|eine|einer|einem|einen|der|die|das|den|dem|und|ist|sind|mit|auf|im|in|vor|zwei|mann|frau|"
-                    r"hund|leute|menschen)\b|[äöüß]", re.IGNORECASE)
 LIMITS = Limits(max_chars=300, max_lines=8, max_output_tokens=60, max_beam=6, max_models=4)
 
 
@@ -42,8 +31,13 @@ def model_dir(request):
 
 
 @pytest.fixture(scope="module")
-def app(model_dir):
-    with running_app(model_dir, LIMITS) as running:
+def multilingual_dir(request):
+    return multilingual_for_tests(_model_source(request)[0])
+
+
+@pytest.fixture(scope="module")
+def app(model_dir, multilingual_dir):
+    with running_app(model_dir, LIMITS, extra=[multilingual_dir]) as running:
         yield running
 
 
@@ -55,24 +49,30 @@ def client(app):
 def translate(client, app, text, strategy="beam", **kw):
     args = dict(beam_size=4, length_penalty=0.6, temperature=1.0, top_p=0.9, max_length=0)
     args.update(kw)
-    return client.predict(text, app.model, strategy, args["beam_size"], args["length_penalty"], args["temperature"],
-                          args["top_p"], args["max_length"], api_name="/translate")
+    out, ms, _ = client.predict(text, app.model, strategy, args["beam_size"], args["length_penalty"],
+                                args["temperature"], args["top_p"], args["max_length"], api_name="/translate")
+    return out, ms
 
 
 def test_every_event_has_a_named_endpoint(client):
     endpoints = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
     for name in ("/translate", "/compare", "/variants", "/models", "/architecture", "/attention"):
         assert name in endpoints, sorted(endpoints)
-    params = [p["parameter_name"] for p in endpoints["/translate"]["parameters"]]
-    assert params[:3] == ["text", "model", "strategy"]
+    for name in ("/translate", "/compare", "/attention"):
+        params = {p["parameter_name"]: p for p in endpoints[name]["parameters"]}
+        assert list(params)[:2] == ["text", "model"]
+        assert {"source_lang", "target_lang"} <= set(params)
+        assert all(p["parameter_has_default"] for n, p in params.items() if n != "text"), name
+        assert params["source_lang"]["parameter_default"] == "en" and params["target_lang"]["parameter_default"] == "de"
+    for name in ("/translate", "/compare"):
+        engine = {p["parameter_name"]: p for p in endpoints[name]["parameters"]}["engine"]
+        assert engine["parameter_default"] == "pytorch"
 
 
 def test_translate_returns_text_and_time(client, app):
     out, ms = translate(client, app, "A group of people standing in front of an igloo.")
     assert isinstance(out, str) and out.strip()
     assert isinstance(ms, (int, float)) and ms > 0
-    if app.shipped:
-        assert GERMAN.search(out), out
 
 
 @pytest.mark.parametrize("strategy", ["greedy", "sample"])
@@ -85,14 +85,11 @@ def test_several_lines_are_one_batch_and_keep_their_places(client, app):
     out, _ = translate(client, app, "A man is riding a bicycle.\n\nTwo children play in the snow.", strategy="greedy")
     lines = out.split("\n")
     assert len(lines) == 3 and lines[0].strip() and lines[1] == "" and lines[2].strip()
-    if app.shipped:
-        assert GERMAN.search(lines[0]) and GERMAN.search(lines[2]), out
 
 
 def test_max_length_caps_the_output(client, app):
     out, _ = translate(client, app, "A man in an orange hat starring at something.", strategy="greedy", max_length=3)
-    model = app.demo.space_context.store.get(app.model)
-    assert len(model.tokenizer.encode(out, side="target")) <= 3
+    assert len(Tokenizer.from_directory(app.model_dir).encode(out, side="target")) <= 3
 
 
 def test_compare_returns_both_outputs_and_scores(client, app):
@@ -124,9 +121,9 @@ def test_models_table_and_variants_side_by_side(client, app):
     assert row[header.index("layout")] in ("encoder-decoder", "decoder-only")
     models = names[:2] if len(names) > 1 else [app.model, app.model]
     result = client.predict("People sit inside a train.", models, "greedy", 4, api_name="/variants")
-    assert result["headers"][:2] == ["model", "translation"]
+    assert result["headers"][:3] == ["model", "engine", "translation"]
     assert [r[0] for r in result["data"]] == list(dict.fromkeys(models))
-    assert all(isinstance(r[1], str) and r[1].strip() for r in result["data"])
+    assert all(isinstance(r[2], str) and r[2].strip() for r in result["data"])
 
 
 def test_architecture_picture(client, app):
@@ -144,8 +141,8 @@ def test_attention_matrix_matches_the_tokens(client, app, layer, head):
     assert len(data["matrix"]) == rows == len(data["target_pieces"])
     assert all(len(r) == cols for r in data["matrix"]) and cols == len(data["source_pieces"])
     assert data["source_pieces"][-1] == "</s>"
-    model = app.demo.space_context.store.get(app.model)
-    assert cols == len(model.tokenizer.encode("A dog runs in the snow.")) + 1  # the source's pieces and its eos
+    tokenizer = Tokenizer.from_directory(app.model_dir)
+    assert cols == len(tokenizer.encode("A dog runs in the snow.")) + 1  # the source's pieces and its eos
     assert all(abs(sum(r) - 1.0) < 1e-2 for r in data["matrix"])  # rows are attention distributions
     assert data["translation"] == translation and (data["layer"], data["head"]) == (layer, head)
 
@@ -155,6 +152,76 @@ def test_attention_choices_follow_the_model(client, app):
     cfg = app.demo.space_context.store.config(app.model)
     assert len(layers["choices"]) == cfg.n_decoder_layers + 1 and len(heads["choices"]) == cfg.n_heads + 1
     assert layers["value"] == 0 and heads["value"] == 0  # reset to "average"
+
+
+# ---------------------------------------------------------------------------- languages and engines
+@pytest.mark.parametrize("source, target", [("de", "fr"), ("cs", "en"), ("en", "cs")])
+def test_translate_takes_the_languages_by_name(client, source, target):
+    from space_fixtures import LEXICON
+
+    text = " ".join(LEXICON[source][:4])
+    out, ms, _ = client.predict(text=text, model="multilingual", source_lang=source, target_lang=target,
+                                api_name="/translate")
+    assert languages_of(out) == {target}, out  # the tag reached the model: every output word is in `target`
+
+
+def test_compare_and_attention_take_the_languages(client):
+    greedy, beam, *_, data = client.predict(text="dea deb dec", model="multilingual", source_lang="de",
+                                            target_lang="fr", api_name="/compare")
+    assert languages_of(greedy) == languages_of(beam) == {"fr"} and data["target_lang"] == "fr"
+    _, data, translation = client.predict(text="fra frb", model="multilingual", source_lang="fr",
+                                          target_lang="cs", api_name="/attention")
+    assert languages_of(translation) == {"cs"} and data["target_pieces"][-1] == "</s>"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(source_lang="xx"), "source_lang must be one of en, de, fr, cs"),
+    (dict(target_lang="english"), "target_lang must be one of en, de, fr, cs"),
+    (dict(source_lang="de", target_lang="de"), "both 'de'"),
+    (dict(source_lang="de", target_lang="fr", model=None), "does not translate de->fr; it serves en->de"),
+    (dict(engine="onnx"), "engine must be one of pytorch, ctranslate2"),
+])
+def test_bad_languages_and_engines_get_a_message(client, app, kwargs, message):
+    kwargs = {k: (app.model if k == "model" and v is None else v) for k, v in kwargs.items()}
+    kwargs.setdefault("model", "multilingual")
+    with pytest.raises(Exception) as info:
+        client.predict(text="A dog.", api_name="/translate", **kwargs)
+    assert message.lower() in str(info.value).lower(), str(info.value)
+
+
+def test_the_ctranslate2_engine_gives_the_pytorch_output(client, app):
+    pytest.importorskip("ctranslate2")
+    text = "A man is riding a bicycle."
+    ours, _, note = client.predict(text=text, model=app.model, strategy="greedy", api_name="/translate")
+    theirs, ms, note2 = client.predict(text=text, model=app.model, strategy="greedy", engine="ctranslate2",
+                                       api_name="/translate")
+    assert theirs == ours and "pytorch" in note and "ctranslate2" in note2 and ms > 0
+    rows = client.predict(text, [app.model], "greedy", 4, "en", "de", ["pytorch", "ctranslate2"],
+                          api_name="/variants")["data"]
+    assert [(r[0], r[1]) for r in rows] == [(app.model, "pytorch"), (app.model, "ctranslate2")]
+    assert rows[0][2] == rows[1][2] == ours
+
+
+def test_language_pickers_follow_the_model(app):
+    from space.tabs._common import _pickers, _swap
+
+    ctx = app.demo.space_context
+    source, target = _pickers(ctx, app.model, "fr", "cs")  # a bilingual model: narrowed to its pair
+    assert [c[1] for c in source["choices"]] == ["en"] and [c[1] for c in target["choices"]] == ["de"]
+    source, target = _pickers(ctx, "multilingual", "de", "fr")
+    assert {c[1] for c in source["choices"]} == {"en", "de", "fr", "cs"} and (source["value"], target["value"]) == \
+        ("de", "fr")
+    assert {c[1] for c in target["choices"]} == {"en", "fr", "cs"}  # never the source itself
+    source, target = _swap(ctx, "multilingual", "de", "fr")
+    assert (source["value"], target["value"]) == ("fr", "de")
+
+
+def test_examples_follow_the_source_language():
+    from space.examples import EXAMPLES
+    from space.tabs._common import examples_of
+
+    assert set(EXAMPLES) == {"en", "de", "fr", "cs"} and all(3 <= len(v) <= 8 for v in EXAMPLES.values())
+    assert examples_of("fr")[0] == [EXAMPLES["fr"][0]] and examples_of("cs") != examples_of("de")
 
 
 # ---------------------------------------------------------------------------- bad input: a message, then service
@@ -227,12 +294,13 @@ def test_concurrent_requests_all_succeed(app):
 
     clients = [gradio_client.Client(app.url, verbose=False) for _ in range(4)]
     sentences = ["A man sleeps.", "Two dogs play.", "A woman sings.", "Kids run outside."] * 2
+    batcher = app.demo.space_context.decoder.batcher
+    calls = batcher.calls
     with ThreadPoolExecutor(4) as pool:
         outs = list(pool.map(lambda i: translate(clients[i % 4], app, sentences[i], strategy="beam")[0],
                              range(len(sentences))))
     assert all(isinstance(o, str) and o.strip() for o in outs)
-    store = app.demo.space_context.store
-    assert store.loaded().count(app.model) == 1
+    assert 1 <= batcher.calls - calls <= len(sentences) and batcher._running == 0  # at most one call each
 
 
 # ---------------------------------------------------------------------------- the parts behind the app (no server)
@@ -255,79 +323,84 @@ def _fake_model_folder(path):
     (path / "model.safetensors").write_bytes(b"")
 
 
-def test_store_discovers_shipped_model_then_variants(tmp_path):
+def test_store_discovers_every_model_folder_then_variants(tmp_path):
     from space.models_store import ModelStore
 
-    for name in ("en-de", "variants/pre-norm", "variants/paper", "variants/not-a-model/x"):
+    for name in ("multilingual", "en-de", "variants/pre-norm", "variants/paper", "variants/not-a-model/x", "empty/x"):
         _fake_model_folder(tmp_path / name)
     store = ModelStore(tmp_path, ["user/repo@v2"])
-    assert store.names() == ["en-de", "variants/paper", "variants/pre-norm", "user/repo@v2"]
-    assert store.default() == "en-de"
+    assert store.names() == ["en-de", "multilingual", "variants/paper", "variants/pre-norm", "user/repo@v2"]
     assert store.spec("user/repo@v2").revision == "v2"
     with pytest.raises(KeyError, match="available"):
         store.spec("nope")
 
 
-@pytest.mark.parametrize("data", [
-    {"paper": {"bleu": 35.1}, "pre-norm": {"bleu": 34.0}},
-    [{"name": "paper", "bleu": 35.1}, {"name": "pre-norm", "bleu": 34.0}],
-    {"variants": [{"variant": "paper", "bleu": 35.1}, {"variant": "pre-norm", "bleu": 34.0}]},
-])
-def test_results_json_shapes_are_understood(tmp_path, data):
+def test_the_default_model_is_the_one_serving_most_directions(tmp_path, make_model):
+    from space.models_store import ModelStore
+
+    make_model().save_pretrained(tmp_path / "en-de")
+    assert ModelStore(tmp_path).default() == "en-de"
+    make_model(src_lang=None, tgt_lang=None, languages=["en", "de", "fr"]).save_pretrained(tmp_path / "zz-multi")
+    assert ModelStore(tmp_path).default() == "zz-multi"
+
+
+def test_the_server_process_reads_configs_and_never_loads_weights(tmp_path, make_model, monkeypatch):
+    from space.models_store import ModelStore
+    from transformer_hub import Transformer
+
+    make_model(languages=["en", "de"], src_lang=None, tgt_lang=None).save_pretrained(tmp_path / "m")
+    monkeypatch.setattr(Transformer, "from_pretrained", lambda *a, **k: pytest.fail("weights loaded"))
+    store = ModelStore(tmp_path)
+    assert store.config("m").pairs() == [("en", "de"), ("de", "en")]
+    assert store.tokenizer("m").pieces([4], side="target")  # the tokenizer files alone
+    from space import describe
+    from space.context import SpaceContext
+
+    row = dict(zip(describe.MODEL_COLUMNS, describe.describe_models(SpaceContext(store))[0]))
+    assert row["languages"] == "en, de" and row["parameters"] == f"{make_model().num_parameters():,}"
+
+
+def test_results_json_is_read_through_the_library_schema(tmp_path):
     import json
 
     from space.models_store import ModelStore
+    from transformer_hub import results as results_json
 
-    (tmp_path / "variants").mkdir()
-    (tmp_path / "variants" / "results.json").write_text(json.dumps(data))
-    assert {k: v["bleu"] for k, v in ModelStore(tmp_path).results().items()} == {"paper": 35.1, "pre-norm": 34.0}
-    (tmp_path / "variants" / "results.json").write_text("{not json")
-    assert ModelStore(tmp_path).results() == {}
-
-
-def test_store_loads_each_model_once_under_concurrency(tmp_path, make_model, monkeypatch):
-    import threading
-    import time as _time
-
-    from space import models_store
-
-    make_model().save_pretrained(tmp_path / "m")
-    calls = []
-    real = models_store.Transformer.from_pretrained
-
-    def slow_load(*args, **kwargs):
-        calls.append(args)
-        _time.sleep(0.2)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(models_store.Transformer, "from_pretrained", slow_load)
-    store = models_store.ModelStore(tmp_path / "empty", [str(tmp_path / "m")])
-    got = []
-    threads = [threading.Thread(target=lambda: got.append(store.get(str(tmp_path / "m")))) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(calls) == 1 and len(got) == 8 and all(m is got[0] for m in got)
-    assert not got[0].training
+    _fake_model_folder(tmp_path / "variants" / "paper")
+    results_json.save(results_json.Results(
+        models=[results_json.ModelResult(name="paper", path="paper", parameters=12),
+                results_json.ModelResult(name="paper-seed2")],
+        results=[results_json.Score("paper", "test_2016_flickr", "bleu", 35.1, "en-de")]),
+        tmp_path / "variants" / "results.json")
+    found = ModelStore(tmp_path).results()
+    assert [m.name for m in found.models] == ["variants/paper", "variants/paper-seed2"]
+    assert found.score("variants/paper", "bleu") == 35.1
+    for bad in ({"paper": {"bleu": 35.1}}, "{not json"):  # no other shape is guessed at: ignored with a warning
+        (tmp_path / "variants" / "results.json").write_text(bad if isinstance(bad, str) else json.dumps(bad))
+        assert ModelStore(tmp_path).results().models == []
 
 
-def test_a_broken_model_gives_a_clear_message(tmp_path):
+def test_a_broken_model_gives_a_clear_message(tmp_path, make_model):
     import gradio as gr
 
-    from space import service
+    from space import describe, service
     from space.context import SpaceContext
     from space.models_store import ModelStore
 
-    _fake_model_folder(tmp_path / "en-de")  # a valid (default) config, but no weights in the file
+    make_model().save_pretrained(tmp_path / "en-de")
+    (tmp_path / "en-de" / "model.safetensors").write_bytes(b"not safetensors")
     ctx = SpaceContext(ModelStore(tmp_path))
-    for _ in range(2):  # remembered, and reported again
-        with pytest.raises(gr.Error, match="could not be loaded"):
-            service.handler(service.translate)(ctx, "A dog.", "en-de", "greedy")
-    assert service.describe_models(ctx)[0][:2] == ["en-de", "encoder-decoder"]  # the table reads config.json only
-    (tmp_path / "en-de" / "config.json").write_text("{not json")
-    rows = service.describe_models(ctx)
-    assert rows[0][0] == "en-de" and "unreadable" in rows[0][1]
+    try:
+        for _ in range(2):  # reported each time, and the decoding worker keeps serving
+            with pytest.raises(gr.Error, match="could not be loaded"):
+                service.handler(service.translate)(ctx, "A dog.", "en-de", "greedy")
+        assert describe.describe_models(ctx)[0][:3] == ["en-de", "en->de", "encoder-decoder"]  # config.json only
+        (tmp_path / "en-de" / "config.json").write_text("{not json")
+        ctx.store._configs.clear()
+        rows = describe.describe_models(ctx)
+        assert rows[0][0] == "en-de" and "unreadable" in rows[0][1]
+    finally:
+        ctx.decoder.close()
 
 
 def test_a_hub_model_with_a_revision_is_served(hub_server, make_model, tmp_path):
@@ -344,9 +417,13 @@ def test_a_hub_model_with_a_revision_is_served(hub_server, make_model, tmp_path)
     api.upload_folder(repo_id="user/tiny-en-de", folder_path=str(tmp_path / "v1"))
     api.create_tag("user/tiny-en-de", tag="v1")
     ctx = SpaceContext(ModelStore(tmp_path / "none", ["user/tiny-en-de@v1"]))
-    text, ms = service.handler(service.translate)(ctx, "A dog runs.", "user/tiny-en-de@v1", "greedy", max_length=5)
-    assert isinstance(text, str) and ms > 0
-    assert ctx.store.get("user/tiny-en-de@v1").config == model.config
+    try:
+        text, ms, note = service.handler(service.translate)(ctx, "A dog runs.", "user/tiny-en-de@v1", "greedy",
+                                                            max_length=5)
+        assert isinstance(text, str) and ms > 0 and "pytorch" in note
+        assert ctx.store.config("user/tiny-en-de@v1") == model.config
+    finally:
+        ctx.decoder.close()
 
 
 def test_clean_text_keeps_lines_and_drops_control_characters():
@@ -423,7 +500,7 @@ def test_app_py_serves_on_the_host_and_port_gradio_reads(model_dir, tmp_path):
     import time as _time
     from pathlib import Path
 
-    from space.serve import free_port
+    from space_fixtures import free_port
 
     root = Path(__file__).resolve().parents[1]
     port = free_port()
@@ -446,30 +523,30 @@ def test_app_py_serves_on_the_host_and_port_gradio_reads(model_dir, tmp_path):
         table = client.predict(api_name="/models")
         names = [row[0] for row in table["data"]]
         assert Path(model_dir).name in names and "second-model" in names
-        out, _ = client.predict("A dog runs.", "second-model", "greedy", 4, 0.6, 1.0, 1.0, 0, api_name="/translate")
+        out, _, _ = client.predict("A dog runs.", "second-model", "greedy", 4, 0.6, 1.0, 1.0, 0,
+                                   api_name="/translate")
         assert out.strip()
     finally:
         proc.terminate()
         proc.wait(timeout=30)
 
 
-@pytest.mark.parametrize("row", [
-    {"name": "paper", "parameters": 1234567, "train_seconds": 600, "test_2016_flickr": {"bleu": 35.25, "chrf": 60.1,
-     "bleu_lowercase": 36.0}, "decode_sentences_per_second": 88.8},
-    {"variant": "paper", "params": 1234567, "training_minutes": 10, "test_bleu": 35.25, "test_chrf": 60.1,
-     "sentences_per_s": 88.8},
-])
-def test_variants_table_shows_configuration_and_measurements(tmp_path, make_model, row):
-    import json
-
-    from space import service
+def test_variants_table_shows_configuration_and_measurements(tmp_path, make_model):
+    from space import describe
     from space.context import SpaceContext
     from space.models_store import ModelStore
+    from transformer_hub import results as results_json
 
     make_model().save_pretrained(tmp_path / "en-de")
     make_model(norm="pre", positional="rope", feed_forward="swiglu").save_pretrained(tmp_path / "variants" / "paper")
-    (tmp_path / "variants" / "results.json").write_text(json.dumps([row]))
-    rows = {r[0]: dict(zip(service.MODEL_COLUMNS, r)) for r in service.describe_models(SpaceContext(ModelStore(tmp_path)))}
+    results_json.save(results_json.Results(
+        models=[results_json.ModelResult(name="paper", path="paper", parameters=1234567,
+                                         training={"train_seconds": 600}, decoding={"sentences_per_s": 88.8})],
+        results=[results_json.Score("paper", "test_2016_flickr", m, v, "en-de")
+                 for m, v in (("bleu", 35.25), ("bleu_lowercase", 36.0), ("chrf", 60.1))]),
+        tmp_path / "variants" / "results.json")
+    rows = {r[0]: dict(zip(describe.MODEL_COLUMNS, r))
+            for r in describe.describe_models(SpaceContext(ModelStore(tmp_path)))}
     assert list(rows) == ["en-de", "variants/paper"]
     paper = rows["variants/paper"]
     assert (paper["norm"], paper["positional"], paper["feed-forward"]) == ("pre", "rope", "swiglu")
@@ -480,7 +557,7 @@ def test_variants_table_shows_configuration_and_measurements(tmp_path, make_mode
 
 
 def test_variants_table_reads_a_models_own_card_for_its_measurements(tmp_path, make_model):
-    from space import service
+    from space import describe
     from space.context import SpaceContext
     from space.models_store import ModelStore
 
@@ -494,7 +571,7 @@ def test_variants_table_reads_a_models_own_card_for_its_measurements(tmp_path, m
     model.save_pretrained(tmp_path / "broken")
     (tmp_path / "broken" / "README.md").write_text("---\nnot: [valid yaml\n---\n")
     store = ModelStore(tmp_path, [str(tmp_path / "broken")])
-    rows = {r[0]: dict(zip(service.MODEL_COLUMNS, r)) for r in service.describe_models(SpaceContext(store))}
+    rows = {r[0]: dict(zip(describe.MODEL_COLUMNS, r)) for r in describe.describe_models(SpaceContext(store))}
     shipped = rows["en-de"]
     assert (shipped["test BLEU"], shipped["test chrF"]) == ("41.06", "64.78")  # cased test BLEU, not val or lowercased
     assert shipped["training time"] == "120.0 min" and shipped["decoding speed"] == "4,291 tok/s (training)"

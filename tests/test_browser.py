@@ -12,12 +12,6 @@ from pathlib import Path
 
 import pytest
 
-import sys as _sys
-from pathlib import Path as _Path
-
-if str(_Path(__file__).resolve().parents[1]) not in _sys.path:  # `space` lives at the repository root
-    _sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))
-
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium) to run browser tests",
@@ -25,22 +19,22 @@ if not os.path.exists(CHROMIUM):
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")
 
 from conftest import MULTI30K, synthetic_pairs  # noqa: E402
-from space.devmodel import model_for_tests  # noqa: E402
+from space_fixtures import LEXICON, languages_of, model_for_tests, multilingual_for_tests, running_app  # noqa: E402
+from space.examples import EXAMPLES  # noqa: E402
 from space.limits import Limits  # noqa: E402
-from space.serve import running_app  # noqa: E402
 
 SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage"]
 TIMEOUT_MS = 60_000
-GERMAN = re.compile(r"\b(ein|eine|einer|einem|der|die|das|und|mit|auf|im|vor|mann|frau|hund|leute)\b|[äöüß]", re.I)
 
 
 @pytest.fixture(scope="module")
 def app(request):
     cache = request.config.cache.mkdir("space") if request.config.cache else None
     data = None if MULTI30K.is_dir() else synthetic_pairs(2000)  # conftest's, when the corpus is absent
-    with running_app(model_for_tests(cache, data=data), Limits(max_output_tokens=60)) as running:
+    with running_app(model_for_tests(cache, data=data), Limits(max_output_tokens=60),
+                     extra=[multilingual_for_tests(cache)]) as running:
         yield running
 
 
@@ -87,22 +81,51 @@ def test_translate_tab_is_open_and_translates(page, app):
     page.locator("#translate-button").click()
     out = wait_for_text(page, "#translate-output")
     assert out.strip()
-    if app.shipped:
-        assert GERMAN.search(out), out
     page.wait_for_function("() => { const i = document.querySelector('#translate-time input');"
                            " return i && parseFloat(i.value) > 0; }")
     page.screenshot(path=str(SHOTS / "translate.png"), full_page=True)
 
 
-def test_clicking_an_example_fills_the_input(page):
-    example = "People sit inside a train."
-    page.get_by_text(example, exact=True).first.click()
+def choose(page, selector: str, option: str) -> None:
+    """Pick ``option`` in the Gradio dropdown ``selector``."""
+    page.locator(f"{selector} input").click()
+    page.locator(selector).get_by_role("option", name=option, exact=True).click()
+    page.wait_for_function("([s, o]) => document.querySelector(s + ' input').value === o", arg=[selector, option])
+
+
+def test_german_to_french_on_the_multilingual_model(page, app):
+    choose(page, "#translate-model", "multilingual")
+    choose(page, "#translate-source-lang", "German")
+    choose(page, "#translate-target-lang", "French")
+    page.locator("#translate-input textarea").fill(" ".join(LEXICON["de"][:5]))
+    page.locator("#translate-button").click()
+    page.wait_for_function("() => { const t = document.querySelector('#translate-output textarea');"
+                           " return t && t.value.trim().split(/\\s+/).every(w => w.startsWith('fr')); }")
+    out = textarea_value(page, "#translate-output")
+    assert languages_of(out) == {"fr"}, out  # German in, French out: the languages reached the model
+    page.screenshot(path=str(SHOTS / "translate-de-fr.png"), full_page=True)
+    page.locator("#translate-swap").click()  # the swap button turns the pair around
+    page.wait_for_function("() => document.querySelector('#translate-source-lang input').value === 'French' &&"
+                           " document.querySelector('#translate-target-lang input').value === 'German'")
+
+
+def test_examples_follow_the_source_language(page):
+    choose(page, "#translate-source-lang", "Czech")
+    example = EXAMPLES["cs"][1]
+    page.locator("#translate-examples").get_by_text(example, exact=True).click()
     page.wait_for_function("t => document.querySelector('#translate-input textarea').value === t", arg=example)
+
+
+def test_a_bilingual_model_narrows_the_pickers(page, app):
+    choose(page, "#translate-model", app.model)
+    page.wait_for_function("() => document.querySelector('#translate-source-lang input').value === 'English' &&"
+                           " document.querySelector('#translate-target-lang input').value === 'German'")
+    # (the choices themselves: tests/test_app.py::test_language_pickers_follow_the_model)
 
 
 def test_beam_vs_greedy_tab(page):
     open_tab(page, "Beam vs greedy")
-    page.locator("#compare-input textarea").fill("Two dogs are playing in the snow.")
+    page.locator("#compare-input textarea").fill(" ".join(LEXICON["en"][:4]))
     page.locator("#compare-button").click()
     greedy = wait_for_text(page, "#compare-greedy")
     beam = wait_for_text(page, "#compare-beam")
@@ -129,7 +152,7 @@ def test_variants_tab(page, app):
 
 def test_attention_tab(page):
     open_tab(page, "Attention")
-    page.locator("#attention-input textarea").fill("A little girl climbs into a wooden playhouse.")
+    page.locator("#attention-input textarea").fill(" ".join(LEXICON["en"][2:6]))
     page.locator("#attention-button").click()
     assert wait_for_text(page, "#attention-translation").strip()
     page.locator("#attention-plot img").first.wait_for()
@@ -140,8 +163,10 @@ def test_bad_input_shows_a_message_in_the_page(page):
     open_tab(page, "Translate")
     page.locator("#translate-input textarea").fill("   ")
     page.locator("#translate-button").click()
-    page.get_by_text(re.compile("input is empty")).first.wait_for()
-    page.wait_for_timeout(400)  # let the toast finish sliding in
+    toast = page.get_by_text(re.compile("input is empty")).first
+    toast.wait_for(state="visible")
+    page.wait_for_function("e => { const r = e.getBoundingClientRect(); return r.left >= 0 && "
+                           "r.right <= window.innerWidth; }", arg=toast.element_handle())  # slid in fully
     page.screenshot(path=str(SHOTS / "error.png"))
     before = page.locator("#translate-time input").input_value()
     page.locator("#translate-input textarea").fill("A cat sleeps on the sofa.")

@@ -65,3 +65,49 @@ def test_closed_pool_and_dead_worker_give_clear_errors(model):
             pool.generate(TEXTS, max_len_offset=2)
         pool.close()  # idempotent
         assert torch.get_num_threads() == 1
+
+
+# ---------------------------------------------------------------------------- a pool from a source
+@pytest.fixture(scope="module")
+def folder(model, tmp_path_factory):
+    path = tmp_path_factory.mktemp("pool-source") / "model"
+    model.save_pretrained(path)
+    return path
+
+
+@pytest.mark.slow
+def test_pool_from_a_folder_never_loads_the_model_here_and_decodes_alike(model, folder, monkeypatch, tmp_path):
+    from transformer_hub import Transformer
+
+    opts = dict(strategy="beam", beam_size=3, n_best=2, max_len_offset=6, return_attention=True)
+    other = tmp_path / "other"
+    random_model(seed=1).save_pretrained(other)  # another model, loaded by the workers on first use
+    with one_thread():
+        expected = generate(model, TEXTS, **opts)
+        theirs = generate(Transformer.from_pretrained(str(other)), TEXTS[:2], max_len_offset=4)
+        monkeypatch.setattr(Transformer, "from_pretrained", lambda *a, **k: pytest.fail("loaded in the parent"))
+        with DecodingPool(str(folder), processes=2, threads=1, wait=False) as pool:
+            assert pool.model is None and pool.folder is None
+            got = pool.generate(TEXTS, **opts)  # split between the two workers, tokenized there
+            same_hypotheses(got, expected, tol=1e-6)
+            assert [r.source for r in got] == TEXTS
+            assert [r.text for r in pool.generate(TEXTS[:2], source=other, max_len_offset=4)] == \
+                [r.text for r in theirs]
+    assert folder.is_dir()  # a source folder is the caller's: closing leaves it
+
+
+@pytest.mark.slow
+def test_pool_from_a_source_reports_a_model_it_cannot_load_and_keeps_serving(folder, tmp_path):
+    from transformer_hub.decoding.pool import ModelLoadError
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")
+    with pytest.raises(ModelLoadError, match="could not load the model at .*broken"):
+        DecodingPool(str(broken), processes=1, threads=1)  # wait=True: the constructor says so
+    with DecodingPool(str(broken), processes=1, threads=1, wait=False) as pool:
+        with pytest.raises(ModelLoadError, match="broken"):
+            pool.generate(TEXTS[:1])
+        assert not pool.closed and pool.generate(TEXTS[:1], source=folder, max_len_offset=2)[0].text is not None
+    with pytest.raises(ValueError, match="applies to Hub repo ids"):
+        DecodingPool(str(folder), processes=1, revision="v1")

@@ -25,7 +25,12 @@ def models_dir(tmp_path, make_model):
     make_model().save_pretrained(root / "en-de")
     make_model(norm="pre").save_pretrained(root / "variants" / "pre-norm")
     make_model(positional="learned").save_pretrained(root / "variants" / "learned-pos")
-    (root / "variants" / "results.json").write_text(json.dumps({"pre-norm": {"bleu": 1.0}}))
+    from transformer_hub import results as results_json
+
+    results_json.save(results_json.Results(models=[results_json.ModelResult("pre-norm", path="pre-norm")]),
+                      root / "variants" / "results.json")
+    (root / "en-de" / "metrics.jsonl").write_text("{}\n")  # training by-products the Space never reads
+    (root / "en-de" / "training_curves.png").write_bytes(b"png")
     return root
 
 
@@ -55,6 +60,12 @@ def test_dry_run_assembles_the_space_folder(tmp_path, models_dir, capsys):
             "space/models/variants/learned-pos/model.safetensors", "space/models/variants/results.json"} <= files
     assert not any("__pycache__" in f or f.endswith(".pyc") or f.startswith("tests/") for f in files)
     assert "space/README.md" not in files and "scripts/deploy_space.py" not in files
+    # only what the Space runs: no training, CLI or benchmark code, no training by-products of the models
+    assert not {"transformer_hub/train.py", "transformer_hub/cli.py", "transformer_hub/data.py",
+                "scripts/bench_app.py", "space/models/en-de/metrics.jsonl",
+                "space/models/en-de/training_curves.png"} & files
+    assert {"transformer_hub/decoding/pool.py", "transformer_hub/results.py", "space/plots.py",
+            "space/models/en-de/spm.model" if (models_dir / "en-de" / "spm.model").is_file() else "app.py"} <= files
     assert (out / "README.md").read_text().startswith("---\ntitle:")
     requirements = (out / "requirements.txt").read_text().splitlines()
     assert "torch==2.13.0" in requirements and not any(r.startswith("gradio") for r in requirements)

@@ -7,14 +7,9 @@ import textwrap
 
 import pytest
 
-import sys as _sys
-from pathlib import Path as _Path
-
-if str(_Path(__file__).resolve().parents[1]) not in _sys.path:  # `space` lives at the repository root
-    _sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))
-
 gr = pytest.importorskip("gradio")
 
+from space_fixtures import free_port  # noqa: E402, I001 - puts the repository root on sys.path
 from space import TAB_ENTRY_POINT_GROUP, TABS, build_demo, ordered_tabs, tab  # noqa: E402
 from space.limits import Limits  # noqa: E402
 
@@ -26,7 +21,7 @@ def tab_labels(demo) -> list:
 
 
 def markdown_texts(demo) -> list:
-    return [block.value for block in demo.blocks.values() if isinstance(block, gr.Markdown)]
+    return [block.value or "" for block in demo.blocks.values() if isinstance(block, gr.Markdown)]
 
 
 @pytest.fixture
@@ -50,9 +45,10 @@ def test_every_event_has_an_api_name(no_models):
     demo = build_demo(models_dir=no_models)
     named = {fn.api_name for fn in demo.fns.values() if fn.api_name}
     assert {"translate", "compare", "variants", "models", "architecture", "attention"} <= named
-    for fn in demo.fns.values():  # the examples' own loader aside, every handler is reachable by name
-        if fn.name != "load_example":
-            assert fn.api_name, fn.name
+    for fn in demo.fns.values():  # every public handler is reachable by name; page-only helpers are private
+        assert fn.api_visibility == "private" or fn.api_name in named, fn.name
+    private = [fn for fn in demo.fns.values() if fn.api_visibility == "private"]
+    assert private and all(not fn.queue for fn in private)  # pickers, swap, examples: instant, never queued
 
 
 def test_duplicate_tab_name_is_refused():
@@ -125,7 +121,6 @@ def test_entry_point_plugin_tab_is_discovered_and_rendered(installed_plugin, no_
 
 def test_entry_point_plugin_tab_works_in_the_running_app(installed_plugin, no_models):
     gradio_client = pytest.importorskip("gradio_client")
-    from space.serve import free_port
 
     demo = build_demo(models_dir=no_models)
     demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
@@ -133,7 +128,7 @@ def test_entry_point_plugin_tab_works_in_the_running_app(installed_plugin, no_mo
         client = gradio_client.Client(demo.local_url, verbose=False)
         assert client.predict("hello", api_name="/throwaway_shout") == "HELLO!"
         with pytest.raises(Exception, match="No model is available"):  # no model: a message, not a crash
-            client.predict("A dog.", None, "greedy", 4, 0.6, 1.0, 1.0, 0, api_name="/translate")
+            client.predict(text="A dog.", model=None, api_name="/translate")
     finally:
         demo.close()
 
@@ -166,6 +161,26 @@ def test_variants_tab_shows_the_study_curves_when_present(no_models):
     fig = plt.figure(figsize=(2, 2))
     fig.savefig(no_models / "variants" / "validation_curves.png")
     plt.close(fig)
-    images = [b for b in build_demo(models_dir=no_models).blocks.values()
-              if isinstance(b, gr.Image) and b.elem_id == "variants-curves"]
+    demo = build_demo(models_dir=no_models)
+    images = [b for b in demo.blocks.values() if isinstance(b, gr.Image) and b.elem_id == "variants-curves"]
     assert len(images) == 1 and images[0].value is not None
+    assert not images[0].show_label  # its label would cover the plot's own title: the title is text above it
+    assert any("Validation curves" in text for text in markdown_texts(demo))
+
+
+def test_the_page_names_no_single_direction(no_models):
+    texts = " ".join(markdown_texts(build_demo(models_dir=no_models)))
+    assert "En → De" not in texts and "English in" not in texts and "English, German, French, Czech" in texts
+
+
+def test_no_import_cycle_in_the_space():
+    import subprocess
+    import sys as _sys
+    from pathlib import Path
+
+    tool = Path(__file__).resolve().parents[2] / "shared" / "tools" / "import_cycles.py"
+    if not tool.is_file():
+        pytest.skip(f"no {tool}")
+    out = subprocess.run([_sys.executable, str(tool), "space"], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout
+    assert "cycle" not in out.replace("cycles among", ""), out

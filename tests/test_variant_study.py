@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `space` lives at the repository root
     sys.path.insert(0, str(ROOT))
 
-from space.models_store import ModelStore, normalise_results  # noqa: E402
+from space.models_store import ModelStore  # noqa: E402
+from transformer_hub import results as results_json  # noqa: E402
 
 spec = importlib.util.spec_from_file_location("variant_study", ROOT / "scripts" / "variant_study.py")
 study = importlib.util.module_from_spec(spec)
@@ -60,7 +61,7 @@ def toy(tmp_path_factory):
             "--warmup", "2", "--vocab-size", "1000", "--limit", "300", "--valid-limit", "20", "--test-limit", "20",
             "--final-beam", "2", "--threads", "1"]
     assert study.main(argv) == 0
-    return tmp, argv, json.loads((tmp / "ship" / "results.json").read_text())
+    return tmp, argv, results_json.load(tmp / "ship" / "results.json")
 
 
 def test_decoder_only_matches_paper_parameters():
@@ -78,28 +79,30 @@ def test_decoder_only_matches_paper_parameters():
 
 def test_results_have_every_variant_on_one_budget(toy):
     tmp, _, report = toy
-    budget, rows = report["budget"], {r["name"]: r for r in report["variants"]}
+    budget, rows = report.settings, {m.name: m for m in report.models}
     assert list(rows) == ALL and budget["updates"] == UPDATES and budget["beam"] == 2
-    assert set(normalise_results(report)) == set(ALL)
+    text = (tmp / "ship" / "results.json").read_text()
+    assert str(tmp) not in text and "data_dir" not in text  # no machine paths (the schema refuses them)
     for name, r in rows.items():
-        assert (r["layout"], r["positional"], r["norm"], r["feed_forward"]) == PARTS[name]
-        assert (r["d_model"], r["n_heads"], r["d_ff"]) == (32, 4, 64)
-        assert r["layers"] == f"{r['n_encoder_layers']}+{r['n_decoder_layers']}"
-        assert r["seed"] == (2 if name == "paper-seed2" else 1)
-        # the budget: the same updates, read back from the Trainer's own results.json
-        trainer = json.loads((tmp / "study" / name / "results.json").read_text())["training"]
-        assert r["updates"] == trainer["updates"] == UPDATES
-        assert r["train_seconds"] > 0 and r["train_tokens_per_s"] > 0 and r["decode_sentences_per_s"] > 0
-        assert r["decode_sentences"] == 20 and r["beam"] == 2
+        a = r.architecture
+        assert (a["layout"], a["positional"], a["norm"], a["feed_forward"]) == PARTS[name]
+        assert (a["d_model"], a["n_heads"], a["d_ff"]) == (32, 4, 64)
+        assert r.training["seed"] == (2 if name == "paper-seed2" else 1)
+        # the budget: the same updates, read back from the Trainer's own results.json (the same schema)
+        trainer = results_json.load(tmp / "study" / name / "results.json").models[0].training
+        assert r.training["updates"] == trainer["updates"] == UPDATES
+        assert r.training["train_seconds"] > 0 and r.training["train_tokens_per_s"] > 0
+        assert r.decoding["sentences_per_s"] > 0 and r.decoding["sentences"] == 20 and r.decoding["beam"] == 2
         for split in ("val", "test_2016_flickr"):
-            assert 0 <= r[split]["bleu"] <= 100 and 0 <= r[split]["chrf"] <= 100
+            for metric in ("bleu", "bleu_lowercase", "chrf"):
+                assert 0 <= report.score(name, metric, split, "en-de") <= 100
         cfg = TransformerConfig.from_json_file(str(tmp / "study" / name / "final" / "config.json"))
-        assert r["parameters"] == cfg.num_parameters()
+        assert r.parameters == cfg.num_parameters()
     # same tokenizer, seed and batches: every seed-1 variant saw exactly the same target tokens
-    assert len({r["train_tokens"] for n, r in rows.items() if n != "paper-seed2"}) == 1
-    assert len({r["train_pairs"] for r in rows.values()}) == 1
-    paper, dec = rows["paper"]["parameters"], rows["decoder-only"]["parameters"]
-    assert abs(dec - paper) <= 0.10 * paper and rows["decoder-only"]["n_encoder_layers"] == 0
+    assert len({r.training["train_tokens"] for n, r in rows.items() if n != "paper-seed2"}) == 1
+    assert len({r.training["train_pairs"] for r in rows.values()}) == 1
+    paper, dec = rows["paper"].parameters, rows["decoder-only"].parameters
+    assert abs(dec - paper) <= 0.10 * paper and rows["decoder-only"].architecture["n_encoder_layers"] == 0
     spm = {(tmp / "study" / n / "tokenizer" / "spm.model").read_bytes() for n in ALL}
     assert spm == {(tmp / "study" / "tokenizer" / "spm.model").read_bytes()}
 
@@ -107,31 +110,61 @@ def test_results_have_every_variant_on_one_budget(toy):
 def test_shipped_models_plot_and_table(toy):
     tmp, _, report = toy
     ship = tmp / "ship"
-    for r in report["variants"]:
-        if r["name"] == "paper-seed2":
-            assert r["model"] is None and not (ship / "paper-seed2").exists()
+    for r in report.models:
+        if r.name == "paper-seed2":
+            assert r.path is None and not (ship / "paper-seed2").exists()
             continue
-        model = Transformer.from_pretrained(str(ship / r["name"]))
+        assert r.path == r.name  # relative to the results file's folder
+        model = Transformer.from_pretrained(str(ship / r.path))
         c = model.config
-        assert (c.layout, c.positional, c.norm, c.feed_forward) == PARTS[r["name"]]
-        assert model.num_parameters() == r["parameters"] and model.tokenizer is not None
-        assert "variant study" in (ship / r["name"] / "README.md").read_text()
+        assert (c.layout, c.positional, c.norm, c.feed_forward) == PARTS[r.name]
+        assert model.num_parameters() == r.parameters and model.tokenizer is not None
+        assert "variant study" in (ship / r.name / "README.md").read_text()
     png = (ship / "validation_curves.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
     table = (ship / "results.md").read_text()
     assert all(f"| {name} |" in table for name in ALL) and f"{UPDATES} updates" in table
-    store = ModelStore(models_dir=tmp)  # the Space reads ship/ as models/variants when it is called that
-    assert store.results() == {}  # (named "ship" here, so nothing is found under variants/)
-    shutil.copytree(ship, tmp / "space_models" / "variants")
+    shutil.copytree(ship, tmp / "space_models" / "variants")  # the Space reads it as models/variants
     store = ModelStore(models_dir=tmp / "space_models")
-    assert {f"variants/{n}" for n in ALL[:-1]} <= set(store.names()) and set(store.results()) == set(ALL)
+    assert {f"variants/{n}" for n in ALL[:-1]} <= set(store.names())
+    assert [m.name for m in store.results().models] == [f"variants/{n}" for n in ALL]
+
+
+def test_the_shipped_results_json_follows_the_schema():
+    shipped = results_json.load(ROOT / "space" / "models" / "variants" / "results.json")
+    for m in shipped.models:
+        assert m.path is None or (ROOT / "space" / "models" / "variants" / m.path / "config.json").is_file()
+    assert shipped.score("modern", "bleu", "test_2016_flickr", "en-de") == 35.34
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["models"][0].update(path="/home/me/runs/paper"), "absolute path"),
+    (lambda d: d["settings"].update(data_dir="C:\\data"), "absolute path"),
+    (lambda d: d["results"][0].update(metric="bleu4"), "metric 'bleu4'"),
+    (lambda d: d["results"][0].update(model="nope"), "not one of the models"),
+    (lambda d: d["results"][0].update(direction="english-german"), "not 'src-tgt'"),
+    (lambda d: d.update(schema=2), "schema 2"),
+    (lambda d: d["models"][0].update(extra=1), "unknown keys"),
+])
+def test_the_schema_refuses_what_it_does_not_define(tmp_path, change, message):
+    good = results_json.Results(models=[results_json.ModelResult("paper", path="paper", parameters=3)],
+                                results=[results_json.Score("paper", "val", "bleu", 1.0, "en-de")],
+                                settings={"updates": 3})
+    data = good.to_dict()
+    results_json.validate(data)
+    change(data)
+    with pytest.raises(ValueError, match=message):
+        results_json.validate(data)
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=message):
+        results_json.load(tmp_path / "r.json")
 
 
 def test_rerun_skips_finished_variants(toy, monkeypatch):
     tmp, argv, report = toy
     monkeypatch.setattr(study, "Trainer", lambda *a, **k: pytest.fail("a finished variant was trained again"))
     assert study.main(argv) == 0
-    assert json.loads((tmp / "ship" / "results.json").read_text()) == report
+    assert results_json.load(tmp / "ship" / "results.json") == report
     with pytest.raises(SystemExit, match="another budget"):  # the same --out on another budget is refused
         study.main([a if a != str(UPDATES) else "4" for a in argv])
     with pytest.raises(SystemExit, match="pass --max-len"):  # decoder-only would drop long pairs: refused up front
@@ -157,8 +190,8 @@ def test_interrupted_variant_resumes_exactly(toy, tmp_path, monkeypatch):
     monkeypatch.setattr(study, "Trainer", trainer)
     assert study.main(argv) == 0  # resumes from the step-2 checkpoint
     row = json.loads((run / study.RECORD).read_text())
-    paper = next(r for r in report["variants"] if r["name"] == "paper")
-    assert row["updates"] == UPDATES and row["train_tokens"] == paper["train_tokens"]  # the same batches
+    paper = report.model("paper")
+    assert row["updates"] == UPDATES and row["train_tokens"] == paper.training["train_tokens"]  # the same batches
     assert [m["step"] for m in study.MetricsLog(run / "metrics.jsonl").read() if m["kind"] == "val"] == [2, 3]
-    shipped = json.loads((tmp_path / "ship" / "results.json").read_text())
-    assert [r["name"] for r in shipped["variants"]] == ["paper"]
+    shipped = results_json.load(tmp_path / "ship" / "results.json")
+    assert [m.name for m in shipped.models] == ["paper"]

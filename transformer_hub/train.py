@@ -12,7 +12,6 @@ checkpoints (section 6.1) for the final model.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import os
@@ -33,6 +32,7 @@ from .data import (DEFAULT_DATA_DIR, encode_pairs, iterate_batches, load_directi
 from .losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
 from .model import Transformer
+from . import results as results_json
 from .tokenizer import Tokenizer
 
 logger = logging.getLogger("transformer_hub.train")
@@ -407,7 +407,11 @@ class Trainer:
         final = self.out / "final"
         self.model.save_pretrained(final)
         (final / "metrics.jsonl").write_text(self.metrics.path.read_text() if self.metrics.path.is_file() else "")
-        (self.out / "results.json").write_text(json.dumps({"results": results, "training": training}, indent=1))
+        name = self.model.card_data["name"]
+        results_json.save(results_json.Results(
+            models=[results_json.ModelResult(name=name, path="final", parameters=self.model.num_parameters(),
+                                             training=training)],
+            results=results_json.scores_from_card(name, results)), self.out / "results.json")
         if self.pusher is not None:
             self.pusher.push(final, f"final model: average of {len(found)} checkpoints")
         self._close()

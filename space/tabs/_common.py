@@ -1,33 +1,37 @@
-"""Small pieces the built-in tabs share."""
+"""Small pieces the built-in tabs share: the model picker, the language pickers with a swap, examples."""
 from __future__ import annotations
 
 import functools
+from typing import List, Optional, Tuple
 
 import gradio as gr
 
 from .. import service
 from ..context import SpaceContext
+from ..examples import EXAMPLES
+from ..languages import DEFAULT_PAIR, LANGUAGES, choices, fit_pair
 
 DECODE = "decode"  # concurrency group of every event that runs the model
+UI = dict(api_visibility="private", queue=False)  # events that only rearrange the page
 
 
 def decode_event(ctx: SpaceContext) -> dict:
     """Keyword arguments of every event that runs the model: one concurrency group, no Gradio preprocessing.
 
     The handlers check every value themselves (``service``, ``limits``); Gradio's preprocessing would
-    hand each input to a worker thread and back, ~6 ms of a /translate request (eight inputs) on 2 cores.
+    hand each input to a worker thread and back before the handler starts.
     """
     return dict(concurrency_id=DECODE, concurrency_limit=ctx.decode_workers, preprocess=False)
 
 
 def bind(ctx: SpaceContext, fn):
-    """``fn(ctx, ...)`` as a Gradio handler ``(...)`` with the Space's error handling and inference mode."""
+    """``fn(ctx, ...)`` as a Gradio handler ``(...)`` with the Space's error handling."""
     return service.handler(functools.partial(fn, ctx))
 
 
-def model_picker(ctx: SpaceContext, label: str = "Model") -> gr.Dropdown:
+def model_picker(ctx: SpaceContext, label: str = "Model", elem_id: Optional[str] = None) -> gr.Dropdown:
     names = ctx.model_names
-    return gr.Dropdown(choices=names, value=ctx.default_model, label=label, interactive=True,
+    return gr.Dropdown(choices=names, value=ctx.default_model, label=label, interactive=True, elem_id=elem_id,
                        info=None if names else "No model found: ship one under space/models/ or pass --model.")
 
 
@@ -35,3 +39,57 @@ def text_input(ctx: SpaceContext, label: str, value: str = "", lines: int = 3, e
     return gr.Textbox(label=label, value=value, lines=lines, max_lines=ctx.limits.max_lines + 2, elem_id=elem_id,
                       placeholder="A dog is running in the snow.",
                       max_length=ctx.limits.max_chars * ctx.limits.max_lines)  # a hint only: handlers enforce limits
+
+
+def _config(ctx: SpaceContext, model: Optional[str]):
+    try:
+        return ctx.store.config(model) if model in ctx.store.specs else None
+    except Exception:  # noqa: BLE001 - an unreadable config: free pickers; the decoding call says what is wrong
+        return None
+
+
+def _pickers(ctx: SpaceContext, model, source, target) -> Tuple[dict, dict]:
+    sources, targets, source, target = fit_pair(_config(ctx, model), source, target)
+    return (gr.update(choices=choices(sources), value=source), gr.update(choices=choices(targets), value=target))
+
+
+def _swap(ctx: SpaceContext, model, source, target) -> Tuple[dict, dict]:
+    return _pickers(ctx, model, target, source)  # fit_pair keeps the swapped pair when the model serves it
+
+
+def language_pickers(ctx: SpaceContext, model: Optional[gr.Dropdown],
+                     prefix: str) -> Tuple[gr.Dropdown, gr.Dropdown]:
+    """Source and target language pickers and a swap button, narrowed to what ``model`` serves (None: every
+    language of the Space, for a tab that uses several models)."""
+    start = ctx.default_model if model is not None else None
+    sources, targets, source, target = fit_pair(_config(ctx, start), *DEFAULT_PAIR)
+    with gr.Row(equal_height=True):
+        src = gr.Dropdown(choices(sources), value=source, label="From", elem_id=f"{prefix}-source-lang",
+                          interactive=True, min_width=120)
+        swap = gr.Button("⇄", size="sm", elem_id=f"{prefix}-swap", min_width=40, scale=0)
+        tgt = gr.Dropdown(choices(targets), value=target, label="To", elem_id=f"{prefix}-target-lang",
+                          interactive=True, min_width=120)
+    model = model if model is not None else gr.State(None)
+    pickers = functools.partial(_pickers, ctx)
+    if isinstance(model, gr.Dropdown):
+        model.change(pickers, [model, src, tgt], [src, tgt], **UI)
+    src.input(pickers, [model, src, tgt], [src, tgt], **UI)
+    swap.click(functools.partial(_swap, ctx), [model, src, tgt], [src, tgt], **UI)
+    return src, tgt
+
+
+def examples_of(language: Optional[str]) -> List[List[str]]:
+    return [[line] for line in EXAMPLES.get(language or DEFAULT_PAIR[0], EXAMPLES[DEFAULT_PAIR[0]])]
+
+
+def examples(text: gr.Textbox, source: gr.Dropdown, prefix: str) -> gr.Dataset:
+    """Clickable Multi30k sentences in the chosen source language; a click puts one in ``text``."""
+    dataset = gr.Dataset(components=[text], samples=examples_of(source.value), label="Examples (click one)",
+                         elem_id=f"{prefix}-examples", samples_per_page=len(EXAMPLES[DEFAULT_PAIR[0]]))
+    source.change(lambda lang: gr.Dataset(samples=examples_of(lang)), source, dataset, **UI)
+    dataset.click(lambda sample: sample[0], dataset, text, **UI)
+    return dataset
+
+
+def source_label(language: Optional[str]) -> str:
+    return f"{LANGUAGES.get(language, 'Source')} text"

@@ -6,8 +6,8 @@ import functools
 import gradio as gr
 
 from .. import service
-from ..plugins import tab
-from ._common import bind, decode_event, model_picker, text_input
+from ..registry import tab
+from ._common import bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
 
 
 @tab("attention", title="Attention", order=40, description="what the decoder looks at")
@@ -16,9 +16,12 @@ def render(ctx) -> None:
                 "encoder-decoder attention looked at that source piece while producing that output piece.")
     layers, heads = service.layer_head_choices(ctx, ctx.default_model)
     with gr.Row():
-        text = text_input(ctx, "English sentence", value=ctx.examples[0], lines=2, elem_id="attention-input")
         with gr.Column():
-            model = model_picker(ctx)
+            model = model_picker(ctx, elem_id="attention-model")
+            source, target = language_pickers(ctx, model, "attention")
+            text = text_input(ctx, "Source sentence", value=examples_of(source.value)[0][0], lines=2,
+                              elem_id="attention-input")
+        with gr.Column():
             with gr.Row():
                 strategy = gr.Radio(["greedy", "beam"], value="greedy", label="Decoding")
                 beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size")
@@ -26,12 +29,13 @@ def render(ctx) -> None:
                 # custom values pass the component's own check: the handler range-checks them per model
                 layer = gr.Dropdown(layers, value=0, label="Decoder layer", allow_custom_value=True)
                 head = gr.Dropdown(heads, value=0, label="Head", allow_custom_value=True)
+    examples(text, source, "attention")
     button = gr.Button("Show attention", variant="primary", elem_id="attention-button")
     translation = gr.Textbox(label="Translation", interactive=False, elem_id="attention-translation")
     plot = gr.Plot(label="Cross-attention", elem_id="attention-plot")
     with gr.Accordion("Matrix and pieces (JSON)", open=False):
         data = gr.JSON(label="attention matrix")
-    button.click(bind(ctx, service.attention), [text, model, strategy, beam_size, layer, head],
+    button.click(bind(ctx, service.attention), [text, model, strategy, beam_size, layer, head, source, target],
                  [plot, data, translation], api_name="attention", **decode_event(ctx))
     model.change(functools.partial(_choices, ctx), model, [layer, head], api_name="attention_choices")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import gradio as gr
 
 from .. import service
-from ..plugins import tab
-from ._common import bind, decode_event, model_picker, text_input
+from ..registry import tab
+from ._common import bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
 
 
 @tab("compare", title="Beam vs greedy", order=20, description="the same sentence, two decoders")
@@ -14,9 +14,12 @@ def render(ctx) -> None:
                 "prefixes and ranks finished ones by log-probability divided by the GNMT length penalty "
                 "((5 + |Y|) / 6)^α. Scores are sums of token log-probabilities (higher is better).")
     with gr.Row():
-        text = text_input(ctx, "English sentence", value=ctx.examples[2], lines=2, elem_id="compare-input")
         with gr.Column():
-            model = model_picker(ctx)
+            model = model_picker(ctx, elem_id="compare-model")
+            source, target = language_pickers(ctx, model, "compare")
+            text = text_input(ctx, "Source sentence", value=examples_of(source.value)[2][0], lines=2,
+                              elem_id="compare-input")
+        with gr.Column():
             with gr.Row():
                 beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size")
                 length_penalty = gr.Slider(0.0, 2.0, value=0.6, step=0.1, label="Length penalty α")
@@ -24,6 +27,9 @@ def render(ctx) -> None:
                 n_best = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="n-best shown")
                 max_length = gr.Slider(0, ctx.limits.max_output_tokens, value=0, step=1,
                                        label="Max output tokens (0 = auto)")
+            engine = gr.Radio(["pytorch", "ctranslate2"], value=service.DEFAULT_ENGINE, label="Engine",
+                              elem_id="compare-engine")
+    examples(text, source, "compare")
     button = gr.Button("Compare", variant="primary", elem_id="compare-button")
     verdict = gr.Markdown(elem_id="compare-verdict")
     with gr.Row():
@@ -36,5 +42,6 @@ def render(ctx) -> None:
                          label="Beam n-best list", interactive=False, wrap=True)
     with gr.Accordion("All of it as JSON", open=False):
         data = gr.JSON(label="compare result")
-    button.click(bind(ctx, service.compare), [text, model, beam_size, length_penalty, n_best, max_length],
-                 [greedy, beam, scores, nbest, verdict, data], api_name="compare", **decode_event(ctx))
+    inputs = [text, model, beam_size, length_penalty, n_best, max_length, source, target, engine]
+    button.click(bind(ctx, service.compare), inputs, [greedy, beam, scores, nbest, verdict, data],
+                 api_name="compare", **decode_event(ctx))

@@ -1,21 +1,16 @@
 """App benchmark (not a test): latency and throughput of ``/translate`` through ``gradio_client``.
 
-    python -m space.bench [--model DIR_OR_REPO] [--clients 1,8] [--requests 64] [--beam-size 4]
+    python scripts/benchmark.py app [--model DIR_OR_REPO] [--clients 1,8] [--requests 64] [--beam-size 4]
 
 Launches the app (``python app.py``) as its own process on 127.0.0.1, as it is deployed (or uses ``--url``,
 which must be a loopback address), then for each client count sends a fixed number of Multi30k
 test_2016_flickr sentences, one per request, from that many concurrent ``gradio_client`` clients in this
 process.  Reports p50/p95 latency, requests/s, errors, the handler's own time (the app's "time taken"), and
-the server's CPU time per request and peak RSS (its decoding child process included).  (Server and clients in one process would share one
+the server's CPU time per request and peak RSS (its decoding worker process included).  (Server and clients in one process would share one
 GIL: the clients' polling threads would slow the server's decoding loop.)  The clients use plain http on
 loopback with ``ssl_verify=False``, so no call builds a TLS context.  Targets on the 2-core machine with the
 shipped model and beam 4: one client p50 <= 150 ms; eight clients: no errors and >= 20 requests/s.
-
-To wire it into ``scripts/benchmark.py``::
-
-    from space import bench as space_bench
-    @benchmark("app", "latency/throughput of the Space's /translate through gradio_client")
-    ...  add_arguments = space_bench.add_arguments; run = space_bench.run
+``--engine ctranslate2`` measures the other decoding engine (target: one client p50 <= 70 ms).
 """
 from __future__ import annotations
 
@@ -23,6 +18,7 @@ import argparse
 import contextlib
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -34,20 +30,29 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
-from transformer_hub.data import read_lines
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:  # `space` lives at the repository root
+    sys.path.insert(0, str(REPO_ROOT))
 
-from .devmodel import DATA_DIR
-from .examples import EXAMPLES
+from space.examples import EXAMPLES  # noqa: E402
+from space.models_store import DEFAULT_MODELS_DIR, SHIPPED  # noqa: E402
+from transformer_hub.data import DEFAULT_DATA_DIR, read_lines  # noqa: E402
 
+DATA_DIR = Path(os.environ.get("MULTI30K_DIR", DEFAULT_DATA_DIR))
 MAX_REQUESTS = 2000
 WARMUP = 2  # requests sent by one client before each measurement
-REPO_ROOT = Path(__file__).resolve().parent.parent
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
 
 
 def test_sentences(n: int, data_dir: Path = DATA_DIR) -> List[str]:
     path = data_dir / "test_2016_flickr.en.gz"
-    lines = EXAMPLES
+    lines = EXAMPLES["en"]
     if path.is_file():
         lines = [line.strip() for line in read_lines(path)[: max(n, 1)] if line.strip()]
     return [lines[i % len(lines)] for i in range(n)]
@@ -63,7 +68,7 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def measure(url: str, model: str, clients: int, requests: int, strategy: str = "beam", beam_size: int = 4,
-            warmup: int = 2) -> Dict[str, float]:
+            warmup: int = 2, engine: str = "pytorch") -> Dict[str, float]:
     """``requests`` calls of /translate spread over ``clients`` concurrent clients."""
     from gradio_client import Client
 
@@ -72,7 +77,7 @@ def measure(url: str, model: str, clients: int, requests: int, strategy: str = "
     requests = max(1, min(int(requests), MAX_REQUESTS))
     sentences = test_sentences(requests)
     pool = [Client(url, verbose=False, ssl_verify=False) for _ in range(clients)]  # loopback http: no TLS context to build per call
-    args = (model, strategy, beam_size, 0.6, 1.0, 1.0, 0)
+    args = (model, strategy, beam_size, 0.6, 1.0, 1.0, 0, "en", "de", engine)
     for client in pool[:1]:
         for sentence in sentences[:warmup]:
             client.predict(sentence, *args, api_name="/translate")
@@ -83,7 +88,7 @@ def measure(url: str, model: str, clients: int, requests: int, strategy: str = "
     def one(i: int) -> None:
         start = time.perf_counter()
         try:
-            _, ms = pool[i % clients].predict(sentences[i], *args, api_name="/translate")
+            _, ms, _ = pool[i % clients].predict(sentences[i], *args, api_name="/translate")
             latencies.append(time.perf_counter() - start)
             handler_ms.append(float(ms))
         except Exception as exc:  # noqa: BLE001 - counted, the benchmark goes on
@@ -102,22 +107,20 @@ def measure(url: str, model: str, clients: int, requests: int, strategy: str = "
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default=None, help="model folder or Hub id (default: the shipped en-de, else a "
-                                                      "tiny model trained once for the purpose)")
+    parser.add_argument("--model", default=None, help="model folder or Hub id (default: the shipped en-de)")
     parser.add_argument("--url", default=None, help="benchmark an app already running on 127.0.0.1 instead")
     parser.add_argument("--model-name", default=None, help="with --url: the model name to request")
     parser.add_argument("--clients", default="1,8", help="comma-separated concurrent client counts")
     parser.add_argument("--requests", type=int, default=64, help=f"requests per client count (at most {MAX_REQUESTS})")
     parser.add_argument("--strategy", default="beam", choices=["greedy", "beam"])
     parser.add_argument("--beam-size", type=int, default=4)
+    parser.add_argument("--engine", default="pytorch", choices=["pytorch", "ctranslate2"])
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
 @contextlib.contextmanager
 def app_process(model_path: Optional[str], timeout: float = 180.0) -> Iterator[Tuple[str, subprocess.Popen]]:
     """``python app.py [--model PATH]`` on a free loopback port; yields (url, process) once it answers."""
-    from .serve import free_port
-
     port = free_port()
     env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port),
            "GRADIO_ANALYTICS_ENABLED": "False"}
@@ -152,7 +155,7 @@ def app_process(model_path: Optional[str], timeout: float = 180.0) -> Iterator[T
 
 
 def process_tree(pid: int) -> List[int]:
-    """``pid`` and its descendants (the decoding child), from /proc (Linux); just ``pid`` elsewhere."""
+    """``pid`` and its descendants (the decoding worker), from /proc (Linux); just ``pid`` elsewhere."""
     tree, todo = [], [pid]
     while todo:
         current = todo.pop()
@@ -191,29 +194,29 @@ def process_peak_rss_mb(pid: int) -> float:
 
 
 def run(args: argparse.Namespace) -> Dict:
-    from .devmodel import model_for_tests
-    from .models_store import DEFAULT_MODELS_DIR, SHIPPED
-
     with contextlib.ExitStack() as stack:
         if args.url:
             url, model, server = args.url, args.model_name or SHIPPED, None
         else:
-            model_path = str(Path(args.model or model_for_tests()).resolve())
+            if args.model is None and not (DEFAULT_MODELS_DIR / SHIPPED).is_dir():
+                raise SystemExit(f"benchmark: error: no shipped model at {DEFAULT_MODELS_DIR / SHIPPED}; pass --model")
+            model_path = str(Path(args.model or DEFAULT_MODELS_DIR / SHIPPED).resolve())
             shipped = Path(model_path) == (DEFAULT_MODELS_DIR / SHIPPED).resolve()
             url, server = stack.enter_context(app_process(None if shipped else model_path))
             model = SHIPPED if shipped else model_path
-        # one request first, outside every measurement: the decoding child process has started and loaded the model
-        measure(url, model, 1, 1, args.strategy, args.beam_size, warmup=0)
+        # one request first, outside every measurement: the decoding worker has started and loaded the model
+        measure(url, model, 1, 1, args.strategy, args.beam_size, warmup=0, engine=args.engine)
         rows = []
         for c in (c for c in str(args.clients).split(",") if c.strip()):
             cpu = process_cpu_s(server.pid) if server else float("nan")
-            rows.append(measure(url, model, int(c), args.requests, args.strategy, args.beam_size, warmup=WARMUP))
+            rows.append(measure(url, model, int(c), args.requests, args.strategy, args.beam_size, warmup=WARMUP,
+                                engine=args.engine))
             sent = rows[-1]["requests"] + WARMUP
             rows[-1]["server_cpu_ms_per_request"] = round(1000 * (process_cpu_s(server.pid) - cpu) / sent, 1) \
                 if server else float("nan")
             rows[-1]["server_peak_rss_mb"] = round(process_peak_rss_mb(server.pid), 1) if server else float("nan")
     report = {"benchmark": "app /translate", "model": model, "strategy": args.strategy, "beam_size": args.beam_size,
-              "results": rows}
+              "engine": args.engine, "results": rows}
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -1,0 +1,59 @@
+"""The languages the Space offers, and what a model's config says it serves (``TransformerConfig.pairs``)."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import gradio as gr
+
+from transformer_hub import TransformerConfig
+
+LANGUAGES: Dict[str, str] = {"en": "English", "de": "German", "fr": "French", "cs": "Czech"}
+DEFAULT_PAIR = ("en", "de")
+
+
+def language_code(name: str, value) -> str:
+    """A language code from the UI or the API; anything but en/de/fr/cs is a one-line error."""
+    if value is None or value == "":
+        raise gr.Error(f"{name} is missing: give one of {', '.join(LANGUAGES)}.")
+    if not isinstance(value, str) or value not in LANGUAGES:
+        raise gr.Error(f"{name} must be one of {', '.join(LANGUAGES)} ({', '.join(LANGUAGES.values())}); "
+                       f"got {value!r}.")
+    return value
+
+
+def served(config: Optional[TransformerConfig]) -> List[Tuple[str, str]]:
+    """The (source, target) pairs a model serves among the Space's languages; every pair if it names none."""
+    pairs = config.pairs() if config is not None else []
+    if not pairs:  # a model that names no languages: the pickers stay free, the model decides
+        return [(s, t) for s in LANGUAGES for t in LANGUAGES if s != t]
+    return [(s, t) for s, t in pairs if s in LANGUAGES and t in LANGUAGES]
+
+
+def choices(codes) -> List[Tuple[str, str]]:
+    """Dropdown choices (label, code) in the Space's order."""
+    return [(name, code) for code, name in LANGUAGES.items() if code in set(codes)]
+
+
+def fit_pair(config: Optional[TransformerConfig], source: Optional[str],
+             target: Optional[str]) -> Tuple[List[str], List[str], str, str]:
+    """Source and target choices for ``config``, and the pair to show (kept when the model serves it)."""
+    pairs = served(config) or [DEFAULT_PAIR]
+    sources = list(dict.fromkeys(s for s, _ in pairs))
+    source = source if source in sources else (DEFAULT_PAIR[0] if DEFAULT_PAIR[0] in sources else sources[0])
+    targets = [t for s, t in pairs if s == source]
+    if target not in targets:
+        target = DEFAULT_PAIR[1] if DEFAULT_PAIR[1] in targets else targets[0]
+    return sources, targets, source, target
+
+
+def direction(config: Optional[TransformerConfig], source, target) -> Tuple[Optional[str], Optional[str]]:
+    """The ``src_lang`` / ``tgt_lang`` to decode with: codes checked, the pair checked against the model."""
+    source, target = language_code("source_lang", source), language_code("target_lang", target)
+    if source == target:
+        raise gr.Error(f"source_lang and target_lang are both {source!r}: pick two different languages.")
+    if config is None or not config.pairs():
+        return None, None  # the model names no languages: it translates what it was trained on
+    if (source, target) not in config.pairs():
+        raise gr.Error(f"This model does not translate {source}->{target}; it serves "
+                       f"{', '.join(f'{s}->{t}' for s, t in config.pairs())}. Pick another model or pair.")
+    return source, target

@@ -1,0 +1,162 @@
+"""Fixtures of the Space's tests: a small trained model, and the demo launched on loopback.
+
+``model_for_tests`` trains a tiny Transformer for a few seconds on Multi30k En->De pairs (or on given
+pairs) with the library's trainer, once per cache folder; ``running_app`` launches the demo in this
+process on 127.0.0.1 and closes it (and its decoding worker) afterwards.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, List, Optional, Tuple
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `space` lives at the repository root
+    sys.path.insert(0, str(ROOT))
+
+import gradio as gr  # noqa: E402
+import torch  # noqa: E402
+
+from space.demo import build_demo, configure_torch, launch_options  # noqa: E402
+from space.limits import Limits  # noqa: E402
+from space.models_store import is_model_folder  # noqa: E402
+from transformer_hub.data import DEFAULT_DATA_DIR, load_split  # noqa: E402
+from transformer_hub.train import main as train_main  # noqa: E402
+
+DATA_DIR = Path(os.environ.get("MULTI30K_DIR", DEFAULT_DATA_DIR))
+
+
+def train_tiny(out: Path, pairs: List[Tuple[str, str]], seconds: float = 30.0, seed: int = 0,
+               vocab_size: int = 1000) -> Path:
+    """Train for ``seconds`` with the library's trainer on ``pairs``; the final model goes to ``out``."""
+    with tempfile.TemporaryDirectory(prefix="space_model_") as tmp:
+        files = {}
+        for name, rows in (("train", pairs), ("valid", pairs[:50])):
+            for side, index in (("src", 0), ("tgt", 1)):
+                files[f"{name}_{side}"] = Path(tmp) / f"{name}.{side}"
+                files[f"{name}_{side}"].write_text("\n".join(r[index] for r in rows) + "\n", encoding="utf-8")
+        train_main(["--out", f"{tmp}/run", "--train-src", str(files["train_src"]), "--train-tgt", str(files["train_tgt"]),
+                    "--valid-src", str(files["valid_src"]), "--valid-tgt", str(files["valid_tgt"]),
+                    "--preset", "tiny", "--d-model", "64", "--d-ff", "128", "--max-len", "128", "--dropout", "0.1",
+                    "--vocab-size", str(vocab_size), "--max-tokens", "1500", "--warmup", "30", "--peak-lr", "0.003",
+                    "--max-minutes", str(seconds / 60), "--bleu-every", "1000", "--final-beam", "0",
+                    "--average-last", "2", "--threads", "1", "--seed", str(seed), "--name", "space test model (tiny)"])
+        shutil.copytree(Path(tmp) / "run" / "final", out)
+    return out
+
+
+def model_for_tests(cache_root: Optional[os.PathLike] = None, seconds: float = 30.0,
+                    data: Optional[List[Tuple[str, str]]] = None) -> Path:
+    """A tiny En->De model trained once into ``cache_root`` (pytest's cache) or the temp folder.
+
+    ``data`` replaces the first 2,000 Multi30k pairs (for machines without the corpus)."""
+    root = Path(cache_root) if cache_root else Path(tempfile.gettempdir()) / "transformer_hub_space"
+    out = root / ("tiny-en-de" if data is None else "tiny-en-de-synthetic")
+    if is_model_folder(out):
+        return out
+    pairs = list(data) if data is not None else load_split(DATA_DIR, "train", "en", "de")[:2000]
+    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    train_tiny(tmp, pairs, seconds=seconds)
+    try:
+        os.replace(tmp, out)
+    except OSError:  # another process finished first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def launch_local(model_ids: Optional[Iterable[str]] = None, *, models_dir=None, limits: Optional[Limits] = None,
+                 host: str = "127.0.0.1") -> Tuple[str, gr.Blocks]:
+    """Build and launch the demo in this process (non-blocking); returns its URL and the Blocks."""
+    demo = build_demo(model_ids, models_dir=models_dir, limits=limits)
+    for attempt in range(3):
+        try:
+            demo.launch(**launch_options(server_name=host, server_port=free_port(host), prevent_thread_lock=True,
+                                         quiet=True))
+            break
+        except OSError:  # the free port was taken in between: try another one
+            if attempt == 2:
+                raise
+    return demo.local_url, demo
+
+
+@dataclass
+class RunningApp:
+    url: str
+    demo: gr.Blocks
+    model: str        # the name of the model to use in requests
+    model_dir: Path
+
+
+@contextlib.contextmanager
+def running_app(model_dir: os.PathLike, limits: Optional[Limits] = None, models_dir: Optional[os.PathLike] = None,
+                extra: Iterable[str] = ()) -> Iterator[RunningApp]:
+    """Launch the demo serving ``model_dir`` (and ``extra`` folders) on loopback; close it and its worker after.
+
+    ``models_dir`` (default: an empty folder) is where it looks for shipped models, so tests do not load
+    the real ones."""
+    model_dir = Path(model_dir).resolve()
+    threads = configure_torch()
+    with tempfile.TemporaryDirectory(prefix="space_models_") as empty:
+        try:
+            url, demo = launch_local([str(model_dir), *map(str, extra)], models_dir=models_dir or empty,
+                                     limits=limits)
+            try:
+                yield RunningApp(url, demo, demo.space_context.store.name_of(str(model_dir)), model_dir)
+            finally:
+                demo.close()
+                demo.space_context.decoder.close()
+        finally:
+            torch.set_num_threads(threads)
+
+
+LANGS = ("en", "de", "fr", "cs")
+# A four-way "corpus" over disjoint lexicons (as tests/test_multilingual.py): word i means the same in every
+# language, so the words of an output say which language the model chose, i.e. whether the tag reached it.
+LEXICON = {lang: [f"{lang}{word}" for word in "abcdefghij"] for lang in LANGS}
+
+
+def multilingual_for_tests(cache_root: Optional[os.PathLike] = None) -> Path:
+    """A tiny model over en, de, fr and cs that follows its target-language tag, trained once into a folder
+    named ``multilingual`` (the picker shows models by folder name)."""
+    import random
+
+    root = Path(cache_root) if cache_root else Path(tempfile.gettempdir()) / "transformer_hub_space"
+    out = root / "ml" / "multilingual"
+    if is_model_folder(out):
+        return out
+    with tempfile.TemporaryDirectory(prefix="space_ml_") as tmp:
+        rng = random.Random(0)
+        for split, count in (("train", 200), ("val", 16)):
+            rows = [[rng.randrange(10) for _ in range(rng.randint(2, 5))] for _ in range(count)]
+            for lang in LANGS:
+                lines = [" ".join(LEXICON[lang][i] for i in row) for row in rows]
+                (Path(tmp) / f"{split}.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        assert train_main(["--out", f"{tmp}/run", "--data-dir", tmp, "--langs", ",".join(LANGS), "--preset", "tiny",
+                           "--vocab-size", "300", "--max-tokens", "400", "--warmup", "30", "--peak-lr", "0.005",
+                           "--max-updates", "150", "--final-beam", "0", "--threads", "1", "--bleu-every", "1000",
+                           "--average-last", "1", "--test-splits", ""]) == 0
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp_out = out.with_name(out.name + f".tmp{os.getpid()}")
+        shutil.copytree(Path(tmp) / "run" / "final", tmp_out)
+        try:
+            os.replace(tmp_out, out)
+        except OSError:  # another process finished first
+            shutil.rmtree(tmp_out, ignore_errors=True)
+    return out
+
+
+def languages_of(text: str) -> set:
+    """The languages of a multilingual test model's output words."""
+    return {word[:2] for word in text.split()}
