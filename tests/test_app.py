@@ -577,3 +577,42 @@ def test_variants_table_reads_a_models_own_card_for_its_measurements(tmp_path, m
     assert shipped["training time"] == "120.0 min" and shipped["decoding speed"] == "4,291 tok/s (training)"
     broken = rows[store.name_of(str(tmp_path / "broken"))]
     assert broken["test BLEU"] == "—" and broken["layout"] == "encoder-decoder"  # a bad card hides nothing else
+
+
+# ---------------------------------------------------------------------------- interactive translation
+def test_tokens_gives_one_entry_per_output_piece_with_alternatives(client, app):
+    words, data = client.predict(text="A man is riding a bicycle.", model=app.model, api_name="/tokens")
+    pieces = Tokenizer.from_directory(app.model_dir).pieces([t["token"] for t in data["tokens"]], side="target")
+    assert [t["piece"] for t in data["tokens"]] == pieces and len(words) == len(pieces) > 0
+    for entry in data["tokens"]:
+        probabilities = [a["probability"] for a in entry["alternatives"]]
+        assert probabilities == sorted(probabilities, reverse=True) and 0 < sum(probabilities) <= 1.0001
+        assert entry["token"] in [a["token"] for a in entry["alternatives"]]  # the emitted token is among them
+        assert entry["probability"] == next(a["probability"] for a in entry["alternatives"]
+                                            if a["token"] == entry["token"])
+
+
+def test_continue_keeps_and_completes_the_prefix(client, app):
+    _, data = client.predict(text="A man is riding a bicycle.", model=app.model, api_name="/tokens")
+    first = data["tokens"][0]
+    other = next(a for a in first["alternatives"] if a["token"] != first["token"])
+    prefix = Tokenizer.from_directory(app.model_dir).decode([other["token"]], side="target")
+    translation, words, after = client.predict(text="A man is riding a bicycle.", prefix=prefix, model=app.model,
+                                               api_name="/continue")
+    assert translation.startswith(prefix.strip()) and after["tokens"][0]["token"] == other["token"]
+    with pytest.raises(Exception, match="prefix"):
+        client.predict(text="A dog.", prefix="  ", model=app.model, api_name="/continue")
+
+
+def test_beam_tree_returns_a_picture_and_its_trace(client, app):
+    picture, data = client.predict(text="Two dogs play in the snow.", beam_size=3, model=app.model,
+                                   api_name="/beam_tree")
+    assert picture["type"] == "matplotlib" and str(picture["plot"]).startswith("data:image/")
+    steps = data["search"]["steps"]
+    assert steps and all(len(s["beams"]) <= 3 for s in steps)
+    chosen = data["chosen"]
+    assert chosen is not None and data["chosen_path"][-1][1] == steps[chosen["step"]]["finished"][
+        chosen["finished_index"]]["tokens"]
+    languages = client.predict(text="dea deb", model="multilingual", source_lang="de", target_lang="cs",
+                               api_name="/beam_tree")[1]
+    assert languages_of(languages["translation"]) == {"cs"}

@@ -123,6 +123,22 @@ def test_a_bilingual_model_narrows_the_pickers(page, app):
     # (the choices themselves: tests/test_app.py::test_language_pickers_follow_the_model)
 
 
+def test_click_a_word_shows_its_alternatives(page, app):
+    open_tab(page, "Translate")
+    choose(page, "#translate-model", app.model)
+    page.locator("#translate-input textarea").fill("A man is riding a bicycle in the park.")
+    page.locator("#translate-button").click()
+    words = page.locator("#translate-tokens span.token")
+    words.first.wait_for()
+    assert page.locator("#translate-tokens .legend-item").count() == 4  # the legend of the colours
+    page.screenshot(path=str(SHOTS / "tokens-coloured.png"), full_page=True)
+    words.first.click()
+    page.locator("#translate-alternatives label").nth(1).wait_for()
+    assert "%" in page.locator("#translate-alternatives label").nth(1).inner_text()  # with probabilities
+    page.screenshot(path=str(SHOTS / "tokens-alternatives.png"), full_page=True)
+    # (picking an alternative and the undo: /continue is tested through gradio_client in test_app.py)
+
+
 def test_beam_vs_greedy_tab(page):
     open_tab(page, "Beam vs greedy")
     page.locator("#compare-input textarea").fill(" ".join(LEXICON["en"][:4]))
@@ -132,7 +148,9 @@ def test_beam_vs_greedy_tab(page):
     assert greedy.strip() and beam.strip()
     verdict = page.locator("#compare-verdict")
     verdict.get_by_text(re.compile("They (differ|agree)")).wait_for()
+    page.locator("#compare-tree img").first.wait_for()
     page.screenshot(path=str(SHOTS / "compare.png"), full_page=True)
+    page.locator("#compare-tree").screenshot(path=str(SHOTS / "beam-tree.png"))
 
 
 def wait_for_inner_text(page, selector: str, text: str) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .. import service
+from .. import interactive, service
 from ..registry import tab
 from ._common import bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
 
@@ -43,5 +43,13 @@ def render(ctx) -> None:
     with gr.Accordion("All of it as JSON", open=False):
         data = gr.JSON(label="compare result")
     inputs = [text, model, beam_size, length_penalty, n_best, max_length, source, target, engine]
+    gr.Markdown("#### The beam search as a tree\nKept beams in blue, pruned candidates faded, finished "
+                "hypotheses as green squares, the returned translation's path in red; labels: the piece and the "
+                "total log-probability so far.")
+    tree = gr.Plot(label="Search tree", elem_id="compare-tree")
+    with gr.Accordion("The search trace as JSON", open=False):
+        trace = gr.JSON(label="beam search steps")
     button.click(bind(ctx, service.compare), inputs, [greedy, beam, scores, nbest, verdict, data],
-                 api_name="compare", **decode_event(ctx))
+                 api_name="compare", **decode_event(ctx)).then(
+        bind(ctx, interactive.beam_tree), [text, beam_size, model, source, target], [tree, trace],
+        api_name="beam_tree", **decode_event(ctx))

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .. import service
+from .. import interactive, service
 from ..registry import tab
-from ._common import bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
+from ._common import UI, bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
 
 
 @tab("translate", title="Translate", order=10, description="any direction the model serves")
@@ -35,8 +35,57 @@ def render(ctx) -> None:
                                 buttons=["copy"])
             elapsed = gr.Number(label="Time taken (ms)", interactive=False, precision=1, elem_id="translate-time")
             note = gr.Markdown(elem_id="translate-engine-note")
+            gr.Markdown("**Word by word** (first line, greedy): colour = the model's probability. Click a word "
+                        "to see what else it considered; pick one and the rest is translated again to fit.")
+            words = gr.HighlightedText(label="How sure the model is", show_legend=True, combine_adjacent=False,
+                                       color_map=interactive.COLOURS, interactive=False, elem_id="translate-tokens")
+            alternatives = gr.Radio([], label="Alternatives for the clicked word", visible=False,
+                                    elem_id="translate-alternatives")
+            undo = gr.Button("Undo", size="sm", elem_id="translate-undo", interactive=False)
+            prefix = gr.Textbox(visible=False, elem_id="translate-prefix")  # /continue's prefix: the kept words
+            with gr.Accordion("Words, probabilities and alternatives (JSON)", open=False):
+                data = gr.JSON(label="tokens", elem_id="translate-tokens-json")
     examples(text, source, "translate")
     inputs = [text, model, strategy, beam_size, length_penalty, temperature, top_p, max_length, source, target,
               engine]
+    history, picked = gr.State([]), gr.State(None)
     button.click(bind(ctx, service.translate), inputs, [output, elapsed, note], api_name="translate",
-                 **decode_event(ctx))
+                 **decode_event(ctx)).then(
+        bind(ctx, interactive.tokens), [text, model, source, target], [words, data], api_name="tokens",
+        **decode_event(ctx)).then(lambda: ([], gr.update(interactive=False)), None, [history, undo], **UI)
+    words.select(_alternatives, data, [alternatives, picked], **UI)
+    alternatives.input(bind(ctx, _prefix), [data, picked, alternatives, history, words], [prefix, history, undo],
+                       **UI).then(
+        bind(ctx, interactive.continue_from), [text, prefix, model, source, target], [output, words, data],
+        api_name="continue", **decode_event(ctx)).then(lambda: gr.update(visible=False), None, alternatives, **UI)
+    undo.click(_undo, history, [words, data, output, history, undo, alternatives], **UI)
+
+
+def _alternatives(data, evt: gr.SelectData):
+    """The clicked word's alternatives as radio choices ("piece  (p %)", token id)."""
+    if not data or evt.index is None:
+        return gr.update(visible=False), None
+    index = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
+    entry = data["tokens"][int(index)]
+    options = [(f"{a['text'].strip() or a['piece']}  ({100 * a['probability']:.1f} %)", str(a["token"]))
+               for a in entry["alternatives"]]
+    return gr.update(choices=options, value=None, visible=True,
+                     label=f"Alternatives for “{entry['text'].strip()}” (word {int(index) + 1})"), int(index)
+
+
+def _prefix(ctx, data, index, token, history, words):
+    """The prefix to continue from, and the current output pushed on the undo history."""
+    if data is None or index is None or token in (None, ""):
+        raise gr.Error("Click a word of the translation first, then pick one of its alternatives.")
+    history = list(history or []) + [(words, data)]
+    return interactive.prefix_for(ctx, data, index, int(token)), history, gr.update(interactive=True)
+
+
+def _undo(history):
+    """Back to the translation before the last chosen alternative."""
+    if not history:
+        return gr.update(), gr.update(), gr.update(), [], gr.update(interactive=False), gr.update(visible=False)
+    history = list(history)
+    words, data = history.pop()
+    return (words, data, data["translation"], history, gr.update(interactive=bool(history)),
+            gr.update(visible=False))
