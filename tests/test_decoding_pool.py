@@ -39,6 +39,19 @@ def test_pool_gives_the_in_process_results(model, pool, strategy):
         [r.text for r in expected[:3]]
 
 
+def test_a_pool_is_recognised_by_its_shape_and_the_api_never_imports_it():
+    """``generate(..., workers=pool)`` checks the pool's shape (``WorkerPool``): decoding.api -> pool is no import."""
+    import inspect
+
+    from transformer_hub.decoding import api
+    from transformer_hub.decoding.api import WorkerPool
+
+    assert not isinstance(2, WorkerPool) and not isinstance(object(), WorkerPool)
+    assert "from .pool" not in inspect.getsource(api) and "decoding.pool" not in inspect.getsource(api)
+    with pytest.raises(ValueError, match="workers must be an integer between 1 and 64 or a DecodingPool"):
+        generate(random_model(), TEXTS[:1], workers=object())
+
+
 def test_pool_checks_its_model_and_arguments(model, pool):
     with pytest.raises(ValueError, match="holds a different model"):
         generate(random_model(seed=1), TEXTS, workers=pool)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from typing import List, Optional, Sequence
+from typing import Any, Iterator, List, Optional, Protocol, Sequence, runtime_checkable
 
 import torch
 from torch import nn
@@ -119,10 +119,23 @@ def _device(model) -> torch.device:
     return torch.device("cpu")
 
 
-def _check_workers(workers) -> None:
-    from .pool import DecodingPool
+@runtime_checkable
+class WorkerPool(Protocol):
+    """What ``workers=`` accepts besides a thread count: worker processes holding ``model`` (``DecodingPool``).
 
-    if isinstance(workers, DecodingPool):
+    Recognised by its shape, not its class, so this module never imports the pool (the pool's workers
+    import this module to decode): imports stay one-way, ``api`` <- ``pool``.
+    """
+
+    model: Any  # the model the workers hold (None: loaded from a source, not from a model in this process)
+
+    def map(self, rows: List[List[List[int]]], caps: List[List[int]], config: DecodingConfig,
+            prefixes: Optional[List[Optional[List[Optional[Prefix]]]]] = None) -> Iterator[List[List[Hypothesis]]]:
+        """Decode batches (id rows, their caps, their prefixes) in the workers, in order."""
+
+
+def _check_workers(workers) -> None:
+    if isinstance(workers, WorkerPool):
         return
     if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
         raise ValueError(f"workers must be an integer between 1 and {MAX_WORKERS} or a DecodingPool, got {workers!r}")
@@ -165,10 +178,8 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
     each with an equal share of torch's intra-op threads (restored afterwards);
     with a ``DecodingPool``, its worker processes do.
     """
-    from .pool import DecodingPool
-
     _check_workers(workers)
-    pool = workers if isinstance(workers, DecodingPool) else None
+    pool = workers if isinstance(workers, WorkerPool) else None
     if pool is not None and pool.model is not model:
         raise ValueError("this DecodingPool holds a different model: build the pool from the model you decode with")
     if config.strategy == "sample" and config.seed is None:
