@@ -39,6 +39,30 @@ def test_pool_gives_the_in_process_results(model, pool, strategy):
         [r.text for r in expected[:3]]
 
 
+@pytest.mark.parametrize("strategy", ["greedy", "beam"])
+def test_prefixes_through_the_pool_equal_prefixes_in_process(model, pool, strategy):
+    """Forced prefixes (whole words, a word cut short, none) travel with their batches to the workers."""
+    prefixes = ["ein hund ", None, "der k", "", "zwei leute "] + [None] * (len(TEXTS) - 5)
+    opts = dict(strategy=strategy, max_len_offset=6, batch_size=2, return_alternatives=3,
+                **STRATEGY_OPTIONS[strategy])
+    with one_thread():
+        expected = generate(model, TEXTS, prefix=prefixes, **opts)
+        got = generate(model, TEXTS, prefix=prefixes, workers=pool, **opts)
+        one_for_all = generate(model, TEXTS[:3], prefix="ein ", workers=pool, **opts)
+        assert [r.text for r in one_for_all] == [r.text for r in generate(model, TEXTS[:3], prefix="ein ", **opts)]
+    same_hypotheses(got, expected, tol=1e-6)
+    assert [r.text for r in got] == [r.text for r in expected]
+    assert got[0].text.startswith("ein hund") and got[2].text.startswith("der k")
+    assert all(r.text.startswith("ein") for r in one_for_all if r.source.strip())
+    for a, b in zip(got, expected):  # the alternatives are computed in the workers too
+        for ha, hb in zip(a.hypotheses, b.hypotheses):
+            assert (ha.alternatives is None) == (not ha.tokens) and (hb.alternatives is None) == (not hb.tokens)
+            ha.alternatives, hb.alternatives = ha.alternatives or [], hb.alternatives or []
+            assert [[t for t, _ in step] for step in ha.alternatives] == [[t for t, _ in step] for step in hb.alternatives]
+            assert [p for step in ha.alternatives for _, p in step] == \
+                pytest.approx([p for step in hb.alternatives for _, p in step], abs=1e-6)
+
+
 def test_a_pool_is_recognised_by_its_shape_and_the_api_never_imports_it():
     """``generate(..., workers=pool)`` checks the pool's shape (``WorkerPool``): decoding.api -> pool is no import."""
     import inspect

@@ -187,7 +187,7 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
     STRATEGIES.get(config.strategy)  # an unknown name fails here, before any work
     sources = [list(map(int, ids)) for ids in sources]
     sources, caps, truncated, budget = _prepare(model, sources, config)
-    check_prefix_lengths(prefixes, sources, caps, pool is not None)
+    check_prefix_lengths(prefixes, sources, caps)
     results: List[List[Hypothesis]] = [[_empty_hypothesis()] if not ids else [] for ids in sources]
     todo = [i for i, ids in enumerate(sources) if ids]
     lengths = [len(ids) for ids in sources]
@@ -209,7 +209,7 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
     _check_no_foreign_dropout(model)
     try:
         if pool is not None:
-            done = pool.map(rows, batch_caps, config)
+            done = pool.map(rows, batch_caps, config, batch_prefixes)
         elif threads == 1:
             done = map(decode, rows, batch_caps, batch_prefixes)
         else:  # batches are independent: decode several at once, each thread with its share of the cores

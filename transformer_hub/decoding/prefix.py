@@ -174,13 +174,11 @@ def prefixes_for_ids(model, prefix, n: int) -> Optional[List[Optional[Prefix]]]:
     return out if any(p is not None for p in out) else None
 
 
-def check_prefix_lengths(prefixes: Optional[List[Optional[Prefix]]], sources: List[List[int]], caps: List[int],
-                         pool: bool) -> None:
-    """A prefix must fit in its sentence's output cap; worker processes do not take prefixes (yet)."""
+def check_prefix_lengths(prefixes: Optional[List[Optional[Prefix]]], sources: List[List[int]],
+                         caps: List[int]) -> None:
+    """A prefix must fit in its sentence's output cap."""
     if prefixes is None:
         return
-    if pool:
-        raise ValueError("prefix= is not supported with a DecodingPool: decode in this process (workers=1 or threads)")
     for i, (p, ids, cap) in enumerate(zip(prefixes, sources, caps)):
         if p is not None and ids and p.length > cap:
             raise ValueError(f"the prefix of sentence {i} is {p.length} tokens, more than the {cap} output tokens it "
