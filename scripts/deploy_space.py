@@ -7,7 +7,9 @@ The Space folder holds only what the Space runs: ``README.md`` (the Space card w
 (followed through every import statement, those inside functions included), and the chosen models under
 ``space/models/`` (``--models en-de,variants/paper``, ``--models all`` (default) or ``--models none``), each
 with the files loading and describing it needs (config, weights, tokenizer, card), plus the variant study's
-``results.json`` and curves.  ``--dry-run`` only assembles it (into ``--out`` or a temporary folder) and
+``results.json`` and curves.  The card's front matter names Hub models (``models:``, which the Hub links to the
+Space) only when ``--hub-models USER/MODEL,...`` says which: ``space/README.md`` itself names none, so that no
+repository id is ever invented.  ``--dry-run`` only assembles it (into ``--out`` or a temporary folder) and
 prints the file list.  The upload creates the Space if needed (``repo_type="space"``, ``space_sdk="gradio"``)
 and replaces the code and models that were there (``HF_ENDPOINT`` / ``HF_TOKEN`` are honoured as usual by
 ``huggingface_hub``).
@@ -56,6 +58,8 @@ def check_card(readme: Path) -> Dict[str, str]:
             raise DeployError(f"{readme}: front matter lacks {key!r}")
     if meta["sdk"] != "gradio" or meta["app_file"] != "app.py":
         raise DeployError(f"{readme}: expected sdk: gradio and app_file: app.py")
+    if "models" in meta:
+        raise DeployError(f"{readme}: the card names no models itself; pass --hub-models USER/MODEL,... to list them")
     try:
         import gradio
     except ImportError:  # pragma: no cover - deploying without gradio installed is allowed
@@ -64,6 +68,21 @@ def check_card(readme: Path) -> Dict[str, str]:
         raise DeployError(f"{readme}: sdk_version {meta['sdk_version']} differs from the installed gradio "
                           f"{gradio.__version__}; update one of them")
     return meta
+
+
+REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+
+
+def card_with_models(card: str, hub_models: Sequence[str]) -> str:
+    """``card`` with a ``models:`` list of ``hub_models`` (Hub repo ids) at the end of its front matter."""
+    bad = [m for m in hub_models if not REPO_ID.match(m)]
+    if bad:
+        raise DeployError(f"--hub-models takes Hub repo ids (USER/NAME); got {bad}")
+    if not hub_models:
+        return card
+    end = card.index("\n---\n", 4)  # the front matter's closing line (check_card found it)
+    listed = "".join(f"\n  - {m}" for m in dict.fromkeys(hub_models))
+    return card[:end] + "\nmodels:" + listed + card[end:]
 
 
 def space_requirements(requirements: Path) -> str:
@@ -148,17 +167,19 @@ def copy_model(folder: Path, dest: Path) -> None:
             shutil.copy2(folder / name, dest / name)
 
 
-def assemble(out: Path, models: Sequence[str] = ("all",), root: Path = ROOT, models_dir: Optional[Path] = None) -> Path:
-    """Write the Space folder into ``out`` (emptied first); returns ``out``."""
+def assemble(out: Path, models: Sequence[str] = ("all",), root: Path = ROOT, models_dir: Optional[Path] = None,
+             hub_models: Sequence[str] = ()) -> Path:
+    """Write the Space folder into ``out`` (emptied first); returns ``out``.  ``hub_models``: the card's ``models:``."""
     models_dir = Path(models_dir or root / "space" / "models")
     card = root / "space" / "README.md"
     check_card(card)
+    text = card_with_models(card.read_text(encoding="utf-8"), hub_models)
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     shutil.copy2(root / "app.py", out / "app.py")
-    shutil.copy2(card, out / "README.md")
+    (out / "README.md").write_text(text, encoding="utf-8")
     (out / "requirements.txt").write_text(space_requirements(root / "requirements.txt"), encoding="utf-8")
     copy_code(root, out)
     found = available_models(models_dir)
@@ -200,6 +221,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--repo-id", help="the Space, USER/NAME (required unless --dry-run)")
     parser.add_argument("--models", default="all", help="comma-separated model names under space/models, "
                                                         "'all' or 'none' (default: all)")
+    parser.add_argument("--hub-models", default="", help="comma-separated Hub model repo ids the Space card lists "
+                        "under models: (default: none; the shipped models travel inside the Space)")
     parser.add_argument("--models-dir", default=None, help="where the models are (default: space/models)")
     parser.add_argument("--out", default=None, help="assemble here instead of a temporary folder")
     parser.add_argument("--dry-run", action="store_true", help="assemble and list the files; upload nothing")
@@ -212,7 +235,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     staging = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="space-"))
     try:
         folder = assemble(staging / "space" if not args.out else staging, models,
-                          models_dir=Path(args.models_dir) if args.models_dir else None)
+                          models_dir=Path(args.models_dir) if args.models_dir else None,
+                          hub_models=[m.strip() for m in args.hub_models.split(",") if m.strip()])
         files = files_of(folder)
         size = sum((folder / f).stat().st_size for f in files)
         print(f"assembled {len(files)} files ({size / 2**20:.1f} MB) in {folder}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,8 +42,16 @@ def test_card_front_matter_is_a_valid_space_card():
     assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py"
     assert meta["sdk_version"] == gradio.__version__
     card = (ROOT / "space" / "README.md").read_text()
-    for key in ("colorFrom:", "colorTo:", "models:", "datasets:", "license:", "emoji:"):
+    for key in ("colorFrom:", "colorTo:", "datasets:", "license:", "emoji:"):
         assert key in card
+    # no invented repository ids or addresses: Hub models come from --hub-models, and nothing links elsewhere
+    assert "models" not in meta and "http" not in re.sub(r"http://127\.0\.0\.1:7860/?", "", card)
+    assert len(meta["short_description"]) <= 60  # the Hub refuses longer ones
+    for language in ("English", "German", "French", "Czech"):  # the four-language demo, not En->De only
+        assert language in card
+    assert "En→De" not in card and "(English → German)" not in card
+    for endpoint in ("/translate", "/tokens", "/continue", "/beam_tree", "/compare", "/attention"):
+        assert endpoint in card
     requirement = next(l for l in (ROOT / "requirements.txt").read_text().splitlines() if l.startswith("gradio"))
     from packaging.specifiers import SpecifierSet
 
@@ -80,6 +89,30 @@ def test_chosen_models_only(tmp_path, models_dir):
     with pytest.raises(deploy.DeployError, match="not found"):
         deploy.assemble(tmp_path / "c", ["variants/nope"], models_dir=models_dir)
     assert deploy.main(["--dry-run", "--models", "nope", "--models-dir", str(models_dir)]) == 2
+
+
+def test_the_cards_models_come_from_hub_models_only(tmp_path, models_dir, capsys):
+    out = tmp_path / "staged"
+    assert deploy.main(["--dry-run", "--out", str(out), "--models", "none", "--models-dir", str(models_dir),
+                        "--hub-models", "me/en-de, me/multi,me/en-de"]) == 0
+    card = (out / "README.md").read_text()
+    front = card.split("\n---\n", 1)[0]
+    assert front.endswith("models:\n  - me/en-de\n  - me/multi") and card.count("me/en-de") == 1
+    assert deploy.front_matter(out / "README.md")["title"] == deploy.front_matter(ROOT / "space" / "README.md")["title"]
+    assert card.split("\n---\n", 1)[1] == (ROOT / "space" / "README.md").read_text().split("\n---\n", 1)[1]
+    plain = deploy.assemble(tmp_path / "plain", ["none"], models_dir=models_dir)
+    assert (plain / "README.md").read_text() == (ROOT / "space" / "README.md").read_text()  # none given: none listed
+    assert deploy.main(["--dry-run", "--models", "none", "--models-dir", str(models_dir),
+                        "--hub-models", "not a repo id"]) == 2
+    assert "Hub repo ids" in capsys.readouterr().err
+
+
+def test_a_card_that_names_models_itself_is_refused(tmp_path):
+    readme = tmp_path / "README.md"
+    card = (ROOT / "space" / "README.md").read_text()
+    readme.write_text(card.replace("\n---\n", "\nmodels:\n  - someone/somewhere\n---\n", 1))
+    with pytest.raises(deploy.DeployError, match="pass --hub-models"):
+        deploy.check_card(readme)
 
 
 def test_wrong_sdk_version_is_refused(tmp_path):
