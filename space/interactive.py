@@ -55,10 +55,14 @@ def tokens(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lan
                         "probability": round(float(probability), 4) if probability is not None else None,
                         "alternatives": [{"token": t, "piece": ap, "text": _display(ap), "probability": round(p, 4)}
                                          for (t, p), ap in zip(alternatives, alt_pieces)]})
-    highlighted = [(e["text"], band(e["probability"] or 0.0)) for e in entries]
     data = {"model": name, "source": sentence, "translation": hyp.text, "tokens": entries,
             "source_lang": source_lang, "target_lang": target_lang, "ms": round(seconds * 1000.0, 1)}
-    return highlighted, data
+    return highlighted(data), data
+
+
+def highlighted(data: Dict[str, Any]) -> List[Tuple[str, str]]:
+    """The coloured words of ``tokens``' data: (piece as shown, probability band) per output token."""
+    return [(e["text"], band(e["probability"] or 0.0)) for e in data["tokens"]]
 
 
 def prefix_for(ctx: SpaceContext, data: Dict[str, Any], index: int, token: int) -> str:

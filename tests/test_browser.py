@@ -1,7 +1,8 @@
 """The Space in a real browser: Playwright (from PyPI) driving Debian's Chromium, headless.
 
-Opens the page, translates a sentence, then opens the beam-vs-greedy, variants and attention tabs and waits for
-their outputs.  Screenshots land in ``artifacts/screenshots/`` (git-ignored).  Never runs ``playwright install``:
+Opens the page, translates a sentence, clicks a word of the coloured output, picks one of its alternatives and
+checks the new translation starts with the chosen words (then undoes it), then opens the beam-vs-greedy, variants
+and attention tabs and waits for their outputs.  Every wait is on a page condition, never a fixed time.  Screenshots land in ``artifacts/screenshots/`` (git-ignored).  Never runs ``playwright install``:
 the browser is ``/usr/bin/chromium`` (``apt-get install chromium``); without it the module is skipped.
 """
 from __future__ import annotations
@@ -123,20 +124,62 @@ def test_a_bilingual_model_narrows_the_pickers(page, app):
     # (the choices themselves: tests/test_app.py::test_language_pickers_follow_the_model)
 
 
-def test_click_a_word_shows_its_alternatives(page, app):
+def token_texts(page) -> list:
+    """The pieces of the coloured output, as shown (a word-initial piece starts with a space)."""
+    return page.locator("#translate-tokens span.token").evaluate_all(
+        "spans => spans.map(s => (s.querySelector('.text') || s).textContent)")
+
+
+def pick_alternative(page, current: str):
+    """Click the first alternative that is another word (not the shown one, nor a start or extension of it)."""
+    labels = page.locator("#translate-alternatives label")
+    labels.nth(1).wait_for()
+    for i in range(labels.count()):
+        piece = labels.nth(i).inner_text().rsplit("(", 1)[0].strip()
+        word = current.strip()
+        if piece and piece.isalpha() and not (piece.startswith(word) or word.startswith(piece)):
+            labels.nth(i).click()
+            return piece
+    pytest.fail(f"no alternative word for {current!r}: {labels.all_inner_texts()}")
+
+
+def test_click_a_word_pick_an_alternative_and_undo(page, app):
     open_tab(page, "Translate")
     choose(page, "#translate-model", app.model)
+    # greedy, like the word-by-word view: the box and the coloured words then show the same translation (the
+    # 30-second test model's beam search prefers the empty output for this sentence: an empty box, not a bug)
+    page.locator("#tab-translate").get_by_label("greedy", exact=True).check()
     page.locator("#translate-input textarea").fill("A man is riding a bicycle in the park.")
+    before_time = page.locator("#translate-time input").input_value()
     page.locator("#translate-button").click()
+    # the coloured words come from a second event (/tokens) chained after /translate: wait for both
+    page.wait_for_function("b => document.querySelector('#translate-time input').value !== b", arg=before_time)
     words = page.locator("#translate-tokens span.token")
-    words.first.wait_for()
+    words.nth(1).wait_for()
     assert page.locator("#translate-tokens .legend-item").count() == 4  # the legend of the colours
+    first = textarea_value(page, "#translate-output")
+    shown = token_texts(page)
+    assert "".join(shown).strip() == first.strip(), (shown, first)  # the pieces spell the translation
     page.screenshot(path=str(SHOTS / "tokens-coloured.png"), full_page=True)
-    words.first.click()
-    page.locator("#translate-alternatives label").nth(1).wait_for()
+
+    words.nth(1).click()  # the second word: the prefix is the first word kept plus the chosen one
     assert "%" in page.locator("#translate-alternatives label").nth(1).inner_text()  # with probabilities
     page.screenshot(path=str(SHOTS / "tokens-alternatives.png"), full_page=True)
-    # (picking an alternative and the undo: /continue is tested through gradio_client in test_app.py)
+    chosen = pick_alternative(page, shown[1])
+    prefix = shown[0].strip() + (" " if shown[1].startswith(" ") else "") + chosen
+    # /continue ends by hiding the alternatives (its last chained step): the page says when it is done
+    page.locator("#translate-alternatives").wait_for(state="hidden")
+    page.wait_for_function("u => !document.querySelector(u).disabled", arg="#translate-undo")
+    second = textarea_value(page, "#translate-output")
+    assert second.startswith(prefix) and second != first, (prefix, second, first)
+    assert "".join(token_texts(page)).strip() == second.strip()  # the coloured words follow the new translation
+    page.screenshot(path=str(SHOTS / "continue.png"), full_page=True)
+
+    page.locator("#translate-undo").click()
+    page.wait_for_function("t => document.querySelector('#translate-output textarea').value === t", arg=first)
+    assert token_texts(page) == shown
+    page.wait_for_function("u => document.querySelector(u).disabled", arg="#translate-undo")  # nothing left to undo
+    assert not page.errors, page.errors
 
 
 def test_beam_vs_greedy_tab(page):

@@ -184,3 +184,24 @@ def test_no_import_cycle_in_the_space():
     out = subprocess.run([_sys.executable, str(tool), "space"], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[1]).stdout
     assert "cycle" not in out.replace("cycles among", ""), out
+
+
+def test_undo_restores_the_coloured_words_from_the_kept_data():
+    """Undo rebuilds the HighlightedText from the kept ``tokens`` data: the component's own value comes back
+    from the browser as a list of dicts, which it does not accept as output (the undo used to fail on it)."""
+    from space import interactive
+    from space.tabs import translate
+
+    def data(words, probabilities):
+        return {"translation": "".join(words).strip(), "tokens": [
+            {"text": w, "probability": p, "alternatives": []} for w, p in zip(words, probabilities)]}
+
+    first, second = data([" Ein", " Hund", "."], [0.95, 0.3, 0.6]), data([" Zwei", " Hunde", "."], [0.1, 0.7, 0.9])
+    words, restored, text, history, undo, alternatives = translate._undo([first, second])
+    assert restored is second and text == "Zwei Hunde." and history == [first]
+    assert words == [(" Zwei", "doubtful (< 20%)"), (" Hunde", "likely (50-90%)"), (".", "sure (≥ 90%)")]
+    assert gr.HighlightedText(color_map=interactive.COLOURS).postprocess(words) is not None  # a value it takes
+    assert undo["interactive"] is True and alternatives["visible"] is False
+    *_, history, undo, _ = translate._undo(history)
+    assert history == [] and undo["interactive"] is False
+    assert translate._undo([])[3] == []  # nothing to undo: nothing changes

@@ -54,7 +54,7 @@ def render(ctx) -> None:
         bind(ctx, interactive.tokens), [text, model, source, target], [words, data], api_name="tokens",
         **decode_event(ctx)).then(lambda: ([], gr.update(interactive=False)), None, [history, undo], **UI)
     words.select(_alternatives, data, [alternatives, picked], **UI)
-    alternatives.input(bind(ctx, _prefix), [data, picked, alternatives, history, words], [prefix, history, undo],
+    alternatives.input(bind(ctx, _prefix), [data, picked, alternatives, history], [prefix, history, undo],
                        **UI).then(
         bind(ctx, interactive.continue_from), [text, prefix, model, source, target], [output, words, data],
         api_name="continue", **decode_event(ctx)).then(lambda: gr.update(visible=False), None, alternatives, **UI)
@@ -73,11 +73,15 @@ def _alternatives(data, evt: gr.SelectData):
                      label=f"Alternatives for “{entry['text'].strip()}” (word {int(index) + 1})"), int(index)
 
 
-def _prefix(ctx, data, index, token, history, words):
-    """The prefix to continue from, and the current output pushed on the undo history."""
+def _prefix(ctx, data, index, token, history):
+    """The prefix to continue from, and the current output pushed on the undo history.
+
+    The history keeps the ``tokens`` data only: the coloured words are rebuilt from it, because the
+    HighlightedText's own value comes back from the browser in another shape than the one it takes.
+    """
     if data is None or index is None or token in (None, ""):
         raise gr.Error("Click a word of the translation first, then pick one of its alternatives.")
-    history = list(history or []) + [(words, data)]
+    history = list(history or []) + [data]
     return interactive.prefix_for(ctx, data, index, int(token)), history, gr.update(interactive=True)
 
 
@@ -86,6 +90,6 @@ def _undo(history):
     if not history:
         return gr.update(), gr.update(), gr.update(), [], gr.update(interactive=False), gr.update(visible=False)
     history = list(history)
-    words, data = history.pop()
-    return (words, data, data["translation"], history, gr.update(interactive=bool(history)),
+    data = history.pop()
+    return (interactive.highlighted(data), data, data["translation"], history, gr.update(interactive=bool(history)),
             gr.update(visible=False))
