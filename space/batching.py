@@ -44,6 +44,7 @@ class MicroBatcher:
         item = _Item(list(sentences))
         with self._cond:
             self._queues.setdefault(key, deque()).append(item)
+            self._cond.notify_all()  # whoever waits on the queues (wait_until) sees the new request
             while not item.done:
                 queue = self._queues.get(key)
                 if self._running < self.max_parallel and queue:
@@ -65,6 +66,17 @@ class MicroBatcher:
         if item.error is not None:
             raise item.error
         return item.results
+
+    @property
+    def waiting(self) -> int:
+        """Requests queued and not yet taken into a decode."""
+        with self._cond:
+            return sum(len(queue) for queue in self._queues.values())
+
+    def wait_until(self, predicate: Callable[["MicroBatcher"], bool], timeout: Optional[float] = None) -> bool:
+        """Block until ``predicate(self)`` holds, checked at every change of the queues; False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: predicate(self), timeout)
 
     def _take(self, key: Hashable, queue: Deque[_Item]) -> List[_Item]:
         batch = [queue.popleft()]

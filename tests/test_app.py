@@ -5,6 +5,8 @@ four-language one in a folder named ``multilingual`` whose output words say whic
 """
 from __future__ import annotations
 
+import time
+
 import pytest
 
 pytest.importorskip("gradio")
@@ -445,36 +447,35 @@ def test_clean_text_keeps_lines_and_drops_control_characters():
 
 def test_micro_batcher_merges_waiting_requests_and_keeps_their_order():
     import threading
-    import time as _time
 
     from space.batching import MicroBatcher
 
     batcher = MicroBatcher(max_parallel=1, max_sentences=100)
-    calls, gate = [], threading.Event()
+    calls, started, gate = [], threading.Event(), threading.Event()
 
     def decode(texts):
         calls.append(list(texts))
         if len(calls) == 1:
-            gate.wait(5)  # hold the only slot until everyone else is queued
+            started.set()
+            assert gate.wait(30)  # hold the only slot until everyone else is queued
         return [t.upper() for t in texts]
 
     out = {}
     first = threading.Thread(target=lambda: out.setdefault("first", batcher.run("k", decode, ["a"])))
     first.start()
-    while not calls:
-        _time.sleep(0.01)
+    assert started.wait(30)  # the first request is decoding: the next ones must wait
     others = [threading.Thread(target=lambda i=i: out.setdefault(i, batcher.run("k", decode, [f"s{i}", f"t{i}"])))
               for i in range(5)]
     for t in others:
         t.start()
-    while sum(len(q) for q in batcher._queues.values()) < 5:
-        _time.sleep(0.01)
+    assert batcher.wait_until(lambda b: b.waiting == 5, timeout=30)  # woken by each request that queues
     gate.set()
     for t in [first, *others]:
-        t.join(10)
+        t.join(30)
+        assert not t.is_alive()
     assert out["first"] == ["A"] and all(out[i] == [f"S{i}", f"T{i}"] for i in range(5))
     assert len(calls) == 2 and sorted(calls[1]) == sorted(s for i in range(5) for s in (f"s{i}", f"t{i}"))
-    assert batcher.merged == 4
+    assert batcher.merged == 4 and batcher.waiting == 0
 
 
 def test_micro_batcher_hands_errors_to_every_member_and_keeps_working():
@@ -492,12 +493,36 @@ def test_micro_batcher_hands_errors_to_every_member_and_keeps_working():
     assert batcher._running == 0 and not batcher._queues
 
 
+def wait_for_output(proc, text: str, timeout: float) -> str:
+    """Read ``proc``'s output until a line contains ``text``; its output so far (AssertionError on exit or timeout).
+
+    A reader thread hands lines over a queue, so the wait ends on whichever comes first: the line, the
+    process's exit (end of its output), or the timeout.
+    """
+    import queue
+    import threading
+
+    lines: "queue.Queue" = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout] + [lines.put(None)], daemon=True).start()
+    seen, deadline = [], time.monotonic() + timeout
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            line = None
+        if line is None:
+            raise AssertionError(f"no {text!r} in the output of {proc.args} (exit status {proc.poll()}):\n"
+                                 + "".join(seen)[-3000:])
+        seen.append(line)
+        if text in line:
+            return "".join(seen)
+
+
 def test_app_py_serves_on_the_host_and_port_gradio_reads(model_dir, tmp_path):
     """``python app.py``: GRADIO_SERVER_NAME/PORT choose where it listens; MODEL_IDS and --model add models."""
     import os
     import subprocess
     import sys
-    import time as _time
     from pathlib import Path
 
     from space_fixtures import free_port
@@ -511,15 +536,9 @@ def test_app_py_serves_on_the_host_and_port_gradio_reads(model_dir, tmp_path):
     proc = subprocess.Popen([sys.executable, "app.py", "--model", str(other)], cwd=root, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        url, deadline = f"http://127.0.0.1:{port}/", _time.monotonic() + 120
-        while True:
-            try:
-                client = gradio_client.Client(url, verbose=False)
-                break
-            except Exception:  # noqa: BLE001 - not up yet
-                if proc.poll() is not None or _time.monotonic() > deadline:
-                    raise AssertionError(f"app.py did not come up on {url}:\n{proc.stdout.read()[-3000:]}")
-                _time.sleep(0.5)
+        url = f"http://127.0.0.1:{port}/"
+        wait_for_output(proc, f"http://127.0.0.1:{port}", timeout=120)  # Gradio prints it once it listens
+        client = gradio_client.Client(url, verbose=False)
         table = client.predict(api_name="/models")
         names = [row[0] for row in table["data"]]
         assert Path(model_dir).name in names and "second-model" in names

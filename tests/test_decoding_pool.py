@@ -1,7 +1,6 @@
 """transformer_hub.decoding.pool: worker processes give the results of in-process decoding, and fail cleanly."""
 import os
 import signal
-import time
 
 import pytest
 import torch
@@ -92,9 +91,10 @@ def test_closed_pool_and_dead_worker_give_clear_errors(model):
         folder = pool.folder
         assert os.path.isfile(os.path.join(folder, "model.safetensors"))
         assert len(pool.generate(TEXTS[:1], max_len_offset=2)) == 1
-        (worker,) = pool._state["executor"]._processes  # the pids of the executor's processes
-        os.kill(worker, signal.SIGKILL)
-        time.sleep(0.5)
+        (worker,) = pool._state["executor"]._processes.values()  # the executor's processes, by pid
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.join(30)  # wait for its exit, not a guess of how long dying takes
+        assert worker.exitcode == -signal.SIGKILL
         with pytest.raises(RuntimeError, match="a decoding worker stopped unexpectedly; this pool is closed"):
             pool.generate(TEXTS, max_len_offset=2, batch_size=2)
         assert pool.closed and not os.path.exists(folder)
