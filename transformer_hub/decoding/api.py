@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterator, List, Optional, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterator, List, Optional, Protocol, Sequence, Union, runtime_checkable
 
 import torch
 from torch import nn
@@ -248,6 +248,33 @@ def _clean(text) -> str:
     return text.encode("utf-8", errors="replace").decode("utf-8")
 
 
+Languages = Union[None, str, Sequence[Optional[str]]]
+
+
+def _language_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Languages) -> List[List[int]]:
+    """Per sentence, the ids put before its source: ``[<2tgt>]`` for a multilingual model, else none.
+
+    ``src_lang`` / ``tgt_lang`` are one code for every sentence or a list with one per sentence; each
+    direction is checked against the directions the model serves (``ValueError`` naming them).
+    """
+    def per_sentence(value: Languages, name: str) -> List[Optional[str]]:
+        if value is None or isinstance(value, str):
+            return [value] * n
+        value = list(value)
+        if len(value) != n:
+            raise ValueError(f"{name} has {len(value)} entries for {n} texts: give one code, or one per text")
+        return value
+
+    checked: dict = {}
+    tags = []
+    for pair in zip(per_sentence(src_lang, "src_lang"), per_sentence(tgt_lang, "tgt_lang")):
+        if pair not in checked:
+            _, target = model.config.check_pair(*pair)
+            checked[pair] = [tokenizer.lang_tag_id(target)] if model.config.multilingual else []
+        tags.append(checked[pair])
+    return tags
+
+
 def _run_engine(engine, model, sources: List[List[int]], config: DecodingConfig, progress: bool, workers):
     """``_run`` on another runtime (``transformer_hub.export.engine``): the same truncation and length caps."""
     from ..export.engine import get_engine
@@ -258,8 +285,9 @@ def _run_engine(engine, model, sources: List[List[int]], config: DecodingConfig,
     return runner.decode(model, sources, caps, config, progress=progress), truncated, sources
 
 
-def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, progress: bool = False,
-             workers=1, engine="pytorch", prefix: PrefixArg = None, **overrides) -> List[TranslationResult]:
+def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, src_lang: Languages = None,
+             tgt_lang: Languages = None, progress: bool = False, workers=1, engine="pytorch",
+             prefix: PrefixArg = None, **overrides) -> List[TranslationResult]:
     """Translate ``texts`` with ``model.tokenizer``; one :class:`TranslationResult` per input, in input order.
 
     ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its
@@ -268,7 +296,9 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     CPU, usually faster than giving one batch two intra-op threads); a
     :class:`DecodingPool` built from this model decodes them in its worker
     processes (faster still: no shared GIL).  The results are the same either
-    way.  Empty or whitespace-only texts give an empty result.  ``engine="ctranslate2"``
+    way.  Empty or whitespace-only texts give an empty result.  ``src_lang`` / ``tgt_lang``: a language code,
+    or a list with one per text (a multilingual model needs ``tgt_lang``; a bilingual one accepts only its own
+    pair); a sentence's result does not depend on the other sentences' languages.  ``engine="ctranslate2"``
     (or a ``transformer_hub.export.CTranslate2Engine``) decodes with CTranslate2 instead of PyTorch: same
     results objects; see ``transformer_hub/export/engine.py`` for what it maps and refuses.
 
@@ -287,7 +317,8 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
                          "attach one or call decode_ids with token ids")
     texts = [_clean(t) for t in texts]
     eos = model.config.eos_id
-    sources = [tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t in texts]
+    tags = _language_tags(model, tokenizer, len(texts), src_lang, tgt_lang)
+    sources = [tag + tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t, tag in zip(texts, tags)]
     prefixes = prefixes_for_texts(model, tokenizer, prefix, len(texts))
     if engine == "pytorch":
         hyps, truncated, used = _run(model, sources, config, progress=progress, workers=workers, prefixes=prefixes)
