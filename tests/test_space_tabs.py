@@ -205,3 +205,17 @@ def test_undo_restores_the_coloured_words_from_the_kept_data():
     *_, history, undo, _ = translate._undo(history)
     assert history == [] and undo["interactive"] is False
     assert translate._undo([])[3] == []  # nothing to undo: nothing changes
+
+
+def test_language_picker_events_take_values_as_sent(no_models):
+    """The pickers' choices change with every pick: Gradio's check of a value against the choices it last sent
+    failed a second event fired before the page applied the first one's update ("de is not in the list of
+    choices"), so these events skip preprocessing and ``fit_pair`` checks the values."""
+    demo = build_demo(models_dir=no_models)
+    pickers = {block._id for block in demo.blocks.values()
+               if isinstance(block, gr.Dropdown) and (block.elem_id or "").endswith(("-source-lang", "-target-lang"))}
+    assert len(pickers) == 8  # From and To in each of the four tabs
+    fns = list(demo.fns.values()) if isinstance(demo.fns, dict) else list(demo.fns)
+    events = [fn for fn in fns if pickers & {block._id for block in fn.outputs}]
+    assert len(events) == 11  # model change (three tabs), source pick and swap (four tabs each)
+    assert all(fn.preprocess is False for fn in events), [fn.name for fn in events if fn.preprocess]

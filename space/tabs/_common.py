@@ -13,6 +13,11 @@ from ..languages import DEFAULT_PAIR, LANGUAGES, choices, fit_pair
 
 DECODE = "decode"  # concurrency group of every event that runs the model
 UI = dict(api_visibility="private", queue=False)  # events that only rearrange the page
+# The language pickers' own events take their values as sent: their choices change with every pick, and
+# Gradio's preprocessing checks a value against the choices the server last sent, so a second event
+# fired before the page applied the first one's update (a fast pick) failed with "not in the list of
+# choices".  ``fit_pair`` checks the values itself (anything not served falls back to a served pair).
+PICKERS = dict(UI, preprocess=False)
 
 
 def decode_event(ctx: SpaceContext) -> dict:
@@ -72,9 +77,9 @@ def language_pickers(ctx: SpaceContext, model: Optional[gr.Dropdown],
     model = model if model is not None else gr.State(None)
     pickers = functools.partial(_pickers, ctx)
     if isinstance(model, gr.Dropdown):
-        model.change(pickers, [model, src, tgt], [src, tgt], **UI)
-    src.input(pickers, [model, src, tgt], [src, tgt], **UI)
-    swap.click(functools.partial(_swap, ctx), [model, src, tgt], [src, tgt], **UI)
+        model.change(pickers, [model, src, tgt], [src, tgt], **PICKERS)
+    src.input(pickers, [model, src, tgt], [src, tgt], **PICKERS)
+    swap.click(functools.partial(_swap, ctx), [model, src, tgt], [src, tgt], **PICKERS)
     return src, tgt
 
 
@@ -86,7 +91,7 @@ def examples(text: gr.Textbox, source: gr.Dropdown, prefix: str) -> gr.Dataset:
     """Clickable Multi30k sentences in the chosen source language; a click puts one in ``text``."""
     dataset = gr.Dataset(components=[text], samples=examples_of(source.value), label="Examples (click one)",
                          elem_id=f"{prefix}-examples", samples_per_page=len(EXAMPLES[DEFAULT_PAIR[0]]))
-    source.change(lambda lang: gr.Dataset(samples=examples_of(lang)), source, dataset, **UI)
+    source.change(lambda lang: gr.Dataset(samples=examples_of(lang)), source, dataset, **PICKERS)
     dataset.click(lambda sample: sample[0], dataset, text, **UI)
     return dataset
 
