@@ -11,6 +11,7 @@ Subcommands live in ``BENCHMARKS`` (name -> (add_arguments, run)); add one with
 
 ``engines``: the same sentences through ``engine="pytorch"``, ``engine="ctranslate2"`` (float32, int8) and, for the
   paper block, ``transformers``' MarianMTModel (see ``scripts/bench_engines.py``).
+``trace``: beam search with and without ``return_search`` / ``return_alternatives`` (see ``scripts/bench_trace.py``).
 
 ``decode``: decoding speed on Multi30k val sentences, in one run, sentences/s of
   1. a naive reference loop written like the seed lessons: greedy, one sentence at a
@@ -308,6 +309,10 @@ def _register_others() -> None:
     benchmark("app", "latency/throughput of the Space's /translate through gradio_client",
               bench_app.add_arguments)(bench_app.run)
     from bench_engines import add_engines_arguments, bench_engines
+    from bench_trace import add_trace_arguments, bench_trace
+
+    benchmark("trace", "beam search with and without the search trace and the alternatives",
+              add_trace_arguments)(bench_trace)
 
     benchmark("engines", "pytorch vs ctranslate2 (float32, int8) vs transformers MarianMT: speed and BLEU",
               add_engines_arguments)(bench_engines)
