@@ -4,8 +4,10 @@ import math
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -143,31 +145,111 @@ def test_cli_help_lists_the_recipe():
 
 
 DDP_SCRIPT = """
-import sys, torch
+import json, os, signal, sys, torch
 from safetensors.torch import save_file
 from transformer_hub.train import Trainer, build_parser
+
+rank, inject = int(os.environ["RANK"]), os.environ.get("INJECT", "")
+original_loss, calls = Trainer._loss, [0]
+
+def loss(self, *batch):  # faults on rank 1 only: what the other rank must not be left waiting for
+    calls[0] += 1
+    value = original_loss(self, *batch)
+    if rank == 1 and "nan" in inject and calls[0] == 2:
+        value = value * float("nan")
+    if rank == 1 and "clock" in inject:
+        self.state["wall_seconds"] += 10 ** 6  # rank 1's clock says the time is long up; rank 0's decides
+    if rank == 1 and "sigterm" in inject and self.state["step"] == 1:
+        os.kill(os.getpid(), signal.SIGTERM)
+    return value
+
+Trainer._loss = loss
 trainer = Trainer(build_parser().parse_args(sys.argv[1:]))
 trainer.run()
-rank = torch.distributed.get_rank() if torch.distributed.is_initialized() else int(__import__('os').environ['RANK'])
-save_file({k: v.contiguous() for k, v in trainer.model.state_dict().items() if 'generator' not in k and 'tgt_embed' not in k},
-          f"{trainer.args.out}/replica{rank}.safetensors")
+out = trainer.args.out
+save_file({k: v.detach().clone() for k, v in trainer.model.state_dict().items()},  # tied tensors: copies
+          f"{out}/replica{rank}.safetensors")
+with open(f"{out}/replica{rank}.json", "w") as fh:
+    json.dump({"skipped": trainer.skipped, "step": trainer.state["step"], "stopped": trainer.stop_requested}, fh)
 """
 
 
-def test_two_process_ddp_replicas_stay_identical(tmp_path):
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run_ddp(tmp_path: Path, out: str, *extra: str, inject: str = "", timeout: float = 300) -> Path:
+    """Train on 2 CPU processes (gloo, the environment torchrun would set); a run that hangs is killed and fails.
+
+    The two ranks are started here rather than by torchrun, which puts its workers in sessions of their own:
+    holding both processes is what lets a hung run be killed whole.
+    """
     script = tmp_path / "ddp_train.py"
     script.write_text(DDP_SCRIPT)
-    args = args_for(tmp_path, "ddp", "--max-updates", "3", "--bleu-every", "100", "--final-beam", "0",
-                    "--average-last", "1")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TRANSFORMER_HUB_DISABLE_PLUGINS": "1"}
-    # finish() runs only on rank 0 and averages into the model; compare before that by stopping via max-updates
-    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-                           "--standalone", str(script), *args], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    r0, r1 = (load_file(str(tmp_path / "ddp" / f"replica{r}.safetensors")) for r in (0, 1))
+    args = args_for(tmp_path, out, "--bleu-every", "100", "--final-beam", "0", "--average-last", "1", *extra)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TRANSFORMER_HUB_DISABLE_PLUGINS": "1",
+           "INJECT": inject, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": "2"}
+    logs = [tmp_path / f"{out}-rank{rank}.log" for rank in (0, 1)]
+    procs = [subprocess.Popen([sys.executable, str(script), *args], env={**env, "RANK": str(r), "LOCAL_RANK": str(r)},
+                              stdout=subprocess.DEVNULL, stderr=open(logs[r], "w")) for r in (0, 1)]
+    deadline = time.monotonic() + timeout
+    try:
+        for proc in procs:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"2-process training did not finish within {timeout} s: a rank is waiting for the other")
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    for proc, log in zip(procs, logs):
+        assert proc.returncode == 0, log.read_text()[-3000:]
+    return tmp_path / out
+
+
+def replicas(run: Path) -> tuple:
+    """Each rank's final weights and its record (skipped batches, step, stopped)."""
+    weights = [load_file(str(run / f"replica{r}.safetensors")) for r in (0, 1)]
+    records = [json.loads((run / f"replica{r}.json").read_text()) for r in (0, 1)]
+    return weights, records
+
+
+def assert_identical(weights: list) -> None:
+    r0, r1 = weights
     assert r0.keys() == r1.keys() and len(r0) > 10
     for name in r0:
         assert torch.equal(r0[name], r1[name]), name
-    state = json.loads((ckpt.list_checkpoints(tmp_path / "ddp" / "checkpoints")[-1] / ckpt.STATE_JSON).read_text())
+
+
+@pytest.mark.slow
+def test_two_process_ddp_replicas_stay_identical(tmp_path):
+    run = run_ddp(tmp_path, "ddp", "--max-updates", "3")
+    weights, records = replicas(run)
+    assert_identical(weights)  # rank 0 averaged the last 1 checkpoint: the same weights
+    assert records[0] == records[1] == {"skipped": [], "step": 3, "stopped": False}
+    state = json.loads((ckpt.list_checkpoints(run / "checkpoints")[-1] / ckpt.STATE_JSON).read_text())
     assert state["step"] == 3
+
+
+@pytest.mark.slow
+def test_ddp_non_finite_loss_on_one_rank_is_skipped_by_both(tmp_path):
+    # rank 1 alone meets a NaN at its 2nd batch, and its clock is far past --max-minutes: only rank 0's counts
+    run = run_ddp(tmp_path, "nan", "--max-updates", "4", "--max-minutes", "30", inject="nan,clock")
+    weights, records = replicas(run)
+    assert records[0]["skipped"] == records[1]["skipped"] == [{"step": 2, "epoch": 0, "batch": 1}]
+    assert records[0]["step"] == records[1]["step"] == 4  # four updates on five batches, on both ranks
+    assert_identical(weights)
+    assert [p.name for p in ckpt.list_checkpoints(run / "checkpoints")] == ["step_0000004"]
+
+
+@pytest.mark.slow
+def test_ddp_stop_signal_on_one_rank_stops_both_after_the_same_update(tmp_path):
+    run = run_ddp(tmp_path, "stop", "--max-updates", "50", inject="sigterm")
+    weights, records = replicas(run)
+    assert records[0] == records[1] == {"skipped": [], "step": 2, "stopped": True}
+    assert [p.name for p in ckpt.list_checkpoints(run / "checkpoints")] == ["step_0000002"]
+    assert not (run / "final").exists()  # interrupted: resume later
+    assert_identical(weights)

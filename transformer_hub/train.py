@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import os
 import random
 import signal
 import time
@@ -26,6 +25,7 @@ import torch.distributed as dist
 from tqdm.auto import tqdm
 
 from . import checkpoint as ckpt
+from . import distributed
 from .config import PRESETS, TransformerConfig
 from .data import (DEFAULT_DATA_DIR, encode_pairs, iterate_batches, load_directions, load_split, parse_directions,
                    read_parallel)
@@ -114,14 +114,14 @@ class Trainer:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.out = Path(args.out)
-        self.rank, self.world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
-        self.main = self.rank == 0
         self.device = torch.device(args.device)
-        if self.world > 1 and not dist.is_initialized():
-            dist.init_process_group("nccl" if self.device.type == "cuda" else "gloo")
+        self.rank, self.world = distributed.setup(self.device)
+        self.main = self.rank == 0
         if args.threads:
             torch.set_num_threads(args.threads)
-        self.stop_requested = False
+        self.stop_requested = False  # a stop signal arrived (on any rank, once agreed by _done)
+        self.skipped: List[Dict[str, int]] = []  # the batches every rank skipped together (non-finite loss)
+        self.bad_in_a_row = 0
         self.metrics = MetricsLog(self.out / "metrics.jsonl")
         self._load_data()
         self._build_model()
@@ -214,10 +214,10 @@ class Trainer:
                     logger.info("resumed from %s (step %d)", found[-1], self.state["step"])
 
     def _encode(self, sets, tok: Tokenizer, budget: int) -> List:
-        c, examples = self.config, []
+        c, examples, cache = self.config, [], {}
         for (src_lang, tgt_lang), pairs in sets.items():
             tag = tok.lang_tag_id(tgt_lang) if c.multilingual else None
-            examples += encode_pairs(pairs, tok, c.bos_id, c.eos_id, budget, tag, f"{src_lang}-{tgt_lang}")
+            examples += encode_pairs(pairs, tok, c.bos_id, c.eos_id, budget, tag, f"{src_lang}-{tgt_lang}", cache)
         return examples
 
     # ---------------------------------------------------------------- loop
@@ -225,55 +225,25 @@ class Trainer:
         return self.net(src, tgt_in, tgt_out, self.args.label_smoothing)  # fused projection + loss
 
     def _done(self) -> bool:
+        """Whether to stop now: the same answer on every rank (a rank stopping alone would hang the others)."""
         a, s = self.args, self.state
-        return (self.stop_requested or s["step"] >= a.max_updates or s["epoch"] >= a.max_epochs
-                or (a.max_minutes > 0 and s["wall_seconds"] >= a.max_minutes * 60))
+        out_of_time = a.max_minutes > 0 and s["wall_seconds"] >= a.max_minutes * 60
+        self.stop_requested, out_of_time = distributed.agree_to_stop(self.stop_requested, out_of_time, self.rank,
+                                                                     self.world, self.device)
+        return self.stop_requested or out_of_time or s["step"] >= a.max_updates or s["epoch"] >= a.max_epochs
 
     def run(self) -> Optional[Path]:
         """Train until a limit is reached, then average, evaluate and save the final model (rank 0)."""
         a, s = self.args, self.state
         self._install_signal_handlers()
-        bad_in_a_row = 0
-        last = time.perf_counter()
-        bar = tqdm(total=a.max_updates, initial=s["step"], desc="train", disable=not self.main, dynamic_ncols=True)
+        self.last = time.perf_counter()
+        self.bar = tqdm(total=a.max_updates, initial=s["step"], desc="train", disable=not self.main,
+                        dynamic_ncols=True)
         while not self._done():
-            epoch_start_batch = s["batch"]
-            for index, (src, tgt_in, tgt_out) in iterate_batches(self.train_examples, a.max_tokens, a.seed, s["epoch"],
-                                                                 self.config.pad_id, epoch_start_batch,
-                                                                 self.rank, self.world):
-                started = time.perf_counter()
-                self.net.train()
-                lr = noam_lr(s["step"] + 1, self.config.d_model, a.warmup, self.factor)
-                for group in self.optimizer.param_groups:
-                    group["lr"] = lr
-                loss = self._loss(src.to(self.device), tgt_in.to(self.device), tgt_out.to(self.device))
-                s["batch"] = index + 1
-                if not torch.isfinite(loss):
-                    bad_in_a_row += 1
-                    logger.warning("non-finite loss at step %d (batch %d of epoch %d): batch skipped",
-                                   s["step"] + 1, index, s["epoch"])
-                    self.optimizer.zero_grad(set_to_none=True)
-                    if bad_in_a_row >= MAX_BAD_STEPS:
-                        raise RuntimeError(f"{MAX_BAD_STEPS} non-finite losses in a row: aborting (lower the lr?)")
+            for index, batch in iterate_batches(self.train_examples, a.max_tokens, a.seed, s["epoch"],
+                                                self.config.pad_id, s["batch"], self.rank, self.world):
+                if not self._train_step(index, batch):
                     continue
-                bad_in_a_row = 0
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), a.clip_norm)
-                self.optimizer.step()
-                self.optimizer.zero_grad(set_to_none=True)
-                tokens = int((tgt_out != self.config.pad_id).sum()) * self.world
-                seconds = time.perf_counter() - started
-                s["step"] += 1
-                s["tokens"] += tokens
-                s["train_seconds"] += seconds
-                s["wall_seconds"] += time.perf_counter() - last
-                last = time.perf_counter()
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{lr:.2e}", tok_s=f"{tokens / seconds:,.0f}",
-                                epoch=s["epoch"])
-                if self.main and s["step"] % 10 == 0:
-                    self.metrics.append(kind="train", step=s["step"], epoch=s["epoch"], loss=loss.item(), lr=lr,
-                                        tokens_per_s=tokens / seconds)
                 if a.valid_every and s["step"] % a.valid_every == 0:
                     self._checkpoint(validate=True)
                 elif a.save_every and s["step"] % a.save_every == 0:
@@ -286,8 +256,54 @@ class Trainer:
                 self._checkpoint(validate=True, bleu=(s["epoch"] % a.bleu_every == 0))
                 continue
             self._checkpoint(validate=True)
-        bar.close()
+        self.bar.close()
         return self.finish()
+
+    def _train_step(self, index: int, batch: Tuple[torch.Tensor, ...]) -> bool:
+        """One update on ``batch``; False when every rank skipped it (a non-finite loss on any of them)."""
+        a, s = self.args, self.state
+        started = time.perf_counter()
+        self.net.train()
+        lr = noam_lr(s["step"] + 1, self.config.d_model, a.warmup, self.factor)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        src, tgt_in, tgt_out = (t.to(self.device) for t in batch)
+        loss = self._loss(src, tgt_in, tgt_out)
+        s["batch"] = index + 1
+        finite = bool(torch.isfinite(loss))
+        if distributed.any_rank(not finite, self.world, self.device):  # agreed: all ranks skip backward together
+            self._skip(index, finite)
+            return False
+        self.bad_in_a_row = 0
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), a.clip_norm)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        tokens = int((tgt_out != self.config.pad_id).sum()) * self.world
+        seconds = time.perf_counter() - started
+        s["step"] += 1
+        s["tokens"] += tokens
+        s["train_seconds"] += seconds
+        s["wall_seconds"] += time.perf_counter() - self.last
+        self.last = time.perf_counter()
+        self.bar.update(1)
+        self.bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{lr:.2e}", tok_s=f"{tokens / seconds:,.0f}",
+                             epoch=s["epoch"])
+        if self.main and s["step"] % 10 == 0:
+            self.metrics.append(kind="train", step=s["step"], epoch=s["epoch"], loss=loss.item(), lr=lr,
+                                tokens_per_s=tokens / seconds)
+        return True
+
+    def _skip(self, index: int, finite_here: bool) -> None:
+        """Drop this batch's gradients on every rank; too many bad batches in a row end the run (on every rank)."""
+        s = self.state
+        self.bad_in_a_row += 1
+        self.skipped.append({"step": s["step"] + 1, "epoch": s["epoch"], "batch": index})
+        logger.warning("non-finite loss at step %d (batch %d of epoch %d%s): batch skipped", s["step"] + 1, index,
+                       s["epoch"], ", on another rank" if finite_here else "")
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.bad_in_a_row >= MAX_BAD_STEPS:
+            raise RuntimeError(f"{MAX_BAD_STEPS} non-finite losses in a row: aborting (lower the lr?)")
 
     # ---------------------------------------------------------------- evaluation and checkpoints
     @torch.inference_mode()
