@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from transformer_hub.train import main  # noqa: E402
+from transformer_hub.cli import main  # noqa: E402  (the command line's one-line errors, --debug)
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(["train", *sys.argv[1:]]))

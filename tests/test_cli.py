@@ -1,18 +1,20 @@
 """The command line: translate (plain and n-best TSV), evaluate (sacreBLEU, chrF), train forwarding, errors."""
 import gzip
-import importlib.machinery
 import io
 import json
 import os
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
+import sacrebleu
 
 from decoding_fixtures import one_thread, random_model
-from transformer_hub import cli
+from transformer_hub import Registry, cli
+from transformer_hub import data as data_module
+from transformer_hub import train as train_module
+from transformer_hub.metrics import score, score_with_signatures
 
 ROOT = Path(__file__).resolve().parents[1]
 MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
@@ -108,12 +110,16 @@ def test_evaluate_prints_bleu_and_chrf(model_dir, tmp_path, monkeypatch, capsys)
     assert {"chrf", "bleu_signature", "sentences_per_second"} <= set(scores)
 
 
-def test_score_is_sacrebleu():
+def test_score_is_sacrebleu_and_the_cli_uses_the_library_scorer():
     refs = ["Ein Hund rennt im Park .", "Zwei Leute sitzen auf einer Bank ."]
-    perfect = cli.score(refs, refs, lowercase=True)
+    perfect = score(refs, refs)
     assert perfect["bleu"] == pytest.approx(100.0) and perfect["chrf"] == pytest.approx(100.0)
-    lowered = cli.score([r.lower() for r in refs], refs, lowercase=True)
+    lowered, signatures = score_with_signatures([r.lower() for r in refs], refs)
     assert lowered["bleu_lowercase"] == pytest.approx(100.0) and lowered["bleu"] < 100.0
+    assert lowered["bleu"] == pytest.approx(sacrebleu.corpus_bleu([r.lower() for r in refs], [refs]).score)
+    assert signatures.keys() == lowered.keys() and "case:lc" in signatures["bleu_lowercase"]
+    assert set(score(refs, refs, lowercase=False)) == {"bleu", "chrf"}
+    assert not hasattr(cli, "score")  # one scorer: transformer_hub.metrics
 
 
 @pytest.mark.skipif(not (MULTI30K / "val.en.gz").is_file(),
@@ -128,22 +134,26 @@ def test_evaluate_reads_multi30k_gz(model_dir, monkeypatch, capsys):
 
 def test_train_is_forwarded(monkeypatch, capsys):
     seen = {}
-    fake = types.ModuleType("transformer_hub.train")
-    fake.__spec__ = importlib.machinery.ModuleSpec("transformer_hub.train", None)
-    fake.main = lambda argv: seen.setdefault("argv", argv) and 0
-    monkeypatch.setitem(sys.modules, "transformer_hub.train", fake)
+    monkeypatch.setattr(train_module, "main", lambda argv: seen.setdefault("argv", argv) and 0)
     status, _, _ = run(["train", "--preset", "tiny", "--max-updates", "3"], b"", monkeypatch, capsys)
     assert status == 0 and seen["argv"] == ["--preset", "tiny", "--max-updates", "3"]
 
 
-def test_commands_are_a_registry(monkeypatch, capsys):
-    assert {"translate", "evaluate", "train"} <= set(cli.COMMANDS)
-    monkeypatch.setitem(cli.COMMANDS, "hello", (lambda argv: print("hi", *argv) or 0, "say hi"))
+@pytest.fixture
+def hello_command():
+    cli.command("hello", "say hi")(lambda argv: print("hi", *argv) or 0)
+    yield
+    cli.COMMANDS.unregister("hello")
+
+
+def test_commands_are_a_registry(hello_command, monkeypatch, capsys):
+    assert isinstance(cli.COMMANDS, Registry)
+    assert {"download", "translate", "evaluate", "export", "train"} <= set(cli.COMMANDS.names())
     status, out, _ = run(["hello", "x"], b"", monkeypatch, capsys)
     assert status == 0 and out == "hi x\n"
     status, out, _ = run(["--help"], b"", monkeypatch, capsys)
-    assert status == 0 and "hello" in out and "translate" in out
-    with pytest.raises(ValueError):
+    assert status == 0 and "  hello  " in out.replace("hello     ", "hello  ") and "say hi" in out
+    with pytest.raises(ValueError, match="already registered"):
         cli.command("translate", "again")(lambda argv: 0)
 
 
@@ -163,7 +173,17 @@ def test_commands_are_a_registry(monkeypatch, capsys):
     (["evaluate", "--model", "{model}", "--src", "{src}", "--ref", "{short}"], "lines"),
     (["evaluate", "--model", "{model}", "--src", "/no/such.gz", "--ref", "{src}"], "cannot read"),
     (["evaluate", "--model", "{model}", "--src", "{corrupt}", "--ref", "{src}"], "cannot read"),
-    (["frobnicate"], "unknown command"),
+    (["frobnicate"], "unknown command 'frobnicate': use one of download, evaluate, export"),
+    (["train", "--out", "{tmp}/run", "--data-dir", "{tmp}/nothing"],
+     "no Multi30k at {tmp}/nothing: run `python -m transformer_hub download`, or pass --data-dir / --train-src"),
+    (["train", "--out", "{tmp}/run", "--data-dir", "{tmp}", "--langs", "en,fr"],
+     "{tmp}: no train.en.gz or train.en: run `python -m transformer_hub download --langs en --dest {tmp}`"),
+    (["train", "--out", "{tmp}/run", "--train-src", "{src}"], "need --valid-src/--valid-tgt too"),
+    (["train", "--out", "{tmp}/run", "--max-updates", "x"], "invalid int value"),
+    (["download", "--langs", "en,xx", "--dest", "{tmp}/m30k"], "--langs en,xx: Multi30k has en, de, fr, cs"),
+    (["download", "--dest", "{src}"], "cannot write to"),
+    (["translate", "--model", "{model}", "--input", "{tmp}"], "cannot read"),
+    (["translate", "--model", "{model}", "--tgt-lang", "de"], "--src-lang/--tgt-lang: this model names no languages"),
 ])
 def test_user_errors_exit_2_with_one_line(argv, message, model_dir, tmp_path, monkeypatch, capsys):
     notok = tmp_path / "notok"
@@ -177,10 +197,11 @@ def test_user_errors_exit_2_with_one_line(argv, message, model_dir, tmp_path, mo
     src.write_text("a\nb\n")
     short.write_text("a\n")
     corrupt.write_bytes(b"\x1f\x8b\x08\x00garbage")
-    fill = dict(model=model_dir, notok=notok, broken=broken, src=src, short=short, corrupt=corrupt)
+    fill = dict(model=model_dir, notok=notok, broken=broken, src=src, short=short, corrupt=corrupt, tmp=tmp_path)
+    monkeypatch.setattr(data_module, "fetch_url", offline)
     status, out, err = run([a.format(**fill) for a in argv], b"a dog\n", monkeypatch, capsys)
     assert status == 2
-    assert message in err
+    assert message.format(**fill) in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert out == ""
 
@@ -192,9 +213,15 @@ def test_module_entry_point_end_to_end(model_dir):
                         input="a dog .\n\nthe man .\n".encode(), capture_output=True, env=env, timeout=120)
     assert ok.returncode == 0, ok.stderr.decode()
     assert ok.stdout.decode("utf-8").count("\n") == 3
-    bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "translate.py"), "--model", "/no/such/dir"],
+    bad = subprocess.run([sys.executable, "-m", "transformer_hub", "translate", "--model", "/no/such/dir"],
                          capture_output=True, env=env, timeout=120)
     assert bad.returncode == 2 and b"Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    assert b"does not exist: pass a save_pretrained folder" in bad.stderr
+    for debug in (["--debug"], []):  # the flag, or the environment variable
+        shown = subprocess.run([sys.executable, "-m", "transformer_hub", *debug, "translate", "--model", "/no/dir"],
+                               capture_output=True, env={**env, "TRANSFORMER_HUB_DEBUG": "" if debug else "1"},
+                               timeout=120)
+        assert shown.returncode == 2 and b"Traceback" in shown.stderr and b"CLIError" in shown.stderr
 
 
 def test_n_best_alone_means_beam_search(model_dir, monkeypatch, capsys):
@@ -205,3 +232,62 @@ def test_n_best_alone_means_beam_search(model_dir, monkeypatch, capsys):
     assert [int(r[1]) for r in rows] == list(range(6))  # beam search with beam_size raised to 6
     expected = random_model().translate(["a dog runs ."], strategy="beam", beam_size=6, max_length=4)
     assert rows[0][4] == cli.one_line(expected[0])
+
+
+def offline(url: str) -> bytes:
+    raise OSError(f"no network in tests ({url})")
+
+
+def test_download_fetches_every_language_by_default(tmp_path, monkeypatch, capsys):
+    fetched = []
+
+    def fetch(url: str) -> bytes:
+        fetched.append(url.rsplit("/", 1)[1])
+        return gzip.compress(b"A line.\n")
+
+    monkeypatch.setattr(data_module, "fetch_url", fetch)
+    status, out, err = run(["download", "--dest", str(tmp_path / "m30k")], b"", monkeypatch, capsys)
+    assert status == 0, err
+    assert {name.split(".")[1] for name in fetched} == {"en", "de", "fr", "cs"}
+    assert "train.cs.gz" in fetched and "test_2017_flickr.cs.gz" not in fetched  # not published for Czech
+    assert sorted(p.name for p in (tmp_path / "m30k").iterdir()) == sorted(fetched)
+    assert f"{len(fetched)} new file(s) in {tmp_path / 'm30k'}" in out
+    fetched.clear()
+    status, out, err = run(["download", "--langs", "en, fr", "--dest", str(tmp_path / "two")], b"", monkeypatch, capsys)
+    assert status == 0, err
+    assert {name.split(".")[1] for name in fetched} == {"en", "fr"} and len(fetched) == 10
+
+
+def test_download_without_network_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(data_module, "fetch_url", offline)
+    status, out, err = run(["download", "--langs", "de", "--dest", str(tmp_path)], b"", monkeypatch, capsys)
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "cannot download https://raw.githubusercontent.com/multi30k/" in err and "check the connection" in err
+    assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+def test_unexpected_errors_are_one_line_and_debug_shows_the_traceback(monkeypatch, capsys):
+    def broken(argv):
+        raise RuntimeError("something inside broke\nsecond line")
+
+    cli.command("broken", "raises")(broken)
+    try:
+        status, out, err = run(["broken"], b"", monkeypatch, capsys)
+        assert status == 1 and err.strip() == ("transformer_hub broken: error: RuntimeError: something inside broke "
+                                               "(unexpected; rerun with --debug for the traceback)")
+        status, out, err = run(["--debug", "broken"], b"", monkeypatch, capsys)
+        assert status == 1 and "Traceback (most recent call last)" in err and "second line" in err
+        monkeypatch.setenv("TRANSFORMER_HUB_DEBUG", "1")
+        status, out, err = run(["broken"], b"", monkeypatch, capsys)
+        assert status == 1 and "Traceback" in err
+    finally:
+        cli.COMMANDS.unregister("broken")
+
+
+def test_input_errors_replace_bad_bytes_and_allow_empty_input(model_dir, tmp_path, monkeypatch, capsys):
+    src = tmp_path / "latin1.txt"
+    src.write_bytes(b"caf\xe9 .\n")  # Latin-1, not UTF-8: translated with U+FFFD, not refused
+    status, out, err = run(["translate", "--model", str(model_dir), "--input", str(src), "--max-length", "3"], b"",
+                           monkeypatch, capsys)
+    assert status == 0 and out.count("\n") == 1, err
+    assert cli.read_input(str(src)) == ["caf\ufffd ."]

@@ -1,87 +1,64 @@
 """``python -m transformer_hub COMMAND ...`` (also the ``transformer-hub`` console script).
 
-Commands live in ``COMMANDS`` (name -> function taking the remaining argv and
+Commands live in the registry ``COMMANDS`` (name -> function taking the remaining argv and
 returning an exit status); add one with ``@command("name", "one-line help")``.
 
+    python -m transformer_hub download  [--langs en,de,fr,cs] [--dest DIR]
     python -m transformer_hub translate --model space/models/en-de [--strategy beam --beam-size 5] < src.txt > hyp.txt
     python -m transformer_hub evaluate  --model space/models/en-de --src val.en.gz --ref val.de.gz [--lowercase]
     python -m transformer_hub export    --model space/models/en-de --format ctranslate2 --out en-de-ct2 [--quantization int8]
     python -m transformer_hub train     ...   (forwarded to transformer_hub.train.main)
 
-Errors a user can cause (a missing model, a bad option, an unreadable file)
-end with exit status 2 and a one-line message on stderr, never a traceback.
+Errors a user can cause (missing data, a missing model, a bad option, an
+unreadable file, an unknown command) end with exit status 2 and one line on
+stderr saying what is wrong and what to do, never a traceback; ``--debug`` (or
+``TRANSFORMER_HUB_DEBUG=1``) shows the traceback, for developers.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
-import gzip
-import importlib
-import importlib.util
 import json
 import os
 import re
 import sys
 import time
+import traceback
 import warnings
-import zlib
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, TextIO, Tuple
+from typing import Callable, Iterator, List, Optional, Sequence, TextIO
+
+from .data import DEFAULT_DATA_DIR, MULTI30K_LANGS, download_multi30k, read_lines
+from .errors import Parser, UserError
+from .metrics import score_with_signatures
+from .registry import Registry
 
 PROG = "transformer_hub"
 PROGRESS_MIN_LINES = 100  # show a progress bar (stderr) from this many input lines on
+DEBUG_ENV = "TRANSFORMER_HUB_DEBUG"
 
 
-class CLIError(Exception):
+class CLIError(UserError):
     """A user error: printed as one line, exit status 2."""
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (``prog: error: ...``) instead of usage + error."""
-
-    def error(self, message: str):  # noqa: D401 - argparse API
-        raise CLIError(f"{message} (see {self.prog} --help)")
-
-
 Command = Callable[[List[str]], Optional[int]]
-COMMANDS: Dict[str, Tuple[Command, str]] = {}
+COMMANDS: Registry = Registry("command")
 
 
 def command(name: str, help: str) -> Callable[[Command], Command]:
-    """Register ``fn(argv) -> exit status`` as ``python -m transformer_hub NAME``."""
+    """Register ``fn(argv) -> exit status`` as ``python -m transformer_hub NAME``; ``help`` is its line in usage."""
 
     def add(fn: Command) -> Command:
-        if name in COMMANDS:
-            raise ValueError(f"command {name!r} is already registered")
-        COMMANDS[name] = (fn, help)
-        return fn
+        fn.help = help  # type: ignore[attr-defined]
+        return COMMANDS.register(name)(fn)
 
     return add
 
 
 # --------------------------------------------------------------------------- shared helpers
-def read_lines(path: Optional[str]) -> List[str]:
-    """Lines of a UTF-8 text file (``.gz`` allowed; ``-`` or None = stdin), split on "\\n" only.
-
-    Invalid UTF-8 becomes U+FFFD; a trailing "\\r" (CRLF files) is dropped; a
-    final newline does not make an extra empty line.
-    """
-    try:
-        if path is None or path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read()
-            if path.endswith(".gz") or data[:2] == b"\x1f\x8b":
-                data = gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise CLIError(f"cannot read {path or 'stdin'}: {exc.strerror if getattr(exc, 'strerror', None) else exc}")
-    text = data.decode("utf-8", errors="replace")
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+def read_input(path: Optional[str]) -> List[str]:
+    """Lines of text to translate or score (``-``/None = stdin): bad UTF-8 becomes U+FFFD, empty input is fine."""
+    return read_lines(path or "-", errors="replace", allow_empty=True)
 
 
 _LINE_BREAKS = re.compile(r"[\r\n\t\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -122,7 +99,8 @@ def load_model(name: str, revision: Optional[str] = None, device: str = "cpu"):
         if os.path.exists(name):
             raise CLIError(f"--model {name} is a file; give the model folder (config.json, model.safetensors, ...)")
         if not looks_like_repo_id(name) or name.startswith((".", "/", "~")):
-            raise CLIError(f"model folder {name} does not exist")
+            raise CLIError(f"model folder {name} does not exist: pass a save_pretrained folder "
+                           "(e.g. --model space/models/en-de) or a Hub repo id")
     try:
         model = Transformer.from_pretrained(name, revision=revision)
     except Exception as exc:  # noqa: BLE001 - any failure to load is reported in one line
@@ -145,6 +123,18 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
     parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
+    parser.add_argument("--src-lang", default=None, help="source language code (multilingual models; a bilingual "
+                        "model accepts only its own pair)")
+    parser.add_argument("--tgt-lang", default=None, help="target language code (required by multilingual models)")
+
+
+def check_languages(args: argparse.Namespace, model) -> dict:
+    """``src_lang`` / ``tgt_lang`` for generate, checked against what the model serves (one-line error)."""
+    try:
+        model.config.check_pair(args.src_lang, args.tgt_lang)
+    except ValueError as exc:
+        raise CLIError(f"--src-lang/--tgt-lang: {exc}")
+    return {"src_lang": args.src_lang, "tgt_lang": args.tgt_lang}
 
 
 def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
@@ -265,7 +255,7 @@ def translate_command(argv: List[str]) -> int:
     config = decoding_config(args)
     engine = decoding_engine(args, config)
     set_threads(args.threads)
-    lines = read_lines(args.input)
+    lines = read_input(args.input)
     prefixes = translation_prefixes(args, len(lines))
     if args.alternatives:
         config = _with_alternatives(config, args.alternatives)
@@ -275,7 +265,7 @@ def translate_command(argv: List[str]) -> int:
     with decoding_workers(args, model) as workers:
         try:
             results = generate(model, lines, config, progress=_progress(args, len(lines)), workers=workers,
-                               engine=engine, prefix=prefixes)
+                               engine=engine, prefix=prefixes, **check_languages(args, model))
         except ValueError as exc:  # a prefix longer than its sentence may be, an engine without prefixes
             raise CLIError(str(exc))
     with open_output(args.output) as out:
@@ -295,7 +285,7 @@ def translation_prefixes(args: argparse.Namespace, n_lines: int) -> Optional[Lis
     """``--prefix-file``: one prefix per input line, or None."""
     if args.prefix_file is None:
         return None
-    prefixes = read_lines(args.prefix_file)
+    prefixes = read_input(args.prefix_file)
     if len(prefixes) != n_lines:
         raise CLIError(f"--prefix-file {args.prefix_file} has {len(prefixes)} lines for {n_lines} input lines: "
                        "give one prefix per input line (an empty line for none)")
@@ -340,7 +330,7 @@ def evaluate_command(argv: List[str]) -> int:
     if config.n_best != 1:
         raise CLIError("evaluate scores the best hypothesis only: drop --n-best")
     set_threads(args.threads)
-    sources, references = read_lines(args.src), read_lines(args.ref)
+    sources, references = read_input(args.src), read_input(args.ref)
     if len(sources) != len(references):
         raise CLIError(f"--src has {len(sources)} lines but --ref has {len(references)}")
     if args.limit is not None:
@@ -354,10 +344,12 @@ def evaluate_command(argv: List[str]) -> int:
 
     with decoding_workers(args, model) as workers:  # started before the clock: the speed is the decoding's
         start = time.perf_counter()
-        results = generate(model, sources, config, progress=_progress(args, len(sources)), workers=workers)
+        results = generate(model, sources, config, progress=_progress(args, len(sources)), workers=workers,
+                           **check_languages(args, model))
         seconds = time.perf_counter() - start
     hypotheses = [one_line(r.text) for r in results]
-    scores = score(hypotheses, references, lowercase=args.lowercase)
+    scores, signatures = score_with_signatures(hypotheses, references, lowercase=args.lowercase)
+    scores.update({f"{name}_signature": signature for name, signature in signatures.items()})
     scores.update(sentences=len(sources), seconds=round(seconds, 3),
                   sentences_per_second=round(len(sources) / max(seconds, 1e-9), 2),
                   strategy=config.strategy, beam_size=config.beam_size if config.strategy == "beam" else None,
@@ -375,20 +367,6 @@ def evaluate_command(argv: List[str]) -> int:
         print(f"{len(sources)} sentences in {seconds:.1f} s: {scores['sentences_per_second']:.1f} sentences/s "
               f"({config.strategy}{f', beam {config.beam_size}' if config.strategy == 'beam' else ''})")
     return 0
-
-
-def score(hypotheses: Sequence[str], references: Sequence[str], lowercase: bool = False) -> dict:
-    """sacreBLEU (cased, 13a tokenisation) and chrF; lowercased BLEU too when asked."""
-    from sacrebleu.metrics import BLEU, CHRF
-
-    bleu, chrf = BLEU(), CHRF()
-    out = {"bleu": bleu.corpus_score(hypotheses, [references]).score, "bleu_signature": str(bleu.get_signature()),
-           "chrf": chrf.corpus_score(hypotheses, [references]).score, "chrf_signature": str(chrf.get_signature())}
-    if lowercase:
-        lower = BLEU(lowercase=True)
-        out["bleu_lowercase"] = lower.corpus_score(hypotheses, [references]).score
-        out["bleu_lowercase_signature"] = str(lower.get_signature())
-    return out
 
 
 # --------------------------------------------------------------------------- export
@@ -418,18 +396,42 @@ def export_command(argv: List[str]) -> int:
 # --------------------------------------------------------------------------- train
 @command("train", "train a model (forwards its arguments to transformer_hub.train)")
 def train_command(argv: List[str]) -> int:
-    if importlib.util.find_spec("transformer_hub.train") is None:
-        raise CLIError("training is not available in this installation (no transformer_hub.train module)")
-    train = importlib.import_module("transformer_hub.train")
+    from . import train
+
     status = train.main(argv)
     return status if isinstance(status, int) else 0
 
 
+# --------------------------------------------------------------------------- download
+@command("download", "download Multi30k (task 1, raw text) from the dataset's official GitHub files")
+def download_command(argv: List[str]) -> int:
+    parser = Parser(prog=f"{PROG} download", description="Fetch the Multi30k task-1 splits (train, val, test "
+                    "2016/2017) into a folder `train --data-dir` reads; files already there are kept.")
+    parser.add_argument("--langs", default=",".join(MULTI30K_LANGS),
+                        help=f"comma-separated languages among {','.join(MULTI30K_LANGS)} (default: all four)")
+    parser.add_argument("--dest", default=str(DEFAULT_DATA_DIR), help="the folder to fill (default: %(default)s)")
+    args = parser.parse_args(argv)
+    langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
+    unknown = [lang for lang in langs if lang not in MULTI30K_LANGS]
+    if unknown or not langs:
+        raise CLIError(f"--langs {args.langs}: Multi30k has {', '.join(MULTI30K_LANGS)}")
+    try:
+        written = download_multi30k(args.dest, langs)
+    except OSError as exc:  # the folder cannot be created or written
+        raise CLIError(f"cannot write to {args.dest}: {exc.strerror or exc}; choose another --dest")
+    print(f"{len(written)} new file(s) in {args.dest} ({', '.join(langs)}); train with "
+          f"`python -m {PROG} train --data-dir {args.dest} --out runs/NAME`")
+    return 0
+
+
 # --------------------------------------------------------------------------- entry point
 def usage() -> str:
-    width = max(map(len, COMMANDS))
-    lines = [f"usage: python -m {PROG} COMMAND [options]   (COMMAND --help for its options)", "", "commands:"]
-    lines += [f"  {name:<{width}}  {help}" for name, (_, help) in sorted(COMMANDS.items())]
+    names = COMMANDS.names()
+    width = max(map(len, names))
+    lines = [f"usage: python -m {PROG} [--debug] COMMAND [options]   (COMMAND --help for its options)", "",
+             "commands:"]
+    lines += [f"  {name:<{width}}  {getattr(COMMANDS.get(name), 'help', '')}" for name in names]
+    lines += ["", f"--debug (or {DEBUG_ENV}=1) shows the traceback of an error"]
     return "\n".join(lines)
 
 
@@ -438,8 +440,10 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run a command; returns the exit status (0 ok, 2 user error)."""
+    """Run a command; returns the exit status (0 ok, 2 user error, 1 anything unexpected)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes"}
+    argv = [arg for arg in argv if arg != "--debug"]
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage(), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
@@ -450,17 +454,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
-        print(f"{PROG}: error: unknown command {name!r}; commands: {', '.join(sorted(COMMANDS))}", file=sys.stderr)
+        print(f"{PROG}: error: unknown command {name!r}: use one of {', '.join(COMMANDS.names())} "
+              f"(python -m {PROG} --help)", file=sys.stderr)
         return 2
     previous = warnings.showwarning
     warnings.showwarning = _one_line_warning
     try:
-        status = COMMANDS[name][0](rest)
-    except CLIError as exc:
-        print(f"{PROG} {name}: error: {exc}", file=sys.stderr)
-        return 2
+        return run_command(name, rest, debug)
+    finally:
+        warnings.showwarning = previous
+
+
+def run_command(name: str, argv: List[str], debug: bool = False) -> int:
+    """Run one registered command; every error ends as one line on stderr (and its traceback with ``debug``)."""
+    try:
+        status = COMMANDS.get(name)(argv)
     except SystemExit as exc:  # argparse's --help, or a forwarded command's own exit
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if isinstance(exc.code, str):
+            print(f"{PROG} {name}: error: {exc.code}", file=sys.stderr)
+            return 2
+        return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
         print(f"{PROG} {name}: interrupted", file=sys.stderr)
         return 130
@@ -470,8 +483,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except OSError:
             pass
         return 0
-    finally:
-        warnings.showwarning = previous
+    except Exception as exc:  # noqa: BLE001 - reported in one line; --debug shows where it came from
+        if debug:
+            traceback.print_exc()
+        if isinstance(exc, UserError):
+            print(f"{PROG} {name}: error: {exc}", file=sys.stderr)
+            return 2
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        print(f"{PROG} {name}: error: {type(exc).__name__}: {text} (unexpected; rerun with --debug for the "
+              "traceback)", file=sys.stderr)
+        return 1
     return int(status or 0)
 
 

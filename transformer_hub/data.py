@@ -11,43 +11,73 @@ import gzip
 import os
 import random
 import shutil
+import sys
 import tempfile
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 
+from .errors import UserError
+
 PathLike = Union[str, Path]
 MULTI30K_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{name}"
 MULTI30K_SPLITS = ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
-DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "multi30k"
+MULTI30K_LANGS = ("en", "de", "fr", "cs")
+DATA_ENV = "TRANSFORMER_HUB_DATA"
+# This project's machines keep a copy beside the checkout; anywhere else `download` fills ./data/multi30k.
+SHARED_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "multi30k"
 
 
-class DataError(ValueError):
+def default_data_dir() -> Path:
+    """Where Multi30k is looked for by default: ``$TRANSFORMER_HUB_DATA``, the shared copy, or ``data/multi30k``."""
+    if os.environ.get(DATA_ENV):
+        return Path(os.environ[DATA_ENV])
+    return SHARED_DATA_DIR if SHARED_DATA_DIR.is_dir() else Path("data") / "multi30k"
+
+
+DEFAULT_DATA_DIR = default_data_dir()
+
+
+class DataError(UserError, ValueError):
     """A corpus file is missing, empty, undecodable or misaligned; the message names the file and line."""
 
 
-def read_lines(path: PathLike) -> List[str]:
-    """All lines of a UTF-8 text file (``.gz`` is decompressed), without line endings."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such file")
-    opener = gzip.open if path.suffix == ".gz" else open
-    lines: List[str] = []
+def read_lines(path: PathLike, errors: str = "strict", allow_empty: bool = False) -> List[str]:
+    """All lines of a UTF-8 text file without line endings; gzip is decompressed; ``-`` reads stdin.
+
+    Lines end at "\\n" only (a "\\r" before it is dropped; a final newline adds no empty line).  ``errors``:
+    ``"strict"`` (corpora: a bad byte is a ``DataError`` naming file and line) or ``"replace"`` (text to
+    translate: U+FFFD instead).  An empty file is a ``DataError`` unless ``allow_empty``.
+    """
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    name = "stdin" if str(path) == "-" else str(path)
     try:
-        with opener(path, "rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                try:
-                    lines.append(raw.decode("utf-8").rstrip("\r\n"))
-                except UnicodeDecodeError as exc:
-                    raise DataError(f"{path}:{number}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
-    except (OSError, EOFError) as exc:  # e.g. a truncated or fake .gz
-        raise DataError(f"{path}: cannot read ({exc})") from exc
-    if not lines:
-        raise DataError(f"{path}: the file is empty")
-    return lines
+        if name == "stdin":
+            data = sys.stdin.buffer.read()
+        else:
+            data = Path(path).read_bytes()
+        if name.endswith(".gz") or data[:2] == b"\x1f\x8b":  # a .gz name, or gzip's magic number
+            data = gzip.decompress(data)
+    except FileNotFoundError:
+        raise DataError(f"cannot read {name}: no such file") from None
+    except (OSError, EOFError, zlib.error) as exc:  # a directory, no permission, a truncated or fake .gz
+        raise DataError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from exc
+    try:
+        text = data.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DataError(f"{name}:{line}: not valid UTF-8 ({exc.reason}); fix the file or convert it to UTF-8") from exc
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if not lines and not allow_empty:
+        raise DataError(f"{name}: the file is empty")
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def read_parallel(src_path: PathLike, tgt_path: PathLike) -> List[Tuple[str, str]]:
@@ -68,7 +98,11 @@ def corpus_file(data_dir: PathLike, split: str, lang: str) -> Path:
     for name in (f"{split}.{lang}.gz", f"{split}.{lang}"):
         if (data_dir / name).is_file():
             return data_dir / name
-    raise DataError(f"{data_dir}: no {split}.{lang}.gz or {split}.{lang}")
+    if not data_dir.is_dir():
+        raise DataError(f"no Multi30k at {data_dir}: run `python -m transformer_hub download`, "
+                        "or pass --data-dir / --train-src")
+    raise DataError(f"{data_dir}: no {split}.{lang}.gz or {split}.{lang}: run `python -m transformer_hub download "
+                    f"--langs {lang} --dest {data_dir}`, or pass --data-dir / --train-src")
 
 
 def load_split(data_dir: PathLike, split: str, src_lang: str, tgt_lang: str) -> List[Tuple[str, str]]:
@@ -110,15 +144,21 @@ def _aligned(src: List[str], tgt: List[str], src_name: str, tgt_name: str) -> Li
     return [(s, t) for s, t in zip(src, tgt) if s.strip() and t.strip()]
 
 
+def fetch_url(url: str) -> bytes:
+    """The body of ``url``; network failures are ``OSError`` (``URLError``, timeouts)."""
+    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - the fixed https URL above
+        return response.read()
+
+
 def download_multi30k(dest: PathLike, langs: Sequence[str] = ("en", "de"), splits: Sequence[str] = MULTI30K_SPLITS,
                       fetch: Optional[Callable[[str], bytes]] = None) -> List[Path]:
     """Fetch the official Multi30k task-1 raw files into ``dest`` (skipping ones already there).
 
     Each download is checked (gzip that decodes as UTF-8 text) before it is
     moved into place, so a broken transfer never leaves a corrupt file.
-    ``fetch`` (url -> bytes) is injectable for offline tests.
+    ``fetch`` (url -> bytes; default ``fetch_url``) is injectable for offline tests.
     """
-    fetch = fetch or (lambda url: urllib.request.urlopen(url, timeout=60).read())  # noqa: S310 - fixed https URL
+    fetch = fetch or fetch_url
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     written = []
@@ -129,7 +169,12 @@ def download_multi30k(dest: PathLike, langs: Sequence[str] = ("en", "de"), split
             name = f"{split}.{lang}.gz"
             if (dest / name).is_file():
                 continue
-            payload = fetch(MULTI30K_URL.format(name=name))
+            url = MULTI30K_URL.format(name=name)
+            try:
+                payload = fetch(url)
+            except OSError as exc:
+                raise DataError(f"cannot download {url}: {getattr(exc, 'reason', None) or exc}; check the "
+                                f"connection, or copy the Multi30k files into {dest}") from exc
             with tempfile.NamedTemporaryFile(dir=dest, suffix=".gz", delete=False) as tmp:
                 tmp.write(payload)
             try:

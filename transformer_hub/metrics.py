@@ -3,21 +3,33 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
-
-import sacrebleu
+from typing import Any, Dict, List, Sequence, Tuple
 
 
-def score(hypotheses: Sequence[str], references: Sequence[str]) -> Dict[str, float]:
-    """sacreBLEU cased and lowercased (13a tokenization) and chrF, corpus level."""
+def _metrics(lowercase: bool) -> Dict[str, Any]:
+    """The sacreBLEU objects behind ``score``: cased BLEU (13a tokenization), chrF, lowercased BLEU if asked."""
+    from sacrebleu.metrics import BLEU, CHRF
+
+    found: Dict[str, Any] = {"bleu": BLEU()}
+    if lowercase:
+        found["bleu_lowercase"] = BLEU(lowercase=True)
+    found["chrf"] = CHRF()
+    return found
+
+
+def score(hypotheses: Sequence[str], references: Sequence[str], lowercase: bool = True) -> Dict[str, float]:
+    """Corpus-level sacreBLEU (cased), chrF and, with ``lowercase``, lowercased BLEU (as some papers report)."""
+    return score_with_signatures(hypotheses, references, lowercase)[0]
+
+
+def score_with_signatures(hypotheses: Sequence[str], references: Sequence[str], lowercase: bool = True
+                          ) -> Tuple[Dict[str, float], Dict[str, str]]:
+    """``score`` and, under the same keys, sacreBLEU's signature of each (what makes a score reproducible)."""
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
-    refs = [list(references)]
-    return {
-        "bleu": sacrebleu.corpus_bleu(list(hypotheses), refs).score,
-        "bleu_lowercase": sacrebleu.corpus_bleu(list(hypotheses), refs, lowercase=True).score,
-        "chrf": sacrebleu.corpus_chrf(list(hypotheses), refs).score,
-    }
+    refs, metrics = [list(references)], _metrics(lowercase)
+    scores = {name: metric.corpus_score(list(hypotheses), refs).score for name, metric in metrics.items()}
+    return scores, {name: str(metric.get_signature()) for name, metric in metrics.items()}
 
 
 class MetricsLog:

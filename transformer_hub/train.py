@@ -29,6 +29,7 @@ from . import distributed
 from .config import PRESETS, TransformerConfig
 from .data import (DEFAULT_DATA_DIR, encode_pairs, iterate_batches, load_directions, load_split, parse_directions,
                    read_parallel)
+from .errors import Parser, UserError
 from .losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
 from .model import Transformer
@@ -46,8 +47,8 @@ def noam_lr(step: int, d_model: int, warmup: int, factor: float) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="transformer_hub train", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = Parser(prog="transformer_hub train", description=__doc__.split("\n\n")[0],
+               formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     d = p.add_argument_group("data")
     d.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR), help="Multi30k-style folder of {split}.{lang}[.gz]")
     d.add_argument("--src-lang", default="en")
@@ -132,10 +133,10 @@ class Trainer:
         a = self.args
         self.langs = [lang.strip() for lang in a.langs.split(",")] if a.langs else None
         if self.langs and (a.train_src or a.train_tgt):
-            raise SystemExit("--langs reads {split}.{lang} files from --data-dir; --train-src/--train-tgt are for one pair")
+            raise UserError("--langs reads {split}.{lang} files from --data-dir; --train-src/--train-tgt are for one pair")
         if a.train_src or a.train_tgt:
             if not (a.train_src and a.train_tgt and a.valid_src and a.valid_tgt):
-                raise SystemExit("--train-src/--train-tgt need --valid-src/--valid-tgt too")
+                raise UserError("--train-src/--train-tgt need --valid-src/--valid-tgt too")
             pair = (a.src_lang, a.tgt_lang)
             self.train_sets = {pair: read_parallel(a.train_src, a.train_tgt)}
             self.valid_sets = {pair: read_parallel(a.valid_src, a.valid_tgt)}
@@ -162,7 +163,7 @@ class Trainer:
         if self.main and not (folder / "tokenizer_config.json").is_file():
             if self.langs:
                 if self.args.separate_vocab:
-                    raise SystemExit("--langs needs a joint vocabulary: drop --separate-vocab")
+                    raise UserError("--langs needs a joint vocabulary: drop --separate-vocab")
                 tok = Tokenizer.train(self._tokenizer_texts(), vocab_size=self.args.vocab_size, languages=self.langs)
             else:
                 tok = Tokenizer.train([s for s, _ in self.train_pairs], [t for _, t in self.train_pairs],
