@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Benchmarks (not tests): ``python scripts/benchmark.py SUBCOMMAND [options]``.
 
-Subcommands live in ``BENCHMARKS`` (name -> (add_arguments, run)); add one with
-``@benchmark("name", "help")`` on a ``run(args)`` function and an ``add_arguments(parser)``.
+Subcommands live in the registry ``BENCHMARKS`` (name -> ``Benchmark``, the library's ``Registry``); add one
+with ``@benchmark("name", "help", add_arguments)`` on a ``run(args)`` function.
 
 ``train``: training throughput (target tokens/s) of our model against a ``torch.nn.Transformer``
   reference of the same size on the same batches, and GFLOP/s as a share of the matmul peak
@@ -37,6 +37,7 @@ import platform
 import sys
 import time
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,18 +48,29 @@ import torch  # noqa: E402
 from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
 from transformer_hub.data import DEFAULT_DATA_DIR, DataError, corpus_file, read_lines  # noqa: E402
 from transformer_hub.decoding import DecodingConfig, DecodingPool, generate  # noqa: E402
+from transformer_hub.registry import Registry  # noqa: E402
 
 DATA_DIR = DEFAULT_DATA_DIR
 SHIPPED = ROOT / "space" / "models" / "en-de"
 
-BENCHMARKS: Dict[str, Tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], dict], str]] = {}
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A subcommand: its options, what it runs, its line in ``--help``."""
+
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], dict]
+    help: str
+
+
+BENCHMARKS: Registry = Registry("benchmark")
 
 
 def benchmark(name: str, help: str, add_arguments: Callable[[argparse.ArgumentParser], None]):
+    """Register ``run(args)`` as ``benchmark.py NAME`` (a duplicate name raises, as every registry does)."""
     def add(run: Callable[[argparse.Namespace], dict]):
-        if name in BENCHMARKS:
-            raise ValueError(f"benchmark {name!r} is already registered")
-        BENCHMARKS[name] = (add_arguments, run, help)
+        BENCHMARKS.register(name)(Benchmark(add_arguments, run, help))
         return run
     return add
 
@@ -324,10 +336,10 @@ _register_others()
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="benchmark.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
-    for name, (add_arguments, _, help) in BENCHMARKS.items():
-        add_arguments(sub.add_parser(name, help=help))
+    for name in BENCHMARKS.names():
+        BENCHMARKS.get(name).add_arguments(sub.add_parser(name, help=BENCHMARKS.get(name).help))
     args = parser.parse_args(argv)
-    BENCHMARKS[args.command][1](args)
+    BENCHMARKS.get(args.command).run(args)
     return 0
 
 

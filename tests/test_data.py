@@ -1,5 +1,6 @@
 """Corpus reading (clear errors naming file and line), the Multi30k download, and token batching."""
 import gzip
+import io
 
 import pytest
 import torch
@@ -106,3 +107,28 @@ def test_iterate_batches_shards_and_resumes():
     rank0 = [b[0].tolist() for _, b in iterate_batches(data, 120, 1, 0, 0, rank=0, world_size=2)]
     rank1 = [b[0].tolist() for _, b in iterate_batches(data, 120, 1, 0, 0, rank=1, world_size=2)]
     assert len(rank0) == len(rank1) == len(full) // 2 and rank0 != rank1
+
+
+def test_read_lines_error_handling_is_a_choice(tmp_path):
+    path = write(tmp_path / "latin1.txt", b"caf\xe9\nok\n")
+    with pytest.raises(DataError, match=r"latin1\.txt:1: not valid UTF-8"):
+        read_lines(path)
+    assert read_lines(path, errors="replace") == ["caf\ufffd", "ok"]
+    assert read_lines(write(tmp_path / "empty.txt", ""), allow_empty=True) == []
+    with pytest.raises(ValueError, match="errors must be"):
+        read_lines(path, errors="ignore")
+
+
+def test_read_lines_gzip_by_magic_stdin_and_line_ends(tmp_path, monkeypatch):
+    assert read_lines(write(tmp_path / "no_suffix", "a\nb", gz=True)) == ["a", "b"]  # no final newline either
+    assert read_lines(write(tmp_path / "crlf.txt", "a\r\n\r\nb\r\n")) == ["a", "", "b"]
+    assert read_lines(write(tmp_path / "inner.txt", "a\rb\n")) == ["a\rb"]  # only "\n" ends a line
+    monkeypatch.setattr("sys.stdin", type("Stdin", (), {"buffer": io.BytesIO(b"x\ny\n")})())
+    assert read_lines("-") == ["x", "y"]
+
+
+def test_missing_corpus_says_how_to_get_it(tmp_path):
+    with pytest.raises(DataError, match=r"no Multi30k at .*nothing: run `python -m transformer_hub download`"):
+        load_split(tmp_path / "nothing", "train", "en", "de")
+    with pytest.raises(DataError, match=r"download --langs fr --dest"):
+        corpus_file(tmp_path, "train", "fr")
