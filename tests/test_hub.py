@@ -3,7 +3,7 @@ cheaply, and the Hub protocol through the local test double (tests/hub_server.py
 import json
 import os
 import pickle
-import resource
+import re
 import subprocess
 import sys
 import textwrap
@@ -18,6 +18,7 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 
 from hub_server import HubServer, fast_retries, use_hub, validate_card_metadata
+from isolated_load import IsolatedLoader, error_types
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.hub import CheckpointError
 
@@ -170,63 +171,77 @@ def _edit_config(folder, **changes):
     (folder / "config.json").write_text(json.dumps(config))
 
 
-def refused(folder, match, error=CheckpointError):
-    """Loading ``folder`` raises ``error`` quickly, without a large allocation (peak RSS grows < 300 MB)."""
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    start = time.perf_counter()
-    with pytest.raises(error, match=match) as info:
-        Transformer.from_pretrained(folder)
-    assert time.perf_counter() - start < 10
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 300 * 1024
-    return info.value
+@pytest.fixture(scope="module")
+def loader():
+    isolated = IsolatedLoader()
+    yield isolated
+    isolated.close()
+
+
+def refused(loader, folder, match, error=CheckpointError):
+    """Loading ``folder`` raises ``error`` quickly, without a large allocation (its process grows < 300 MB)."""
+    report = loader.load(folder)
+    assert f"{error.__module__}.{error.__qualname__}" in error_types(report), report
+    assert re.search(match, report["error"]["message"]), report["error"]["message"]
+    assert report["seconds"] < 10
+    assert report["peak_growth_kib"] < 300 * 1024, f"loading allocated {report['peak_growth_kib'] // 1024} MB"
+
+
+def test_the_memory_meter_sees_an_allocation(loader, checkpoint):
+    """The check above can fail: 400 MB allocated in the helper's child shows up, a good load stays small."""
+    assert loader.allocate(400)["peak_growth_kib"] > 390 * 1024
+    loaded = loader.load(checkpoint)
+    assert loaded["error"] is None and loaded["peak_growth_kib"] < 300 * 1024
+    with pytest.raises(AssertionError, match="CheckpointError"):
+        refused(loader, checkpoint, "anything")  # a good checkpoint is not refused
 
 
 def test_checkpoint_error_is_a_value_error():
     assert issubclass(CheckpointError, ValueError)
 
 
-def test_truncated_weights(checkpoint):
+def test_truncated_weights(loader, checkpoint):
     data = (checkpoint / "model.safetensors").read_bytes()
     (checkpoint / "model.safetensors").write_bytes(data[: len(data) // 2])
-    refused(checkpoint, "truncated or corrupt")
+    refused(loader, checkpoint, "truncated or corrupt")
 
 
 @pytest.mark.parametrize("content", [b"", b"garbage", (10**15).to_bytes(8, "little") + b"{}",
                                      (20).to_bytes(8, "little") + b'{"a": [1, 2, 3]}    '])
-def test_garbage_weights(checkpoint, content):
+def test_garbage_weights(loader, checkpoint, content):
     (checkpoint / "model.safetensors").write_bytes(content)
-    refused(checkpoint, "not a readable safetensors file")
+    refused(loader, checkpoint, "not a readable safetensors file")
 
 
-def test_tensor_of_the_wrong_shape(checkpoint):
+def test_tensor_of_the_wrong_shape(loader, checkpoint):
     tensors = _tensors(checkpoint)
     name = next(n for n in tensors if n.endswith("in_proj.weight"))
     tensors[name] = torch.zeros(tensors[name].shape[0], tensors[name].shape[1] + 1)
     save_file(tensors, str(checkpoint / "model.safetensors"))
-    refused(checkpoint, rf"tensor {name} has shape \[96, 33\], the config needs \[96, 32\]")
+    refused(loader, checkpoint, rf"tensor {name} has shape \[96, 33\], the config needs \[96, 32\]")
 
 
-def test_missing_tensor(checkpoint):
+def test_missing_tensor(loader, checkpoint):
     tensors = _tensors(checkpoint)
     name = next(n for n in tensors if "feed_forward.w_2.bias" in n)
     del tensors[name]
     save_file(tensors, str(checkpoint / "model.safetensors"))
-    refused(checkpoint, rf"missing tensors \['{name}'\]")
+    refused(loader, checkpoint, rf"missing tensors \['{name}'\]")
 
 
-def test_extra_tensor(checkpoint):
+def test_extra_tensor(loader, checkpoint):
     tensors = _tensors(checkpoint)
     tensors["body.backdoor.weight"] = torch.zeros(3)
     save_file(tensors, str(checkpoint / "model.safetensors"))
-    refused(checkpoint, r"unexpected tensors \['body.backdoor.weight'\]")
+    refused(loader, checkpoint, r"unexpected tensors \['body.backdoor.weight'\]")
 
 
-def test_integer_tensor(checkpoint):
+def test_integer_tensor(loader, checkpoint):
     tensors = _tensors(checkpoint)
     name = next(n for n in tensors if n.endswith("norm.bias"))
     tensors[name] = torch.zeros(tensors[name].shape, dtype=torch.int64)
     save_file(tensors, str(checkpoint / "model.safetensors"))
-    refused(checkpoint, "expected a float type")
+    refused(loader, checkpoint, "expected a float type")
 
 
 @pytest.mark.parametrize("changes, match", [
@@ -238,35 +253,35 @@ def test_integer_tensor(checkpoint):
     (dict(d_model="32"), r"d_model must be an integer"),
     (dict(n_heads=5), r"divisible"),
 ])
-def test_bad_config(checkpoint, changes, match):
+def test_bad_config(loader, checkpoint, changes, match):
     _edit_config(checkpoint, **changes)
-    refused(checkpoint, match)
+    refused(loader, checkpoint, match)
 
 
-def test_large_valid_config_with_small_weights_is_refused_before_allocation(checkpoint):
+def test_large_valid_config_with_small_weights_is_refused_before_allocation(loader, checkpoint):
     """~1.5 B parameters (6 GB) declared, a 0.3 MB weights file: the header's size is checked before building."""
     _edit_config(checkpoint, d_model=4096, n_heads=8, d_ff=8192, n_encoder_layers=4, n_decoder_layers=4,
                  src_vocab_size=30000, tgt_vocab_size=30000)
     assert TransformerConfig.from_json_file(str(checkpoint / "config.json")).num_parameters() > 1_400_000_000
-    refused(checkpoint, "refusing to build a model the weights cannot fill")
+    refused(loader, checkpoint, "refusing to build a model the weights cannot fill")
 
 
 @pytest.mark.parametrize("content", [b"{not json", b"[1, 2]", b"\xff\xfe garbage", b""])
-def test_unreadable_config(checkpoint, content):
+def test_unreadable_config(loader, checkpoint, content):
     (checkpoint / "config.json").write_bytes(content)
-    refused(checkpoint, "invalid config.json")
+    refused(loader, checkpoint, "invalid config.json")
 
 
-def test_huge_config(checkpoint):
+def test_huge_config(loader, checkpoint):
     config = json.loads((checkpoint / "config.json").read_text())
     config["padding"] = "x" * (2 * 1024 * 1024)
     (checkpoint / "config.json").write_text(json.dumps(config))
-    refused(checkpoint, "larger than 1048576 bytes")
+    refused(loader, checkpoint, "larger than 1048576 bytes")
 
 
-def test_missing_config(checkpoint):
+def test_missing_config(loader, checkpoint):
     (checkpoint / "config.json").unlink()
-    refused(checkpoint, "has no config.json")
+    refused(loader, checkpoint, "has no config.json")
 
 
 class _Payload:
@@ -279,28 +294,28 @@ class _Payload:
         return (Path.touch, (Path(self.marker),))
 
 
-def test_pickle_weights_are_never_loaded(checkpoint, tmp_path):
+def test_pickle_weights_are_never_loaded(loader, checkpoint, tmp_path):
     marker = tmp_path / "PWNED"
     (checkpoint / "model.safetensors").unlink()
     (checkpoint / "pytorch_model.bin").write_bytes(pickle.dumps(_Payload(marker)))
-    refused(checkpoint, "has no model.safetensors")
+    refused(loader, checkpoint, "has no model.safetensors")
     assert not marker.exists()
 
 
-def test_tokenizer_that_does_not_fit_the_config(checkpoint, sentence_pairs):
+def test_tokenizer_that_does_not_fit_the_config(loader, checkpoint, sentence_pairs):
     en, _ = zip(*sentence_pairs)
     Tokenizer.train(en, vocab_size=420).save(checkpoint)
-    refused(checkpoint, r"tokenizer vocabularies \(\d+, \d+\) do not match the config")
+    refused(loader, checkpoint, r"tokenizer vocabularies \(\d+, \d+\) do not match the config")
 
 
-def test_corrupt_tokenizer_file(checkpoint):
+def test_corrupt_tokenizer_file(loader, checkpoint):
     (checkpoint / "spm.model").write_bytes(b"corrupt")
-    refused(checkpoint, "not a valid SentencePiece model", error=ValueError)
+    refused(loader, checkpoint, "not a valid SentencePiece model", error=ValueError)
 
 
-def test_tokenizer_config_cannot_point_outside(checkpoint):
+def test_tokenizer_config_cannot_point_outside(loader, checkpoint):
     (checkpoint / "tokenizer_config.json").write_text(json.dumps({"source": "../../spm.model", "target": "spm.model"}))
-    refused(checkpoint, "must be a plain file name", error=ValueError)
+    refused(loader, checkpoint, "must be a plain file name", error=ValueError)
 
 
 # --------------------------------------------------------------------------- through the Hub (the local test double)
@@ -494,3 +509,12 @@ def test_hub_double_requires_the_token_when_set(tmp_path):
     with HubServer(token="hf_right") as server, use_hub(server.url, tmp_path, token="hf_right"):
         HfApi().create_repo("user/locked")
         assert ("model", "user/locked") in server.repos
+
+
+def test_model_card_names_no_invented_address(tiny_model, tmp_path):
+    """The card links the paper only: no repository URL or repo id that nobody created."""
+    tiny_model.save_pretrained(tmp_path / "card")
+    text = (tmp_path / "card" / "README.md").read_text()
+    assert re.findall(r"https?://[^\s)\]]+", text) == ["https://arxiv.org/abs/1706.03762"]
+    assert "github.com" not in text and tiny_model._hub_mixin_info.repo_url is None
+    assert 'Transformer.from_pretrained("<this repo or folder>")' in text  # a placeholder, not a made-up id
