@@ -72,3 +72,35 @@ def test_the_package_attaches_the_conveniences():
     for name, function in attached.items():
         assert Transformer.__dict__[name] is function
     assert Transformer.__dict__["from_pretrained"].__func__ is hub.from_pretrained
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(("transformer_hub",) + (parts[:-1] if parts[-1] == "__init__" else parts))
+
+
+def test_no_import_cycle_in_the_package():
+    """Counting lazy imports too; an import of the package itself (``from .. import x``) is not an edge back."""
+    files = {module_name(f): f for f in PACKAGE.rglob("*.py")}
+
+    def owner(name: str) -> str:  # "transformer_hub.model.Transformer" -> "transformer_hub.model"
+        while name not in files and "." in name:
+            name = name.rsplit(".", 1)[0]
+        return name
+
+    graph = {m: {owner(n) for n in our_imports(f)} - {m, "transformer_hub"} for m, f in files.items()}
+    graph = {m: {n for n in targets if not m.startswith(n + ".")} for m, targets in graph.items()}
+    state: Dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list) -> None:
+        state[module] = 1
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == 1:  # on the current path: we came back to it
+                pytest.fail("import cycle: " + " -> ".join(path[path.index(target):] + [target]))
+            if target not in state:
+                visit(target, path + [target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
