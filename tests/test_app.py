@@ -518,6 +518,7 @@ def wait_for_output(proc, text: str, timeout: float) -> str:
             return "".join(seen)
 
 
+@pytest.mark.slow
 def test_app_py_serves_on_the_host_and_port_gradio_reads(model_dir, tmp_path):
     """``python app.py``: GRADIO_SERVER_NAME/PORT choose where it listens; MODEL_IDS and --model add models."""
     import os

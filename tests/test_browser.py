@@ -30,6 +30,9 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 TIMEOUT_MS = 60_000
 
 
+pytestmark = pytest.mark.slow  # a server and a browser: seconds per test
+
+
 @pytest.fixture(scope="module")
 def app(request):
     cache = request.config.cache.mkdir("space") if request.config.cache else None

@@ -62,6 +62,7 @@ def test_translate_without_final_newline_and_empty_input(model_dir, monkeypatch,
     assert status == 0 and out == ""
 
 
+@pytest.mark.slow
 def test_translate_n_best_tsv(model_dir, monkeypatch, capsys):
     data = "a dog runs .\n\nthe man sits .\n".encode()
     status, out, err = run(["translate", "--model", str(model_dir), "--strategy", "beam", "--beam-size", "4",
@@ -206,6 +207,7 @@ def test_user_errors_exit_2_with_one_line(argv, message, model_dir, tmp_path, mo
     assert out == ""
 
 
+@pytest.mark.slow
 def test_module_entry_point_end_to_end(model_dir):
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     ok = subprocess.run([sys.executable, "-m", "transformer_hub", "translate", "--model", str(model_dir),

@@ -25,6 +25,7 @@ def pool(model):
 TEXTS = [s for s, _ in synthetic_pairs(9, seed=5, max_words=14)] + ["", "a dog ."]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["greedy", "beam", "sample"])
 def test_pool_gives_the_in_process_results(model, pool, strategy):
     opts = dict(strategy=strategy, max_len_offset=6, batch_size=2, return_attention=True,
@@ -38,6 +39,7 @@ def test_pool_gives_the_in_process_results(model, pool, strategy):
         [r.text for r in expected[:3]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["greedy", "beam"])
 def test_prefixes_through_the_pool_equal_prefixes_in_process(model, pool, strategy):
     """Forced prefixes (whole words, a word cut short, none) travel with their batches to the workers."""
@@ -75,6 +77,7 @@ def test_a_pool_is_recognised_by_its_shape_and_the_api_never_imports_it():
         generate(random_model(), TEXTS[:1], workers=object())
 
 
+@pytest.mark.slow
 def test_pool_checks_its_model_and_arguments(model, pool):
     with pytest.raises(ValueError, match="holds a different model"):
         generate(random_model(seed=1), TEXTS, workers=pool)
@@ -85,6 +88,7 @@ def test_pool_checks_its_model_and_arguments(model, pool):
         DecodingPool(model, processes=1, threads=0)
 
 
+@pytest.mark.slow
 def test_closed_pool_and_dead_worker_give_clear_errors(model):
     with one_thread():
         pool = DecodingPool(model, processes=1)

@@ -125,6 +125,7 @@ def test_wrong_sdk_version_is_refused(tmp_path):
         deploy.check_card(readme)
 
 
+@pytest.mark.slow
 def test_the_assembled_space_runs_on_its_own(tmp_path, models_dir):
     """The staged folder alone (no checkout on the path) builds the demo with the shipped models."""
     out = deploy.assemble(tmp_path / "staged", ["all"], models_dir=models_dir)

@@ -77,6 +77,7 @@ def test_decoder_only_matches_paper_parameters():
             paper.dropout, paper.share_embeddings) == (128, 4, 256, 4, 4, 0.3, True)
 
 
+@pytest.mark.slow
 def test_results_have_every_variant_on_one_budget(toy):
     tmp, _, report = toy
     budget, rows = report.settings, {m.name: m for m in report.models}
@@ -107,6 +108,7 @@ def test_results_have_every_variant_on_one_budget(toy):
     assert spm == {(tmp / "study" / "tokenizer" / "spm.model").read_bytes()}
 
 
+@pytest.mark.slow
 def test_shipped_models_plot_and_table(toy):
     tmp, _, report = toy
     ship = tmp / "ship"
@@ -160,6 +162,7 @@ def test_the_schema_refuses_what_it_does_not_define(tmp_path, change, message):
         results_json.load(tmp_path / "r.json")
 
 
+@pytest.mark.slow
 def test_rerun_skips_finished_variants(toy, monkeypatch):
     tmp, argv, report = toy
     monkeypatch.setattr(study, "Trainer", lambda *a, **k: pytest.fail("a finished variant was trained again"))
@@ -171,6 +174,7 @@ def test_rerun_skips_finished_variants(toy, monkeypatch):
         study.main([a if a != "160" else "64" for a in argv])
 
 
+@pytest.mark.slow
 def test_interrupted_variant_resumes_exactly(toy, tmp_path, monkeypatch):
     tmp, argv, report = toy
     where = {"--out": str(tmp_path / "study"), "--ship-to": str(tmp_path / "ship")}
