@@ -132,3 +132,17 @@ def test_missing_corpus_says_how_to_get_it(tmp_path):
         load_split(tmp_path / "nothing", "train", "en", "de")
     with pytest.raises(DataError, match=r"download --langs fr --dest"):
         corpus_file(tmp_path, "train", "fr")
+
+
+def test_default_data_dir_env_then_shared_copy_then_local_folder(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from transformer_hub import data
+
+    monkeypatch.setenv(data.DATA_ENV, str(tmp_path / "mine"))
+    assert data.default_data_dir() == tmp_path / "mine"
+    monkeypatch.delenv(data.DATA_ENV)
+    monkeypatch.setattr(data, "SHARED_DATA_DIR", tmp_path)  # this project's machines: the shared copy
+    assert data.default_data_dir() == tmp_path
+    monkeypatch.setattr(data, "SHARED_DATA_DIR", tmp_path / "absent")  # a user's clone: where `download` puts it
+    assert data.default_data_dir() == Path("data") / "multi30k"
