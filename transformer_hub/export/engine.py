@@ -123,14 +123,16 @@ class CTranslate2Engine:
     """``generate(model, texts, engine=CTranslate2Engine(compute_type="int8"))``; ``engine="ctranslate2"`` is float32.
 
     ``compute_type`` as ``ctranslate2.Translator`` takes it (float32 gives our greedy
-    tokens; int8 is faster and changes some outputs); ``intra_threads`` defaults to
-    ``torch.get_num_threads()`` at first use; ``cache_dir`` also keeps conversions on
+    tokens; int8 is faster and changes some outputs); ``intra_threads`` defaults to 1:
+    CTranslate2's OpenMP threads share the process with PyTorch's, whose workers keep
+    spinning for a while after each PyTorch call, and two threads were many times slower
+    than one on a 2-core CPU, batched too (``docs/benchmarks.md``); ``cache_dir`` also keeps conversions on
     disk (one folder per digest), so another process skips the conversion.
     """
 
     name = "ctranslate2"
 
-    def __init__(self, compute_type: str = "float32", device: str = "cpu", intra_threads: Optional[int] = None,
+    def __init__(self, compute_type: str = "float32", device: str = "cpu", intra_threads: Optional[int] = 1,
                  cache_dir: Optional[PathLike] = None, max_models: int = 4) -> None:
         if compute_type not in COMPUTE_TYPES:
             raise ValueError(f"compute_type must be one of {', '.join(COMPUTE_TYPES)}, got {compute_type!r}")
