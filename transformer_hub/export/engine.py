@@ -186,8 +186,11 @@ class CTranslate2Engine:
 
     def _new_translator(self, converted: _Converted, threads: int):
         ct2 = require("ctranslate2", "engine='ctranslate2'")
-        return ct2.Translator("transformer_hub", device=self.device, compute_type=self.compute_type,
-                              intra_threads=threads, files=converted.files)
+        torch_threads = torch.get_num_threads()
+        translator = ct2.Translator("transformer_hub", device=self.device, compute_type=self.compute_type,
+                                    intra_threads=threads, files=converted.files)
+        torch.set_num_threads(torch_threads)  # both use the process's OpenMP runtime: CTranslate2 just set it
+        return translator
 
     def prepare(self, model, seed: Optional[int] = None) -> Tuple[object, _Converted]:
         """The ``ctranslate2.Translator`` for the model's current weights (converted now if needed).
