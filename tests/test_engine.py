@@ -164,3 +164,20 @@ def test_cli_translate_with_ctranslate2_engine(model, tmp_path, monkeypatch, cap
     assert out.split("\n")[:3] == [cli.one_line(t) for t in model.translate(lines, max_length=10)]
     status = cli.main(["translate", "--model", str(tmp_path / "model"), "--engine", "ctranslate2", "--workers", "2"])
     assert status == 2 and "workers=1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "beam"])
+def test_a_forced_prefix_goes_to_target_prefix_and_equals_pytorch(model, strategy):
+    texts = [t for t in TEXTS if t.strip()]
+    prefixes = [model.tokenizer.decode(generate(model, [t], max_length=4)[0].best.tokens[:2]) + " " for t in texts]
+    ours = generate(model, texts, strategy=strategy, prefix=prefixes, max_length=30)
+    theirs = generate(model, texts, strategy=strategy, prefix=prefixes, max_length=30, engine="ctranslate2")
+    for a, b, p in zip(ours, theirs, prefixes):
+        forced = model.tokenizer.encode(p, side="target")
+        assert b.best.tokens[: len(forced)] == forced
+        if strategy == "greedy":  # the same search: the same tokens and scores, forced tokens counted
+            assert b.best.tokens == a.best.tokens
+            assert b.best.score == pytest.approx(a.best.score, abs=1e-3)
+        check_consistent(b.best, 0.6)
+    with pytest.raises(ValueError, match="the prefix of sentence 0 is"):
+        generate(model, texts[:1], prefix="a b c d e f g h i j k l", max_length=2, engine="ctranslate2")

@@ -275,14 +275,16 @@ def _language_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Lang
     return tags
 
 
-def _run_engine(engine, model, sources: List[List[int]], config: DecodingConfig, progress: bool, workers):
-    """``_run`` on another runtime (``transformer_hub.export.engine``): the same truncation and length caps."""
+def _run_engine(engine, model, sources: List[List[int]], config: DecodingConfig, progress: bool, workers,
+                prefixes: Optional[List[Optional[Prefix]]] = None):
+    """``_run`` on another runtime (``transformer_hub.export.engine``): the same truncation, length caps, prefixes."""
     from ..export.engine import get_engine
 
     runner = get_engine(engine)
     runner.check(config, workers)
     sources, caps, truncated, _ = _prepare(model, [list(map(int, ids)) for ids in sources], config)
-    return runner.decode(model, sources, caps, config, progress=progress), truncated, sources
+    check_prefix_lengths(prefixes, sources, caps)
+    return runner.decode(model, sources, caps, config, progress=progress, prefixes=prefixes), truncated, sources
 
 
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, src_lang: Languages = None,
@@ -322,10 +324,8 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     prefixes = prefixes_for_texts(model, tokenizer, prefix, len(texts))
     if engine == "pytorch":
         hyps, truncated, used = _run(model, sources, config, progress=progress, workers=workers, prefixes=prefixes)
-    elif prefixes is not None:
-        raise ValueError(f"prefix= is decoded by the PyTorch engine only, not by engine={engine!r}")
     else:
-        hyps, truncated, used = _run_engine(engine, model, sources, config, progress, workers)
+        hyps, truncated, used = _run_engine(engine, model, sources, config, progress, workers, prefixes)
     _fill_text(model, hyps)
     return [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
                               source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None))

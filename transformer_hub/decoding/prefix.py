@@ -37,10 +37,11 @@ class Prefix:
     partial: str = ""  # then the next tokens must spell this out (pieces' text, word marker included)
     pieces: Optional[Sequence[str]] = field(default=None, repr=False)  # target vocabulary; "" for special ids
     length: int = 0  # tokens of the whole prefix as tokenized (checked against the output cap)
+    tokenized: List[int] = field(default_factory=list)  # the whole prefix as tokenized (what other engines force)
 
     @classmethod
     def from_ids(cls, ids: Sequence[int]) -> "Prefix":
-        return cls(forced=[int(i) for i in ids], length=len(ids))
+        return cls(forced=[int(i) for i in ids], length=len(ids), tokenized=[int(i) for i in ids])
 
     @classmethod
     def from_text(cls, tokenizer, text: str, special_ids: Sequence[int]) -> "Prefix":
@@ -53,7 +54,7 @@ class Prefix:
         word = [pieces[t] for t in ids[start:]]
         if not all(word):  # a special or byte-fallback piece: keep the tokenization as it is
             return cls.from_ids(ids)
-        return cls(forced=ids[:start], partial="".join(word), pieces=pieces, length=len(ids))
+        return cls(forced=ids[:start], partial="".join(word), pieces=pieces, length=len(ids), tokenized=list(ids))
 
 
 def target_pieces(tokenizer, special_ids: Sequence[int]) -> List[str]:

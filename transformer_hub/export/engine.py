@@ -235,8 +235,13 @@ class CTranslate2Engine:
                                  f"{getattr(config, field)!r}: use engine='pytorch'")
 
     def decode(self, model, sources: Sequence[List[int]], caps: Sequence[int], config: DecodingConfig,
-               progress: bool = False) -> List[List[Hypothesis]]:
-        """Id lists (each ending in eos; empty ones give an empty hypothesis) and their caps -> n-best lists."""
+               progress: bool = False, prefixes: Optional[Sequence] = None) -> List[List[Hypothesis]]:
+        """Id lists (each ending in eos; empty ones give an empty hypothesis) and their caps -> n-best lists.
+
+        ``prefixes`` (``decoding.prefix.Prefix`` or None, one per sentence) go to CTranslate2's ``target_prefix``,
+        tokenized as a whole: unlike the PyTorch engine, a last word without a space after it is forced as
+        tokenized rather than left open for the model to complete.
+        """
         self.check(config)
         translator, converted = self.prepare(model, config.seed if config.strategy == "sample" else None)
         results: List[List[Hypothesis]] = [[] for _ in sources]
@@ -253,9 +258,11 @@ class CTranslate2Engine:
             for start in range(0, len(todo), config.batch_size):
                 chunk = todo[start: start + config.batch_size]
                 tokens = [[converted.source[t] for t in sources[i]] for i in chunk]
-                out = translator.translate_batch(tokens, **_options(config, max(caps[i] for i in chunk)))
+                forced = _target_prefix(prefixes, chunk, converted)
+                options = _options(config, max(caps[i] for i in chunk), rescore=forced is not None)
+                out = translator.translate_batch(tokens, target_prefix=forced, **options)
                 hyps = [_hypotheses(r, converted, model.config.eos_id, caps[i], config) for i, r in zip(chunk, out)]
-                if config.strategy == "beam":
+                if config.strategy == "beam" or forced is not None:
                     _score_beams(translator, tokens, hyps, converted, config.length_penalty)
                 for i, h in zip(chunk, hyps):
                     results[i] = h
@@ -267,14 +274,25 @@ class CTranslate2Engine:
         return results
 
 
-def _options(config: DecodingConfig, max_steps: int) -> dict:
-    """``translate_batch`` keywords for a chunk whose longest cap is ``max_steps`` (eos included, as ours)."""
+def _target_prefix(prefixes: Optional[Sequence], chunk: List[int], converted: "_Converted"
+                   ) -> Optional[List[List[str]]]:
+    """CTranslate2's ``target_prefix`` for a chunk (pieces per sentence, [] for none), or None without prefixes."""
+    if prefixes is None or all(prefixes[i] is None for i in chunk):
+        return None
+    return [[converted.target[t] for t in prefixes[i].tokenized] if prefixes[i] is not None else [] for i in chunk]
+
+
+def _options(config: DecodingConfig, max_steps: int, rescore: bool = False) -> dict:
+    """``translate_batch`` keywords for a chunk whose longest cap is ``max_steps`` (eos included, as ours).
+
+    ``rescore``: the token log-probabilities come from a teacher-forced pass afterwards, not from the logits.
+    """
     options = dict(max_decoding_length=max_steps, min_decoding_length=config.min_len, max_input_length=0,
                    return_end_token=True, return_scores=True)
     if config.strategy == "beam":  # every finished beam comes back, for our GNMT re-ranking
         return dict(options, beam_size=config.beam_size, num_hypotheses=config.beam_size,
                     length_penalty=config.length_penalty)
-    options.update(beam_size=1, length_penalty=0.0, return_logits_vocab=True)
+    options.update(beam_size=1, length_penalty=0.0, return_logits_vocab=not rescore)
     if config.strategy == "sample":
         options.update(num_hypotheses=config.n_best, sampling_topk=config.top_k, sampling_topp=config.top_p,
                        sampling_temperature=config.temperature)
@@ -296,6 +314,8 @@ def _hypotheses(result, converted: _Converted, eos: int, cap: int, config: Decod
         if config.strategy == "beam":  # CTranslate2's score is raw / |Y| ** alpha; log-probs come later
             raw = float(result.scores[rank]) * max(len(pieces), 1) ** alpha
             logprobs: List[float] = []
+        elif not result.logits:  # no logits asked for (a forced prefix): the scoring pass fills these in
+            logprobs, raw = [], 0.0
         else:
             logprobs = _token_logprobs(result.logits[rank], ids)
             raw = float(np.sum(np.asarray(logprobs, dtype=np.float64)))
