@@ -3,23 +3,11 @@ import io
 import json
 import sys
 
-import pytest
-
-from decoding_fixtures import one_thread, random_model
+from decoding_fixtures import random_model
+from test_cli import _one_thread, model_dir  # noqa: F401 - the CLI tests' fixtures: one thread, a saved tiny model
 from transformer_hub import cli
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    with one_thread():
-        yield
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cli-prefix") / "model"
-    random_model().save_pretrained(path)
-    return path
 
 
 def run(argv, stdin, monkeypatch, capsys):
