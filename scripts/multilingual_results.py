@@ -6,13 +6,13 @@ For each test split and each direction the model serves (where Multi30k has both
 tests), beam search (default 5) is scored with sacreBLEU cased and lowercased (13a) and chrF. Beside them: the
 bilingual model on its own direction, and for every direction between two non-English languages the same
 multilingual model pivoting through English (X -> en -> Y, beam search both ways). Writes ``results.json``
-(``--out``, default ``<model>/multilingual_results.json``) and prints a Markdown table; ``--card`` also puts the
+(``--out``, default ``<model>/multilingual_results.json``, in the library's ``results.json`` schema: models
+``multilingual``, ``multilingual via en`` and ``bilingual``) and prints a Markdown table; ``--card`` also puts the
 direct scores into the model's card (README.md) as model-index results.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Tuple
 from tqdm.auto import tqdm
 
 from transformer_hub import Transformer
+from transformer_hub import results as results_json
 from transformer_hub.data import DEFAULT_DATA_DIR, DataError, corpus_file, read_lines
 from transformer_hub.decoding import translate
 from transformer_hub.hub import CARD_FILE, model_card
@@ -63,6 +64,19 @@ def evaluate(args: argparse.Namespace) -> List[Dict]:
             row["pivot"] = rounded(score(run(model, middle, PIVOT, tgt, args.beam, args.batch_size), references))
         rows.append(row)
     return rows
+
+
+def as_results(rows: List[Dict], args: argparse.Namespace, out: Path, command: str) -> results_json.Results:
+    """The rows in the ``results.json`` schema (paths relative to the file's folder)."""
+    names = {"multilingual": "multilingual", "pivot": "multilingual via en", "bilingual": "bilingual"}
+    paths = {"multilingual": results_json.relative_path(args.model, out.parent),
+             "bilingual": results_json.relative_path(args.bilingual, out.parent) if args.bilingual else None}
+    scores = [results_json.Score(model=names[kind], split=row["split"], metric=metric, value=value,
+                                 direction=row["direction"])
+              for row in rows for kind in names if kind in row for metric, value in row[kind].items()]
+    used = {s.model for s in scores}
+    models = [results_json.ModelResult(name=names[k], path=paths.get(k)) for k in names if names[k] in used]
+    return results_json.Results(models=models, results=scores, settings={"command": command, "beam": args.beam})
 
 
 def rounded(scores: Dict[str, float]) -> Dict[str, float]:
@@ -121,7 +135,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     rows = evaluate(args)
     out = args.out or args.model / "multilingual_results.json"
     command = "python scripts/multilingual_results.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    out.write_text(json.dumps({"command": command, "beam": args.beam, "rows": rows}, indent=1) + "\n")
+    results_json.save(as_results(rows, args, out, command), out)
     print(markdown(rows))
     if args.card:
         write_card(args.model, rows)

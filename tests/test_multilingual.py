@@ -10,6 +10,7 @@ import torch
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.data import parse_directions
 from transformer_hub.decoding import generate
+from transformer_hub.results import load as load_results
 from transformer_hub.train import main as train_main
 
 LANGS = ("en", "de", "fr", "cs")
@@ -191,11 +192,13 @@ def test_results_script_scores_every_direction_and_the_pivot(trained, tmp_path, 
     trained.save_pretrained(tmp_path / "model")
     assert multilingual_results.main(["--model", str(tmp_path / "model"), "--data-dir", str(data), "--splits",
                                       "test_2016_flickr,test_2017_flickr", "--beam", "2", "--limit", "4", "--card"]) == 0
-    rows = json.loads((tmp_path / "model" / "multilingual_results.json").read_text())["rows"]
-    assert len(rows) == 12  # no test_2017_flickr files in this corpus: skipped
-    by_direction = {row["direction"]: row for row in rows}
-    assert "pivot" in by_direction["de-fr"] and "pivot" not in by_direction["en-fr"]
-    assert all(0 <= row["multilingual"]["bleu"] <= 100 for row in rows)
+    saved = load_results(tmp_path / "model" / "multilingual_results.json")  # the library's schema, validated
+    direct = [s for s in saved.results if s.model == "multilingual"]
+    assert {s.direction for s in direct} == {f"{a}-{b}" for a in LANGS for b in LANGS if a != b}
+    assert {s.split for s in direct} == {"test_2016_flickr"}  # no test_2017_flickr files in this corpus: skipped
+    pivot = {s.direction for s in saved.results if s.model == "multilingual via en"}
+    assert "de-fr" in pivot and "en-fr" not in pivot
+    assert all(0 <= s.value <= 100 for s in saved.results) and saved.model("multilingual").path == "."
     table = capsys.readouterr().out
     assert "| test_2016_flickr | en-de |" in table and "(met)" in table or "(missed)" in table
     card = (tmp_path / "model" / "README.md").read_text()
