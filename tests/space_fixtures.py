@@ -30,11 +30,14 @@ from transformer_hub.data import DEFAULT_DATA_DIR, load_split  # noqa: E402
 from transformer_hub.train import main as train_main  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("MULTI30K_DIR", DEFAULT_DATA_DIR))
+TINY_UPDATES = 300  # about 30 s at one thread
 
 
-def train_tiny(out: Path, pairs: List[Tuple[str, str]], seconds: float = 30.0, seed: int = 0,
+def train_tiny(out: Path, pairs: List[Tuple[str, str]], updates: int = TINY_UPDATES, seed: int = 0,
                vocab_size: int = 1000) -> Path:
-    """Train for ``seconds`` with the library's trainer on ``pairs``; the final model goes to ``out``."""
+    """Train ``updates`` steps with the library's trainer on ``pairs``; the final model goes to ``out``.
+
+    A count of updates, not of seconds, so that every machine, however loaded, gets the same model."""
     with tempfile.TemporaryDirectory(prefix="space_model_") as tmp:
         files = {}
         for name, rows in (("train", pairs), ("valid", pairs[:50])):
@@ -45,24 +48,24 @@ def train_tiny(out: Path, pairs: List[Tuple[str, str]], seconds: float = 30.0, s
                     "--valid-src", str(files["valid_src"]), "--valid-tgt", str(files["valid_tgt"]),
                     "--preset", "tiny", "--d-model", "64", "--d-ff", "128", "--max-len", "128", "--dropout", "0.1",
                     "--vocab-size", str(vocab_size), "--max-tokens", "1500", "--warmup", "30", "--peak-lr", "0.003",
-                    "--max-minutes", str(seconds / 60), "--bleu-every", "1000", "--final-beam", "0",
+                    "--max-updates", str(updates), "--bleu-every", "1000", "--final-beam", "0",
                     "--average-last", "2", "--threads", "1", "--seed", str(seed), "--name", "space test model (tiny)"])
         shutil.copytree(Path(tmp) / "run" / "final", out)
     return out
 
 
-def model_for_tests(cache_root: Optional[os.PathLike] = None, seconds: float = 30.0,
+def model_for_tests(cache_root: Optional[os.PathLike] = None, updates: int = TINY_UPDATES,
                     data: Optional[List[Tuple[str, str]]] = None) -> Path:
     """A tiny En->De model trained once into ``cache_root`` (pytest's cache) or the temp folder.
 
     ``data`` replaces the first 2,000 Multi30k pairs (for machines without the corpus)."""
     root = Path(cache_root) if cache_root else Path(tempfile.gettempdir()) / "transformer_hub_space"
-    out = root / ("tiny-en-de" if data is None else "tiny-en-de-synthetic")
+    out = root / f"tiny-en-de-{updates}u{'' if data is None else '-synthetic'}"
     if is_model_folder(out):
         return out
     pairs = list(data) if data is not None else load_split(DATA_DIR, "train", "en", "de")[:2000]
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
-    train_tiny(tmp, pairs, seconds=seconds)
+    train_tiny(tmp, pairs, updates=updates)
     try:
         os.replace(tmp, out)
     except OSError:  # another process finished first
