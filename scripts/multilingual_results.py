@@ -48,22 +48,31 @@ def evaluate(args: argparse.Namespace) -> List[Dict]:
     model = Transformer.from_pretrained(args.model)
     bilingual = Transformer.from_pretrained(args.bilingual) if args.bilingual else None
     rows: List[Dict] = []
-    jobs: List[Tuple[str, str, str]] = [(split, s, t) for split in args.splits for s, t in model.config.pairs()]
+    done: Dict[Tuple[str, str, str], List[str]] = {}  # the X -> en half of a pivot is the direct X -> en row
+
+    def direct(split: str, sources: List[str], src: str, tgt: str) -> List[str]:
+        if (split, src, tgt) not in done:
+            done[split, src, tgt] = run(model, sources, src, tgt, args.beam, args.batch_size)
+        return done[split, src, tgt]
+
+    # Directions into English first, so that every pivot finds its first half already translated.
+    order = [f"{s}-{t}" for s, t in model.config.pairs()]
+    jobs = sorted(((split, s, t) for split in args.splits for s, t in model.config.pairs()),
+                  key=lambda job: (args.splits.index(job[0]), job[2] != PIVOT))
     for split, src, tgt in tqdm(jobs, desc="directions", unit="set"):
         sources, references = split_lines(args.data_dir, split, src), split_lines(args.data_dir, split, tgt)
         if sources is None or references is None:
             continue
         sources, references = sources[: args.limit or None], references[: args.limit or None]
         row = {"split": split, "direction": f"{src}-{tgt}", "sentences": len(sources)}
-        hypotheses = run(model, sources, src, tgt, args.beam, args.batch_size)
-        row["multilingual"] = rounded(score(hypotheses, references))
+        row["multilingual"] = rounded(score(direct(split, sources, src, tgt), references))
         if bilingual is not None and (src, tgt) in bilingual.config.pairs():
             row["bilingual"] = rounded(score(run(bilingual, sources, src, tgt, args.beam, args.batch_size), references))
         if PIVOT not in (src, tgt) and (src, PIVOT) in model.config.pairs() and (PIVOT, tgt) in model.config.pairs():
-            middle = run(model, sources, src, PIVOT, args.beam, args.batch_size)
+            middle = direct(split, sources, src, PIVOT)
             row["pivot"] = rounded(score(run(model, middle, PIVOT, tgt, args.beam, args.batch_size), references))
         rows.append(row)
-    return rows
+    return sorted(rows, key=lambda row: (args.splits.index(row["split"]), order.index(row["direction"])))
 
 
 def as_results(rows: List[Dict], args: argparse.Namespace, out: Path, command: str) -> results_json.Results:
