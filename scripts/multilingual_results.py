@@ -113,9 +113,14 @@ def markdown(rows: List[Dict]) -> str:
     return "\n".join(lines)
 
 
-def write_card(model_dir: Path, rows: List[Dict]) -> None:
-    """Replace the card's results with these direct scores (the weights are not touched)."""
+def write_card(model_dir: Path, rows: List[Dict], trained_by: str, command: str) -> None:
+    """Replace the card's results with these direct scores and say how the folder was made (weights untouched)."""
     model = Transformer.from_pretrained(model_dir)
+    averaged = model.card_data.get("training", {}).get("averaged_checkpoints")
+    model.card_data["provenance"] = (
+        f"`{trained_by}`, continued after each stop by running the same command again; this folder is the run's "
+        f"`final/`{f', the average of its last {averaged} checkpoints' if averaged else ''}. The results below "
+        f"(beam search, sacreBLEU 13a on detokenized output) come from `{command}`.")
     names = {"bleu": "sacreBLEU (cased)", "bleu_lowercase": "sacreBLEU (lowercased)", "chrf": "chrF"}
     kept = [r for r in model.card_data.get("results", []) if r.get("split") not in {row["split"] for row in rows}]
     model.card_data["results"] = kept + [
@@ -137,6 +142,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--limit", type=int, default=0, help="score only the first N sentences of each split (0 = all)")
     p.add_argument("--out", type=Path, default=None, help="results JSON (default: <model>/multilingual_results.json)")
     p.add_argument("--card", action="store_true", help="also write the direct scores into the model card")
+    p.add_argument("--trained-by", default="bash scripts/train_multilingual.sh RUN_DIR",
+                   help="the training command, as the card states it")
     args = p.parse_args(argv)
     if not args.data_dir.is_dir():
         print(f"no Multi30k at {args.data_dir}: pass --data-dir", file=sys.stderr)
@@ -147,7 +154,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     results_json.save(as_results(rows, args, out, command), out)
     print(markdown(rows))
     if args.card:
-        write_card(args.model, rows)
+        write_card(args.model, rows, args.trained_by, command)
     return 0
 
 

@@ -125,8 +125,10 @@ def test_model_card_results_and_training(tiny_model, tmp_path):
     tiny_model.card_data = {
         "name": "tiny en-de", "datasets": ["bentrevett/multi30k"], "plot": str(plot),
         "results": [{"metric": "bleu", "metric_name": "BLEU", "value": 12.345, "split": "test_2016_flickr"},
-                    {"metric": "chrf", "value": 40.5, "split": "test_2016_flickr"}],
+                    {"metric": "chrf", "value": 40.5, "split": "test_2016_flickr"},
+                    {"metric": "bleu", "value": 7.5, "split": "test_2016_flickr", "direction": "de-en"}],
         "training": {"steps": 100, "hardware": "2 CPU cores"},
+        "provenance": "`python -m transformer_hub train --out run`; this folder is the run's `final/`.",
     }
     out = tmp_path / "model"
     tiny_model.save_pretrained(out)
@@ -134,16 +136,22 @@ def test_model_card_results_and_training(tiny_model, tmp_path):
     index = card.data.to_dict()["model-index"]
     assert index[0]["name"] == "tiny en-de"
     results = index[0]["results"]
-    assert [(m["type"], m["value"]) for r in results for m in r["metrics"]] == [("bleu", 12.345), ("chrf", 40.5)]
+    assert [(m["type"], m["value"]) for r in results for m in r["metrics"]] == [("bleu", 12.345), ("chrf", 40.5),
+                                                                                 ("bleu", 7.5)]
     assert all(r["task"]["type"] == "translation" and r["dataset"]["split"] == "test_2016_flickr" for r in results)
     assert card.data.datasets == ["bentrevett/multi30k"]
     assert "| Multi30k | test_2016_flickr | en → de | BLEU | 12.35 |" in card.text
+    assert "| Multi30k | test_2016_flickr | de-en | bleu | 7.50 |" in card.text
+    assert "## How this folder was made\n\n`python -m transformer_hub train --out run`" in card.text
     assert (out / "training_curves.png").read_bytes() == plot.read_bytes() and "training_curves.png" in card.text
     assert validate_card_metadata(card.content) == []
     loaded = Transformer.from_pretrained(out)  # results and training facts come back from the card
     assert loaded.card_data["name"] == "tiny en-de"
-    assert [(r["metric"], r["value"]) for r in loaded.card_data["results"]] == [("bleu", 12.345), ("chrf", 40.5)]
+    assert loaded.card_data["results"] == [{k: v for k, v in r.items() if k != "metric_name"} | {
+        "dataset_name": "Multi30k", "dataset_type": "multi30k", "metric_name": r.get("metric_name", r["metric"])}
+        for r in tiny_model.card_data["results"]]  # directions included: a multilingual card survives a round trip
     assert loaded.card_data["training"] == {"steps": 100, "hardware": "2 CPU cores"}
+    assert loaded.card_data["provenance"] == tiny_model.card_data["provenance"]
 
 
 def test_a_broken_model_card_is_not_fatal(tiny_model, tmp_path):

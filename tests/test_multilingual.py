@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
-from transformer_hub.data import parse_directions
+from transformer_hub.data import parse_directions, read_lines
+from transformer_hub.metrics import score
 from transformer_hub.decoding import generate
 from transformer_hub.results import load as load_results
 from transformer_hub.train import main as train_main
@@ -203,3 +204,10 @@ def test_results_script_scores_every_direction_and_the_pivot(trained, tmp_path, 
     assert "| test_2016_flickr | en-de |" in table and "(met)" in table or "(missed)" in table
     card = (tmp_path / "model" / "README.md").read_text()
     assert "dataset_config: de-fr" in card or "config: de-fr" in card
+    assert "## How this folder was made" in card and "`python scripts/multilingual_results.py --model" in card
+    sources = read_lines(data / "test_2016_flickr.de")[:4]  # the pivot, done by hand, scores the same
+    middle = trained.translate(sources, src_lang="de", tgt_lang="en", strategy="beam", beam_size=2)
+    by_hand = score(trained.translate(middle, src_lang="en", tgt_lang="fr", strategy="beam", beam_size=2),
+                    read_lines(data / "test_2016_flickr.fr")[:4])
+    saved_pivot = {s.metric: s.value for s in saved.results if s.model == "multilingual via en" and s.direction == "de-fr"}
+    assert saved_pivot == {k: round(v, 2) for k, v in by_hand.items()}

@@ -76,7 +76,7 @@ def model_card(model, has_plot: bool = False) -> ModelCard:
         **{k: v for k, v in base.items() if k in ("library_name", "license", "pipeline_tag", "tags")},
         language=languages or None, datasets=info.get("datasets"), metrics=["bleu", "chrf"],
         model_name=info.get("name", "transformer_hub model"), eval_results=eval_results or None,
-        training=info.get("training") or None,
+        training=info.get("training") or None, provenance=info.get("provenance") or None,
     )
     pair = ", ".join(languages) if cfg.multilingual else f"{cfg.src_lang or 'source'} → {cfg.tgt_lang or 'target'}"
     example = ('print(model.translate(["Ein Mann fährt Fahrrad."], src_lang="de", tgt_lang="fr", strategy="beam"))'
@@ -90,12 +90,15 @@ def model_card(model, has_plot: bool = False) -> ModelCard:
         "## Use", "", "```python", "from transformer_hub import Transformer", "",
         'model = Transformer.from_pretrained("<this repo or folder>")',
         example, "```", "",
-        "## Architecture", "", "| setting | value |", "| --- | --- |",
     ]
+    if info.get("provenance"):  # how the folder was made: the command, and anything done to it afterwards
+        lines += ["## How this folder was made", "", info["provenance"], ""]
+    lines += ["## Architecture", "", "| setting | value |", "| --- | --- |"]
     for key in ("layout", "positional", "norm", "feed_forward", "attention", "d_model", "n_heads", "d_ff",
                 "n_encoder_layers", "n_decoder_layers", "dropout", "share_embeddings",
                 "src_vocab_size", "tgt_vocab_size", "max_len", "languages"):
-        lines.append(f"| {key} | {getattr(cfg, key)} |")
+        if getattr(cfg, key) is not None:  # a bilingual model has no list of languages (its pair is in the title)
+            lines.append(f"| {key} | {getattr(cfg, key)} |")
     lines.append(f"| parameters | {sum(p.numel() for p in model.parameters()):,} |")
     if results:
         lines += ["", "## Results", "", "| dataset | split | direction | metric | value |",
@@ -268,8 +271,11 @@ def card_data_from_file(path: str) -> Dict[str, Any]:
     if data.eval_results:
         info["results"] = [{"dataset_name": r.dataset_name, "dataset_type": r.dataset_type, "split": r.dataset_split,
                             "metric": r.metric_type, "metric_name": r.metric_name, "value": r.metric_value}
+                           | ({"direction": r.dataset_config} if r.dataset_config else {})
                            for r in data.eval_results]
-    training = data.to_dict().get("training")
-    if isinstance(training, dict):
-        info["training"] = training
+    extra = data.to_dict()
+    if isinstance(extra.get("training"), dict):
+        info["training"] = extra["training"]
+    if isinstance(extra.get("provenance"), str):
+        info["provenance"] = extra["provenance"]
     return info
