@@ -221,6 +221,26 @@ def test_workers_give_the_same_results(strategy):
                       **opts)[0][0].tokens == alone[0].best.tokens
 
 
+def test_overlapping_threaded_calls_restore_the_thread_count_whatever_order_they_end_in():
+    """Two generate(workers=...) calls that overlap (A starts, B starts, A ends, B ends) leave torch's count."""
+    from transformer_hub.decoding.api import shared_intra_op_threads
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(4)
+        a, b = shared_intra_op_threads(2), shared_intra_op_threads(4)
+        a.__enter__()
+        assert torch.get_num_threads() == 2
+        b.__enter__()  # shares the count saved by A (4), not A's reduced one
+        assert torch.get_num_threads() == 1
+        a.__exit__(None, None, None)
+        assert torch.get_num_threads() == 1  # B still decoding: not restored under it
+        b.__exit__(None, None, None)
+        assert torch.get_num_threads() == 4
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_a_failing_worker_raises_and_restores_state(monkeypatch):
     from transformer_hub.decoding import api
 

@@ -117,6 +117,35 @@ def folder(model, tmp_path_factory):
 
 
 @pytest.mark.slow
+def test_a_worker_dead_while_idle_closes_a_pool_from_a_source(folder):
+    """generate submits work to the executor: a worker that died between calls is reported the same way."""
+    with one_thread(), DecodingPool(str(folder), processes=1, threads=1) as pool:
+        assert len(pool.generate(TEXTS[:1], max_len_offset=2)) == 1
+        (worker,) = pool._state["executor"]._processes.values()
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.join(30)
+        with pytest.raises(RuntimeError, match="a decoding worker stopped unexpectedly; this pool is closed"):
+            pool.generate(TEXTS[:1], max_len_offset=2)
+        assert pool.closed
+
+
+@pytest.mark.slow
+def test_a_worker_keeps_its_last_models_only(folder, tmp_path, monkeypatch):
+    from transformer_hub.decoding import pool as pool_module
+
+    monkeypatch.setattr(pool_module, "MODELS_PER_WORKER", 2)
+    monkeypatch.setattr(pool_module, "_MODELS", pool_module.OrderedDict())
+    others = []
+    for seed in (1, 2):
+        others.append(tmp_path / f"m{seed}")
+        random_model(seed=seed).save_pretrained(others[-1])
+    with one_thread():
+        for source in (folder, others[0], folder, others[1]):  # this process plays the worker
+            pool_module._model((str(source), None))
+    assert list(pool_module._MODELS) == [(str(folder), None), (str(others[1]), None)]  # the least recent left
+
+
+@pytest.mark.slow
 def test_pool_from_a_folder_never_loads_the_model_here_and_decodes_alike(model, folder, monkeypatch, tmp_path):
     from transformer_hub import Transformer
 

@@ -9,6 +9,8 @@ own length cap, so results do not depend on the batch a sentence lands in.
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator, List, Optional, Protocol, Sequence, Union, runtime_checkable
@@ -205,30 +207,48 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(todo), unit="sent", desc=f"decoding ({config.strategy})", leave=False)
-    intra_op, executor = torch.get_num_threads(), None
     _check_no_foreign_dropout(model)
-    try:
+    with contextlib.ExitStack() as stack:
+        if bar is not None:
+            stack.callback(bar.close)
         if pool is not None:
             done = pool.map(rows, batch_caps, config, batch_prefixes)
         elif threads == 1:
             done = map(decode, rows, batch_caps, batch_prefixes)
         else:  # batches are independent: decode several at once, each thread with its share of the cores
-            torch.set_num_threads(max(1, intra_op // threads))
+            stack.enter_context(shared_intra_op_threads(threads))
             executor = ThreadPoolExecutor(threads, thread_name_prefix="transformer_hub-decode")
+            stack.callback(executor.shutdown, wait=True, cancel_futures=True)
             done = executor.map(decode, rows, batch_caps, batch_prefixes)
         for index, hyps_of in zip(batches, done):
             for i, hyps in zip(index, hyps_of):
                 results[i] = hyps
             if bar is not None:
                 bar.update(len(index))
-    finally:
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
-        if threads > 1:
-            torch.set_num_threads(intra_op)
-        if bar is not None:
-            bar.close()
     return results, truncated, sources
+
+
+_THREADS_LOCK = threading.Lock()
+_THREADS_STATE = {"calls": 0, "intra_op": 1}  # calls inside shared_intra_op_threads; the count to restore
+
+
+@contextlib.contextmanager
+def shared_intra_op_threads(threads: int) -> Iterator[None]:
+    """Give each of ``threads`` decoding threads its share of torch's (process-wide) intra-op threads.
+
+    Calls that overlap share one saved count: the last one out restores it, whatever order they end in."""
+    with _THREADS_LOCK:
+        if _THREADS_STATE["calls"] == 0:
+            _THREADS_STATE["intra_op"] = torch.get_num_threads()
+        _THREADS_STATE["calls"] += 1
+        torch.set_num_threads(max(1, _THREADS_STATE["intra_op"] // threads))
+    try:
+        yield
+    finally:
+        with _THREADS_LOCK:
+            _THREADS_STATE["calls"] -= 1
+            if _THREADS_STATE["calls"] == 0:
+                torch.set_num_threads(_THREADS_STATE["intra_op"])
 
 
 def _fill_text(model, results: List[List[Hypothesis]]) -> None:

@@ -35,6 +35,7 @@ import time
 import weakref
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from collections import OrderedDict
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -44,8 +45,9 @@ from .results import Hypothesis, TranslationResult
 
 MAX_PROCESSES = 64
 READY_TIMEOUT_S = 300.0  # every worker imports torch and loads the model
+MODELS_PER_WORKER = 8  # a worker keeps the models it used last; an older one is loaded again when asked for
 Key = Tuple[str, Optional[str]]  # (source, revision)
-_MODELS: Dict[Key, Any] = {}  # in a worker: the models it loaded
+_MODELS: "OrderedDict[Key, Any]" = OrderedDict()  # in a worker: the models it loaded, least recently used first
 _DEFAULT: Optional[Key] = None  # in a worker: the pool's own model
 _BARRIER = None  # in a worker: where the start-up check waits for the others (inherited at spawn)
 
@@ -75,10 +77,14 @@ def _model(key: Optional[Key] = None):
     key = key or _DEFAULT
     if key not in _MODELS:
         try:
-            _MODELS[key] = Transformer.from_pretrained(key[0], revision=key[1]).eval()
+            model = Transformer.from_pretrained(key[0], revision=key[1]).eval()
         except Exception as exc:  # noqa: BLE001 - one clear type for the caller, whatever went wrong
             where = key[0] + (f"@{key[1]}" if key[1] else "")
             raise ModelLoadError(f"could not load the model at {where}: {type(exc).__name__}: {exc}") from None
+        while len(_MODELS) >= MODELS_PER_WORKER:
+            _MODELS.popitem(last=False)
+        _MODELS[key] = model
+    _MODELS.move_to_end(key)
     return _MODELS[key]
 
 
@@ -101,8 +107,6 @@ def _decode_in_worker(rows: List[List[int]], caps: List[int], config: DecodingCo
                       prefixes=None) -> List[List[Hypothesis]]:
     from .api import decode_batch
 
-    if prefixes is None:
-        return decode_batch(_model(), rows, caps, config)
     return decode_batch(_model(), rows, caps, config, prefixes)
 
 
@@ -185,7 +189,11 @@ class DecodingPool:
         One load per worker is submitted; where two land on the same worker the other loads on first use.
         """
         key = (os.fspath(source), revision) if source is not None else (self.source, self.revision)
-        return [self._executor().submit(_load, key) for _ in range(self.processes)]
+        executor = self._executor()
+        try:  # a worker that died while the pool was idle breaks the executor: submit raises
+            return [executor.submit(_load, key) for _ in range(self.processes)]
+        except BrokenProcessPool as exc:
+            raise self._broken() from exc
 
     def map(self, rows: Iterable[List[List[int]]], caps: Iterable[List[int]], config: DecodingConfig,
             prefixes: Optional[Iterable[Optional[list]]] = None) -> Iterator[List[List[Hypothesis]]]:
@@ -219,11 +227,11 @@ class DecodingPool:
         # per-text options (languages, prefixes as lists) follow their texts into the chunks
         per_text = {k: v for k, v in options.items() if isinstance(v, (list, tuple)) and len(v) == len(texts)}
         executor, futures = self._executor(), []
-        for start in range(0, max(len(texts), 1), size):
-            chunk_options = {**options, **{k: list(v[start:start + size]) for k, v in per_text.items()}}
-            futures.append(executor.submit(_generate_in_worker, key, texts[start:start + size], config,
-                                           chunk_options))
-        try:
+        try:  # submit too: a worker that died while the pool was idle breaks the executor
+            for start in range(0, max(len(texts), 1), size):
+                chunk_options = {**options, **{k: list(v[start:start + size]) for k, v in per_text.items()}}
+                futures.append(executor.submit(_generate_in_worker, key, texts[start:start + size], config,
+                                               chunk_options))
             return [result for future in futures for result in future.result()]
         except BrokenProcessPool as exc:
             raise self._broken() from exc
