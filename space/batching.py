@@ -5,12 +5,14 @@ requests wait; when a slot frees up, the next waiting request takes every reques
 (model, options) key, up to ``max_sentences`` sentences, and decodes them as one batch.  A sentence's
 output does not depend on the requests it shares a call with, to the extent the library's batched
 decoding promises (``transformer_hub.decoding``: the same search, padding masked; floating-point sums
-over a batch may round differently, which can flip a near-tie).  Sampling, whose random draws depend
-on the batch, is never merged: its key is unique per request.
+over a batch may round differently, which can flip a near-tie).  Sampling is never merged (its key is
+unique per request): one call has one seed, and each request asks for its own.  A merged call that fails
+on bad input (a ``ValueError``) is decoded again request by request, so only the bad one fails.
 """
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -95,6 +97,13 @@ class MicroBatcher:
             results = decode(sentences)
             if len(results) != len(sentences):
                 raise RuntimeError(f"decoding returned {len(results)} results for {len(sentences)} sentences")
+        except ValueError:  # one request's bad input (e.g. a prefix too long) must not fail those merged with it
+            if len(batch) == 1:
+                batch[0].error = sys.exc_info()[1]
+                return
+            for item in batch:
+                MicroBatcher._decode(decode, [item])
+            return
         except BaseException as exc:  # noqa: BLE001 - handed to every request of the batch
             for item in batch:
                 item.error = exc

@@ -28,12 +28,13 @@ def _display(piece: str) -> str:
     return piece.replace("\u2581", " ")
 
 
-def _prefix_text(value) -> Optional[str]:
+def _prefix_text(ctx: SpaceContext, value) -> Optional[str]:
+    """The forced start of the output, cleaned and limited like any input text (None when there is none)."""
     if value is None or value == "":
         return None
     if not isinstance(value, str):
         raise gr.Error(f"prefix must be text, got {type(value).__name__}.")
-    return value
+    return clean_text(value, ctx.limits, single=True, what="the words the translation must start with").sentences[0]
 
 
 def tokens(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lang: str = "en",
@@ -43,14 +44,17 @@ def tokens(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lan
     name = pick_model(ctx, model)
     config = decoding_config(ctx, "greedy", return_alternatives=ALTERNATIVES)
     (result,), seconds = run(ctx, name, [sentence], config, languages_for(ctx, name, source_lang, target_lang),
-                             prefix=_prefix_text(prefix))
+                             prefix=_prefix_text(ctx, prefix))
     hyp, tokenizer = result.best, ctx.store.tokenizer(name)
+    cfg = ctx.store.config(name)
+    special = {cfg.pad_id, cfg.bos_id, cfg.eos_id, cfg.unk_id}
     pieces = tokenizer.pieces(hyp.tokens, side="target")
     entries = []
     for i, (token, piece) in enumerate(zip(hyp.tokens, pieces)):
         alternatives = hyp.alternatives[i] if hyp.alternatives else []
-        alt_pieces = tokenizer.pieces([t for t, _ in alternatives], side="target")
         probability = next((p for t, p in alternatives if t == token), None)
+        alternatives = [(t, p) for t, p in alternatives if t not in special]  # words only: one can continue from them
+        alt_pieces = tokenizer.pieces([t for t, _ in alternatives], side="target")
         entries.append({"index": i, "token": token, "piece": piece, "text": _display(piece),
                         "probability": round(float(probability), 4) if probability is not None else None,
                         "alternatives": [{"token": t, "piece": ap, "text": _display(ap), "probability": round(p, 4)}
@@ -81,12 +85,14 @@ def continue_from(ctx: SpaceContext, text: str, prefix: str, model: Optional[str
 
 
 def beam_tree(ctx: SpaceContext, text: str, beam_size: int = 4, model: Optional[str] = None,
-              source_lang: str = "en", target_lang: str = "de"):
-    """Beam search as a tree: (picture, the trace as JSON with the chosen path)."""
+              source_lang: str = "en", target_lang: str = "de", length_penalty: float = 0.6, max_length: int = 0):
+    """Beam search as a tree: (picture, the trace as JSON with the chosen path).
+
+    Decoded with the same options as the beam search it is shown beside, so the paths are the same."""
     sentence = clean_text(text, ctx.limits, single=True).sentences[0]
     beam_size = int_option("beam size", beam_size, 1, ctx.limits.max_beam)
     name = pick_model(ctx, model)
-    config = decoding_config(ctx, "beam", beam_size, return_search=True)
+    config = decoding_config(ctx, "beam", beam_size, length_penalty, max_length=max_length, return_search=True)
     (result,), seconds = run(ctx, name, [sentence], config, languages_for(ctx, name, source_lang, target_lang))
     if result.search is None:
         raise gr.Error(f"Model {name!r} returned no search trace for this sentence.")

@@ -55,15 +55,16 @@ class CleanText:
         return [line for line in self.lines if line]
 
 
-def clean_text(text: Optional[str], limits: Limits, *, single: bool = False) -> CleanText:
-    """Validate and normalise the user's text; one sentence per line.
+def clean_text(text: Optional[str], limits: Limits, *, single: bool = False,
+               what: str = "a sentence to translate") -> CleanText:
+    """Validate and normalise the user's text (``what`` it is, for the messages); one sentence per line.
 
     Raises ``gr.Error`` for empty input, too many lines, or an over-long line.
     With ``single=True`` only the first non-empty line is kept (with a warning
     if there were more).
     """
     if text is None or (isinstance(text, str) and not text.strip()):
-        raise gr.Error("Please enter an English sentence to translate (the input is empty).")
+        raise gr.Error(f"Please enter {what} (the input is empty).")
     if not isinstance(text, str):
         raise gr.Error(f"The input must be text, got {type(text).__name__}.")
     text = unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
@@ -77,7 +78,7 @@ def clean_text(text: Optional[str], limits: Limits, *, single: bool = False) -> 
     while lines and not lines[0]:
         lines.pop(0)
     if not lines:
-        raise gr.Error("Please enter an English sentence to translate (the input is empty once control characters are removed).")
+        raise gr.Error(f"Please enter {what} (the input is empty once control characters are removed).")
     if single:
         if len([line for line in lines if line]) > 1:
             gr.Warning("This tab looks at one sentence: only the first line is used.")

@@ -108,6 +108,7 @@ class ModelStore:
         self._configs: Dict[str, TransformerConfig] = {}
         self._tokenizers: Dict[str, Tokenizer] = {}
         self._lock = threading.Lock()
+        self._locks: Dict[str, threading.Lock] = {}
         self._default: Optional[str] = None
 
     # ------------------------------------------------------------------ names
@@ -164,10 +165,15 @@ class ModelStore:
         except Exception as exc:  # noqa: BLE001 - unreachable Hub, missing file, bad id: one message
             raise ModelLoadError(f"could not get {filename} of model {spec.name!r} from the Hub: {exc}") from exc
 
+    def _lock_for(self, name: str) -> threading.Lock:
+        """One lock per model: a slow Hub download for one model must not hold up requests for the others."""
+        with self._lock:
+            return self._locks.setdefault(name, threading.Lock())
+
     def config(self, name: str) -> TransformerConfig:
         """The model's validated ``config.json`` (languages, sizes, variants)."""
         name = self.spec(name).name
-        with self._lock:
+        with self._lock_for(name):
             if name not in self._configs:
                 try:
                     self._configs[name] = TransformerConfig.from_json_file(self.fetch(name, "config.json"))
@@ -178,7 +184,7 @@ class ModelStore:
     def tokenizer(self, name: str) -> Tokenizer:
         """The model's tokenizer (SentencePiece files only), to show token ids as pieces."""
         name = self.spec(name).name
-        with self._lock:
+        with self._lock_for(name):
             if name not in self._tokenizers:
                 files = Tokenizer.files_from_config(self.fetch(name, "tokenizer_config.json"))
                 self._tokenizers[name] = Tokenizer.from_files(self.fetch(name, files["source"]),

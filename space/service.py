@@ -45,9 +45,9 @@ def handler(fn):
             raise
         except (ModelLoadError, WorkerLoadError) as exc:
             raise gr.Error(f"The model could not be loaded: {exc}") from exc
-        except (ValueError, KeyError, TypeError) as exc:
-            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            raise gr.Error(f"Invalid request: {message}") from exc
+        except ValueError as exc:  # the library's checks of the visitor's input
+            logger.info("invalid request to %s: %s", fn.__name__, exc)
+            raise gr.Error(f"Invalid request: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - logged with its traceback, reported in one line
             logger.exception("handler %s failed", fn.__name__)
             raise gr.Error(f"Sorry, something went wrong ({type(exc).__name__}: {exc}). "
@@ -210,16 +210,16 @@ def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], stra
     rows = []
     for name in dict.fromkeys(models):
         name = pick_model(ctx, name)
-        cfg = ctx.store.config(name)
         try:
+            cfg = ctx.store.config(name)
             pair = languages_for(ctx, name, source_lang, target_lang)
-        except gr.Error as exc:  # one model that does not serve the pair must not hide the others
-            rows += [[name, engine, f"({exc.message})", None, None, f"{cfg.num_parameters():,}"] for engine in engines]
+        except (gr.Error, ModelLoadError) as exc:  # one model that cannot serve must not hide the others
+            rows += [[name, engine, f"({getattr(exc, 'message', exc)})", None, None, ""] for engine in engines]
             continue
         for engine in engines:
             try:
                 results, seconds = run(ctx, name, clean.sentences, config, pair, engine)
-            except ValueError as exc:  # e.g. a layout an engine cannot run: said in its row
+            except (ValueError, ModelLoadError, WorkerLoadError) as exc:  # e.g. a layout an engine cannot run
                 rows.append([name, engine, f"({exc})", None, None, f"{cfg.num_parameters():,}"])
                 continue
             rows.append([name, engine, "\n".join(r.text for r in results), round(seconds * 1000.0, 1),

@@ -494,6 +494,69 @@ def test_micro_batcher_hands_errors_to_every_member_and_keeps_working():
     assert batcher._running == 0 and not batcher._queues
 
 
+def test_micro_batcher_decodes_a_failed_merged_batch_request_by_request():
+    from space.batching import MicroBatcher, _Item
+
+    calls = []
+
+    def decode(texts):
+        calls.append(list(texts))
+        if "bad" in texts:
+            raise ValueError("sentence 2: prefix too long")
+        return [t.upper() for t in texts]
+
+    items = [_Item(["a", "b"]), _Item(["bad"]), _Item(["c"])]  # three requests merged into one call
+    MicroBatcher._decode(decode, items)
+    assert calls == [["a", "b", "bad", "c"], ["a", "b"], ["bad"], ["c"]]
+    assert items[0].results == ["A", "B"] and items[2].results == ["C"] and items[0].error is None
+    assert isinstance(items[1].error, ValueError) and items[1].results is None
+
+
+def test_handler_tells_bad_input_from_bugs(caplog):
+    import gradio as gr
+
+    from space import service
+
+    def bad_input():
+        raise ValueError("beam size must be positive")
+
+    def bug():
+        raise TypeError("unsupported operand")
+
+    with pytest.raises(gr.Error, match="Invalid request: beam size must be positive"):
+        service.handler(bad_input)()
+    with caplog.at_level("ERROR", logger="space.service"):
+        with pytest.raises(gr.Error, match=r"Sorry, something went wrong \(TypeError: unsupported operand\)"):
+            service.handler(bug)()
+    assert [r.exc_info[0] for r in caplog.records if r.levelname == "ERROR"] == [TypeError]  # with its traceback
+
+
+def test_one_broken_model_does_not_hide_the_others_in_the_variants_table(tmp_path, make_model):
+    from space import service
+    from space.context import SpaceContext
+    from space.models_store import ModelStore
+
+    make_model().save_pretrained(tmp_path / "good")
+    make_model(seed=1).save_pretrained(tmp_path / "broken")
+    (tmp_path / "broken" / "model.safetensors").write_bytes(b"not safetensors")
+    ctx = SpaceContext(ModelStore(tmp_path))
+    try:
+        rows = service.handler(service.variants_translate)(ctx, "A dog.", ["good", "broken"], "greedy")
+    finally:
+        ctx.decoder.close()
+    assert [row[:2] for row in rows] == [["good", "pytorch"], ["broken", "pytorch"]]
+    assert rows[0][3] is not None and "could not load the model" in rows[1][2] and rows[1][3] is None
+
+
+def test_a_slow_model_download_does_not_hold_up_the_others(tmp_path, make_model):
+    from space.models_store import ModelStore
+
+    make_model().save_pretrained(tmp_path / "en-de")
+    store = ModelStore(tmp_path)
+    with store._lock_for("hub-model"):  # as if another request were fetching a Hub model's files
+        assert store.config("en-de").src_lang == "en"  # answered at once: no shared lock
+
+
 def wait_for_output(proc, text: str, timeout: float) -> str:
     """Read ``proc``'s output until a line contains ``text``; its output so far (AssertionError on exit or timeout).
 
@@ -611,6 +674,28 @@ def test_tokens_gives_one_entry_per_output_piece_with_alternatives(client, app):
         assert entry["token"] in [a["token"] for a in entry["alternatives"]]  # the emitted token is among them
         assert entry["probability"] == next(a["probability"] for a in entry["alternatives"]
                                             if a["token"] == entry["token"])
+
+
+def test_alternatives_are_words_to_continue_from(client, app):
+    _, data = client.predict(text="Two dogs play in the snow.", model=app.model, api_name="/tokens")
+    special = {0, 1, 2, 3}  # pad, bos, eos, unk: picking one would not continue the translation
+    assert all(a["token"] not in special for entry in data["tokens"] for a in entry["alternatives"])
+
+
+def test_a_prefix_is_checked_like_any_input(client, app):
+    with pytest.raises(Exception, match="too long"):
+        client.predict(text="A dog.", prefix="Hund " * 400, model=app.model, api_name="/continue")
+    translation, _, _ = client.predict(text="A dog.", prefix="Ein\u0007 Hund", model=app.model, api_name="/continue")
+    assert translation.startswith("Ein Hund")  # control characters are removed from a prefix too
+
+
+def test_the_beam_tree_uses_the_options_of_the_beam_search_beside_it(client, app):
+    text = "A Boston Terrier is running on lush green grass in front of a white fence."
+    for penalty, max_length in ((2.0, 0), (0.0, 6)):
+        beam = client.predict(text, app.model, 3, penalty, 1, max_length, api_name="/compare")[1]
+        tree = client.predict(text=text, beam_size=3, model=app.model, length_penalty=penalty,
+                              max_length=max_length, api_name="/beam_tree")[1]
+        assert tree["translation"] == beam
 
 
 def test_continue_keeps_and_completes_the_prefix(client, app):

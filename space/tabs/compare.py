@@ -51,5 +51,6 @@ def render(ctx) -> None:
         trace = gr.JSON(label="beam search steps")
     button.click(bind(ctx, service.compare), inputs, [greedy, beam, scores, nbest, verdict, data],
                  api_name="compare", **decode_event(ctx)).then(
-        bind(ctx, interactive.beam_tree), [text, beam_size, model, source, target], [tree, trace],
+        bind(ctx, interactive.beam_tree), [text, beam_size, model, source, target, length_penalty, max_length],
+        [tree, trace],
         api_name="beam_tree", **decode_event(ctx))

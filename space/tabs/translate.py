@@ -66,7 +66,10 @@ def _alternatives(data, evt: gr.SelectData):
     if not data or evt.index is None:
         return gr.update(visible=False), None
     index = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
-    entry = data["tokens"][int(index)]
+    try:
+        entry = data["tokens"][int(index)]
+    except (IndexError, KeyError, TypeError, ValueError):  # a click on words a newer translation replaced
+        return gr.update(visible=False), None
     options = [(f"{a['text'].strip() or a['piece']}  ({100 * a['probability']:.1f} %)", str(a["token"]))
                for a in entry["alternatives"]]
     return gr.update(choices=options, value=None, visible=True,
