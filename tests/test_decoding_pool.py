@@ -124,6 +124,8 @@ def test_a_worker_dead_while_idle_closes_a_pool_from_a_source(folder):
         (worker,) = pool._state["executor"]._processes.values()
         os.kill(worker.pid, signal.SIGKILL)
         worker.join(30)
+        with pytest.raises(ValueError, match="tgt_lang has 3 entries for 2 texts"):  # not "for 1 text" (a chunk)
+            pool.generate(TEXTS[:2], tgt_lang=["de", "de", "de"])
         with pytest.raises(RuntimeError, match="a decoding worker stopped unexpectedly; this pool is closed"):
             pool.generate(TEXTS[:1], max_len_offset=2)
         assert pool.closed

@@ -45,6 +45,7 @@ from .results import Hypothesis, TranslationResult
 
 MAX_PROCESSES = 64
 READY_TIMEOUT_S = 300.0  # every worker imports torch and loads the model
+PER_TEXT = ("src_lang", "tgt_lang", "prefix")  # generate options that may be given one per text
 MODELS_PER_WORKER = 8  # a worker keeps the models it used last; an older one is loaded again when asked for
 Key = Tuple[str, Optional[str]]  # (source, revision)
 _MODELS: "OrderedDict[Key, Any]" = OrderedDict()  # in a worker: the models it loaded, least recently used first
@@ -225,7 +226,10 @@ class DecodingPool:
         key = (os.fspath(source), revision) if source is not None else None
         size = max(1, math.ceil(len(texts) / self.processes))
         # per-text options (languages, prefixes as lists) follow their texts into the chunks
-        per_text = {k: v for k, v in options.items() if isinstance(v, (list, tuple)) and len(v) == len(texts)}
+        per_text = {k: v for k, v in options.items() if k in PER_TEXT and isinstance(v, (list, tuple))}
+        for name, value in per_text.items():  # checked here: a chunk would count its own texts, not the call's
+            if len(value) != len(texts):
+                raise ValueError(f"{name} has {len(value)} entries for {len(texts)} texts: give one, or one per text")
         executor, futures = self._executor(), []
         try:  # submit too: a worker that died while the pool was idle breaks the executor
             for start in range(0, max(len(texts), 1), size):

@@ -18,7 +18,7 @@ class Hypothesis:
     filtering, whatever the strategy); when the hypothesis ``finished`` with eos
     the list has one more entry, eos's, so ``len(token_logprobs)`` is the
     output length |Y| that the length penalty counts.  ``score`` is their sum
-    (accumulated in float32, as the search did); ``normalized_score`` is
+    (accumulated in float64, as the search did); ``normalized_score`` is
     ``score / lp(|Y|)`` with the GNMT penalty ``lp(Y) = ((5 + |Y|) / 6) ** alpha``
     and the config's ``length_penalty`` alpha, for *every* strategy, so greedy,
     beam and sampled outputs compare on one scale (alpha 0 gives the raw score).
