@@ -13,6 +13,7 @@ direct scores into the model's card (README.md) as model-index results.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -22,7 +23,7 @@ from tqdm.auto import tqdm
 from transformer_hub import Transformer
 from transformer_hub import results as results_json
 from transformer_hub.data import DEFAULT_DATA_DIR, DataError, corpus_file, read_lines
-from transformer_hub.decoding import translate
+from transformer_hub.decoding import DecodingPool, translate
 from transformer_hub.hub import CARD_FILE, model_card
 from transformer_hub.metrics import score
 
@@ -39,25 +40,39 @@ def split_lines(data_dir: Path, split: str, lang: str) -> Optional[List[str]]:
         return None
 
 
-def run(model: Transformer, sources: List[str], src: str, tgt: str, beam: int, batch_size: int) -> List[str]:
-    languages = {"src_lang": src, "tgt_lang": tgt} if model.config.pairs() else {}
-    return translate(model, sources, strategy="beam", beam_size=beam, batch_size=batch_size, **languages)
+class Translator:
+    """Beam search with one model, in this process or in a ``DecodingPool`` of ``workers`` processes."""
+
+    def __init__(self, model: Transformer, args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
+        self.model, self.beam, self.batch_size = model, args.beam, args.batch_size
+        self.pool = (stack.enter_context(DecodingPool(model, processes=args.workers, threads=1))
+                     if args.workers > 1 else None)
+
+    def __call__(self, sources: List[str], src: str, tgt: str) -> List[str]:
+        languages = {"src_lang": src, "tgt_lang": tgt} if self.model.config.pairs() else {}
+        return translate(self.model, sources, strategy="beam", beam_size=self.beam, batch_size=self.batch_size,
+                         workers=self.pool or 1, **languages)
 
 
 def evaluate(args: argparse.Namespace) -> List[Dict]:
-    model = Transformer.from_pretrained(args.model)
-    bilingual = Transformer.from_pretrained(args.bilingual) if args.bilingual else None
+    with contextlib.ExitStack() as stack:
+        model = Translator(Transformer.from_pretrained(args.model), args, stack)
+        bilingual = Translator(Transformer.from_pretrained(args.bilingual), args, stack) if args.bilingual else None
+        return score_directions(args, model, bilingual)
+
+
+def score_directions(args: argparse.Namespace, model: Translator, bilingual: Optional[Translator]) -> List[Dict]:
+    pairs = model.model.config.pairs()
     rows: List[Dict] = []
     done: Dict[Tuple[str, str, str], List[str]] = {}  # the X -> en half of a pivot is the direct X -> en row
 
     def direct(split: str, sources: List[str], src: str, tgt: str) -> List[str]:
         if (split, src, tgt) not in done:
-            done[split, src, tgt] = run(model, sources, src, tgt, args.beam, args.batch_size)
+            done[split, src, tgt] = model(sources, src, tgt)
         return done[split, src, tgt]
 
     # Directions into English first, so that every pivot finds its first half already translated.
-    order = [f"{s}-{t}" for s, t in model.config.pairs()]
-    jobs = sorted(((split, s, t) for split in args.splits for s, t in model.config.pairs()),
+    jobs = sorted(((split, s, t) for split in args.splits for s, t in pairs),
                   key=lambda job: (args.splits.index(job[0]), job[2] != PIVOT))
     for split, src, tgt in tqdm(jobs, desc="directions", unit="set"):
         sources, references = split_lines(args.data_dir, split, src), split_lines(args.data_dir, split, tgt)
@@ -66,12 +81,12 @@ def evaluate(args: argparse.Namespace) -> List[Dict]:
         sources, references = sources[: args.limit or None], references[: args.limit or None]
         row = {"split": split, "direction": f"{src}-{tgt}", "sentences": len(sources)}
         row["multilingual"] = rounded(score(direct(split, sources, src, tgt), references))
-        if bilingual is not None and (src, tgt) in bilingual.config.pairs():
-            row["bilingual"] = rounded(score(run(bilingual, sources, src, tgt, args.beam, args.batch_size), references))
-        if PIVOT not in (src, tgt) and (src, PIVOT) in model.config.pairs() and (PIVOT, tgt) in model.config.pairs():
-            middle = direct(split, sources, src, PIVOT)
-            row["pivot"] = rounded(score(run(model, middle, PIVOT, tgt, args.beam, args.batch_size), references))
+        if bilingual is not None and (src, tgt) in bilingual.model.config.pairs():
+            row["bilingual"] = rounded(score(bilingual(sources, src, tgt), references))
+        if PIVOT not in (src, tgt) and (src, PIVOT) in pairs and (PIVOT, tgt) in pairs:
+            row["pivot"] = rounded(score(model(direct(split, sources, src, PIVOT), PIVOT, tgt), references))
         rows.append(row)
+    order = [f"{s}-{t}" for s, t in pairs]
     return sorted(rows, key=lambda row: (args.splits.index(row["split"]), order.index(row["direction"])))
 
 
@@ -139,6 +154,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--splits", type=lambda s: s.split(","), default=list(SPLITS))
     p.add_argument("--beam", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--workers", type=int, default=1, help="decoding processes (one torch thread each)")
     p.add_argument("--limit", type=int, default=0, help="score only the first N sentences of each split (0 = all)")
     p.add_argument("--out", type=Path, default=None, help="results JSON (default: <model>/multilingual_results.json)")
     p.add_argument("--card", action="store_true", help="also write the direct scores into the model card")

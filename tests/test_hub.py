@@ -140,8 +140,9 @@ def test_model_card_results_and_training(tiny_model, tmp_path):
                                                                                  ("bleu", 7.5)]
     assert all(r["task"]["type"] == "translation" and r["dataset"]["split"] == "test_2016_flickr" for r in results)
     assert card.data.datasets == ["bentrevett/multi30k"]
-    assert "| Multi30k | test_2016_flickr | en → de | BLEU | 12.35 |" in card.text
-    assert "| Multi30k | test_2016_flickr | de-en | bleu | 7.50 |" in card.text
+    assert "| dataset | split | direction | BLEU | chrf | bleu |" in card.text  # a column per metric
+    assert "| Multi30k | test_2016_flickr | en → de | 12.35 | 40.50 |  |" in card.text
+    assert "| Multi30k | test_2016_flickr | de-en |  |  | 7.50 |" in card.text
     assert "## How this folder was made\n\n`python -m transformer_hub train --out run`" in card.text
     assert (out / "training_curves.png").read_bytes() == plot.read_bytes() and "training_curves.png" in card.text
     assert validate_card_metadata(card.content) == []

@@ -192,7 +192,8 @@ def test_results_script_scores_every_direction_and_the_pivot(trained, tmp_path, 
     data = four_way_corpus(tmp_path)
     trained.save_pretrained(tmp_path / "model")
     assert multilingual_results.main(["--model", str(tmp_path / "model"), "--data-dir", str(data), "--splits",
-                                      "test_2016_flickr,test_2017_flickr", "--beam", "2", "--limit", "4", "--card"]) == 0
+                                      "test_2016_flickr,test_2017_flickr", "--beam", "2", "--limit", "4", "--card",
+                                      "--workers", "2"]) == 0
     saved = load_results(tmp_path / "model" / "multilingual_results.json")  # the library's schema, validated
     direct = [s for s in saved.results if s.model == "multilingual"]
     assert {s.direction for s in direct} == {f"{a}-{b}" for a in LANGS for b in LANGS if a != b}

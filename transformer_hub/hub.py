@@ -101,16 +101,27 @@ def model_card(model, has_plot: bool = False) -> ModelCard:
             lines.append(f"| {key} | {getattr(cfg, key)} |")
     lines.append(f"| parameters | {sum(p.numel() for p in model.parameters()):,} |")
     if results:
-        lines += ["", "## Results", "", "| dataset | split | direction | metric | value |",
-                  "| --- | --- | --- | --- | --- |"]
-        lines += [f"| {r.get('dataset_name', 'Multi30k')} | {r.get('split', '')} | {r.get('direction', pair)} "
-                  f"| {r.get('metric_name', r['metric'])} | {float(r['value']):.2f} |" for r in results]
+        lines += ["", "## Results", ""] + results_table(results, pair)
     if info.get("training"):
         lines += ["", "## Training", "", "| setting | value |", "| --- | --- |"]
         lines += [f"| {k} | {v} |" for k, v in info["training"].items()]
     if has_plot:
         lines += ["", f"![training curves]({PLOT_FILE})"]
     return ModelCard("\n".join(lines) + "\n")
+
+
+def results_table(results: List[Dict[str, Any]], pair: str) -> List[str]:
+    """Markdown rows: one per (dataset, split, direction), one column per metric, in the order first met."""
+    metrics = list(dict.fromkeys(r.get("metric_name", r["metric"]) for r in results))
+    rows: Dict[Tuple[str, str, str], Dict[str, float]] = {}
+    for r in results:
+        key = (r.get("dataset_name", "Multi30k"), r.get("split", ""), r.get("direction", pair))
+        rows.setdefault(key, {})[r.get("metric_name", r["metric"])] = float(r["value"])
+    lines = ["| dataset | split | direction | " + " | ".join(metrics) + " |", "| --- " * (3 + len(metrics)) + "|"]
+    for (dataset, split, direction), values in rows.items():
+        cells = [f"{values[m]:.2f}" if m in values else "" for m in metrics]
+        lines.append(f"| {dataset} | {split} | {direction} | " + " | ".join(cells) + " |")
+    return lines
 
 
 # --------------------------------------------------------------------------- load
