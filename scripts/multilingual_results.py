@@ -115,6 +115,10 @@ def target_of(row: Dict) -> Optional[float]:
     return row["pivot"]["bleu_lowercase"] if "pivot" in row else None
 
 
+def lowercased(row: Dict, kind: str) -> str:
+    return f"{row[kind]['bleu_lowercase']:.2f}" if kind in row else ""
+
+
 def markdown(rows: List[Dict]) -> str:
     """One line per split and direction: direct scores, the pivot's and the bilingual model's, the target."""
     lines = ["| split | direction | BLEU | BLEU (lc) | chrF | pivot via en BLEU (lc) | bilingual BLEU (lc) "
@@ -123,8 +127,7 @@ def markdown(rows: List[Dict]) -> str:
         m, target = row["multilingual"], target_of(row)
         verdict = "" if target is None else f"{target:.2f} ({'met' if m['bleu_lowercase'] >= target else 'missed'})"
         lines.append(f"| {row['split']} | {row['direction']} | {m['bleu']:.2f} | {m['bleu_lowercase']:.2f} "
-                     f"| {m['chrf']:.2f} | {row.get('pivot', {}).get('bleu_lowercase', '')} "
-                     f"| {row.get('bilingual', {}).get('bleu_lowercase', '')} | {verdict} |")
+                     f"| {m['chrf']:.2f} | {lowercased(row, 'pivot')} | {lowercased(row, 'bilingual')} | {verdict} |")
     return "\n".join(lines)
 
 

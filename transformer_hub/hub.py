@@ -82,9 +82,10 @@ def model_card(model, has_plot: bool = False) -> ModelCard:
     example = ('print(model.translate(["Ein Mann fährt Fahrrad."], src_lang="de", tgt_lang="fr", strategy="beam"))'
                if cfg.multilingual else
                'print(model.translate(["A man is riding a bicycle."], strategy="beam", beam_size=5))')
+    title = info.get("name", "transformer_hub model")
     lines = [
         "---", data.to_yaml(), "---", "",
-        f"# {info.get('name', 'transformer_hub model')} ({pair})", "",
+        f"# {title}" + ("" if f"({pair})" in title else f" ({pair})"), "",
         "A Transformer (Vaswani et al., 2017, [Attention Is All You Need](https://arxiv.org/abs/1706.03762)) "
         "written from scratch with transformer_hub.", "",
         "## Use", "", "```python", "from transformer_hub import Transformer", "",

@@ -1,0 +1,84 @@
+"""The models shipped under space/models: they load strictly, serve what they claim, and the numbers that
+README.md and their cards print are the ones their results command wrote."""
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import MULTI30K, MULTI30K_MISSING
+from transformer_hub import Transformer
+from transformer_hub.data import corpus_file, read_lines
+from transformer_hub.hub import card_data_from_file
+from transformer_hub.metrics import score
+from transformer_hub.results import load as load_results
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "space" / "models"
+MULTILINGUAL = MODELS / "multilingual"
+LANGS = ["en", "de", "fr", "cs"]
+
+
+@pytest.fixture(scope="module")
+def multilingual() -> Transformer:
+    return Transformer.from_pretrained(MULTILINGUAL)
+
+
+def test_the_multilingual_model_serves_all_twelve_directions(multilingual):
+    assert multilingual.config.languages == LANGS
+    assert sorted(multilingual.config.pairs()) == sorted((a, b) for a in LANGS for b in LANGS if a != b)
+    assert (MULTILINGUAL / "model.safetensors").stat().st_size < 40 * 2 ** 20  # the issue's size bound
+    card = card_data_from_file(str(MULTILINGUAL / "README.md"))
+    scored = {r["direction"] for r in card["results"] if r["split"] == "test_2016_flickr"}
+    assert scored == {f"{a}-{b}" for a, b in multilingual.config.pairs()}
+
+
+def test_the_space_serves_the_multilingual_model_by_default():
+    from space.models_store import ModelStore
+
+    store = ModelStore(MODELS)
+    assert {"multilingual", "en-de"} <= set(store.names()) and store.default() == "multilingual"
+
+
+def _readme_rows() -> dict:
+    """The multilingual table of README.md: (split, direction) -> its cells."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### `space/models/multilingual`"):text.index("### `space/models/en-de`")]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 8 and re.fullmatch(r"test_\w+", cells[0]):
+            rows[cells[0], cells[1]] = cells[2:]
+    return rows
+
+
+def test_the_readme_table_is_the_results_file(multilingual):
+    saved = load_results(MULTILINGUAL / "multilingual_results.json")
+    rows = _readme_rows()
+    assert len(rows) == 24  # 12 directions on test_2016_flickr, 6 on each 2017 test set (no Czech there)
+    for s in saved.results:
+        cells = rows[s.split, s.direction]
+        if s.model == "multilingual":
+            column = {"bleu": 0, "bleu_lowercase": 1, "chrf": 2}[s.metric]
+        elif s.metric == "bleu_lowercase":
+            column = {"multilingual via en": 3, "bilingual": 4}[s.model]
+        else:
+            continue
+        assert cells[column] == f"{s.value:.2f}", (s, cells)
+    card = card_data_from_file(str(MULTILINGUAL / "README.md"))  # the card carries the same direct scores
+    direct = {(s.split, s.direction, s.metric): s.value for s in saved.results if s.model == "multilingual"}
+    metric_of = {"sacreBLEU (cased)": "bleu", "sacreBLEU (lowercased)": "bleu_lowercase", "chrF": "chrf"}
+    assert {(r["split"], r["direction"], metric_of[r["metric_name"]]): r["value"] for r in card["results"]} == direct
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not MULTI30K.is_dir(), reason=MULTI30K_MISSING)
+def test_a_sample_of_each_direction_scores_what_the_results_file_says(multilingual):
+    """The first 40 test_2016_flickr sentences of each direction, beam 5: chrF within reach of the full set's."""
+    saved = load_results(MULTILINGUAL / "multilingual_results.json")
+    full = {s.direction: s.value for s in saved.results
+            if s.model == "multilingual" and s.split == "test_2016_flickr" and s.metric == "chrf"}
+    for src, tgt in multilingual.config.pairs():
+        sources = read_lines(corpus_file(MULTI30K, "test_2016_flickr", src))[:40]
+        references = read_lines(corpus_file(MULTI30K, "test_2016_flickr", tgt))[:40]
+        hypotheses = multilingual.translate(sources, src_lang=src, tgt_lang=tgt, strategy="beam", beam_size=5)
+        assert abs(score(hypotheses, references)["chrf"] - full[f"{src}-{tgt}"]) < 10, (src, tgt)
