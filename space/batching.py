@@ -12,7 +12,6 @@ on bad input (a ``ValueError``) is decoded again request by request, so only the
 from __future__ import annotations
 
 import itertools
-import sys
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -97,12 +96,12 @@ class MicroBatcher:
             results = decode(sentences)
             if len(results) != len(sentences):
                 raise RuntimeError(f"decoding returned {len(results)} results for {len(sentences)} sentences")
-        except ValueError:  # one request's bad input (e.g. a prefix too long) must not fail those merged with it
-            if len(batch) == 1:
-                batch[0].error = sys.exc_info()[1]
+        except ValueError as exc:  # one request's bad input (e.g. a prefix too long) must not fail those merged with it
+            if len(batch) > 1:
+                for item in batch:
+                    MicroBatcher._decode(decode, [item])
                 return
-            for item in batch:
-                MicroBatcher._decode(decode, [item])
+            batch[0].error = exc
             return
         except BaseException as exc:  # noqa: BLE001 - handed to every request of the batch
             for item in batch:

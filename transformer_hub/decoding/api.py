@@ -20,7 +20,7 @@ from torch import nn
 
 from ..kernels import no_dropout
 from ..model import EncoderState
-from .config import DecodingConfig
+from .config import DecodingConfig, one_per_text
 from .prefix import Prefix, PrefixArg, check_prefix_lengths, prefixes_for_ids, prefixes_for_texts
 from .results import Hypothesis, TranslationResult
 from .strategies import STRATEGIES, Batch
@@ -277,17 +277,11 @@ def _language_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Lang
     ``src_lang`` / ``tgt_lang`` are one code for every sentence or a list with one per sentence; each
     direction is checked against the directions the model serves (``ValueError`` naming them).
     """
-    def per_sentence(value: Languages, name: str) -> List[Optional[str]]:
-        if value is None or isinstance(value, str):
-            return [value] * n
-        value = list(value)
-        if len(value) != n:
-            raise ValueError(f"{name} has {len(value)} entries for {n} texts: give one code, or one per text")
-        return value
-
     checked: dict = {}
     tags = []
-    for pair in zip(per_sentence(src_lang, "src_lang"), per_sentence(tgt_lang, "tgt_lang")):
+    sources = one_per_text(src_lang, n, "src_lang", "one code")
+    targets = one_per_text(tgt_lang, n, "tgt_lang", "one code")
+    for pair in zip(sources, targets):
         if pair not in checked:
             _, target = model.config.check_pair(*pair)
             checked[pair] = [tokenizer.lang_tag_id(target)] if model.config.multilingual else []

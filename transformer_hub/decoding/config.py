@@ -97,6 +97,16 @@ def length_penalty(length: int, alpha: float) -> float:
     return ((5.0 + length) / 6.0) ** alpha
 
 
+def one_per_text(value: Any, n: int, name: str, one: str = "one", unit: str = "texts") -> list:
+    """A per-text option for ``n`` texts: one value (None or a string) for all, or a list of exactly ``n``."""
+    if value is None or isinstance(value, str):
+        return [value] * n
+    value = list(value)
+    if len(value) != n:
+        raise ValueError(f"{name} has {len(value)} entries for {n} {unit}: give {one}, or one per {unit[:-1]}")
+    return value
+
+
 def _integer(config: DecodingConfig, name: str, low: int, high: Optional[int], allow_none: bool = False) -> None:
     value = getattr(config, name)
     if value is None and allow_none:

@@ -40,7 +40,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import torch
 
-from .config import DecodingConfig
+from .config import DecodingConfig, one_per_text
 from .results import Hypothesis, TranslationResult
 
 MAX_PROCESSES = 64
@@ -226,10 +226,9 @@ class DecodingPool:
         key = (os.fspath(source), revision) if source is not None else None
         size = max(1, math.ceil(len(texts) / self.processes))
         # per-text options (languages, prefixes as lists) follow their texts into the chunks
-        per_text = {k: v for k, v in options.items() if k in PER_TEXT and isinstance(v, (list, tuple))}
-        for name, value in per_text.items():  # checked here: a chunk would count its own texts, not the call's
-            if len(value) != len(texts):
-                raise ValueError(f"{name} has {len(value)} entries for {len(texts)} texts: give one, or one per text")
+        # (checked here against the whole call: a chunk would count its own texts)
+        per_text = {k: one_per_text(v, len(texts), k) for k, v in options.items()
+                    if k in PER_TEXT and isinstance(v, (list, tuple))}
         executor, futures = self._executor(), []
         try:  # submit too: a worker that died while the pool was idle breaks the executor
             for start in range(0, max(len(texts), 1), size):

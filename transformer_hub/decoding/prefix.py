@@ -23,6 +23,8 @@ from typing import Dict, List, Optional, Sequence, Union
 
 import torch
 
+from .config import one_per_text
+
 Tensor = torch.Tensor
 WORD_START = "\u2581"  # SentencePiece's word-boundary marker
 _BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
@@ -137,12 +139,7 @@ PrefixArg = Union[None, str, Sequence[Union[str, Sequence[int], None]]]
 
 
 def _per_sentence(prefix, n: int) -> list:
-    if isinstance(prefix, str):
-        return [prefix] * n
-    prefix = list(prefix)
-    if len(prefix) != n:
-        raise ValueError(f"prefix has {len(prefix)} entries for {n} sentences: give one prefix, or one per sentence")
-    return prefix
+    return one_per_text(prefix, n, "prefix", "one prefix", unit="sentences")
 
 
 def prefixes_for_texts(model, tokenizer, prefix: PrefixArg, n: int) -> Optional[List[Optional[Prefix]]]:
