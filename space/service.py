@@ -17,7 +17,8 @@ import gradio as gr
 from transformer_hub.decoding import STRATEGIES as STRATEGY_REGISTRY
 from transformer_hub.decoding import DecodingConfig, TranslationResult
 from transformer_hub.decoding.pool import ModelLoadError as WorkerLoadError
-from transformer_hub.export.engine import ENGINES, engine_available
+from transformer_hub.decoding import ENGINES
+from transformer_hub.export.engine import engine_available
 
 from .context import SpaceContext
 from .decoder import Request
@@ -71,7 +72,7 @@ def pick_model(ctx: SpaceContext, name: Optional[str]) -> str:
 
 
 def pick_engine(engine) -> str:
-    engine = choice_option("engine", engine, ENGINES)
+    engine = choice_option("engine", engine, tuple(ENGINES.names()))
     if not engine_available(engine):
         raise gr.Error(f"The {engine} engine is not installed on this server (pip install ctranslate2).")
     return engine

@@ -23,7 +23,7 @@ def _model_source(request):
     """pytest's cache folder, and synthetic pairs (conftest's) when the Multi30k corpus is absent."""
     from conftest import MULTI30K, synthetic_pairs
 
-    cache = request.config.cache.mkdir("space") if request.config.cache else None
+    cache = request.config.cache.mkdir("space") if getattr(request.config, "cache", None) else None  # no:cacheprovider
     return cache, TINY_UPDATES, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
 
 
@@ -181,7 +181,7 @@ def test_compare_and_attention_take_the_languages(client):
     (dict(target_lang="english"), "target_lang must be one of en, de, fr, cs"),
     (dict(source_lang="de", target_lang="de"), "both 'de'"),
     (dict(source_lang="de", target_lang="fr", model=None), "does not translate de->fr; it serves en->de"),
-    (dict(engine="onnx"), "engine must be one of pytorch, ctranslate2"),
+    (dict(engine="onnx"), "engine must be one of ctranslate2, pytorch"),
 ])
 def test_bad_languages_and_engines_get_a_message(client, app, kwargs, message):
     kwargs = {k: (app.model if k == "model" and v is None else v) for k, v in kwargs.items()}
