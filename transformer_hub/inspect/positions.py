@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import torch
 
 Tensor = torch.Tensor
-DEFAULT_DIMS = (4, 5, 6, 7)  # the dimensions The Annotated Transformer draws
+SPREAD = (0.03, 0.08, 0.16, 0.32)  # default curves: dimensions at these fractions of d_model (growing wavelengths)
 
 
 @dataclass
@@ -46,8 +46,11 @@ class PositionalView:
                 "by_distance": [round(v, decimals) for v in self.by_distance]}
 
 
-def positional_encoding(model, length: int = 50, dims: Sequence[int] = DEFAULT_DIMS) -> PositionalView:
-    """What ``model``'s positional module does over the first ``length`` positions (see the module doc)."""
+def positional_encoding(model, length: int = 50, dims: Optional[Sequence[int]] = None) -> PositionalView:
+    """What ``model``'s positional module does over the first ``length`` positions (see the module doc).
+
+    ``dims``: the dimensions drawn as curves (default: four even ones spread over d_model, from short
+    wavelengths to long ones)."""
     config = model.config
     if isinstance(length, bool) or not isinstance(length, int) or not 2 <= length <= config.max_len:
         raise ValueError(f"length must be an integer between 2 and max_len={config.max_len}, got {length!r}")
@@ -58,6 +61,8 @@ def positional_encoding(model, length: int = 50, dims: Sequence[int] = DEFAULT_D
         if rotate is not None:
             return _rotary(config, rotate, length)
         encoding = module(torch.zeros(1, length, config.d_model), positions)[0].float()  # (length, d_model)
+    if dims is None:
+        dims = sorted({2 * round(f * config.d_model / 2) for f in SPREAD})
     bad = [d for d in dims if not 0 <= int(d) < config.d_model]
     if bad:
         raise ValueError(f"dims {bad} are outside 0..{config.d_model - 1} (d_model={config.d_model})")
