@@ -185,3 +185,16 @@ def test_pool_from_a_source_reports_a_model_it_cannot_load_and_keeps_serving(fol
         assert not pool.closed and pool.generate(TEXTS[:1], source=folder, max_len_offset=2)[0].text is not None
     with pytest.raises(ValueError, match="applies to Hub repo ids"):
         DecodingPool(str(folder), processes=1, revision="v1")
+
+
+@pytest.mark.slow
+def test_call_runs_a_function_on_the_workers_model(model, pool):
+    from transformer_hub.inspect import attention_maps
+
+    with one_thread():
+        expected = attention_maps(model, "a dog runs in the park .")
+        got = pool.call(attention_maps, "a dog runs in the park .")
+    assert got.target_ids == expected.target_ids
+    assert torch.allclose(got.cross, expected.cross, atol=1e-6)
+    with pytest.raises(ValueError, match="the text is empty"):  # the worker's exception, as raised there
+        pool.call(attention_maps, " ")

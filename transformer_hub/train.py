@@ -48,6 +48,11 @@ def noam_lr(step: int, d_model: int, warmup: int, factor: float) -> float:
     return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
 
 
+def lr_factor(peak_lr: float, d_model: int, warmup: int) -> float:
+    """The ``noam_lr`` factor that makes the schedule peak at ``peak_lr`` (at step ``warmup``)."""
+    return peak_lr * math.sqrt(d_model) * math.sqrt(warmup)
+
+
 class Trainer:
     """Holds the run: data, model, optimizer, checkpoints, metrics. ``run()`` trains to the end."""
 
@@ -135,7 +140,7 @@ class Trainer:
         budget = c.max_len if c.layout != "decoder-only" else c.max_len // 2
         self.train_examples = self._encode(self.train_sets, tok, budget)
         self.valid_examples = self._encode(self.valid_sets, tok, budget)
-        self.factor = a.lr_factor or a.peak_lr * math.sqrt(c.d_model) * math.sqrt(a.warmup)
+        self.factor = a.lr_factor or lr_factor(a.peak_lr, c.d_model, a.warmup)
         self.state: Dict = {"step": 0, "epoch": 0, "batch": 0, "train_seconds": 0.0, "wall_seconds": 0.0, "best_bleu": None,
                             "tokens": 0, "args": {k: v for k, v in vars(a).items()}}
         if a.init_from:

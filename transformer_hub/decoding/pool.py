@@ -119,6 +119,10 @@ def _generate_in_worker(key: Optional[Key], texts: List[str], config: Optional[D
     return generate(_model(key), texts, config, **options)
 
 
+def _call_in_worker(key: Optional[Key], function, args: tuple, kwargs: Dict[str, Any]):
+    return function(_model(key), *args, **kwargs)
+
+
 def _check_counts(processes, threads) -> int:
     if isinstance(processes, bool) or not isinstance(processes, int) or not 1 <= processes <= MAX_PROCESSES:
         raise ValueError(f"processes must be an integer between 1 and {MAX_PROCESSES}, got {processes!r}")
@@ -256,6 +260,19 @@ class DecodingPool:
                 futures.append(executor.submit(_generate_in_worker, key, texts[start:start + size], config,
                                                chunk_options))
             return [result for future in futures for result in future.result()]
+        except BrokenProcessPool as exc:
+            raise self._broken() from exc
+
+    def call(self, function, *args, source: Optional[Union[str, os.PathLike]] = None, revision: Optional[str] = None,
+             **kwargs):
+        """``function(model, *args, **kwargs)`` in a worker, on the pool's model (or the one at ``source``).
+
+        ``function`` must be importable by name (a module-level function, as ``pickle`` sends it), and its
+        arguments and result picklable: e.g. ``pool.call(transformer_hub.inspect.attention_maps, "A dog.")``.
+        """
+        key = (os.fspath(source), revision) if source is not None else None
+        try:
+            return self._executor().submit(_call_in_worker, key, function, args, kwargs).result()
         except BrokenProcessPool as exc:
             raise self._broken() from exc
 
