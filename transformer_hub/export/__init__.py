@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from .common import SUPPORTED, MissingDependencyError, PathLike, UnsupportedModelError, check_exportable, load, require
-from .engine import ENGINES, CTranslate2Engine, engine_available, get_engine
+from .engine import ENGINES, CTranslate2Engine, choose_engine, engine_available, get_engine
 
 FORMATS = tuple(SUPPORTED)
 
@@ -52,4 +52,5 @@ def export(model, out: PathLike, format: str, quantization: Optional[str] = None
 
 
 __all__ = ["export", "export_ctranslate2", "export_marian", "CTranslate2Engine", "get_engine", "engine_available",
+           "choose_engine",
            "ENGINES", "FORMATS", "SUPPORTED", "check_exportable", "UnsupportedModelError", "MissingDependencyError"]
