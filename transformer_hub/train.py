@@ -29,12 +29,14 @@ from . import distributed
 from .config import TransformerConfig
 from .data import encode_pairs, iterate_batches, load_directions, parse_directions, read_parallel
 from .errors import UserError
+from .hub import CONFIG_JSON, read_config
 from .losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
 from .model import Transformer
 from . import results as results_json
 from .tokenizer import Tokenizer
 from .train_options import build_parser
+from .warm_start import load_init, provenance, run_config, shown_source, weights_digest
 
 logger = logging.getLogger("transformer_hub.train")
 MAX_BAD_STEPS = 5
@@ -101,10 +103,10 @@ class Trainer:
             if self.langs:
                 if self.args.separate_vocab:
                     raise UserError("--langs needs a joint vocabulary: drop --separate-vocab")
-                tok = Tokenizer.train(self._tokenizer_texts(), vocab_size=self.args.vocab_size, languages=self.langs)
+                tok = Tokenizer.train(self._tokenizer_texts(), vocab_size=self.args.vocab_size or 10000, languages=self.langs)
             else:
                 tok = Tokenizer.train([s for s, _ in self.train_pairs], [t for _, t in self.train_pairs],
-                                      vocab_size=self.args.vocab_size, joint=not self.args.separate_vocab)
+                                      vocab_size=self.args.vocab_size or 10000, joint=not self.args.separate_vocab)
             tok.save(folder)
         if self.world > 1:
             dist.barrier()
@@ -112,25 +114,18 @@ class Trainer:
 
     def _build_model(self) -> None:
         a = self.args
-        tok = self._tokenizer()
-        overrides = {k: getattr(a, k) for k in ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers",
-                                                "dropout", "max_len", "positional", "norm", "feed_forward",
-                                                "attention", "layout") if getattr(a, k) is not None}
-        share = not a.no_share_embeddings and tok.joint
-        if overrides.get("layout") == "decoder-only":
-            overrides.setdefault("n_encoder_layers", 0)
-        if self.langs:
-            everything = a.directions is None
-            languages = {"languages": self.langs, "src_lang": None, "tgt_lang": None,
-                         "directions": None if everything else [f"{s}-{t}" for s, t in self.train_sets]}
+        found = ckpt.list_checkpoints(self.out / "checkpoints") if a.resume else []
+        weights = None
+        if a.init_from:
+            tok, self.config, weights = self._init_from(found)
         else:
-            languages = {"src_lang": a.src_lang, "tgt_lang": a.tgt_lang}
-        self.config = TransformerConfig.preset(a.preset, **{**overrides, "src_vocab_size": tok.src_vocab_size,
-                                                            "tgt_vocab_size": tok.tgt_vocab_size,
-                                                            "share_embeddings": share, **languages})
+            tok = self._tokenizer()
+            self.config = self._new_config(tok)
         torch.manual_seed(a.seed)
         random.seed(a.seed)
         self.model = Transformer(self.config).to(self.device)
+        if weights is not None:
+            self.model.load_state_dict(weights, strict=True)
         self.model.tokenizer = tok
         self.net = self.model
         if self.world > 1:
@@ -143,13 +138,48 @@ class Trainer:
         self.factor = a.lr_factor or a.peak_lr * math.sqrt(c.d_model) * math.sqrt(a.warmup)
         self.state: Dict = {"step": 0, "epoch": 0, "batch": 0, "train_seconds": 0.0, "wall_seconds": 0.0, "best_bleu": None,
                             "tokens": 0, "args": {k: v for k, v in vars(a).items()}}
-        if a.resume:
-            found = ckpt.list_checkpoints(self.out / "checkpoints")
-            if found:
-                self.state = ckpt.load_checkpoint(found[-1], self.model, self.optimizer)
-                if self.main:
-                    self.metrics.truncate_after(self.state["step"])
-                    logger.info("resumed from %s (step %d)", found[-1], self.state["step"])
+        if a.init_from:
+            self.state["init"] = self.init_record
+        if found:
+            self.state = ckpt.load_checkpoint(found[-1], self.model, self.optimizer)
+            if self.main:
+                self.metrics.truncate_after(self.state["step"])
+                logger.info("resumed from %s (step %d)", found[-1], self.state["step"])
+
+    def _new_config(self, tok: Tokenizer) -> TransformerConfig:
+        a = self.args
+        overrides = {k: getattr(a, k) for k in ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers",
+                                                "dropout", "max_len", "positional", "norm", "feed_forward",
+                                                "attention", "layout") if getattr(a, k) is not None}
+        share = not a.no_share_embeddings and tok.joint
+        if overrides.get("layout") == "decoder-only":
+            overrides.setdefault("n_encoder_layers", 0)
+        if self.langs:
+            everything = a.directions is None
+            languages = {"languages": self.langs, "src_lang": None, "tgt_lang": None,
+                         "directions": None if everything else [f"{s}-{t}" for s, t in self.train_sets]}
+        else:
+            languages = {"src_lang": a.src_lang, "tgt_lang": a.tgt_lang}
+        return TransformerConfig.preset(a.preset or "cpu", **{**overrides, "src_vocab_size": tok.src_vocab_size,
+                                                              "tgt_vocab_size": tok.tgt_vocab_size,
+                                                              "share_embeddings": share, **languages})
+
+    def _init_from(self, found: List[Path]) -> Tuple[Tokenizer, TransformerConfig, Optional[Dict]]:
+        """--init-from: the saved model's tokenizer, config and weights (a resumed run: its own checkpoint's)."""
+        a, folder = self.args, self.out / "tokenizer"
+        if found:  # the checkpoint holds the weights; the config and tokenizer are this run's copies
+            config, weights = read_config(str(found[-1] / CONFIG_JSON)), None
+            self.init_record = {}
+        else:
+            init = load_init(a.init_from)
+            config, weights = init.config, init.state_dict()
+            self.init_record = {"source": a.init_from, "sha256": weights_digest(a.init_from)}
+            if self.main:
+                init.tokenizer.save(folder)
+            if self.world > 1:
+                dist.barrier()
+        tok = Tokenizer.from_directory(folder)
+        return tok, run_config(a, config, tok, list(self.train_sets)), weights
 
     def _encode(self, sets, tok: Tokenizer, budget: int) -> List:
         c, examples, cache = self.config, [], {}
@@ -352,12 +382,16 @@ class Trainer:
             "averaged_checkpoints": len(found), "max_tokens_per_batch": a.max_tokens * self.world,
             "peak_lr": a.peak_lr, "warmup": a.warmup, "label_smoothing": a.label_smoothing, "seed": a.seed,
         }
+        if s.get("init"):
+            training["init_from"] = shown_source(s["init"]["source"])
         if a.final_beam:
             results = self.evaluate_splits(beam=a.final_beam)
         default_name = f"transformer_hub {'-'.join(self.langs)}" if self.langs else f"transformer_hub {a.src_lang}-{a.tgt_lang}"
         self.model.card_data = {"name": a.name or default_name,
                                 "datasets": ["multi30k"], "results": results, "training": training,
                                 "plot": str(self.out / "training_curves.png")}
+        if s.get("init"):
+            self.model.card_data["provenance"] = provenance(s["init"])
         final = self.out / "final"
         self.model.save_pretrained(final)
         (final / "metrics.jsonl").write_text(self.metrics.path.read_text() if self.metrics.path.is_file() else "")

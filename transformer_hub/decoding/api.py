@@ -20,6 +20,7 @@ from torch import nn
 
 from ..kernels import no_dropout
 from ..model import EncoderState
+from . import paragraphs
 from .config import DecodingConfig, one_per_text
 from .prefix import Prefix, PrefixArg, check_prefix_lengths, prefixes_for_ids, prefixes_for_texts
 from .results import Hypothesis, TranslationResult
@@ -303,7 +304,7 @@ def _run_engine(engine, model, sources: List[List[int]], config: DecodingConfig,
 
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, src_lang: Languages = None,
              tgt_lang: Languages = None, progress: bool = False, workers=1, engine="pytorch",
-             prefix: PrefixArg = None, **overrides) -> List[TranslationResult]:
+             prefix: PrefixArg = None, split_sentences: bool = False, **overrides) -> List[TranslationResult]:
     """Translate ``texts`` with ``model.tokenizer``; one :class:`TranslationResult` per input, in input order.
 
     ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its
@@ -323,6 +324,11 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     their log-probabilities count in the scores.  A prefix ending inside a word (no space after it) lets the
     model complete that word (see ``decoding/prefix.py``).  ``return_alternatives=K`` gives each hypothesis
     its per-token ``alternatives``; ``return_search=True`` (beam) gives each result its ``search`` trace.
+
+    ``src_lang="auto"`` (or "auto" for some texts) detects each text's language among the model's own
+    (``transformer_hub.text``); every result reports ``src_lang`` and, when detected, ``src_lang_confidence``.
+    ``split_sentences=True`` translates each sentence of a text on its own (all of them in one call) and
+    puts the outputs back in the text's layout; ``result.sentences`` holds the per-sentence results.
     """
     config = _resolve(config, overrides)
     if isinstance(texts, str):
@@ -332,6 +338,15 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
         raise ValueError("the model has no tokenizer attached (model.tokenizer is None); "
                          "attach one or call decode_ids with token ids")
     texts = [_clean(t) for t in texts]
+    confidences = [None] * len(texts)
+    if paragraphs.wants_detection(src_lang):
+        src_lang, confidences = paragraphs.detect_sources(model.config, texts, src_lang, tgt_lang)
+    if split_sentences:
+        sources = paragraphs.given_sources(model.config, len(texts), src_lang)
+        results = paragraphs.generate_split(generate, model, texts, config, sources, tgt_lang, prefix,
+                                            progress=progress, workers=workers, engine=engine)
+        paragraphs.label(results, sources, confidences)
+        return results
     eos = model.config.eos_id
     tags = _language_tags(model, tokenizer, len(texts), src_lang, tgt_lang)
     sources = [tag + tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t, tag in zip(texts, tags)]
@@ -341,9 +356,11 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     else:
         hyps, truncated, used = _run_engine(engine, model, sources, config, progress, workers, prefixes)
     _fill_text(model, hyps)
-    return [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
-                              source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None))
-            for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
+    results = [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
+                                 source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None))
+               for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
+    paragraphs.label(results, paragraphs.given_sources(model.config, len(texts), src_lang), confidences)
+    return results
 
 
 def translate(model, texts: Sequence[str], strategy: str = "greedy", *, workers=1, **options) -> List[str]:
