@@ -16,7 +16,7 @@ from typing import Optional
 
 from .common import SUPPORTED, MissingDependencyError, PathLike, UnsupportedModelError, check_exportable, load, require
 from ..registry import Registry
-from .engine import CTranslate2Engine, engine_available
+from .engine import CHOICES, CTranslate2Engine, choose_engine, engine_available
 
 # format name -> exporter(model, out, quantization=None, force=False) -> folder; plugins may add theirs
 FORMATS: Registry = Registry("export format")
@@ -53,4 +53,5 @@ def export(model, out: PathLike, format: str, quantization: Optional[str] = None
     return FORMATS.get(format)(model, out, quantization=quantization, force=force)
 
 
-__all__ = ["export", "export_ctranslate2", "export_marian", "CTranslate2Engine", "engine_available", "FORMATS", "SUPPORTED", "check_exportable", "UnsupportedModelError", "MissingDependencyError"]
+__all__ = ["export", "export_ctranslate2", "export_marian", "CTranslate2Engine", "engine_available", "choose_engine",
+           "CHOICES", "FORMATS", "SUPPORTED", "check_exportable", "UnsupportedModelError", "MissingDependencyError"]
