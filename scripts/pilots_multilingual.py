@@ -39,7 +39,7 @@ PILOTS: Dict[str, tuple] = {
     "baseline": ("today's recipe: joint 16k vocabulary, tag at the source start, 4+4 layers, fresh start", []),
     "vocab8k": ("joint 8k SentencePiece vocabulary (4,182,400 parameters)", ["--vocab-size", "8000"]),
     "sampling": ("SentencePiece sampling of the training sources (alpha 0.1, nbest -1), re-drawn every epoch",
-                 ["--subword-sampling-alpha", "0.1", "--subword-sampling-side", "source"]),
+                 ["--subword-sampling-alpha", "0.1"]),  # --subword-sampling-side source is the default
     "sampling-both": ("SentencePiece sampling of training sources and targets (alpha 0.1, nbest -1)",
                       ["--subword-sampling-alpha", "0.1", "--subword-sampling-side", "both"]),
     "continue": ("continues space/models/multilingual's weights (fresh optimizer, warm-up 200)",
