@@ -1,4 +1,5 @@
-"""Imports flow one way: registry <- config <- model/variants <- decoding <- hub/train/cli (lazy imports count too)."""
+"""Imports flow one way (lazy imports count too): registry <- config <- state/tokenizer/kernels <- decoding/hub
+<- model/variants <- export/train/cli."""
 import ast
 from pathlib import Path
 from typing import Dict, Set
@@ -54,24 +55,36 @@ def test_config_imports_only_the_registry():
         {"transformer_hub.registry"}
 
 
-@pytest.mark.parametrize("lower", ["model.py", "variants", "config.py", "state.py", "losses.py", "tokenizer.py"])
-@pytest.mark.parametrize("upper", ["decoding", "hub", "export", "train", "cli", "checkpoint"])
-def test_the_model_layer_does_not_import_what_sits_above_it(lower, upper):
+@pytest.mark.parametrize("lower", ["config.py", "state.py", "losses.py", "tokenizer.py", "kernels.py"])
+@pytest.mark.parametrize("upper", ["model", "variants", "decoding", "hub", "export", "train", "cli", "checkpoint"])
+def test_the_foundations_do_not_import_what_sits_above_them(lower, upper):
     assert touches(imports_of(lower), upper) == set()
 
 
-@pytest.mark.parametrize("upper", ["decoding", "train", "cli", "export"])
-def test_hub_does_not_import_decoding_or_training(upper):
-    assert touches(imports_of("hub.py"), upper) == set()
+@pytest.mark.parametrize("lower", ["decoding", "hub.py"])
+@pytest.mark.parametrize("upper", ["model", "variants", "export", "train", "cli", "checkpoint"])
+def test_decoding_and_the_hub_take_the_model_they_are_given(lower, upper):
+    """Both work on the model's interface (or the class they are handed): the model sits above them."""
+    assert touches(imports_of(lower), upper) == set()
 
 
-def test_the_package_attaches_the_conveniences():
-    from transformer_hub import Transformer, decoding, hub
+@pytest.mark.parametrize("lower", ["model.py", "variants"])
+@pytest.mark.parametrize("upper", ["export", "train", "cli", "checkpoint"])
+def test_the_model_does_not_import_what_sits_above_it(lower, upper):
+    assert touches(imports_of(lower), upper) == set()
 
-    attached: Dict[str, object] = {"translate": decoding.translate, "_save_pretrained": hub.save_folder}
-    for name, function in attached.items():
-        assert Transformer.__dict__[name] is function
-    assert Transformer.__dict__["from_pretrained"].__func__ is hub.from_pretrained
+
+def test_the_class_defines_its_conveniences_and_the_package_attaches_nothing():
+    """``translate`` and the Hub methods are the class's own or its visible mixin's; ``__init__`` only re-exports."""
+    from transformer_hub import Transformer
+    from transformer_hub.hub import HubMixin
+
+    assert "translate" in Transformer.__dict__ and issubclass(Transformer, HubMixin)
+    assert {"from_pretrained", "_save_pretrained"} <= set(HubMixin.__dict__)
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    assigned = [t for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets
+                if isinstance(t, ast.Attribute)]
+    assert assigned == []
 
 
 def module_name(path: Path) -> str:

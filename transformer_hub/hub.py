@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
-from huggingface_hub import EvalResult, ModelCard, ModelCardData, hf_hub_download, try_to_load_from_cache
+from huggingface_hub import (EvalResult, ModelCard, ModelCardData, PyTorchModelHubMixin, hf_hub_download,
+                             try_to_load_from_cache)
 from huggingface_hub import _CACHED_NO_EXIST  # try_to_load_from_cache's "known to be absent" answer
 from huggingface_hub.errors import EntryNotFoundError, HFValidationError, LocalEntryNotFoundError
 from safetensors import SafetensorError, safe_open
@@ -250,17 +251,26 @@ def load_pretrained(cls, model_id: str, revision: Optional[str] = None, **downlo
     return model
 
 
-def from_pretrained(cls, pretrained_model_name_or_path, *, revision: Optional[str] = None, cache_dir=None,
-                    force_download: bool = False, token=None, local_files_only: bool = False, **unused):
-    """Load a ``save_pretrained`` folder or Hub repo: config validated first, weights strictly, tokenizer too.
+class HubMixin(PyTorchModelHubMixin):
+    """How a model is stored like a Hub model: what ``Transformer`` inherits.
 
-    The package attaches this as the classmethod ``Transformer.from_pretrained`` (replacing the mixin's, which
-    loads with ``strict=False`` and falls back to unpickling ``pytorch_model.bin``).
+    huggingface_hub's ``PyTorchModelHubMixin`` gives ``save_pretrained`` and ``push_to_hub``, which write
+    through ``_save_pretrained`` (here: :func:`save_folder`); ``from_pretrained`` is replaced by the strict
+    :func:`load_pretrained` (the mixin's loads with ``strict=False`` and falls back to unpickling
+    ``pytorch_model.bin``).  This module never imports the model: ``cls`` is the class being loaded.
     """
-    if unused:
-        raise TypeError(f"unexpected arguments {sorted(unused)}; the config comes from config.json")
-    return load_pretrained(cls, pretrained_model_name_or_path, revision=revision, cache_dir=cache_dir,
-                           force_download=force_download, token=token, local_files_only=local_files_only)
+
+    def _save_pretrained(self, save_directory: Path) -> None:
+        save_folder(self, save_directory)
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *, revision: Optional[str] = None, cache_dir=None,
+                        force_download: bool = False, token=None, local_files_only: bool = False, **unused):
+        """Load a ``save_pretrained`` folder or Hub repo: config validated first, weights strictly, tokenizer too."""
+        if unused:
+            raise TypeError(f"unexpected arguments {sorted(unused)}; the config comes from config.json")
+        return load_pretrained(cls, pretrained_model_name_or_path, revision=revision, cache_dir=cache_dir,
+                               force_download=force_download, token=token, local_files_only=local_files_only)
 
 
 def check_tokenizer(tokenizer: Tokenizer, config: TransformerConfig) -> None:

@@ -95,6 +95,3 @@ def examples(text: gr.Textbox, source: gr.Dropdown, prefix: str) -> gr.Dataset:
     dataset.click(lambda sample: sample[0], dataset, text, **UI)
     return dataset
 
-
-def source_label(language: Optional[str]) -> str:
-    return f"{LANGUAGES.get(language, 'Source')} text"

@@ -41,6 +41,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import torch
 
+from ..registry import MODELS
 from .batching import decode_in_batches, with_seed
 from .config import STRATEGIES, DecodingConfig, one_per_text
 from .engines import decode_batch
@@ -76,12 +77,10 @@ class ModelLoadError(RuntimeError):
 
 
 def _model(key: Optional[Key] = None):
-    from ..model import Transformer
-
     key = key or _DEFAULT
     if key not in _MODELS:
         try:
-            model = Transformer.from_pretrained(key[0], revision=key[1]).eval()
+            model = MODELS.get("transformer").from_pretrained(key[0], revision=key[1]).eval()
         except Exception as exc:  # noqa: BLE001 - one clear type for the caller, whatever went wrong
             where = key[0] + (f"@{key[1]}" if key[1] else "")
             raise ModelLoadError(f"could not load the model at {where}: {type(exc).__name__}: {exc}") from None
