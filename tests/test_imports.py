@@ -1,32 +1,22 @@
 """Imports flow one way (lazy imports count too): registry <- config <- state/tokenizer/kernels <- decoding/hub
 <- model/variants <- export/train/cli."""
 import ast
+import sys
 from pathlib import Path
 from typing import Dict, Set
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "transformer_hub"
+sys.path.insert(0, str(PACKAGE.parent))  # `scripts` lives at the repository root
+
+from scripts.import_graph import imports, module_name  # noqa: E402  (the resolver deploy_space.py uses too)
 
 
 def our_imports(path: Path) -> Set[str]:
     """Every ``transformer_hub`` module ``path`` imports, at the top or inside a function, as dotted names."""
-    module = "transformer_hub." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
-    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    package = package.removesuffix(".__init__")
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("transformer_hub.")}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolve against the importing module's package
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
-            if base.startswith("transformer_hub"):
-                found |= {f"{base}.{a.name}" for a in node.names} | {base}
-    return {name for name in found if name != "transformer_hub"}
+    found = imports(path, module_name(PACKAGE.parent, path))
+    return {name for name in found if name.startswith("transformer_hub.")}
 
 
 def imports_of(relative: str) -> Set[str]:
@@ -87,14 +77,9 @@ def test_the_class_defines_its_conveniences_and_the_package_attaches_nothing():
     assert assigned == []
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE).with_suffix("").parts
-    return ".".join(("transformer_hub",) + (parts[:-1] if parts[-1] == "__init__" else parts))
-
-
 def test_no_import_cycle_in_the_package():
     """Counting lazy imports too; an import of the package itself (``from .. import x``) is not an edge back."""
-    files = {module_name(f): f for f in PACKAGE.rglob("*.py")}
+    files = {module_name(PACKAGE.parent, f): f for f in PACKAGE.rglob("*.py")}
 
     def owner(name: str) -> str:  # "transformer_hub.model.Transformer" -> "transformer_hub.model"
         while name not in files and "." in name:

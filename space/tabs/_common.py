@@ -9,7 +9,7 @@ import gradio as gr
 from .. import service
 from ..context import SpaceContext
 from ..examples import EXAMPLES
-from ..languages import DEFAULT_PAIR, LANGUAGES, choices, fit_pair
+from ..languages import DEFAULT_PAIR, choices, fit_pair
 
 DECODE = "decode"  # concurrency group of every event that runs the model
 UI = dict(api_visibility="private", queue=False)  # events that only rearrange the page
