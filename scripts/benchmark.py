@@ -46,11 +46,11 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 import torch  # noqa: E402
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
-from transformer_hub.data import DEFAULT_DATA_DIR, DataError, corpus_file, read_lines  # noqa: E402
+from transformer_hub.data import default_data_dir, DataError, corpus_file, read_lines  # noqa: E402
 from transformer_hub.decoding import DecodingConfig, DecodingPool, generate  # noqa: E402
 from transformer_hub.registry import Registry  # noqa: E402
 
-DATA_DIR = DEFAULT_DATA_DIR
+DATA_DIR = default_data_dir()
 SHIPPED = ROOT / "space" / "models" / "en-de"
 
 

@@ -14,12 +14,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import gradio as gr
 
+from transformer_hub.decoding import ENGINES, DecodingConfig, TranslationResult
 from transformer_hub.decoding import STRATEGIES as STRATEGY_REGISTRY
-from transformer_hub.decoding import DecodingConfig, TranslationResult
-from transformer_hub.decoding.pool import ModelLoadError as WorkerLoadError
-from transformer_hub.decoding import ENGINES
+from transformer_hub.decoding import ENGINES, DecodingConfig, TranslationResult
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.export.engine import choose_engine, engine_available
+from transformer_hub.hub import ModelLoadError
 
 from .batching import QueueFull
 from .choice import AUTO
@@ -27,7 +27,6 @@ from .context import SpaceContext
 from .decoder import Request
 from .languages import direction
 from .limits import choice_option, clean_text, float_option, int_option
-from .models_store import ModelLoadError
 
 logger = logging.getLogger(__name__)
 # the library's registered strategies, the plain ones first (a plugin's strategy appears after them)
@@ -51,7 +50,7 @@ def handler(fn):
             raise
         except QueueFull as exc:
             raise gr.Error(f"The server is busy ({exc}); please try again in a moment.") from exc
-        except (ModelLoadError, WorkerLoadError) as exc:
+        except ModelLoadError as exc:
             raise gr.Error(f"The model could not be loaded: {exc}") from exc
         except ValueError as exc:  # the library's checks of the visitor's input
             logger.info("invalid request to %s: %s", fn.__name__, exc)
@@ -241,7 +240,7 @@ def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], stra
         for engine in engines:
             try:
                 results, seconds = run(ctx, name, clean.sentences, config, pair, engine)
-            except (ValueError, ModelLoadError, WorkerLoadError) as exc:  # e.g. a layout an engine cannot run
+            except (ValueError, ModelLoadError) as exc:  # e.g. a layout an engine cannot run
                 rows.append([name, engine, f"({exc})", None, None, f"{cfg.num_parameters():,}"])
                 continue
             rows.append([name, engine, "\n".join(r.text for r in results), round(seconds * 1000.0, 1),

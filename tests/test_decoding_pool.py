@@ -172,7 +172,7 @@ def test_pool_from_a_folder_never_loads_the_model_here_and_decodes_alike(model, 
 
 @pytest.mark.slow
 def test_pool_from_a_source_reports_a_model_it_cannot_load_and_keeps_serving(folder, tmp_path):
-    from transformer_hub.decoding.pool import ModelLoadError
+    from transformer_hub.hub import ModelLoadError
 
     broken = tmp_path / "broken"
     broken.mkdir()

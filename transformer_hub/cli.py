@@ -27,7 +27,7 @@ import traceback
 import warnings
 from typing import Callable, Iterator, List, Optional, Sequence, TextIO
 
-from .data import DEFAULT_DATA_DIR, MULTI30K_LANGS, download_multi30k, read_lines
+from .data import default_data_dir, MULTI30K_LANGS, download_multi30k, read_lines
 from .errors import Parser, UserError
 from .metrics import score_with_signatures
 from .registry import Registry
@@ -407,7 +407,7 @@ def download_command(argv: List[str]) -> int:
                     "2016/2017) into a folder `train --data-dir` reads; files already there are kept.")
     parser.add_argument("--langs", default=",".join(MULTI30K_LANGS),
                         help=f"comma-separated languages among {','.join(MULTI30K_LANGS)} (default: all four)")
-    parser.add_argument("--dest", default=str(DEFAULT_DATA_DIR), help="the folder to fill (default: %(default)s)")
+    parser.add_argument("--dest", default=str(default_data_dir()), help="the folder to fill (default: %(default)s)")
     args = parser.parse_args(argv)
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
     unknown = [lang for lang in langs if lang not in MULTI30K_LANGS]

@@ -355,7 +355,6 @@ class Trainer:
              **options) -> Dict[str, float]:
         from .decoding import translate
 
-        self.model.eval()
         languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.config.pairs() else {}
         hypotheses = translate(self.model, [p[0] for p in pairs], batch_size=200, **languages, **options)
         return score(hypotheses, [p[1] for p in pairs])

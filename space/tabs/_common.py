@@ -10,7 +10,7 @@ from .. import service
 from ..choice import AUTO, AUTO_LABEL
 from ..context import SpaceContext
 from ..examples import EXAMPLES
-from ..languages import DEFAULT_PAIR, LANGUAGES, choices, fit_pair
+from ..languages import DEFAULT_PAIR, choices, fit_pair
 
 DECODE = "decode"  # concurrency group of every event that runs the model
 UI = dict(api_visibility="private", queue=False)  # events that only rearrange the page
@@ -103,6 +103,3 @@ def examples(text: gr.Textbox, source: gr.Dropdown, prefix: str) -> gr.Dataset:
     dataset.click(lambda sample: sample[0], dataset, text, **UI)
     return dataset
 
-
-def source_label(language: Optional[str]) -> str:
-    return f"{LANGUAGES.get(language, 'Source')} text"

@@ -37,7 +37,6 @@ import json
 import os
 import shutil
 import threading
-import weakref
 from collections import OrderedDict
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -46,6 +45,7 @@ import numpy as np
 import torch
 
 from ..decoding.config import DecodingConfig, length_penalty
+from ..caching import WeakVersionCache
 from ..decoding.engines import ENGINES, get_engine
 from ..decoding.results import Hypothesis
 from .common import SUPPORTED, PathLike, require, vocabulary
@@ -161,7 +161,7 @@ class CTranslate2Engine:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.max_models = max_models
         self.conversions = 0  # how many times a model was converted (the cache tests read it)
-        self._models: Dict[int, tuple] = {}  # id(model) -> (weakref, version key, digest)
+        self._digests: WeakVersionCache[str] = WeakVersionCache(_version_key)  # a model's digest while unchanged
         self._converted: "OrderedDict[str, _Converted]" = OrderedDict()
         self._lock = threading.Lock()
 
@@ -171,19 +171,10 @@ class CTranslate2Engine:
     def clear(self) -> None:
         """Forget every conversion (the next call converts again)."""
         with self._lock:
-            self._models.clear()
+            self._digests.clear()
             self._converted.clear()
 
     # ----------------------------------------------------------------- conversion and cache
-    def _digest(self, model) -> str:
-        key, kept = _version_key(model), self._models.get(id(model))
-        if key is not None and kept is not None and kept[0]() is model and kept[1] == key:
-            return kept[2]
-        digest = weights_digest(model)
-        forget = lambda _, i=id(model): self._models.pop(i, None)  # noqa: E731  (when the model is freed)
-        self._models[id(model)] = (weakref.ref(model, forget), key, digest)
-        return digest
-
     def _files(self, model, digest: str) -> Dict[str, bytes]:
         folder = self.cache_dir / digest if self.cache_dir is not None else None
         if folder is not None and (folder / "model.bin").is_file():
@@ -219,7 +210,7 @@ class CTranslate2Engine:
         """
         ct2 = require("ctranslate2", "engine='ctranslate2'")
         with self._lock:
-            digest = self._digest(model)
+            digest = self._digests.get(model, weights_digest)
             converted = self._converted.get(digest)
             if converted is None:
                 converted = _Converted(self._files(model, digest), model)
