@@ -15,6 +15,10 @@ from .config import DecodingConfig, length_penalty, one_per_text
 from .results import Hypothesis, TranslationResult
 
 AUTO = "auto"
+# A text detected as the target language with at least this confidence is refused ("already in German");
+# below it the detection is unsure (short texts: "A dog." is 0.51 English among en/de/fr/cs) and the most
+# likely of the other languages is taken instead.
+SAME_AS_TARGET = 0.9
 
 
 def wants_detection(src_lang) -> bool:
@@ -49,13 +53,18 @@ def detect_sources(config, texts: List[str], src_lang, tgt_lang) -> Tuple[list, 
     confidences: List[Optional[float]] = [None] * len(texts)
     default_target = config.tgt_lang if not config.languages else None
     for i, (code, confidence), other in zip(auto, picked, foreign):
+        if not texts[i].strip():  # nothing to detect: the model's default, reported as not detected
+            sources[i] = None
+            continue
         if other is not None:
             raise ValueError(f"text {i + 1} looks like {text_mod.language_name(other)} ({other}), which this model "
                              f"does not read; it serves {', '.join(served)}")
         target = targets[i] if targets[i] is not None else default_target
-        if code == target:
+        if code == target and confidence >= SAME_AS_TARGET:
             raise ValueError(f"text {i + 1} is already in {text_mod.language_name(code)} (detected, "
                              f"{confidence:.2f}), the target language: pick another target")
+        if code == target:
+            code, confidence = text_mod.detect_language([texts[i]], [c for c in served if c != target])[0]
         sources[i], confidences[i] = code, confidence
     return sources, confidences
 
