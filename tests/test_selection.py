@@ -1,6 +1,7 @@
 """The best model for each direction: read from the model cards (transformer_hub.selection), used by the Space."""
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -73,3 +74,23 @@ def test_the_shipped_models_default_per_direction():
     table = best_models(candidates_in(shipped))
     # the cards: en-de 41.53 (bilingual) against 39.17 (multilingual) lowercased BLEU on test_2016_flickr
     assert table[("en", "de")] == "en-de" and table[("en", "fr")] == "multilingual" and len(table) == 12
+
+
+def test_the_cli_without_model_translates_with_the_best_model_of_the_folder(two_models, monkeypatch, capsys):
+    from transformer_hub import Transformer, cli
+
+    source = two_models / "input.en"
+    source.write_text("A dog runs.\n", encoding="utf-8")
+    monkeypatch.setenv(cli.MODELS_DIR_ENV, str(two_models))
+    out = two_models / "out.de"
+    assert cli.main(["translate", "--src-lang", "en", "--tgt-lang", "de", "--strategy", "greedy",
+                     "--max-length", "5", "--input", str(source), "--output", str(out)]) == 0
+    assert f"model: {two_models / 'pair'} (the best measured for en->de" in capsys.readouterr().err
+    model = Transformer.from_pretrained(two_models / "pair")
+    assert out.read_text(encoding="utf-8") == model.translate(["A dog runs."], strategy="greedy", max_length=5)[0] + "\n"
+    # (the test's multilingual model has no language tags to translate with: its choice is checked alone)
+    assert cli.best_model_for(argparse.Namespace(src_lang="en", tgt_lang="fr")) == str(two_models / "multi")
+    assert cli.main(["translate", "--src-lang", "en", "--tgt-lang", "cs", "--input", str(source)]) == 2
+    assert "no model in" in capsys.readouterr().err
+    assert cli.main(["translate", "--input", str(source)]) == 2
+    assert "without --model, give --src-lang and --tgt-lang" in capsys.readouterr().err
