@@ -51,7 +51,7 @@ class Translator:
     def __call__(self, sources: List[str], src: str, tgt: str) -> List[str]:
         languages = {"src_lang": src, "tgt_lang": tgt} if self.model.config.pairs() else {}
         return translate(self.model, sources, strategy="beam", beam_size=self.beam, batch_size=self.batch_size,
-                         workers=self.pool or 1, **languages)
+                         engine=self.pool or "pytorch", **languages)
 
 
 def evaluate(args: argparse.Namespace) -> List[Dict]:

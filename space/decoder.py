@@ -74,6 +74,11 @@ class Decoder:
         key = self.batcher.unique_key() if config.strategy == "sample" else (spec.name, repr(config), engine)
         return self.batcher.run(key, decode, list(requests))
 
+    def call(self, name: str, function, *args, **kwargs):
+        """``function(model, *args, **kwargs)`` on model ``name`` in the decoding worker (``DecodingPool.call``)."""
+        spec = self.store.spec(name)
+        return self.pool().call(function, *args, source=spec.source, revision=spec.revision, **kwargs)
+
     def close(self) -> None:
         with self._lock:
             pool, self._pool = self._pool, None

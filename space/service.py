@@ -17,8 +17,9 @@ import gradio as gr
 from transformer_hub.decoding import STRATEGIES as STRATEGY_REGISTRY
 from transformer_hub.decoding import DecodingConfig, TranslationResult
 from transformer_hub.decoding.pool import ModelLoadError as WorkerLoadError
+from transformer_hub.decoding import ENGINES
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
-from transformer_hub.export.engine import ENGINES, choose_engine, engine_available
+from transformer_hub.export.engine import choose_engine, engine_available
 
 from .batching import QueueFull
 from .choice import AUTO
@@ -82,8 +83,8 @@ def pick_model(ctx: SpaceContext, name: Optional[str], source_lang=None, target_
     return name
 
 
-def pick_engine(engine, choices: Tuple[str, ...] = ENGINES) -> str:
-    engine = choice_option("engine", engine, choices)
+def pick_engine(engine, choices: Optional[Tuple[str, ...]] = None) -> str:
+    engine = choice_option("engine", engine, choices or tuple(ENGINES.names()))
     if not engine_available(engine) and engine != "auto":
         raise gr.Error(f"The {engine} engine is not installed on this server (pip install ctranslate2).")
     return engine

@@ -23,7 +23,7 @@ def _model_source(request):
     """pytest's cache folder, and synthetic pairs (conftest's) when the Multi30k corpus is absent."""
     from conftest import MULTI30K, synthetic_pairs
 
-    cache = request.config.cache.mkdir("space") if request.config.cache else None
+    cache = request.config.cache.mkdir("space") if getattr(request.config, "cache", None) else None  # no:cacheprovider
     return cache, TINY_UPDATES, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
 
 

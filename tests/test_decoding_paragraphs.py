@@ -10,7 +10,7 @@ import torch
 from decoding_fixtures import synthetic_pairs, trained_model
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub import text as text_mod
-from transformer_hub.decoding import api, generate
+from transformer_hub.decoding import engines, generate
 from transformer_hub.text import split_sentences
 
 LANGS = ["en", "de", "fr", "cs"]
@@ -37,8 +37,8 @@ def multilingual() -> Transformer:
 
 def test_split_sentences_translates_each_sentence_in_one_batch_and_keeps_the_layout(tiny_model, monkeypatch):
     calls = []
-    original = api.decode_batch
-    monkeypatch.setattr(api, "decode_batch", lambda model, rows, *a, **k: calls.append(len(rows)) or
+    original = engines.decode_batch
+    monkeypatch.setattr(engines, "decode_batch", lambda model, rows, *a, **k: calls.append(len(rows)) or
                         original(model, rows, *a, **k))
     texts = [PARAGRAPHS, "One more sentence. And the last one!"]
     results = generate(tiny_model, texts, split_sentences=True, max_length=8)

@@ -193,7 +193,7 @@ def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
 def decoding_config(args: argparse.Namespace):
     from .decoding import DecodingConfig
 
-    from .decoding.api import MAX_WORKERS
+    from .decoding.threads import MAX_WORKERS
 
     if not 1 <= args.workers <= MAX_WORKERS:
         raise CLIError(f"--workers must be between 1 and {MAX_WORKERS}, got {args.workers}")
@@ -210,10 +210,10 @@ def decoding_config(args: argparse.Namespace):
 
 
 @contextlib.contextmanager
-def decoding_workers(args: argparse.Namespace, model) -> Iterator:
-    """What ``generate(..., workers=)`` gets: a DecodingPool for --parallel processes, else the thread count."""
-    if args.workers == 1 or args.parallel == "threads":
-        yield args.workers
+def decoding_workers(args: argparse.Namespace, model, engine="pytorch") -> Iterator[dict]:
+    """``generate``'s ``workers=`` and ``engine=``: a DecodingPool engine for --parallel processes, else threads."""
+    if args.workers == 1 or args.parallel == "threads" or engine != "pytorch":
+        yield dict(workers=args.workers, engine=engine)
         return
     from .decoding import DecodingPool
 
@@ -222,7 +222,7 @@ def decoding_workers(args: argparse.Namespace, model) -> Iterator:
     except (ValueError, RuntimeError) as exc:
         raise CLIError(f"--workers {args.workers}: {exc}")
     with pool:
-        yield pool
+        yield dict(workers=1, engine=pool)
 
 
 def set_threads(threads: Optional[int]) -> None:
@@ -284,10 +284,10 @@ def translate_command(argv: List[str]) -> int:
     model = load_model(args.model or best_model_for(args), args.revision, args.device)
     from .decoding import generate
 
-    with decoding_workers(args, model) as workers:
+    with decoding_workers(args, model, engine) as runner:
         try:
-            results = generate(model, lines, config, progress=_progress(args, len(lines)), workers=workers,
-                               engine=engine, prefix=prefixes, **check_languages(args, model))
+            results = generate(model, lines, config, progress=_progress(args, len(lines)), prefix=prefixes,
+                               **runner, **check_languages(args, model))
         except ValueError as exc:  # a prefix longer than its sentence may be, an engine without prefixes
             raise CLIError(str(exc))
     with open_output(args.output) as out:
@@ -311,8 +311,6 @@ def translation_prefixes(args: argparse.Namespace, n_lines: int) -> Optional[Lis
     if len(prefixes) != n_lines:
         raise CLIError(f"--prefix-file {args.prefix_file} has {len(prefixes)} lines for {n_lines} input lines: "
                        "give one prefix per input line (an empty line for none)")
-    if args.workers > 1 and args.parallel == "processes":
-        raise CLIError("--prefix-file decodes in this process: use --parallel threads, or --workers 1")
     return prefixes
 
 
@@ -364,9 +362,9 @@ def evaluate_command(argv: List[str]) -> int:
     model = load_model(args.model or best_model_for(args), args.revision, args.device)
     from .decoding import generate
 
-    with decoding_workers(args, model) as workers:  # started before the clock: the speed is the decoding's
+    with decoding_workers(args, model) as runner:  # started before the clock: the speed is the decoding's
         start = time.perf_counter()
-        results = generate(model, sources, config, progress=_progress(args, len(sources)), workers=workers,
+        results = generate(model, sources, config, progress=_progress(args, len(sources)), **runner,
                            **check_languages(args, model))
         seconds = time.perf_counter() - start
     hypotheses = [one_line(r.text) for r in results]

@@ -197,16 +197,21 @@ class Example:
 
 def encode_pairs(pairs: Sequence[Tuple[str, str]], tokenizer, bos: int, eos: int, max_len: int,
                  tag: Optional[int] = None, direction: str = "",
-                 cache: Optional[Dict[Tuple[str, str], List[int]]] = None) -> List[Example]:
+                 cache: Optional[Dict[Tuple[str, str], List[int]]] = None, sample: bool = False) -> List[Example]:
     """Tokenize pairs (``tag``: an id put before every source); examples longer than ``max_len`` are dropped.
 
     ``cache`` ((side, text) -> ids), shared across calls, encodes each sentence of a many-way corpus once.
+    ``sample``: the sides ``tokenizer.sampling`` covers are segmented by ``tokenizer.sample`` (a fresh draw for
+    every occurrence, never cached).
     """
     examples = []
     prefix = [tag] if tag is not None else []
     cache = {} if cache is None else cache
+    sampled = tokenizer.sampling.sides if sample and tokenizer.sampling is not None else ()
 
     def encode(text: str, side: str) -> List[int]:
+        if side in sampled:
+            return tokenizer.sample(text, side)
         if (side, text) not in cache:
             cache[(side, text)] = tokenizer.encode(text, side=side)
         return cache[(side, text)]

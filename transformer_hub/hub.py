@@ -243,6 +243,7 @@ def load_pretrained(cls, model_id: str, revision: Optional[str] = None, **downlo
     if tok_config is not None:
         files = Tokenizer.files_from_config(tok_config)
         model.tokenizer = Tokenizer.from_files(fetch(files["source"]), fetch(files["target"]))
+        model.tokenizer.sampling = Tokenizer.sampling_from_config(tok_config)
         check_tokenizer(model.tokenizer, config)
     card = fetch(CARD_FILE, required=False)
     if card is not None:

@@ -34,7 +34,7 @@ from .losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
 from .model import Transformer
 from . import results as results_json
-from .tokenizer import Tokenizer
+from .tokenizer import SubwordSampling, Tokenizer, seed_sampling
 from .train_options import build_parser
 from .warm_start import load_init, provenance, run_config, shown_source, weights_digest
 
@@ -46,6 +46,11 @@ def noam_lr(step: int, d_model: int, warmup: int, factor: float) -> float:
     """lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)  (section 5.3)."""
     step = max(step, 1)
     return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+def lr_factor(peak_lr: float, d_model: int, warmup: int) -> float:
+    """The ``noam_lr`` factor that makes the schedule peak at ``peak_lr`` (at step ``warmup``)."""
+    return peak_lr * math.sqrt(d_model) * math.sqrt(warmup)
 
 
 class Trainer:
@@ -121,6 +126,7 @@ class Trainer:
         else:
             tok = self._tokenizer()
             self.config = self._new_config(tok)
+        self._set_sampling(tok, resuming=bool(found))
         torch.manual_seed(a.seed)
         random.seed(a.seed)
         self.model = Transformer(self.config).to(self.device)
@@ -132,10 +138,11 @@ class Trainer:
             self.net = torch.nn.parallel.DistributedDataParallel(self.model)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
         c = self.config
-        budget = c.max_len if c.layout != "decoder-only" else c.max_len // 2
-        self.train_examples = self._encode(self.train_sets, tok, budget)
-        self.valid_examples = self._encode(self.valid_sets, tok, budget)
-        self.factor = a.lr_factor or a.peak_lr * math.sqrt(c.d_model) * math.sqrt(a.warmup)
+        self.budget = c.max_len if c.layout != "decoder-only" else c.max_len // 2
+        self.train_examples = self._encode(self.train_sets, tok)
+        self.valid_examples = self._encode(self.valid_sets, tok)
+        self._sampled: Tuple[int, List] = (-1, [])
+        self.factor = a.lr_factor or lr_factor(a.peak_lr, c.d_model, a.warmup)
         self.state: Dict = {"step": 0, "epoch": 0, "batch": 0, "train_seconds": 0.0, "wall_seconds": 0.0, "best_bleu": None,
                             "tokens": 0, "args": {k: v for k, v in vars(a).items()}}
         if a.init_from:
@@ -181,12 +188,41 @@ class Trainer:
         tok = Tokenizer.from_directory(folder)
         return tok, run_config(a, config, tok, list(self.train_sets)), weights
 
-    def _encode(self, sets, tok: Tokenizer, budget: int) -> List:
+    def _encode(self, sets, tok: Tokenizer, sample: bool = False) -> List:
         c, examples, cache = self.config, [], {}
         for (src_lang, tgt_lang), pairs in sets.items():
             tag = tok.lang_tag_id(tgt_lang) if c.multilingual else None
-            examples += encode_pairs(pairs, tok, c.bos_id, c.eos_id, budget, tag, f"{src_lang}-{tgt_lang}", cache)
+            examples += encode_pairs(pairs, tok, c.bos_id, c.eos_id, self.budget, tag, f"{src_lang}-{tgt_lang}",
+                                     cache, sample=sample)
         return examples
+
+    def _set_sampling(self, tok: Tokenizer, resuming: bool) -> None:
+        """The run's subword sampling, kept in its tokenizer copy (so in every checkpoint and the final model)."""
+        a = self.args
+        try:
+            wanted = SubwordSampling(a.subword_sampling_alpha, a.subword_sampling_side) if a.subword_sampling_alpha \
+                else None
+        except ValueError as exc:
+            raise UserError(f"--subword-sampling-alpha/--subword-sampling-side: {exc}") from exc
+        if tok.sampling == wanted:
+            return
+        if resuming:
+            said = tok.sampling.describe() if tok.sampling else "none"
+            raise UserError(f"this run was trained with subword sampling {said}: resume it with the same "
+                            f"--subword-sampling-* options (they say {wanted.describe() if wanted else 'none'})")
+        tok.sampling = wanted
+        if self.main:
+            tok.save(self.out / "tokenizer")
+
+    def epoch_examples(self, epoch: int) -> List:
+        """The training examples of ``epoch``: re-segmented each epoch under subword sampling, drawn from a seed
+        fixed by (seed, epoch) so that a resumed run sees the same pieces; else always the same."""
+        if self.model.tokenizer.sampling is None:
+            return self.train_examples
+        if self._sampled[0] != epoch:
+            seed_sampling((self.args.seed * 1_000_003 + epoch) % 2 ** 32)
+            self._sampled = (epoch, self._encode(self.train_sets, self.model.tokenizer, sample=True))
+        return self._sampled[1]
 
     # ---------------------------------------------------------------- loop
     def _loss(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
@@ -208,7 +244,7 @@ class Trainer:
         self.bar = tqdm(total=a.max_updates, initial=s["step"], desc="train", disable=not self.main,
                         dynamic_ncols=True)
         while not self._done():
-            for index, batch in iterate_batches(self.train_examples, a.max_tokens, a.seed, s["epoch"],
+            for index, batch in iterate_batches(self.epoch_examples(s["epoch"]), a.max_tokens, a.seed, s["epoch"],
                                                 self.config.pad_id, s["batch"], self.rank, self.world):
                 if not self._train_step(index, batch):
                     continue
@@ -382,6 +418,8 @@ class Trainer:
             "averaged_checkpoints": len(found), "max_tokens_per_batch": a.max_tokens * self.world,
             "peak_lr": a.peak_lr, "warmup": a.warmup, "label_smoothing": a.label_smoothing, "seed": a.seed,
         }
+        if self.model.tokenizer.sampling is not None:
+            training["subword_sampling"] = self.model.tokenizer.sampling.describe()
         if s.get("init"):
             training["init_from"] = shown_source(s["init"]["source"])
         if a.final_beam:

@@ -39,6 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
     t = p.add_argument_group("tokenizer")
     t.add_argument("--vocab-size", type=int, default=None, help="pieces in the SentencePiece model (default: 10000)")
     t.add_argument("--separate-vocab", action="store_true", help="one vocabulary per language (default: joint)")
+    t.add_argument("--subword-sampling-alpha", type=float, default=0.0,
+                   help="subword regularisation: re-segment the training text every epoch by SentencePiece "
+                   "sampling with this alpha (e.g. 0.1; nbest -1); 0 = off. Decoding never samples")
+    t.add_argument("--subword-sampling-side", default="source", choices=("source", "both"),
+                   help="which training side is sampled (target too with 'both')")
     m = p.add_argument_group("model (a preset, then overrides)")
     m.add_argument("--preset", default=None, choices=sorted(PRESETS), help="the model's sizes before overrides (default: cpu)")
     m.add_argument("--init-from", metavar="DIR_OR_REPO", default=None,

@@ -1,4 +1,4 @@
-"""Decoding engines behind ``generate(..., engine=...)``: ``"pytorch"`` (the library's own) and ``"ctranslate2"``.
+"""The CTranslate2 engine behind ``generate(..., engine="ctranslate2")`` (registered in ``decoding.engines.ENGINES``).
 
 ``generate`` tokenizes, adds language tags and eos, truncates and computes each
 sentence's length cap as always, then hands the id lists to an engine's
@@ -46,11 +46,11 @@ import numpy as np
 import torch
 
 from ..decoding.config import DecodingConfig, length_penalty
+from ..decoding.engines import ENGINES, get_engine
 from ..decoding.results import Hypothesis
 from .common import SUPPORTED, PathLike, require, vocabulary
 
-ENGINES = ("pytorch", "ctranslate2")
-CHOICES = ("auto",) + ENGINES  # what a caller may ask for: "auto" resolves with choose_engine
+CHOICES = ("auto", "pytorch", "ctranslate2")  # what a caller may ask for: "auto" resolves with choose_engine
 # DecodingConfig fields the CTranslate2 engine maps; any other field must keep its default value.
 MAPPED = {"strategy", "beam_size", "length_penalty", "n_best", "max_len_offset", "max_length", "min_len",
           "temperature", "top_k", "top_p", "seed", "batch_size", "use_cache", "return_attention"}
@@ -59,16 +59,15 @@ COMPUTE_TYPES = ("float32", "int8", "int8_float32", "int16", "float16", "bfloat1
 
 
 def engine_available(name: str) -> bool:
-    """Whether ``generate(..., engine=name)`` can run here (its package is installed)."""
-    if name == "pytorch":
-        return True
+    """Whether ``generate(..., engine=name)`` can run here (registered, and its package installed)."""
+    if name not in ENGINES:
+        return False
     if name == "ctranslate2":
         try:
             require("ctranslate2", "engine='ctranslate2'")
         except ImportError:
             return False
-        return True
-    return False
+    return True
 
 
 def choose_engine(engine: str, config: DecodingConfig, model_config=None) -> str:
@@ -96,14 +95,11 @@ def choose_engine(engine: str, config: DecodingConfig, model_config=None) -> str
 _DEFAULT: Dict[str, "CTranslate2Engine"] = {}
 
 
-def get_engine(engine) -> "CTranslate2Engine":
-    """The engine object for ``generate(..., engine=...)``: a name in ``ENGINES`` other than "pytorch", or an engine."""
-    if isinstance(engine, CTranslate2Engine):
-        return engine
-    if engine == "ctranslate2":
-        require("ctranslate2", "engine='ctranslate2'")  # fail here, before any work, when it is not installed
-        return _DEFAULT.setdefault("ctranslate2", CTranslate2Engine())
-    raise ValueError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)} (or a CTranslate2Engine)")
+@ENGINES.register("ctranslate2")
+def default_engine() -> "CTranslate2Engine":
+    """The shared float32 engine behind ``engine="ctranslate2"`` (fails here when ctranslate2 is not installed)."""
+    require("ctranslate2", "engine='ctranslate2'")
+    return _DEFAULT.setdefault("ctranslate2", CTranslate2Engine())
 
 
 def weights_digest(model) -> str:
@@ -258,14 +254,14 @@ class CTranslate2Engine:
                                  f"{getattr(config, field)!r}: use engine='pytorch'")
 
     def decode(self, model, sources: Sequence[List[int]], caps: Sequence[int], config: DecodingConfig,
-               progress: bool = False, prefixes: Optional[Sequence] = None) -> List[List[Hypothesis]]:
+               progress: bool = False, prefixes: Optional[Sequence] = None, workers: int = 1) -> List[List[Hypothesis]]:
         """Id lists (each ending in eos; empty ones give an empty hypothesis) and their caps -> n-best lists.
 
         ``prefixes`` (``decoding.prefix.Prefix`` or None, one per sentence) go to CTranslate2's ``target_prefix``,
         tokenized as a whole: unlike the PyTorch engine, a last word without a space after it is forced as
         tokenized rather than left open for the model to complete.
         """
-        self.check(config)
+        self.check(config, workers)
         translator, converted = self.prepare(model, config.seed if config.strategy == "sample" else None)
         results: List[List[Hypothesis]] = [[] for _ in sources]
         todo = sorted((i for i, ids in enumerate(sources) if ids), key=lambda i: -len(sources[i]))
