@@ -7,7 +7,8 @@ with ``@benchmark("name", "help", add_arguments)`` on a ``run(args)`` function.
 ``train``: training throughput (target tokens/s) of our model against a ``torch.nn.Transformer``
   reference of the same size on the same batches, and GFLOP/s as a share of the matmul peak
   (see ``scripts/bench_train.py``); ``app``: the Space's ``/translate`` latency and throughput through
-  ``gradio_client`` (see ``scripts/bench_app.py``).
+  ``gradio_client`` (see ``scripts/bench_app.py``); ``app --rest``: the REST ``POST /translate`` against it, both
+  engines, on one server in one run (see ``scripts/bench_rest.py``).
 
 ``engines``: the same sentences through ``engine="pytorch"``, ``engine="ctranslate2"`` (float32, int8) and, for the
   paper block, ``transformers``' MarianMTModel (see ``scripts/bench_engines.py``).

@@ -7,7 +7,8 @@ page's events use too), the limits and the per-direction default model.  Paramet
 reads them: a JSON body, a form body (urlencoded or multipart) or the query string.  Errors are LibreTranslate's:
 ``{"error": "..."}`` with 400 for a bad request, 413 for a body over ``SPACE_MAX_BODY_BYTES`` (refused from its
 ``Content-Length``, or as soon as a streamed body passes it, never read whole), 429 when the queue is full,
-500 when decoding fails; never a stack trace.  Our extensions: the request fields ``model`` (a model name) and
+500 when decoding fails; never a stack trace.  Each text is cut into sentences (``transformer_hub.text``), all
+sentences of a request are decoded as one batch, and the translations are put back in the text's layout.  Our extensions: the request fields ``model`` (a model name) and
 ``engine`` (``auto``, the default, ``pytorch`` or ``ctranslate2``), echoed in every translation's response.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import parse_qsl
@@ -26,6 +28,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
+from transformer_hub.text import Segmented, detect_language, language_name, split_sentences, unserved_language
 
 from . import service
 from .batching import QueueFull
@@ -134,7 +137,7 @@ def _alternatives(value: Any, most: int) -> int:
 class Job:
     """One ``/translate`` request, checked: its texts (cleaned, one sentence per line) and options."""
 
-    texts: List[Optional[CleanText]]  # None for an empty text of a list
+    texts: List[Optional[Segmented]]  # each text's sentences and layout; None for an empty text of a list
     batch: bool
     sources: List[str]
     detected: Optional[List[Dict[str, Any]]]
@@ -175,9 +178,14 @@ class RestAPI:
         self.active += 1
         try:
             params = await read_params(request, self.settings.max_body_bytes)
-            if self._limiter is None:
+            if self._limiter is None:  # a thread for every admitted request: none waits for a thread
                 self._limiter = anyio.CapacityLimiter(self.settings.queue)
-            return JSONResponse(await anyio.to_thread.run_sync(work, params, limiter=self._limiter))
+            self._limiter.total_tokens = self.settings.queue
+            start = time.perf_counter()
+            answer = await anyio.to_thread.run_sync(work, params, limiter=self._limiter)
+            # the time in the handler (waiting for the decoder included), as the page's "time taken" counts it
+            timing = f"handler;dur={1000 * (time.perf_counter() - start):.1f}"
+            return JSONResponse(answer, headers={"Server-Timing": timing})
         except RestError as exc:
             return JSONResponse({"error": exc.message}, status_code=exc.status)
         except QueueFull as exc:
@@ -206,8 +214,17 @@ class RestAPI:
         return [self._detect([q])[0]]
 
     def _detect(self, texts: List[str]) -> List[Dict[str, Any]]:
-        raise RestError(400, "Language detection (source=auto, /detect) is not available on this server yet; "
-                             "give the source language")
+        """LibreTranslate's ``{"confidence": 0-100, "language"}`` per text, among the languages translated from;
+        a text in another language the detector knows well is refused (400), not guessed."""
+        served = list(dict.fromkeys(s for s, _ in self.ctx.chooser.pairs()))
+        if not served:
+            raise RestError(400, "No model is available to detect languages for")
+        for number, other in enumerate(unserved_language(texts, served), 1):
+            if other is not None:
+                raise RestError(400, f"{other} is not supported (text {number} looks like {language_name(other)}); "
+                                     f"this server translates from {', '.join(served)}")
+        return [{"confidence": round(100.0 * d.confidence, 2), "language": d.code}
+                for d in detect_language(texts, served)]
 
     def check(self, params: Dict[str, Any]) -> Job:
         """``params`` as a job, or ``RestError`` (400) naming what is wrong, in LibreTranslate's order."""
@@ -227,17 +244,18 @@ class RestAPI:
             raise RestError(400, f"{text_format} format is not supported")
         alternatives = _alternatives(params.get("alternatives"), self.ctx.limits.max_beam - 1)
         target = _language(target)
-        texts = [self._clean(t) if t.strip() or not batch else None for t in raw]
-        lines = sum(len(t.lines) for t in texts if t is not None)
-        if lines > self.ctx.limits.max_lines:
-            raise RestError(400, f"Invalid request: request ({lines} lines) exceeds text limit "
-                                 f"({self.ctx.limits.max_lines} lines)")
+        cleaned = ["\n".join(self._clean(t).lines) if t.strip() or not batch else None for t in raw]
         detected = None
         if source == "auto":
-            detected = self._detect([" ".join(t.sentences) if t else "" for t in texts])
+            detected = self._detect([t or "" for t in cleaned])
             sources = [d["language"] for d in detected]
         else:
             sources = [_language(source)] * len(raw)
+        texts = [split_sentences(t, lang) if t is not None else None for t, lang in zip(cleaned, sources)]
+        count = sum(len(t.segments) for t in texts if t is not None)
+        if count > self.ctx.limits.max_lines:
+            raise RestError(400, f"Invalid request: request ({count} sentences) exceeds text limit "
+                                 f"({self.ctx.limits.max_lines} sentences)")
         model, engine = params.get("model") or None, params.get("engine") or service.TRANSLATE_ENGINE
         if model is not None and not isinstance(model, str):
             raise RestError(400, "Invalid request: model must be a model name")
@@ -253,10 +271,11 @@ class RestAPI:
 
     def translate(self, params: Dict[str, Any]) -> Dict[str, Any]:
         job = self.check(params)
-        outputs: List[List[str]] = [[""] * (job.alternatives + 1) for _ in job.texts]
+        # a text without sentences (punctuation, symbols) comes back as it is, as LibreTranslate does
+        outputs = [[t.join([]) if t is not None and not t.segments else ""] * (job.alternatives + 1) for t in job.texts]
         used: Dict[str, str] = {}
         for source in dict.fromkeys(job.sources):  # one decode per source language (usually one)
-            picks = [i for i, s in enumerate(job.sources) if s == source and job.texts[i] is not None]
+            picks = [i for i, s in enumerate(job.sources) if s == source and job.texts[i] is not None and job.texts[i].segments]
             if not picks:
                 continue
             name, engine = self._decode_into(outputs, job, source, picks)
@@ -282,19 +301,17 @@ class RestAPI:
             engine = service.resolve_engine(self.ctx, service.pick_engine(job.engine, ENGINE_CHOICES), name, config)
         except gr.Error as exc:
             raise RestError(400, f"Invalid request: {exc.message}") from exc
-        sentences = [line for i in picks for line in job.texts[i].sentences]
+        sentences = [sentence for i in picks for sentence in job.texts[i].segments]
         try:
             results = self.ctx.decoder.generate(name, [Sentence(s, *pair) for s in sentences], config, engine=engine)
         except ValueError as exc:  # the library's checks of this input
             raise RestError(400, f"Invalid request: {exc}") from exc
         start = 0
         for i in picks:
-            count = len(job.texts[i].sentences)
+            count = len(job.texts[i].segments)
             mine, start = results[start:start + count], start + count
-            for k in range(len(outputs[i])):
-                texts = [r.hypotheses[min(k, len(r.hypotheses) - 1)].text for r in mine]
-                it = iter(texts)
-                outputs[i][k] = "\n".join(next(it) if line else "" for line in job.texts[i].lines)
+            for k in range(len(outputs[i])):  # the k-th best of every sentence, in the text's layout
+                outputs[i][k] = job.texts[i].join([r.hypotheses[min(k, len(r.hypotheses) - 1)].text for r in mine])
         return name, engine
 
     def _model(self, job: Job, source: str) -> str:

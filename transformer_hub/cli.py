@@ -118,14 +118,36 @@ def load_model(name: str, revision: Optional[str] = None, device: str = "cpu"):
     return model
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="a save_pretrained folder or a Hub repo id")
+MODELS_DIR_ENV = "TRANSFORMER_HUB_SPACE_MODELS"  # where ``translate`` without --model looks (default: space/models)
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument("--model", required=required, help="a save_pretrained folder or a Hub repo id" + (
+        "" if required else "; default: the model of space/models whose card scores --src-lang -> --tgt-lang best"))
     parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
     parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
     parser.add_argument("--src-lang", default=None, help="source language code (multilingual models; a bilingual "
                         "model accepts only its own pair); 'auto' detects it per line among the model's languages")
     parser.add_argument("--tgt-lang", default=None, help="target language code (required by multilingual models)")
+
+
+def best_model_for(args: argparse.Namespace) -> str:
+    """The folder of the best-measured model for ``--src-lang -> --tgt-lang`` among space/models (stderr says which)."""
+    from .selection import best_model, candidates_in
+
+    folder = os.environ.get(MODELS_DIR_ENV) or os.path.join("space", "models")
+    if not os.path.isdir(folder):
+        raise CLIError(f"--model is required: there is no {folder} folder here to choose a model from")
+    if not (args.src_lang and args.tgt_lang):
+        raise CLIError(f"without --model, give --src-lang and --tgt-lang: the model of {folder} that translates "
+                       "that direction best is used")
+    found = best_model(candidates_in(folder), args.src_lang, args.tgt_lang)
+    if found is None:
+        raise CLIError(f"no model in {folder} translates {args.src_lang}->{args.tgt_lang}; pass --model")
+    print(f"model: {found.source} (the best measured for {args.src_lang}->{args.tgt_lang} in {folder})",
+          file=sys.stderr)
+    return str(found.source)
 
 
 def check_languages(args: argparse.Namespace, model) -> dict:
@@ -238,7 +260,7 @@ def translate_command(argv: List[str]) -> int:
     parser = Parser(prog=f"{PROG} translate", description="Translate one sentence per line: one line in, one line "
                     "out (empty lines stay empty). With --n-best > 1, write TSV: line_index (0-based), rank, score, "
                     "normalized_score, text. With --alternatives K, write JSON lines (one object per input line).")
-    add_model_arguments(parser)
+    add_model_arguments(parser, required=False)
     parser.add_argument("--input", "-i", default=None, help="input file (.gz allowed; default: stdin)")
     parser.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
     parser.add_argument("--prefix-file", default=None,
@@ -263,7 +285,7 @@ def translate_command(argv: List[str]) -> int:
     prefixes = translation_prefixes(args, len(lines))
     if args.alternatives:
         config = _with_alternatives(config, args.alternatives)
-    model = load_model(args.model, args.revision, args.device)
+    model = load_model(args.model or best_model_for(args), args.revision, args.device)
     from .decoding import generate
 
     with decoding_workers(args, model, engine) as runner:
@@ -351,7 +373,7 @@ def evaluate_command(argv: List[str]) -> int:
         sources, references = sources[: args.limit], references[: args.limit]
     if not sources:
         raise CLIError(f"{args.src} is empty")
-    model = load_model(args.model, args.revision, args.device)
+    model = load_model(args.model or best_model_for(args), args.revision, args.device)
     from .decoding import generate
 
     with decoding_workers(args, model) as runner:  # started before the clock: the speed is the decoding's
