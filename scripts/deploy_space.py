@@ -29,8 +29,9 @@ sys.path.insert(0, str(ROOT))  # `space` and `scripts` live at the repository ro
 
 from scripts.import_graph import imports, module_file  # noqa: E402
 PACKAGES = ("space", "transformer_hub")
-# what the Space reads of a model folder: config, weights, tokenizer files (named in tokenizer_config.json), card
-MODEL_FILES = ("config.json", "model.safetensors", "tokenizer_config.json", "README.md")
+# what the Space reads of a model folder: config, weights, tokenizer files (named in tokenizer_config.json), card,
+# and the training log that the "Inside the Transformer" tab draws its curves from
+MODEL_FILES = ("config.json", "model.safetensors", "tokenizer_config.json", "README.md", "metrics.jsonl")
 VARIANT_STUDY_FILES = ("results.json", "validation_curves.png")  # read by the variants tab
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
@@ -130,7 +131,7 @@ def copy_code(root: Path, dest: Path) -> None:
 
 
 def copy_model(folder: Path, dest: Path) -> None:
-    """The files of a model folder the Space reads: config, weights, tokenizer, card."""
+    """The files of a model folder the Space reads: config, weights, tokenizer, card, training log."""
     import json
 
     dest.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,8 @@ from safetensors.torch import load_file
 from transformer_hub import Transformer
 from transformer_hub import checkpoint as ckpt
 from transformer_hub.errors import UserError
-from transformer_hub.train import Trainer, build_parser, main, noam_lr
+from transformer_hub.schedule import noam_lr
+from transformer_hub.train import Trainer, build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 EN = "a the one two red big small dog cat man woman child runs walks sits jumps on in near street park water".split()

@@ -34,23 +34,13 @@ from .losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
 from .model import Transformer
 from . import results as results_json
+from .schedule import lr_factor, noam_lr
 from .tokenizer import SubwordSampling, Tokenizer, seed_sampling
 from .train_options import build_parser
 from .warm_start import load_init, provenance, run_config, shown_source, weights_digest
 
 logger = logging.getLogger("transformer_hub.train")
 MAX_BAD_STEPS = 5
-
-
-def noam_lr(step: int, d_model: int, warmup: int, factor: float) -> float:
-    """lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)  (section 5.3)."""
-    step = max(step, 1)
-    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
-
-
-def lr_factor(peak_lr: float, d_model: int, warmup: int) -> float:
-    """The ``noam_lr`` factor that makes the schedule peak at ``peak_lr`` (at step ``warmup``)."""
-    return peak_lr * math.sqrt(d_model) * math.sqrt(warmup)
 
 
 class Trainer:
