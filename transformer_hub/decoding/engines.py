@@ -42,12 +42,9 @@ class Engine(Protocol):
 
 def get_engine(engine) -> Engine:
     """The engine for ``engine=``: a registered name, or an engine object."""
-    if isinstance(engine, str):
-        if engine not in ENGINES:
-            raise ValueError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES.names())} "
-                             "(or an engine object: a CTranslate2Engine, a DecodingPool)")
+    if isinstance(engine, str) and engine in ENGINES:
         return ENGINES.get(engine)()
-    if isinstance(engine, Engine):
+    if not isinstance(engine, str) and isinstance(engine, Engine):
         return engine
     raise ValueError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES.names())} "
                      "(or an engine object: a CTranslate2Engine, a DecodingPool)")
