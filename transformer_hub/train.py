@@ -152,7 +152,7 @@ class Trainer:
         a = self.args
         overrides = {k: getattr(a, k) for k in ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers",
                                                 "dropout", "max_len", "positional", "norm", "feed_forward",
-                                                "attention", "layout") if getattr(a, k) is not None}
+                                                "attention", "layout", "tag_position") if getattr(a, k) is not None}
         share = not a.no_share_embeddings and tok.joint
         if overrides.get("layout") == "decoder-only":
             overrides.setdefault("n_encoder_layers", 0)
@@ -162,9 +162,12 @@ class Trainer:
                          "directions": None if everything else [f"{s}-{t}" for s, t in self.train_sets]}
         else:
             languages = {"src_lang": a.src_lang, "tgt_lang": a.tgt_lang}
-        return TransformerConfig.preset(a.preset or "cpu", **{**overrides, "src_vocab_size": tok.src_vocab_size,
-                                                              "tgt_vocab_size": tok.tgt_vocab_size,
-                                                              "share_embeddings": share, **languages})
+        try:
+            return TransformerConfig.preset(a.preset or "cpu", **{**overrides, "src_vocab_size": tok.src_vocab_size,
+                                                                  "tgt_vocab_size": tok.tgt_vocab_size,
+                                                                  "share_embeddings": share, **languages})
+        except ValueError as exc:  # options that make no model together, e.g. --tag-position decoder without --langs
+            raise UserError(f"these model options make no valid config: {exc}") from exc
 
     def _init_from(self, found: List[Path]) -> Tuple[Tokenizer, TransformerConfig, Optional[Dict]]:
         """--init-from: the saved model's tokenizer, config and weights (a resumed run: its own checkpoint's)."""
@@ -188,7 +191,7 @@ class Trainer:
         for (src_lang, tgt_lang), pairs in sets.items():
             tag = tok.lang_tag_id(tgt_lang) if c.multilingual else None
             examples += encode_pairs(pairs, tok, c.bos_id, c.eos_id, self.budget, tag, f"{src_lang}-{tgt_lang}",
-                                     cache, sample=sample)
+                                     cache, sample=sample, tag_in_decoder=c.decoder_tags)
         return examples
 
     def _set_sampling(self, tok: Tokenizer, resuming: bool) -> None:

@@ -153,14 +153,22 @@ def _check_no_foreign_dropout(model) -> None:
 
 def decode_batch(model, rows: List[List[int]], caps: List[int], config: DecodingConfig,
                  prefixes: Optional[List[Optional[Prefix]]] = None) -> List[List[Hypothesis]]:
-    """Decode one batch: id lists (each ending in eos, longest first), each one's output cap and forced prefix."""
+    """Decode one batch: id lists (each ending in eos, longest first), each one's output cap and forced prefix.
+
+    A model with decoder-start tags (``config.tag_position == "decoder"``) receives each row's first id, its
+    target-language tag, after bos in the decoder instead of in the source; the tag takes one target position."""
+    starts = None
+    if model.config.decoder_tags:
+        starts = torch.tensor([ids[:1] for ids in rows], dtype=torch.long, device=_device(model))
+        rows = [ids[1:] for ids in rows]
+        caps = [max(1, min(cap, model.config.max_len - 1)) for cap in caps]  # bos and tag take 2 positions, not 1
     lengths = [len(ids) for ids in rows]
     device, pad = _device(model), model.config.pad_id
-    src = torch.full((len(rows), lengths[0]), pad, dtype=torch.long)
+    src = torch.full((len(rows), max(lengths)), pad, dtype=torch.long)
     for row, ids in enumerate(rows):
         src[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
     batch = Batch(src.to(device), torch.tensor(lengths, device=device), torch.tensor(caps, device=device),
-                  seed=config.seed or 0, prefixes=prefixes)
+                  seed=config.seed or 0, prefixes=prefixes, starts=starts)
     # both thread-local, entered in the thread that decodes: dropout is off here whatever the modules' flags,
     # which stay untouched (another thread may be training the same model)
     with torch.inference_mode(), no_dropout():
@@ -341,6 +349,8 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     else:
         hyps, truncated, used = _run_engine(engine, model, sources, config, progress, workers, prefixes)
     _fill_text(model, hyps)
+    if model.config.decoder_tags:  # what the encoder read (the attention's columns): the tag went to the decoder
+        used = [ids[1:] for ids in used]
     return [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
                               source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None))
             for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
@@ -356,7 +366,8 @@ def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, 
     """Decode a (B, S) LongTensor of source ids (each ending in eos, padded with pad_id); no tokenizer needed.
 
     Returns the n-best hypotheses of every row; their ``tokens`` exclude bos and
-    eos, and ``text`` is filled in only when ``model.tokenizer`` is attached.
+    eos, and ``text`` is filled in only when ``model.tokenizer`` is attached.  A multilingual row starts with
+    its target-language tag wherever the model reads it (with decoder-start tags it is moved to the decoder).
     A row of only padding gives one empty hypothesis.  ``prefix``: per row, target ids the output must start
     with (forced; they count in the scores).  With ``return_search=True`` each row's list has a ``search``.
     """
