@@ -158,7 +158,7 @@ def decode_batch(model, rows: List[List[int]], caps: List[int], config: Decoding
     A model with decoder-start tags (``config.tag_position == "decoder"``) receives each row's first id, its
     target-language tag, after bos in the decoder instead of in the source; the tag takes one target position."""
     starts = None
-    if model.config.decoder_tags:
+    if getattr(model.config, "decoder_tags", False):  # (a duck-typed config without the field: source tags)
         starts = torch.tensor([ids[:1] for ids in rows], dtype=torch.long, device=_device(model))
         rows = [ids[1:] for ids in rows]
         caps = [max(1, min(cap, model.config.max_len - 1)) for cap in caps]  # bos and tag take 2 positions, not 1
@@ -349,7 +349,7 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     else:
         hyps, truncated, used = _run_engine(engine, model, sources, config, progress, workers, prefixes)
     _fill_text(model, hyps)
-    if model.config.decoder_tags:  # what the encoder read (the attention's columns): the tag went to the decoder
+    if getattr(model.config, "decoder_tags", False):  # the tag went to the decoder: give what the encoder read
         used = [ids[1:] for ids in used]
     return [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
                               source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None))
