@@ -9,6 +9,7 @@ from transformer_hub import Transformer, TransformerConfig
 from transformer_hub.data import Example, collate, encode_pairs
 from transformer_hub.decoding import DecodingPool, generate, translate
 from transformer_hub.errors import UserError
+from transformer_hub.export import export_ctranslate2
 from transformer_hub.export.common import UnsupportedModelError, check_exportable
 from transformer_hub.train import main as train_main
 
@@ -133,17 +134,29 @@ def test_the_decoding_pool_decodes_decoder_tags_like_this_process(decoder_tagged
                          workers=pool) == expected
 
 
-def test_exports_and_the_ctranslate2_engine_refuse_clearly(decoder_tagged):
-    model, _, _ = decoder_tagged
+def test_the_marian_export_refuses_and_ctranslate2_forces_the_tag_as_target_prefix(decoder_tagged, tmp_path):
+    model, data, _ = decoder_tagged
     with pytest.raises(UnsupportedModelError, match=r"cannot export tag_position='decoder' to marian: "
                                                     r"MarianMTModel.generate starts every output"):
         check_exportable(model.config, "marian")
-    with pytest.raises(UnsupportedModelError, match=r"cannot export tag_position='decoder' to ctranslate2: .*"
-                                                    r"decode with engine='pytorch'"):
-        check_exportable(model.config, "ctranslate2")
     pytest.importorskip("ctranslate2")
-    with pytest.raises(UnsupportedModelError, match="tag_position='decoder'"):
-        generate(model, ["ena enb"], src_lang="en", tgt_lang="de", engine="ctranslate2")
+    texts = {lang: (data / f"test_2016_flickr.{lang}").read_text().splitlines() for lang in LANGS}
+    sources = [texts[s][i % 8] for i, (s, _) in enumerate(PAIRS)]
+    languages = dict(src_lang=[s for s, _ in PAIRS], tgt_lang=[t for _, t in PAIRS])
+    tags = {model.tokenizer.lang_tag_id(lang) for lang in LANGS}
+    for options in (dict(strategy="greedy"), dict(strategy="greedy", prefix=["frc "] * 12),
+                    dict(strategy="beam", beam_size=3)):
+        ours = generate(model, sources, **languages, **options)
+        theirs = generate(model, sources, **languages, engine="ctranslate2", batch_size=5, **options)
+        for a, b in zip(ours, theirs):
+            assert b.source_ids == a.source_ids and not tags & set(b.best.tokens)
+            assert len(b.best.token_logprobs) == len(b.best.tokens) + int(b.best.finished)  # no tag among them
+            assert b.best.score == pytest.approx(sum(b.best.token_logprobs), abs=1e-4)
+            if options["strategy"] == "greedy":  # the same search: the same tokens and (tag-free) scores
+                assert b.best.tokens == a.best.tokens
+                assert b.best.score == pytest.approx(a.best.score, abs=1e-3)  # float32 sums of ~10 log-probs
+    out = export_ctranslate2(model, tmp_path / "ct2")
+    assert "target_prefix=[['<2en>']]" in (out / "README.md").read_text()
 
 
 def test_decoder_tags_without_languages_is_a_one_line_training_error(tmp_path):

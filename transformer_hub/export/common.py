@@ -24,7 +24,7 @@ INSTALL = {  # module -> what to install (the package, or this project's extra t
 SUPPORTED: Dict[str, Dict[str, tuple]] = {
     "ctranslate2": dict(layout=("encoder-decoder",), positional=("sinusoidal", "learned", "rope"),
                         norm=("post", "pre"), feed_forward=("relu", "gelu", "swiglu"), attention=("math", "sdpa"),
-                        tag_position=("source",)),
+                        tag_position=("source", "decoder")),
     "marian": dict(layout=("encoder-decoder",), positional=("sinusoidal",), norm=("post",),
                    feed_forward=("relu", "gelu"), attention=("math", "sdpa"), tag_position=("source",)),
 }
@@ -44,10 +44,6 @@ MISSING: Dict[tuple, str] = {
         "MarianMTModel has no rotary positions (only fixed sinusoids added to the embeddings); use --format ctranslate2",
     ("marian", "norm", "pre"):
         "MarianMTModel is post-norm only (no pre-norm residual blocks, no final LayerNorm); use --format ctranslate2",
-    ("ctranslate2", "tag_position", "decoder"):
-        "the converted model would need every translation to pass its target-language tag as target_prefix and to "
-        "drop it (and its score) from the output, which neither the package's README nor engine='ctranslate2' does "
-        "yet; decode with engine='pytorch'",
     ("marian", "tag_position", "decoder"):
         "MarianMTModel.generate starts every output from decoder_start_token_id alone; a tag forced after it "
         "(forced_bos_token_id) is one per call, and is returned and scored as part of the output",
