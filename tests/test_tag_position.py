@@ -165,3 +165,12 @@ def test_decoder_tags_without_languages_is_a_one_line_training_error(tmp_path):
                                         "multilingual encoder-decoder models"):
         train_main(["--out", str(tmp_path / "run"), "--data-dir", str(data), "--src-lang", "en", "--tgt-lang", "de",
                     "--tag-position", "decoder", "--preset", "tiny", "--vocab-size", "300", "--max-updates", "1"])
+
+
+def test_the_inside_views_refuse_a_decoder_tag_model_clearly(decoder_tagged):
+    from transformer_hub.inspect import attention_maps
+
+    model, _, _ = decoder_tagged
+    with pytest.raises(ValueError, match=r"reads its target-language tag at the decoder start \(tag_position "
+                                         r"'decoder'\); the inside views teacher-force from bos alone"):
+        attention_maps(model, "ena enb", src_lang="en", tgt_lang="de")

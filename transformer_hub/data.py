@@ -28,18 +28,12 @@ MULTI30K_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/t
 MULTI30K_SPLITS = ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
 MULTI30K_LANGS = ("en", "de", "fr", "cs")
 DATA_ENV = "TRANSFORMER_HUB_DATA"
-# This project's machines keep a copy beside the checkout; anywhere else `download` fills ./data/multi30k.
-SHARED_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "multi30k"
 
 
 def default_data_dir() -> Path:
-    """Where Multi30k is looked for by default: ``$TRANSFORMER_HUB_DATA``, the shared copy, or ``data/multi30k``."""
-    if os.environ.get(DATA_ENV):
-        return Path(os.environ[DATA_ENV])
-    return SHARED_DATA_DIR if SHARED_DATA_DIR.is_dir() else Path("data") / "multi30k"
-
-
-DEFAULT_DATA_DIR = default_data_dir()
+    """Where Multi30k is looked for without ``--data-dir``: ``$TRANSFORMER_HUB_DATA``, else ``data/multi30k``
+    (relative to the working directory: the folder ``python -m transformer_hub download`` fills)."""
+    return Path(os.environ.get(DATA_ENV) or Path("data") / "multi30k")
 
 
 class DataError(UserError, ValueError):

@@ -43,6 +43,11 @@ def noam_lr(step: int, d_model: int, warmup: int, factor: float) -> float:
     return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
 
 
+def lr_factor(peak_lr: float, d_model: int, warmup: int) -> float:
+    """The ``noam_lr`` factor that makes the schedule peak at ``peak_lr`` (at step ``warmup``)."""
+    return peak_lr * math.sqrt(d_model) * math.sqrt(warmup)
+
+
 class Trainer(RunSetup):
     """Holds the run: data, model, optimizer, checkpoints, metrics. ``run()`` trains to the end."""
 
@@ -60,6 +65,7 @@ class Trainer(RunSetup):
         self.metrics = MetricsLog(self.out / "metrics.jsonl")
         self._load_data()
         self._build_model()
+        self.factor = args.lr_factor or lr_factor(args.peak_lr, self.config.d_model, args.warmup)
 
     # ---------------------------------------------------------------- loop
     def _loss(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
@@ -192,7 +198,6 @@ class Trainer(RunSetup):
              **options) -> Dict[str, float]:
         from .decoding import translate
 
-        self.model.eval()
         languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.config.pairs() else {}
         hypotheses = translate(self.model, [p[0] for p in pairs], batch_size=200, **languages, **options)
         return score(hypotheses, [p[1] for p in pairs])

@@ -9,7 +9,6 @@ sampling re-segments the training examples every epoch from a seed fixed by (see
 from __future__ import annotations
 
 import logging
-import math
 import random
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -103,7 +102,6 @@ class RunSetup:
         self.train_examples = self._encode(self.train_sets, tok)
         self.valid_examples = self._encode(self.valid_sets, tok)
         self._sampled: Tuple[int, List] = (-1, [])
-        self.factor = a.lr_factor or a.peak_lr * math.sqrt(c.d_model) * math.sqrt(a.warmup)
         self.state: Dict = {"step": 0, "epoch": 0, "batch": 0, "train_seconds": 0.0, "wall_seconds": 0.0, "best_bleu": None,
                             "tokens": 0, "args": {k: v for k, v in vars(a).items()}}
         if a.init_from:
