@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                        ("n_decoder_layers", int), ("dropout", float), ("max_len", int), ("positional", str),
                        ("norm", str), ("feed_forward", str), ("attention", str), ("layout", str)):
         m.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None)
+    m.add_argument("--tag-position", default=None, choices=("source", "decoder"),
+                   help="with --langs: the target-language tag starts the source (default) or follows bos at the "
+                   "decoder's start (forced when decoding, never predicted)")
     m.add_argument("--no-share-embeddings", action="store_true")
     o = p.add_argument_group("optimisation (section 5)")
     o.add_argument("--max-tokens", type=int, default=8000, help="tokens per batch (per process)")

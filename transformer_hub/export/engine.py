@@ -250,11 +250,14 @@ class CTranslate2Engine:
 
         ``prefixes`` (``decoding.prefix.Prefix`` or None, one per sentence) go to CTranslate2's ``target_prefix``,
         tokenized as a whole: unlike the PyTorch engine, a last word without a space after it is forced as
-        tokenized rather than left open for the model to complete.
+        tokenized rather than left open for the model to complete.  A model with decoder-start tags
+        (``tag_position="decoder"``) gets each source's first id, its tag, as the start of ``target_prefix``
+        instead; the tag is then dropped from the output and from the scores.
         """
         self.check(config, workers)
         translator, converted = self.prepare(model, config.seed if config.strategy == "sample" else None)
         results: List[List[Hypothesis]] = [[] for _ in sources]
+        decoder_tags = bool(getattr(model.config, "decoder_tags", False))
         todo = sorted((i for i, ids in enumerate(sources) if ids), key=lambda i: -len(sources[i]))
         for i, ids in enumerate(sources):
             if not ids:
@@ -267,13 +270,16 @@ class CTranslate2Engine:
         try:
             for start in range(0, len(todo), config.batch_size):
                 chunk = todo[start: start + config.batch_size]
-                tokens = [[converted.source[t] for t in sources[i]] for i in chunk]
-                forced = _target_prefix(prefixes, chunk, converted)
-                options = _options(config, max(caps[i] for i in chunk), rescore=forced is not None)
+                tags = [[converted.target[sources[i][0]]] if decoder_tags else [] for i in chunk]
+                tokens = [[converted.source[t] for t in sources[i][len(tag):]] for i, tag in zip(chunk, tags)]
+                forced = _target_prefix(prefixes, chunk, converted, tags)
+                options = _options(config, max(caps[i] for i in chunk) + int(decoder_tags),
+                                   rescore=forced is not None)
                 out = translator.translate_batch(tokens, target_prefix=forced, **options)
-                hyps = [_hypotheses(r, converted, model.config.eos_id, caps[i], config) for i, r in zip(chunk, out)]
+                hyps = [_hypotheses(r, converted, model.config.eos_id, caps[i], config, skip=int(decoder_tags))
+                        for i, r in zip(chunk, out)]
                 if config.strategy == "beam" or forced is not None:
-                    _score_beams(translator, tokens, hyps, converted, config.length_penalty)
+                    _score_beams(translator, tokens, hyps, converted, config.length_penalty, tags)
                 for i, h in zip(chunk, hyps):
                     results[i] = h
                 if bar is not None:
@@ -284,12 +290,14 @@ class CTranslate2Engine:
         return results
 
 
-def _target_prefix(prefixes: Optional[Sequence], chunk: List[int], converted: "_Converted"
-                   ) -> Optional[List[List[str]]]:
-    """CTranslate2's ``target_prefix`` for a chunk (pieces per sentence, [] for none), or None without prefixes."""
-    if prefixes is None or all(prefixes[i] is None for i in chunk):
+def _target_prefix(prefixes: Optional[Sequence], chunk: List[int], converted: "_Converted",
+                   tags: List[List[str]]) -> Optional[List[List[str]]]:
+    """CTranslate2's ``target_prefix`` for a chunk: per sentence its decoder-start tag (if any), then its prefix's
+    pieces; None when there is neither."""
+    if all(not tag for tag in tags) and (prefixes is None or all(prefixes[i] is None for i in chunk)):
         return None
-    return [[converted.target[t] for t in prefixes[i].tokenized] if prefixes[i] is not None else [] for i in chunk]
+    return [tag + ([converted.target[t] for t in prefixes[i].tokenized] if prefixes and prefixes[i] else [])
+            for i, tag in zip(chunk, tags)]
 
 
 def _options(config: DecodingConfig, max_steps: int, rescore: bool = False) -> dict:
@@ -316,10 +324,13 @@ def _ids(pieces: List[str], converted: _Converted, eos: int, cap: int) -> Tuple[
     return ids, bool(ids) and ids[-1] == eos
 
 
-def _hypotheses(result, converted: _Converted, eos: int, cap: int, config: DecodingConfig) -> List[Hypothesis]:
-    """One sentence's CTranslate2 result -> our hypotheses, best first by GNMT-normalised score."""
+def _hypotheses(result, converted: _Converted, eos: int, cap: int, config: DecodingConfig,
+                skip: int = 0) -> List[Hypothesis]:
+    """One sentence's CTranslate2 result -> our hypotheses, best first by GNMT-normalised score; the first
+    ``skip`` output pieces (a decoder-start tag) are not output."""
     alpha, hyps = config.length_penalty, []
     for rank, pieces in enumerate(result.hypotheses):
+        pieces = pieces[skip:]
         ids, finished = _ids(pieces, converted, eos, cap)
         if config.strategy == "beam":  # CTranslate2's score is raw / |Y| ** alpha; log-probs come later
             raw = float(result.scores[rank]) * max(len(pieces), 1) ** alpha
@@ -344,15 +355,17 @@ def _token_logprobs(step_logits, ids: List[int]) -> List[float]:
 
 
 def _score_beams(translator, tokens: List[List[str]], hyps: List[List[Hypothesis]], converted: _Converted,
-                 alpha: float) -> None:
-    """Per-token log-probabilities of the kept beam hypotheses: one teacher-forced ``score_batch`` pass."""
+                 alpha: float, tags: List[List[str]]) -> None:
+    """Per-token log-probabilities of the kept hypotheses: one teacher-forced ``score_batch`` pass (a sentence's
+    decoder-start tag, from ``tags``, is scored too and then left out)."""
     flat = [(s, h) for s, sentence in enumerate(hyps) for h in sentence]
     if not flat:
         return
     scored = translator.score_batch([tokens[s] for s, _ in flat],
-                                    [[converted.target[t] for t in h.tokens] for _, h in flat], max_input_length=0)
-    for (_, hyp), result in zip(flat, scored):
-        logprobs = list(result.log_probs)  # the tokens, then eos
+                                    [tags[s] + [converted.target[t] for t in h.tokens] for s, h in flat],
+                                    max_input_length=0)
+    for (s, hyp), result in zip(flat, scored):
+        logprobs = list(result.log_probs)[len(tags[s]):]  # the tokens, then eos
         hyp.token_logprobs = logprobs if hyp.finished else logprobs[:-1]
         hyp.score = float(np.sum(np.asarray(hyp.token_logprobs, dtype=np.float64)))
         hyp.normalized_score = hyp.score / length_penalty(len(hyp.token_logprobs), alpha)
