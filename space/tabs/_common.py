@@ -9,7 +9,7 @@ import gradio as gr
 from .. import service
 from ..context import SpaceContext
 from ..examples import EXAMPLES
-from ..languages import DEFAULT_PAIR, LANGUAGES, choices, fit_pair
+from ..languages import AUTO, DEFAULT_PAIR, LANGUAGES, choices, fit_pair
 
 DECODE = "decode"  # concurrency group of every event that runs the model
 UI = dict(api_visibility="private", queue=False)  # events that only rearrange the page
@@ -53,21 +53,23 @@ def _config(ctx: SpaceContext, model: Optional[str]):
         return None
 
 
-def _pickers(ctx: SpaceContext, model, source, target) -> Tuple[dict, dict]:
-    sources, targets, source, target = fit_pair(_config(ctx, model), source, target)
+def _pickers(ctx: SpaceContext, model, source, target, detect: bool = False) -> Tuple[dict, dict]:
+    sources, targets, source, target = fit_pair(_config(ctx, model), source, target, detect)
     return (gr.update(choices=choices(sources), value=source), gr.update(choices=choices(targets), value=target))
 
 
-def _swap(ctx: SpaceContext, model, source, target) -> Tuple[dict, dict]:
-    return _pickers(ctx, model, target, source)  # fit_pair keeps the swapped pair when the model serves it
+def _swap(ctx: SpaceContext, model, source, target, detect: bool = False) -> Tuple[dict, dict]:
+    return _pickers(ctx, model, target, source, detect)  # fit_pair keeps the swapped pair when the model serves it
 
 
-def language_pickers(ctx: SpaceContext, model: Optional[gr.Dropdown],
-                     prefix: str) -> Tuple[gr.Dropdown, gr.Dropdown]:
+def language_pickers(ctx: SpaceContext, model: Optional[gr.Dropdown], prefix: str,
+                     detect: bool = False) -> Tuple[gr.Dropdown, gr.Dropdown]:
     """Source and target language pickers and a swap button, narrowed to what ``model`` serves (None: every
-    language of the Space, for a tab that uses several models)."""
+    language of the Space, for a tab that uses several models); ``detect`` heads the sources with "Detect
+    language", the default."""
     start = ctx.default_model if model is not None else None
-    sources, targets, source, target = fit_pair(_config(ctx, start), *DEFAULT_PAIR)
+    sources, targets, source, target = fit_pair(_config(ctx, start), AUTO if detect else DEFAULT_PAIR[0],
+                                                DEFAULT_PAIR[1], detect)
     with gr.Row(equal_height=True):
         src = gr.Dropdown(choices(sources), value=source, label="From", elem_id=f"{prefix}-source-lang",
                           interactive=True, min_width=120)
@@ -75,11 +77,11 @@ def language_pickers(ctx: SpaceContext, model: Optional[gr.Dropdown],
         tgt = gr.Dropdown(choices(targets), value=target, label="To", elem_id=f"{prefix}-target-lang",
                           interactive=True, min_width=120)
     model = model if model is not None else gr.State(None)
-    pickers = functools.partial(_pickers, ctx)
+    pickers = functools.partial(_pickers, ctx, detect=detect)
     if isinstance(model, gr.Dropdown):
         model.change(pickers, [model, src, tgt], [src, tgt], **PICKERS)
     src.input(pickers, [model, src, tgt], [src, tgt], **PICKERS)
-    swap.click(functools.partial(_swap, ctx), [model, src, tgt], [src, tgt], **PICKERS)
+    swap.click(functools.partial(_swap, ctx, detect=detect), [model, src, tgt], [src, tgt], **PICKERS)
     return src, tgt
 
 
