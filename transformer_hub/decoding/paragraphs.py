@@ -39,26 +39,29 @@ def candidates(config) -> List[str]:
     return list(dict.fromkeys(langs))
 
 
-def detect_sources(config, texts: List[str], src_lang, tgt_lang) -> Tuple[list, List[Optional[float]]]:
+def detect_sources(config, texts: List[str], src_lang, tgt_lang,
+                   served: Optional[List[str]] = None) -> Tuple[list, List[Optional[float]]]:
     """Per text: the source code to use ("auto" entries detected) and the detection's confidence (else None).
 
-    A text in a language outside the model's, or already in its target language, is a ``ValueError``.
+    Detected among ``served`` (default: the model's languages, ``config`` may then be None).  A text in a
+    language outside them, or already in its target language, is a ``ValueError``.
     """
     sources = one_per_text(src_lang, len(texts), "src_lang", "one code")
     targets = one_per_text(tgt_lang, len(texts), "tgt_lang", "one code")
     auto = [i for i, lang in enumerate(sources) if lang == AUTO]
-    served = candidates(config)
+    served = list(served) if served is not None else candidates(config)
     picked = text_mod.detect_language([texts[i] for i in auto], served)
     foreign = text_mod.unserved_language([texts[i] for i in auto], served)
     confidences: List[Optional[float]] = [None] * len(texts)
-    default_target = config.tgt_lang if not config.languages else None
+    default_target = config.tgt_lang if config is not None and not config.languages else None
     for i, (code, confidence), other in zip(auto, picked, foreign):
         if not texts[i].strip():  # nothing to detect: the model's default, reported as not detected
             sources[i] = None
             continue
         if other is not None:
-            raise ValueError(f"text {i + 1} looks like {text_mod.language_name(other)} ({other}), which this model "
-                             f"does not read; it serves {', '.join(served)}")
+            raise ValueError(f"text {i + 1} looks like {text_mod.language_name(other)} ({other}), which "
+                             f"{'this model does' if config is not None else 'the models do'} not read; "
+                             f"{'it serves' if config is not None else 'they serve'} {', '.join(served)}")
         target = targets[i] if targets[i] is not None else default_target
         if code == target and confidence >= SAME_AS_TARGET:
             raise ValueError(f"text {i + 1} is already in {text_mod.language_name(code)} (detected, "
