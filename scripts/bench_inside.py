@@ -32,7 +32,7 @@ from space.decoder import Decoder  # noqa: E402
 from space.limits import Limits  # noqa: E402
 from space.models_store import DEFAULT_MODELS_DIR, ModelStore  # noqa: E402
 from transformer_hub import Transformer  # noqa: E402
-from transformer_hub.data import DEFAULT_DATA_DIR, read_lines  # noqa: E402
+from transformer_hub.data import default_data_dir, read_lines  # noqa: E402
 from transformer_hub.inspect import attention_maps, positional_encoding, step_by_step, teacher_forcing  # noqa: E402
 
 FALLBACK = ("A young boy in a red shirt is kicking a soccer ball across the field.",
@@ -69,7 +69,7 @@ def main(argv: List[str] = None) -> int:
     parser.add_argument("--model", default="multilingual", help="a model under space/models (picker name)")
     parser.add_argument("--words", type=int, default=15)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("MULTI30K_DIR", DEFAULT_DATA_DIR)))
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir())
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     store = ModelStore(DEFAULT_MODELS_DIR, [])

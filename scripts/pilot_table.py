@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The table of issue 22's finished pilots (``runs/pilots/*/pilot.json``) as Markdown, into docs/multilingual-pilots.md.
+"""The table of the finished recipe pilots (``runs/pilots/*/pilot.json``) as Markdown, into docs/multilingual-pilots.md.
 
     python scripts/pilot_table.py [--pilots runs/pilots] [--out docs/multilingual-pilots.md]
 
@@ -60,7 +60,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--out", type=Path, default=ROOT / "docs" / "multilingual-pilots.md")
     args = p.parse_args(argv)
     records = load_pilots(args.pilots)
-    text = ("# Multilingual recipe pilots (issue 22)\n\nEach pilot is `scripts/train_multilingual.sh` with one change, "
+    text = ("# Multilingual recipe pilots\n\nEach pilot is `scripts/train_multilingual.sh` with one change, "
             "trained for the same wall time by `python scripts/pilots_multilingual.py NAME`; this table is written "
             "by `python scripts/pilot_table.py`.\n\n" + markdown(records))
     args.out.parent.mkdir(parents=True, exist_ok=True)

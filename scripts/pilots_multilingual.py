@@ -133,9 +133,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return status or 1
     print(f"trained in {(time.time() - started) / 60:.1f} min (this call); scoring", flush=True)
     sentences, beam = int(os.environ.get("PILOT_SENTENCES", "200")), int(os.environ.get("PILOT_BEAM", "4"))
-    from transformer_hub.data import DEFAULT_DATA_DIR
+    from transformer_hub.data import default_data_dir
 
-    data_dir = Path(options[options.index("--data-dir") + 1]) if "--data-dir" in options else DEFAULT_DATA_DIR
+    data_dir = Path(options[options.index("--data-dir") + 1]) if "--data-dir" in options else default_data_dir()
     scores = score_model(run / "final", data_dir, sentences, beam)
     record = summary(args.name, run, scores, sentences, beam, command)
     (run / "pilot.json").write_text(json.dumps(record, indent=1) + "\n")
