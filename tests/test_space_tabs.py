@@ -9,6 +9,7 @@ import pytest
 
 gr = pytest.importorskip("gradio")
 
+from tolerances import f64
 from space_fixtures import free_port  # noqa: E402, I001 - puts the repository root on sys.path
 from space import TAB_ENTRY_POINT_GROUP, TABS, build_demo, ordered_tabs, tab  # noqa: E402
 from space.limits import Limits  # noqa: E402
@@ -239,7 +240,7 @@ def test_word_view_colours_whole_words_of_every_sentence(tiny_tokenizer):
     assert [w["text"] for w in data["words"]] == " ".join(outputs).split()
     for word in data["words"]:
         pieces = [data["tokens"][i] for i in word["tokens"]]
-        assert word["probability"] == pytest.approx(math.prod(t["probability"] for t in pieces), rel=1e-3)
+        assert word["probability"] == f64(math.prod(t["probability"] for t in pieces))  # exp(sum of logs), float64
     shown = view.highlighted(data)
     assert "".join(text for text, _ in shown) == "Ein Hund rennt. Ein Mann sitzt.\n\nZwei Kinder spielen. ⚠"
     assert shown[-1] == (" ⚠", view.UNSURE) and ("\n\n", None) in shown

@@ -77,6 +77,11 @@ def runtime_close(a: torch.Tensor, b: torch.Tensor, scale: float = 1.0) -> bool:
     return torch.allclose(a, b, rtol=RUNTIME_REL, atol=RUNTIME_REL * scale)
 
 
+def rounded(expected, decimals: int, roundings: int = 1):
+    """A value shown rounded to ``decimals`` (``roundings`` times in a chain): half a unit of the last place each."""
+    return pytest.approx(expected, rel=0, abs=roundings * 0.5 * 10.0 ** -decimals + F32_REL * abs(expected))
+
+
 def exactly(expected):
     """Bit-for-bit equality, for results of the same code on the same data and threads (determinism)."""
     return pytest.approx(expected, rel=0, abs=0)
