@@ -22,7 +22,7 @@ SENTENCE = "A man is riding a bicycle."
 def _sources(request):
     from conftest import MULTI30K, synthetic_pairs
 
-    cache = request.config.cache.mkdir("space") if request.config.cache else None
+    cache = request.config.cache.mkdir("space") if getattr(request.config, "cache", None) else None
     return cache, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
 
 
