@@ -33,6 +33,7 @@ from transformer_hub.text import Segmented, detect_language, language_name, spli
 
 from . import service
 from .batching import QueueFull
+from .choice import AUTO
 from .context import SpaceContext
 from .decoder import Request as Sentence
 from .languages import LANGUAGES
@@ -258,6 +259,7 @@ class RestAPI:
             raise RestError(400, f"Invalid request: request ({count} sentences) exceeds text limit "
                                  f"({self.ctx.limits.max_lines} sentences)")
         model, engine = params.get("model") or None, params.get("engine") or service.TRANSLATE_ENGINE
+        model = None if model == AUTO else model  # "auto" as on the page: the best model for the direction
         if model is not None and not isinstance(model, str):
             raise RestError(400, "Invalid request: model must be a model name")
         if not isinstance(engine, str) or engine not in ENGINE_CHOICES:

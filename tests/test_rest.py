@@ -93,7 +93,8 @@ def test_shapes_for_a_string_a_list_and_alternatives(served):
     _, as_form, _ = call(served, "/translate", body=urllib.parse.urlencode(plain).encode(),
                          content_type="application/x-www-form-urlencoded")
     _, as_query, _ = call(served, "/translate?" + urllib.parse.urlencode(plain), body=b"")
-    assert as_json == as_form == as_query and "alternatives" not in as_json
+    _, as_auto, _ = call(served, "/translate", {**plain, "model": "auto"})  # our extension, as the page reads it
+    assert as_json == as_form == as_query == as_auto and "alternatives" not in as_json
 
 
 def test_paragraphs_are_split_into_sentences_and_keep_their_layout(served):
