@@ -37,9 +37,9 @@ if str(REPO_ROOT) not in sys.path:  # `space` lives at the repository root
 
 from space.examples import EXAMPLES  # noqa: E402
 from space.models_store import DEFAULT_MODELS_DIR, SHIPPED  # noqa: E402
-from transformer_hub.data import DEFAULT_DATA_DIR, read_lines  # noqa: E402
+from transformer_hub.data import default_data_dir, read_lines  # noqa: E402
 
-DATA_DIR = Path(os.environ.get("MULTI30K_DIR", DEFAULT_DATA_DIR))
+DATA_DIR = default_data_dir()  # $TRANSFORMER_HUB_DATA, else data/multi30k
 MAX_REQUESTS = 2000
 WARMUP = 2  # requests sent by one client before each measurement
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}

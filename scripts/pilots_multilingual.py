@@ -42,6 +42,8 @@ PILOTS: Dict[str, tuple] = {
                  ["--subword-sampling-alpha", "0.1"]),  # --subword-sampling-side source is the default
     "sampling-both": ("SentencePiece sampling of training sources and targets (alpha 0.1, nbest -1)",
                       ["--subword-sampling-alpha", "0.1", "--subword-sampling-side", "both"]),
+    "tag-decoder": ("target-language tag at the decoder start (after bos), not the source start",
+                    ["--tag-position", "decoder"]),
     "continue": ("continues space/models/multilingual's weights (fresh optimizer, warm-up 200)",
                  ["--init-from", "space/models/multilingual", "--warmup", "200"]),
     # 6+2 layers at d_ff 728 (SwiGLU hidden 488): 5,470,720 parameters against the 4+4 baseline's 5,462,400.

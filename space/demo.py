@@ -29,6 +29,7 @@ footer { visibility: hidden; }
 """
 
 INTRO = f"""# {TITLE}
+**Trained on Multi30k's short image descriptions; translates between {', '.join(LANGUAGES.values())}.**
 The model of [Vaswani et al. (2017)](https://arxiv.org/abs/1706.03762), written from scratch with
 `transformer_hub` and trained on Multi30k on a 2-core CPU: {', '.join(LANGUAGES.values())} (as far as the chosen
 model serves them). Translate, compare beam search with greedy decoding, compare architecture variants and

@@ -9,23 +9,13 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import gradio as gr
 
+from . import view
 from .context import SpaceContext
 from .limits import clean_text, int_option
-from .service import decoding_config, languages_for, pick_model, run
+from .service import ALTERNATIVES, decode_text, decoding_config, languages_for, pick_model, run
 
-ALTERNATIVES = 5  # alternatives shown per word
-# probability bands of the coloured output (label -> colour), most sure first; the legend shows them
-BANDS: List[Tuple[float, str, str]] = [(0.9, "sure (≥ 90%)", "#2e9e44"), (0.5, "likely (50-90%)", "#9acd32"),
-                                       (0.2, "unsure (20-50%)", "#f0a830"), (0.0, "doubtful (< 20%)", "#e04040")]
-COLOURS = {label: colour for _, label, colour in BANDS}
-
-
-def band(probability: float) -> str:
-    return next(label for low, label, _ in BANDS if probability >= low)
-
-
-def _display(piece: str) -> str:
-    return piece.replace("\u2581", " ")
+COLOURS = view.COLOURS  # the word view's legend (labels -> colours)
+highlighted = view.highlighted
 
 
 def _prefix_text(ctx: SpaceContext, value) -> Optional[str]:
@@ -38,50 +28,52 @@ def _prefix_text(ctx: SpaceContext, value) -> Optional[str]:
 
 
 def tokens(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lang: str = "en",
-           target_lang: str = "de", prefix: str = "") -> Tuple[List[Tuple[str, str]], Dict[str, Any]]:
-    """The greedy translation piece by piece: (highlighted pieces, data with probabilities and alternatives)."""
-    sentence = clean_text(text, ctx.limits, single=True).sentences[0]
-    name = pick_model(ctx, model, source_lang, target_lang)
+           target_lang: str = "de", prefix: str = "") -> Tuple[List[Tuple[str, Optional[str]]], Dict[str, Any]]:
+    """The greedy translation of every sentence, word by word: (highlighted words, data with the pieces,
+    their probabilities and alternatives).  With a ``prefix``, one sentence whose output starts with it."""
+    prefix = _prefix_text(ctx, prefix)
+    clean = clean_text(text, ctx.limits, single=prefix is not None)
     config = decoding_config(ctx, "greedy", return_alternatives=ALTERNATIVES)
-    (result,), seconds = run(ctx, name, [sentence], config, languages_for(ctx, name, source_lang, target_lang),
-                             prefix=_prefix_text(ctx, prefix))
-    hyp, tokenizer = result.best, ctx.store.tokenizer(name)
-    cfg = ctx.store.config(name)
-    special = {cfg.pad_id, cfg.bos_id, cfg.eos_id, cfg.unk_id}
-    pieces = tokenizer.pieces(hyp.tokens, side="target")
-    entries = []
-    for i, (token, piece) in enumerate(zip(hyp.tokens, pieces)):
-        alternatives = hyp.alternatives[i] if hyp.alternatives else []
-        probability = next((p for t, p in alternatives if t == token), None)
-        alternatives = [(t, p) for t, p in alternatives if t not in special]  # words only: one can continue from them
-        alt_pieces = tokenizer.pieces([t for t, _ in alternatives], side="target")
-        entries.append({"index": i, "token": token, "piece": piece, "text": _display(piece),
-                        "probability": round(float(probability), 4) if probability is not None else None,
-                        "alternatives": [{"token": t, "piece": ap, "text": _display(ap), "probability": round(p, 4)}
-                                         for (t, p), ap in zip(alternatives, alt_pieces)]})
-    data = {"model": name, "source": sentence, "translation": hyp.text, "tokens": entries,
-            "source_lang": source_lang, "target_lang": target_lang, "ms": round(seconds * 1000.0, 1)}
-    return highlighted(data), data
+    data, _ = decode_text(ctx, clean, model, config, source_lang, target_lang, prefix=prefix)
+    return view.highlighted(data), data
 
 
-def highlighted(data: Dict[str, Any]) -> List[Tuple[str, str]]:
-    """The coloured words of ``tokens``' data: (piece as shown, probability band) per output token."""
-    return [(e["text"], band(e["probability"] or 0.0)) for e in data["tokens"]]
-
-
-def prefix_for(ctx: SpaceContext, data: Dict[str, Any], index: int, token: int) -> str:
-    """The text of the output up to word ``index`` with ``token`` in its place: the prefix to continue from."""
-    ids = [e["token"] for e in data["tokens"][:index]] + [int(token)]
-    return ctx.store.tokenizer(data["model"]).decode(ids, side="target")
+def prefix_for(ctx: SpaceContext, data: Dict[str, Any], word: int, token: int) -> Tuple[int, str, str]:
+    """For word ``word`` replaced by ``token``: (its sentence, that sentence's source, the output up to the
+    word with ``token`` in its place: the prefix to continue from)."""
+    first = data["words"][word]["tokens"][0]
+    sentence = data["tokens"][first]["sentence"]
+    ids = [e["token"] for e in data["tokens"][:first] if e["sentence"] == sentence] + [int(token)]
+    prefix = ctx.store.tokenizer(data["model"]).decode(ids, side="target")
+    return sentence, data["sentences"][sentence]["source"], prefix
 
 
 def continue_from(ctx: SpaceContext, text: str, prefix: str, model: Optional[str] = None, source_lang: str = "en",
-                  target_lang: str = "de") -> Tuple[str, List[Tuple[str, str]], Dict[str, Any]]:
-    """Translate ``text`` so that the output starts with ``prefix``: (translation, highlighted pieces, data)."""
+                  target_lang: str = "de") -> Tuple[str, List[Tuple[str, Optional[str]]], Dict[str, Any]]:
+    """Translate one sentence ``text`` so that the output starts with ``prefix``: (translation, words, data)."""
     if not isinstance(prefix, str) or not prefix.strip():
         raise gr.Error("Give the prefix the translation must start with (the words to keep).")
-    highlighted, data = tokens(ctx, text, model, source_lang, target_lang, prefix=prefix)
-    return data["translation"], highlighted, data
+    words, data = tokens(ctx, text, model, source_lang, target_lang, prefix=prefix)
+    return data["translation"], words, data
+
+
+def splice(whole: Dict[str, Any], sentence: int, part: Dict[str, Any]) -> Dict[str, Any]:
+    """``whole``'s view with sentence ``sentence`` replaced by the one sentence of ``part`` (a continuation)."""
+    if part is None or len(part.get("sentences", [])) != 1 or not 0 <= sentence < len(whole["sentences"]):
+        return part
+    first = sum(1 for t in whole["tokens"] if t["sentence"] < sentence)
+    end = first + sum(1 for t in whole["tokens"] if t["sentence"] == sentence)
+    shift = len(part["tokens"]) - (end - first)
+    new_tokens = [dict(t, sentence=sentence) for t in part["tokens"]]
+    words = ([w for w in whole["words"] if w["sentence"] < sentence]
+             + [dict(w, sentence=sentence, tokens=[i + first for i in w["tokens"]]) for w in part["words"]]
+             + [dict(w, tokens=[i + shift for i in w["tokens"]]) for w in whole["words"] if w["sentence"] > sentence])
+    sentences = whole["sentences"][:sentence] + part["sentences"] + whole["sentences"][sentence + 1:]
+    outputs = [s["translation"] for s in sentences]
+    separators = whole["separators"]
+    joined = separators[0] + "".join(o + sep for o, sep in zip(outputs, separators[1:]))
+    return {**whole, "tokens": whole["tokens"][:first] + new_tokens + whole["tokens"][end:], "words": words,
+            "sentences": sentences, "translation": joined}
 
 
 def beam_tree(ctx: SpaceContext, text: str, beam_size: int = 4, model: Optional[str] = None,

@@ -9,6 +9,8 @@ from transformer_hub import TransformerConfig
 
 LANGUAGES: Dict[str, str] = {"en": "English", "de": "German", "fr": "French", "cs": "Czech"}
 DEFAULT_PAIR = ("en", "de")
+AUTO = "auto"  # the source picker's "Detect language" entry (transformer_hub's src_lang="auto")
+DETECT_LABEL = "Detect language"
 
 
 def language_code(name: str, value) -> str:
@@ -30,19 +32,24 @@ def served(config: Optional[TransformerConfig]) -> List[Tuple[str, str]]:
 
 
 def choices(codes) -> List[Tuple[str, str]]:
-    """Dropdown choices (label, code) in the Space's order."""
-    return [(name, code) for code, name in LANGUAGES.items() if code in set(codes)]
+    """Dropdown choices (label, code) in the Space's order, "Detect language" first when offered."""
+    return [(DETECT_LABEL, AUTO)] * (AUTO in set(codes)) + [(name, code) for code, name in LANGUAGES.items()
+                                                           if code in set(codes)]
 
 
 def fit_pair(config: Optional[TransformerConfig], source: Optional[str], target: Optional[str],
-             pairs: Optional[List[Tuple[str, str]]] = None) -> Tuple[List[str], List[str], str, str]:
+             pairs: Optional[List[Tuple[str, str]]] = None,
+             detect: bool = False) -> Tuple[List[str], List[str], str, str]:
     """Source and target choices for ``config`` (or for the given ``pairs``), and the pair to show (kept when
-    it is served)."""
+    it is served).
+
+    ``detect``: "auto" heads the sources (and is the default); with it, every served target is offered."""
     pairs = [(s, t) for s, t in pairs if s in LANGUAGES and t in LANGUAGES] if pairs is not None else served(config)
     pairs = pairs or [DEFAULT_PAIR]
-    sources = list(dict.fromkeys(s for s, _ in pairs))
-    source = source if source in sources else (DEFAULT_PAIR[0] if DEFAULT_PAIR[0] in sources else sources[0])
-    targets = [t for s, t in pairs if s == source]
+    sources = [AUTO] * detect + list(dict.fromkeys(s for s, _ in pairs))
+    default = AUTO if detect else DEFAULT_PAIR[0]
+    source = source if source in sources else (default if default in sources else sources[0])
+    targets = list(dict.fromkeys(t for s, t in pairs if s == source or source == AUTO))
     if target not in targets:
         target = DEFAULT_PAIR[1] if DEFAULT_PAIR[1] in targets else targets[0]
     return sources, targets, source, target

@@ -4,8 +4,9 @@
 caller sends whatever it likes.  Every handler therefore passes its text and
 numbers through these checks, which raise ``gr.Error`` with a message a
 visitor can act on (never a stack trace).  The limits can be changed with
-environment variables (``SPACE_MAX_CHARS``, ``SPACE_MAX_LINES``,
-``SPACE_MAX_OUTPUT_TOKENS``, ``SPACE_MAX_BEAM``, ``SPACE_MAX_MODELS``).
+environment variables (``SPACE_MAX_CHARS``, ``SPACE_MAX_LINES``, ``SPACE_MAX_SENTENCES``,
+``SPACE_MAX_OUTPUT_TOKENS``, ``SPACE_MAX_BEAM``, ``SPACE_MAX_MODELS``, and for uploaded documents
+``SPACE_MAX_FILE_BYTES``, ``SPACE_MAX_FILE_SENTENCES``, ``SPACE_DOCUMENT_CHUNK``).
 """
 from __future__ import annotations
 
@@ -20,11 +21,15 @@ import gradio as gr
 
 @dataclass(frozen=True)
 class Limits:
-    max_chars: int = 400          # characters per line
-    max_lines: int = 16           # lines (sentences) per request
+    max_chars: int = 1000         # characters per line (a paragraph of several sentences is one line)
+    max_lines: int = 16           # lines per request
+    max_sentences: int = 48       # sentences per request (a line is split into its sentences)
     max_output_tokens: int = 160  # cap on the output length of every hypothesis
     max_beam: int = 8             # beam size (and n-best) upper bound
     max_models: int = 5           # models translated side by side in the variants tab
+    max_file_bytes: int = 100_000  # an uploaded .txt document
+    max_file_sentences: int = 1000  # sentences of an uploaded document
+    document_chunk: int = 16      # sentences of a document decoded per step of its progress bar
 
     @classmethod
     def from_env(cls) -> "Limits":
@@ -84,12 +89,12 @@ def clean_text(text: Optional[str], limits: Limits, *, single: bool = False,
             gr.Warning("This tab looks at one sentence: only the first line is used.")
         lines = lines[:1]
     if len(lines) > limits.max_lines:
-        raise gr.Error(f"Too many lines: {len(lines)}. Send at most {limits.max_lines} lines (one sentence each) "
-                       "per request.")
+        raise gr.Error(f"Too many lines: {len(lines)}. Send at most {limits.max_lines} lines per request, or "
+                       "upload the text as a .txt file.")
     for number, line in enumerate(lines, 1):
         if len(line) > limits.max_chars:
             raise gr.Error(f"Line {number} is too long: {len(line)} characters, the limit is {limits.max_chars}. "
-                           "Split it into shorter sentences.")
+                           "Split it into shorter lines, or upload the text as a .txt file.")
     return CleanText(lines, removed)
 
 

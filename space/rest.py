@@ -27,7 +27,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from transformer_hub.decoding.pool import ModelLoadError as WorkerLoadError
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.text import Segmented, detect_language, language_name, split_sentences, unserved_language
 
@@ -38,7 +37,7 @@ from .context import SpaceContext
 from .decoder import Request as Sentence
 from .languages import LANGUAGES
 from .limits import CleanText, clean_text
-from .models_store import ModelLoadError
+from transformer_hub.hub import ModelLoadError
 
 logger = logging.getLogger(__name__)
 PATHS = ("/translate", "/detect", "/languages")
@@ -192,7 +191,7 @@ class RestAPI:
             return JSONResponse({"error": exc.message}, status_code=exc.status)
         except QueueFull as exc:
             return JSONResponse({"error": f"Slowdown: {exc}; retry in a moment"}, status_code=429)
-        except (ModelLoadError, WorkerLoadError) as exc:
+        except ModelLoadError as exc:
             logger.warning("REST %s: a model could not be loaded: %s", request.url.path, exc)
             return JSONResponse({"error": f"Cannot translate text: the model could not be loaded: {exc}"},
                                 status_code=500)

@@ -14,20 +14,22 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import gradio as gr
 
+from transformer_hub.decoding import ENGINES, DecodingConfig, TranslationResult
 from transformer_hub.decoding import STRATEGIES as STRATEGY_REGISTRY
-from transformer_hub.decoding import DecodingConfig, TranslationResult
-from transformer_hub.decoding.pool import ModelLoadError as WorkerLoadError
-from transformer_hub.decoding import ENGINES
+from transformer_hub.decoding.paragraphs import AUTO as DETECT
+from transformer_hub.decoding.paragraphs import detect_sources
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.export.engine import choose_engine, engine_available
+from transformer_hub.hub import ModelLoadError
+from transformer_hub.text import split_sentences
 
 from .batching import QueueFull
 from .choice import AUTO
 from .context import SpaceContext
 from .decoder import Request
-from .languages import direction
-from .limits import choice_option, clean_text, float_option, int_option
-from .models_store import ModelLoadError
+from . import view
+from .languages import LANGUAGES, direction
+from .limits import CleanText, choice_option, clean_text, float_option, int_option
 
 logger = logging.getLogger(__name__)
 # the library's registered strategies, the plain ones first (a plugin's strategy appears after them)
@@ -42,6 +44,7 @@ TRANSLATE_ENGINE = "auto"
 
 def handler(fn):
     """Turn every failure of ``fn`` into a ``gr.Error`` with one clear line."""
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "handler")  # partials
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
@@ -51,13 +54,13 @@ def handler(fn):
             raise
         except QueueFull as exc:
             raise gr.Error(f"The server is busy ({exc}); please try again in a moment.") from exc
-        except (ModelLoadError, WorkerLoadError) as exc:
+        except ModelLoadError as exc:
             raise gr.Error(f"The model could not be loaded: {exc}") from exc
         except ValueError as exc:  # the library's checks of the visitor's input
-            logger.info("invalid request to %s: %s", fn.__name__, exc)
+            logger.info("invalid request to %s: %s", name, exc)
             raise gr.Error(f"Invalid request: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - logged with its traceback, reported in one line
-            logger.exception("handler %s failed", fn.__name__)
+            logger.exception("handler %s failed", name)
             raise gr.Error(f"Sorry, something went wrong ({type(exc).__name__}: {exc}). "
                            "The server is still running; try another input.") from exc
 
@@ -123,10 +126,52 @@ def languages_for(ctx: SpaceContext, name: str, source_lang, target_lang) -> Tup
     return direction(ctx.store.config(name), source_lang, target_lang)
 
 
-def _align(lines: List[str], outputs: List[str]) -> List[str]:
-    """Put translations back at the positions of the non-empty input lines (blank lines stay blank)."""
-    it = iter(outputs)
-    return [next(it) if line else "" for line in lines]
+def detect(text: str, source_lang, target_lang) -> Tuple[str, Optional[float]]:
+    """``source_lang``, or for "auto" the language of ``text`` among the Space's (one per request: a visitor's
+    text is one language) and how sure the detector is; a text in another language is a ``ValueError``."""
+    if source_lang != DETECT:
+        return source_lang, None
+    (code,), (confidence,) = detect_sources(None, [text], DETECT, target_lang if target_lang in LANGUAGES else None,
+                                            served=list(LANGUAGES))
+    return code, confidence
+
+
+def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConfig, source_lang, target_lang,
+                engine: str = DEFAULT_ENGINE, prefix: Optional[str] = None, progress=None):
+    """Detect (source "auto"), split into sentences, decode them, and build the view; returns (view, seconds).
+
+    The detected language is what picks the pair (and the model, when none is named).  With a ``progress``
+    (a document) the sentences are decoded ``limits.document_chunk`` at a time, each step reported."""
+    text = "\n".join(clean.lines)
+    source, confidence = detect(text, source_lang, target_lang)
+    name = pick_model(ctx, model, source, target_lang)
+    engine = resolve_engine(ctx, engine, name, config)
+    pair = languages_for(ctx, name, source, target_lang)
+    layout = split_sentences(text, source)
+    if progress is None and len(layout.segments) > ctx.limits.max_sentences:
+        raise gr.Error(f"Too many sentences: {len(layout.segments)}. Send at most {ctx.limits.max_sentences} per "
+                       "request, or upload the text as a .txt file.")
+    if progress is not None and len(layout.segments) > ctx.limits.max_file_sentences:
+        raise gr.Error(f"The document has too many sentences: {len(layout.segments)}, the limit is "
+                       f"{ctx.limits.max_file_sentences}. Split it into smaller files.")
+    results, seconds = [], 0.0
+    step = max(1, len(layout.segments) if progress is None else ctx.limits.document_chunk)
+    for start in range(0, len(layout.segments), step):
+        if progress is not None:
+            progress((start, len(layout.segments)), desc="Translating", unit="sentences")
+        done, took = run(ctx, name, layout.segments[start:start + step], config, pair, engine, prefix)
+        results += done
+        seconds += took
+    _truncation_note(results)
+    data = view.build(results, layout, ctx.store.tokenizer(name), _special(ctx, name), model=name,
+                      source_lang=source, target_lang=target_lang, detected=confidence, ms=round(seconds * 1e3, 1))
+    data["engine"] = engine
+    return data, seconds
+
+
+def _special(ctx: SpaceContext, name: str) -> set:
+    cfg = ctx.store.config(name)
+    return {cfg.pad_id, cfg.bos_id, cfg.eos_id, cfg.unk_id}
 
 
 def _truncation_note(results) -> None:
@@ -144,24 +189,29 @@ def resolve_engine(ctx: SpaceContext, engine: str, name: str, config: DecodingCo
 
 
 # ---------------------------------------------------------------------------- Translate
-def translate(ctx: SpaceContext, text: str, model: str, strategy: str = "beam", beam_size: int = 4,
-              length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0, max_length: int = 0,
-              source_lang: str = "en", target_lang: str = "de",
-              engine: str = TRANSLATE_ENGINE) -> Tuple[str, float, str]:
-    """Several lines -> several translations, decoded as one batch; returns (text, milliseconds, note).
+ALTERNATIVES = 5  # alternatives kept per output piece (the word view's menus)
 
-    The model "auto" (or none) is the best-scored one for the direction; the engine "auto" is CTranslate2 when
-    it can run the call; the note says which model and engine ran."""
+
+def translate_view(ctx: SpaceContext, text: str, model: str, strategy: str = "beam", beam_size: int = 4,
+                   length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0, max_length: int = 0,
+                   source_lang: str = "en", target_lang: str = "de",
+                   engine: str = TRANSLATE_ENGINE) -> Tuple[str, float, str, Dict[str, Any]]:
+    """Lines of sentences -> their translation in the same layout, every sentence in one batch; returns
+    (text, milliseconds, note, the word view's data).  ``source_lang="auto"`` detects the language; the model
+    "auto" (or none) is the best-scored one for the (detected) direction; the engine "auto" is CTranslate2 when
+    it can run the call (the word view then has no alternatives); the note says which model and engine ran."""
     clean = clean_text(text, ctx.limits)
-    config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length)
     engine = pick_engine(engine, ENGINE_CHOICES)
-    name = pick_model(ctx, model, source_lang, target_lang)
-    engine = resolve_engine(ctx, engine, name, config)
-    results, seconds = run(ctx, name, clean.sentences, config, languages_for(ctx, name, source_lang, target_lang),
-                           engine)
-    _truncation_note(results)
-    return ("\n".join(_align(clean.lines, [r.text for r in results])), round(seconds * 1000.0, 1),
-            engine_note(engine, seconds, name))
+    extra = {"return_alternatives": ALTERNATIVES} if engine == "pytorch" else {}
+    config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length, **extra)
+    data, seconds = decode_text(ctx, clean, model, config, source_lang, target_lang, engine)
+    note = "  \n".join(part for part in (view.note(data), engine_note(data["engine"], seconds, data["model"])) if part)
+    return data["translation"], round(seconds * 1000.0, 1), note, data
+
+
+def translate(ctx: SpaceContext, *args, **kwargs) -> Tuple[str, float, str]:
+    """``translate_view`` without the view's data: (text, milliseconds, note)."""
+    return translate_view(ctx, *args, **kwargs)[:3]
 
 
 # ---------------------------------------------------------------------------- Beam vs greedy
@@ -241,7 +291,7 @@ def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], stra
         for engine in engines:
             try:
                 results, seconds = run(ctx, name, clean.sentences, config, pair, engine)
-            except (ValueError, ModelLoadError, WorkerLoadError) as exc:  # e.g. a layout an engine cannot run
+            except (ValueError, ModelLoadError) as exc:  # e.g. a layout an engine cannot run
                 rows.append([name, engine, f"({exc})", None, None, f"{cfg.num_parameters():,}"])
                 continue
             rows.append([name, engine, "\n".join(r.text for r in results), round(seconds * 1000.0, 1),

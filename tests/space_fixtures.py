@@ -26,10 +26,10 @@ import torch  # noqa: E402
 from space.demo import build_demo, configure_torch, launch_options  # noqa: E402
 from space.limits import Limits  # noqa: E402
 from space.models_store import is_model_folder  # noqa: E402
-from transformer_hub.data import DEFAULT_DATA_DIR, load_split  # noqa: E402
+from transformer_hub.data import default_data_dir, load_split  # noqa: E402
 from transformer_hub.train import main as train_main  # noqa: E402
 
-DATA_DIR = Path(os.environ.get("MULTI30K_DIR", DEFAULT_DATA_DIR))
+DATA_DIR = default_data_dir()  # $TRANSFORMER_HUB_DATA, else data/multi30k
 TINY_UPDATES = 300  # about 30 s at one thread
 
 

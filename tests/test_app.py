@@ -5,6 +5,8 @@ four-language one in a folder named ``multilingual`` whose output words say whic
 """
 from __future__ import annotations
 
+import math
+import re
 import time
 
 import pytest
@@ -13,6 +15,7 @@ pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
 from space_fixtures import TINY_UPDATES, languages_of, model_for_tests, multilingual_for_tests, running_app  # noqa: E402, I001
+from space import view  # noqa: E402
 from space.limits import Limits  # noqa: E402
 from transformer_hub import Tokenizer  # noqa: E402
 
@@ -49,10 +52,11 @@ def client(app):
 
 
 def translate(client, app, text, strategy="beam", **kw):
-    args = dict(beam_size=4, length_penalty=0.6, temperature=1.0, top_p=0.9, max_length=0)
+    args = dict(beam_size=4, length_penalty=0.6, temperature=1.0, top_p=0.9, max_length=0, source_lang="en")
     args.update(kw)
     out, ms, _ = client.predict(text, app.model, strategy, args["beam_size"], args["length_penalty"],
-                                args["temperature"], args["top_p"], args["max_length"], api_name="/translate")
+                                args["temperature"], args["top_p"], args["max_length"], args["source_lang"],
+                                api_name="/translate")
     return out, ms
 
 
@@ -65,7 +69,9 @@ def test_every_event_has_a_named_endpoint(client):
         assert list(params)[:2] == ["text", "model"]
         assert {"source_lang", "target_lang"} <= set(params)
         assert all(p["parameter_has_default"] for n, p in params.items() if n != "text"), name
-        assert params["source_lang"]["parameter_default"] == "en" and params["target_lang"]["parameter_default"] == "de"
+        # the translate tab detects the source language by default; the one-sentence tabs start from English
+        assert params["source_lang"]["parameter_default"] == ("auto" if name == "/translate" else "en")
+        assert params["target_lang"]["parameter_default"] == "de"
     for name, default in (("/translate", "auto"), ("/compare", "pytorch")):  # plain translation: the fast engine
         engine = {p["parameter_name"]: p for p in endpoints[name]["parameters"]}["engine"]
         assert engine["parameter_default"] == default
@@ -236,6 +242,26 @@ BAD = {
     "too long": ("word " * 200, "too long"),
     "too many lines": ("\n".join(["A dog."] * 20), "Too many lines"),
 }
+
+
+def test_detect_language_paragraph_layout_and_unserved_languages(client, app):
+    text = "A man is riding a bicycle down the street. A dog runs after him.\n\nTwo children play in the snow."
+    out, _, note = client.predict(text=text, model=app.model, strategy="greedy", source_lang="auto",
+                                  api_name="/translate")
+    assert re.search(r"Detected: English, (0\.9\d|1\.00)", note), note
+    assert out.count("\n\n") == 1 and "\n" not in out.replace("\n\n", "")  # the paragraph break is kept
+    with pytest.raises(Exception, match=r"looks like zh \(zh\), which the models do not read; they serve en, de, "
+                                        r"fr, cs"):
+        client.predict(text="一只狗在雪地里奔跑。", model=app.model, source_lang="auto", api_name="/translate")
+    with pytest.raises(Exception, match=r"already in German \(detected, 1\.00\), the target language"):
+        client.predict(text="Ein Mann fährt mit dem Fahrrad die Straße hinunter.", model=app.model,
+                       source_lang="auto", target_lang="de", api_name="/translate")
+
+
+def test_a_detected_language_the_model_does_not_read_is_named(client, app):
+    with pytest.raises(Exception, match=r"This model does not translate fr->de; it serves en->de"):
+        client.predict(text="Un homme descend la rue à vélo.", model=app.model, source_lang="auto",
+                       api_name="/translate")
 
 
 @pytest.mark.parametrize("name", list(BAD))
@@ -670,7 +696,14 @@ def test_variants_table_reads_a_models_own_card_for_its_measurements(tmp_path, m
 def test_tokens_gives_one_entry_per_output_piece_with_alternatives(client, app):
     words, data = client.predict(text="A man is riding a bicycle.", model=app.model, api_name="/tokens")
     pieces = Tokenizer.from_directory(app.model_dir).pieces([t["token"] for t in data["tokens"]], side="target")
-    assert [t["piece"] for t in data["tokens"]] == pieces and len(words) == len(pieces) > 0
+    assert [t["piece"] for t in data["tokens"]] == pieces and len(pieces) > 0
+    # the view colours whole words: each word's pieces in order, its probability their product
+    assert [i for w in data["words"] for i in w["tokens"]] == list(range(len(pieces)))
+    assert [w["token"].strip() for w in words if w["class_or_confidence"] != view.UNSURE] == \
+        [w["text"] for w in data["words"]] == data["translation"].split()
+    for word in data["words"]:
+        assert word["probability"] == pytest.approx(
+            math.prod(data["tokens"][i]["probability"] for i in word["tokens"]), rel=1e-9)
     for entry in data["tokens"]:
         probabilities = [a["probability"] for a in entry["alternatives"]]
         assert probabilities == sorted(probabilities, reverse=True) and 0 < sum(probabilities) <= 1.0001

@@ -124,7 +124,7 @@ def test_confidence_in_domain_above_scrambled():
     good = [r.best for r in generate(model, in_domain)]
     bad = [r.best for r in generate(model, scrambled)]
     for hyp in good + bad:
-        assert hyp.confidence == pytest.approx(math.exp(sum(hyp.token_logprobs) / len(hyp.token_logprobs)), rel=1e-12)
+        assert hyp.confidence == pytest.approx(sum(map(math.exp, hyp.token_logprobs)) / len(hyp.token_logprobs), rel=1e-12)
         assert 0.0 < hyp.confidence <= 1.0
     # a model trained for seconds is not sure of everything it knows: most pairs, and clearly on average
     assert sum(g.confidence > b.confidence for g, b in zip(good, bad)) >= 0.85 * len(good)

@@ -80,7 +80,7 @@ import gradio as gr
 from space import tab
 
 
-@tab("throwaway", title="Throwaway plugin", order=50, description="a tab from another package")
+@tab("throwaway", title="Throwaway plugin", order=45, description="a tab from another package")
 def render(ctx):
     gr.Markdown("hello from an installed plugin package")
     box = gr.Textbox(label="in")
@@ -114,7 +114,8 @@ def test_entry_point_plugin_tab_is_discovered_and_rendered(installed_plugin, no_
     demo = build_demo(models_dir=no_models)
     assert installed_plugin in TABS
     labels = tab_labels(demo)
-    assert labels.index("Throwaway plugin") == labels.index("Attention") + 1  # order 50 comes after 40
+    assert labels.index("Throwaway plugin") == labels.index("Attention") + 1  # order 45: after 40, before 50
+    assert labels.index("Throwaway plugin") < labels.index("Inside the Transformer")
     assert "hello from an installed plugin package" in markdown_texts(demo)
     assert any(fn.api_name == "throwaway_shout" for fn in demo.fns.values())
 
@@ -186,25 +187,64 @@ def test_no_import_cycle_in_the_space():
     assert "cycle" not in out.replace("cycles among", ""), out
 
 
+def _view(words, probabilities, unsure=False):
+    """The word view's data for one sentence whose pieces are whole words."""
+    text = " ".join(words)
+    return {"translation": text, "separators": ["", ""], "threshold": 0.58,
+            "sentences": [{"source": "x", "translation": text, "confidence": 0.5, "unsure": unsure}],
+            "tokens": [{"sentence": 0, "text": " " + w, "piece": "\u2581" + w, "probability": p, "alternatives": []}
+                       for w, p in zip(words, probabilities)],
+            "words": [{"sentence": 0, "text": w, "probability": p, "tokens": [i]}
+                      for i, (w, p) in enumerate(zip(words, probabilities))]}
+
+
 def test_undo_restores_the_coloured_words_from_the_kept_data():
-    """Undo rebuilds the HighlightedText from the kept ``tokens`` data: the component's own value comes back
+    """Undo rebuilds the HighlightedText from the kept view data: the component's own value comes back
     from the browser as a list of dicts, which it does not accept as output (the undo used to fail on it)."""
-    from space import interactive
+    from space import view
     from space.tabs import translate
 
-    def data(words, probabilities):
-        return {"translation": "".join(words).strip(), "tokens": [
-            {"text": w, "probability": p, "alternatives": []} for w, p in zip(words, probabilities)]}
-
-    first, second = data([" Ein", " Hund", "."], [0.95, 0.3, 0.6]), data([" Zwei", " Hunde", "."], [0.1, 0.7, 0.9])
+    first, second = _view(["Ein", "Hund."], [0.95, 0.3]), _view(["Zwei", "Hunde."], [0.1, 0.7], unsure=True)
     words, restored, text, history, undo, alternatives = translate._undo([first, second])
     assert restored is second and text == "Zwei Hunde." and history == [first]
-    assert words == [(" Zwei", "doubtful (< 20%)"), (" Hunde", "likely (50-90%)"), (".", "sure (≥ 90%)")]
-    assert gr.HighlightedText(color_map=interactive.COLOURS).postprocess(words) is not None  # a value it takes
+    assert words == [("Zwei", "doubtful (< 20%)"), (" Hunde.", "likely (50-90%)"), (" ⚠", view.UNSURE)]
+    assert gr.HighlightedText(color_map=view.COLOURS).postprocess(words) is not None  # a value it takes
     assert undo["interactive"] is True and alternatives["visible"] is False
     *_, history, undo, _ = translate._undo(history)
     assert history == [] and undo["interactive"] is False
     assert translate._undo([])[3] == []  # nothing to undo: nothing changes
+
+
+def test_word_view_colours_whole_words_of_every_sentence(tiny_tokenizer):
+    """Pieces become words (a word's probability is the product of its pieces'), every sentence is shown in
+    its layout, and a sentence below the confidence threshold is marked."""
+    import math
+
+    from space import view
+    from transformer_hub.decoding import CONFIDENCE_THRESHOLD, Hypothesis, TranslationResult
+    from transformer_hub.text import split_sentences
+
+    layout = split_sentences("A dog runs. A man sits.\n\nTwo children play.", "en")
+    outputs = ["Ein Hund rennt.", "Ein Mann sitzt.", "Zwei Kinder spielen."]
+    probability = [0.9, 0.95, 0.3]  # per piece; the third sentence is unsure
+    results = []
+    for text, p in zip(outputs, probability):
+        ids = tiny_tokenizer.encode(text, side="target")
+        logprobs = [math.log(p)] * (len(ids) + 1)  # + eos
+        results.append(TranslationResult(source=text, hypotheses=[Hypothesis(
+            text=text, tokens=ids, token_logprobs=logprobs, score=sum(logprobs), normalized_score=0.0)]))
+    data = view.build(results, layout, tiny_tokenizer, set(), model="m")
+    assert data["translation"] == "Ein Hund rennt. Ein Mann sitzt.\n\nZwei Kinder spielen."
+    assert [s["unsure"] for s in data["sentences"]] == [False, False, True] and 0.3 < CONFIDENCE_THRESHOLD
+    assert [w["text"] for w in data["words"]] == " ".join(outputs).split()
+    for word in data["words"]:
+        pieces = [data["tokens"][i] for i in word["tokens"]]
+        assert word["probability"] == pytest.approx(math.prod(t["probability"] for t in pieces), rel=1e-3)
+    shown = view.highlighted(data)
+    assert "".join(text for text, _ in shown) == "Ein Hund rennt. Ein Mann sitzt.\n\nZwei Kinder spielen. ⚠"
+    assert shown[-1] == (" ⚠", view.UNSURE) and ("\n\n", None) in shown
+    assert view.entry_word(data, 0) == 0 and view.entry_word(data, len(shown) - 1) is None
+    assert "unsure of 1 of 3 sentence(s)" in view.note(data) and "Multi30k" in view.note(data)
 
 
 def test_language_picker_events_take_values_as_sent(no_models):
@@ -214,8 +254,8 @@ def test_language_picker_events_take_values_as_sent(no_models):
     demo = build_demo(models_dir=no_models)
     pickers = {block._id for block in demo.blocks.values()
                if isinstance(block, gr.Dropdown) and (block.elem_id or "").endswith(("-source-lang", "-target-lang"))}
-    assert len(pickers) == 8  # From and To in each of the four tabs
+    assert len(pickers) == 10  # From and To in each of the five tabs
     fns = list(demo.fns.values()) if isinstance(demo.fns, dict) else list(demo.fns)
     events = [fn for fn in fns if pickers & {block._id for block in fn.outputs}]
-    assert len(events) == 11  # model change (three tabs), source pick and swap (four tabs each)
+    assert len(events) == 14  # model change (four tabs), source pick and swap (five tabs each)
     assert all(fn.preprocess is False for fn in events), [fn.name for fn in events if fn.preprocess]

@@ -27,7 +27,7 @@ import traceback
 import warnings
 from typing import Callable, Iterator, List, Optional, Sequence, TextIO
 
-from .data import DEFAULT_DATA_DIR, MULTI30K_LANGS, download_multi30k, read_lines
+from .data import default_data_dir, MULTI30K_LANGS, download_multi30k, read_lines
 from .errors import Parser, UserError
 from .metrics import score_with_signatures
 from .registry import Registry
@@ -128,7 +128,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True) 
     parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
     parser.add_argument("--src-lang", default=None, help="source language code (multilingual models; a bilingual "
-                        "model accepts only its own pair)")
+                        "model accepts only its own pair); 'auto' detects it per line among the model's languages")
     parser.add_argument("--tgt-lang", default=None, help="target language code (required by multilingual models)")
 
 
@@ -153,7 +153,7 @@ def best_model_for(args: argparse.Namespace) -> str:
 def check_languages(args: argparse.Namespace, model) -> dict:
     """``src_lang`` / ``tgt_lang`` for generate, checked against what the model serves (one-line error)."""
     try:
-        model.config.check_pair(args.src_lang, args.tgt_lang)
+        model.config.check_pair(None if args.src_lang == "auto" else args.src_lang, args.tgt_lang)
     except ValueError as exc:
         raise CLIError(f"--src-lang/--tgt-lang: {exc}")
     return {"src_lang": args.src_lang, "tgt_lang": args.tgt_lang}
@@ -268,6 +268,10 @@ def translate_command(argv: List[str]) -> int:
                              "prefix (a last word without a space after it may be completed)")
     parser.add_argument("--alternatives", type=int, default=0, metavar="K",
                         help="write JSON lines with each output token's K most likely tokens and probabilities")
+    parser.add_argument("--json", action="store_true",
+                        help="write JSON lines: text, src_lang, src_lang_confidence, confidence, hypotheses")
+    parser.add_argument("--split-sentences", action="store_true",
+                        help="translate each sentence of a line on its own and put them back in the line's layout")
     add_decoding_arguments(parser)
     parser.add_argument("--engine", choices=["pytorch", "ctranslate2"], default="pytorch",
                         help="decode with PyTorch (default) or CTranslate2 (pip install ctranslate2; converted once)")
@@ -287,12 +291,12 @@ def translate_command(argv: List[str]) -> int:
     with decoding_workers(args, model, engine) as runner:
         try:
             results = generate(model, lines, config, progress=_progress(args, len(lines)), prefix=prefixes,
-                               **runner, **check_languages(args, model))
+                               split_sentences=args.split_sentences, **runner, **check_languages(args, model))
         except ValueError as exc:  # a prefix longer than its sentence may be, an engine without prefixes
             raise CLIError(str(exc))
     with open_output(args.output) as out:
-        if args.alternatives:
-            write_alternatives(out, results, model.tokenizer)
+        if args.alternatives or args.json:
+            write_json(out, results, model.tokenizer, alternatives=bool(args.alternatives))
         elif config.n_best == 1:
             for r in results:
                 out.write(one_line(r.text) + "\n")
@@ -321,15 +325,25 @@ def _with_alternatives(config, k: int):
         raise CLIError(f"--alternatives: {exc}")
 
 
-def write_alternatives(out: TextIO, results, tokenizer) -> None:
-    """One JSON object per input line: its hypotheses, each token's piece and its alternatives as [piece, prob]."""
+def _hypothesis_json(h, tokenizer, alternatives: bool) -> dict:
+    entry = {"text": h.text, "score": h.score, "normalized_score": h.normalized_score, "confidence": h.confidence,
+             "tokens": tokenizer.pieces(h.tokens, side="target")}
+    if alternatives:
+        entry["alternatives"] = [[[piece, round(p, 6)] for piece, p in step] for step in h.alternative_pieces(tokenizer)]
+    return entry
+
+
+def write_json(out: TextIO, results, tokenizer, alternatives: bool = False) -> None:
+    """One JSON object per input line: its languages, best text and confidence, its hypotheses (each token's
+    piece and, with ``alternatives``, its alternatives as [piece, prob]), and with --split-sentences its sentences."""
     for i, r in enumerate(results):
-        hyps = [{"text": h.text, "score": h.score, "normalized_score": h.normalized_score,
-                 "tokens": tokenizer.pieces(h.tokens, side="target"),
-                 "alternatives": [[[piece, round(p, 6)] for piece, p in step]
-                                  for step in h.alternative_pieces(tokenizer)]}
-                for h in r.hypotheses]
-        out.write(json.dumps({"line": i, "source": r.source, "hypotheses": hyps}, ensure_ascii=False) + "\n")
+        line = {"line": i, "source": r.source, "text": r.text, "src_lang": r.src_lang,
+                "src_lang_confidence": r.src_lang_confidence, "confidence": r.best.confidence,
+                "hypotheses": [_hypothesis_json(h, tokenizer, alternatives) for h in r.hypotheses]}
+        if r.sentences is not None:
+            line["sentences"] = [{"source": s.source, "text": s.text, "confidence": s.best.confidence}
+                                 for s in r.sentences]
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -429,7 +443,7 @@ def download_command(argv: List[str]) -> int:
                     "2016/2017) into a folder `train --data-dir` reads; files already there are kept.")
     parser.add_argument("--langs", default=",".join(MULTI30K_LANGS),
                         help=f"comma-separated languages among {','.join(MULTI30K_LANGS)} (default: all four)")
-    parser.add_argument("--dest", default=str(DEFAULT_DATA_DIR), help="the folder to fill (default: %(default)s)")
+    parser.add_argument("--dest", default=str(default_data_dir()), help="the folder to fill (default: %(default)s)")
     args = parser.parse_args(argv)
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
     unknown = [lang for lang in langs if lang not in MULTI30K_LANGS]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from .config import PRESETS
-from .data import DEFAULT_DATA_DIR
+from .data import default_data_dir
 from .errors import Parser
 
 DESCRIPTION = "The paper's training recipe (section 5) on parallel text, resumable exactly, optionally distributed."
@@ -20,7 +20,7 @@ class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="transformer_hub train", description=DESCRIPTION, formatter_class=_Defaults)
     d = p.add_argument_group("data")
-    d.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR), help="Multi30k-style folder of {split}.{lang}[.gz]")
+    d.add_argument("--data-dir", default=str(default_data_dir()), help="Multi30k-style folder of {split}.{lang}[.gz]")
     d.add_argument("--src-lang", default="en")
     d.add_argument("--tgt-lang", default="de")
     d.add_argument("--langs", default=None, help="a multilingual model over these languages, e.g. en,de,fr,cs: "
@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                        ("n_decoder_layers", int), ("dropout", float), ("max_len", int), ("positional", str),
                        ("norm", str), ("feed_forward", str), ("attention", str), ("layout", str)):
         m.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None)
+    m.add_argument("--tag-position", default=None, choices=("source", "decoder"),
+                   help="with --langs: the target-language tag starts the source (default) or follows bos at the "
+                   "decoder's start (forced when decoding, never predicted)")
     m.add_argument("--no-share-embeddings", action="store_true")
     o = p.add_argument_group("optimisation (section 5)")
     o.add_argument("--max-tokens", type=int, default=8000, help="tokens per batch (per process)")

@@ -73,7 +73,7 @@ def _attention(ctx, common) -> None:
                         label="Kind of attention", elem_id="inside-kind")
         layer = gr.Slider(1, 8, value=1, step=1, label="Layer (head view)", elem_id="inside-layer")
         head = gr.Slider(1, 16, value=1, step=1, label="Head (head view)", elem_id="inside-head")
-    forced = gr.Textbox(label="Teacher-force this translation (empty: the model's own)", lines=1,
+    forced = gr.Textbox("", label="Teacher-force this translation (empty: the model's own)", lines=1,
                         elem_id="inside-forced")
     button = gr.Button("Show attention", variant="primary", elem_id="inside-attention-button")
     translation = gr.Textbox(label="Target the decoder was fed", interactive=False, elem_id="inside-translation")
@@ -120,7 +120,7 @@ def _steps(ctx, common) -> None:
     with gr.Row():
         k = gr.Slider(1, inside.MAX_TOP_K, value=5, step=1, label="Top-k shown", elem_id="inside-k")
         beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size", elem_id="inside-beam")
-    reference = gr.Textbox(label="Reference translation (empty: the example's Multi30k reference, if any)",
+    reference = gr.Textbox("", label="Reference translation (empty: the example's Multi30k reference, if any)",
                            lines=1, elem_id="inside-reference")
     button = gr.Button("Decode step by step", variant="primary", elem_id="inside-steps-button")
     step = gr.Slider(1, ctx.limits.max_output_tokens, value=1, step=1, label="Step", elem_id="inside-step")

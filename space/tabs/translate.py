@@ -1,21 +1,23 @@
-"""Translate: several lines in, one batch decoded, in any direction the model serves, with the strategy's knobs."""
+"""Translate: text or a .txt document in, every sentence decoded in one batch, the layout kept, in any direction
+the model serves (the source detected by default), with each word coloured by the model's probability."""
 from __future__ import annotations
 
 import gradio as gr
 
-from .. import interactive, service
+from .. import documents, interactive, service, view
 from ..registry import tab
 from ._common import UI, bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
 
 
 @tab("translate", title="Translate", order=10, description="any direction the model serves")
 def render(ctx) -> None:
-    gr.Markdown("Type sentences, **one per line**: all lines are translated together, as one batch.")
+    gr.Markdown("Type or paste a text: its sentences are translated together, as one batch, and come back in "
+                "the text's layout. Or upload a .txt document below.")
     with gr.Row(equal_height=False):
         with gr.Column(scale=1):
             model = model_picker(ctx, elem_id="translate-model", auto=True)
-            source, target = language_pickers(ctx, model, "translate")
-            text = text_input(ctx, "Source text", value=examples_of(source.value)[0][0], lines=4,
+            source, target = language_pickers(ctx, model, "translate", detect=True)
+            text = text_input(ctx, "Source text", value=examples_of(None)[0][0], lines=4,
                               elem_id="translate-input")
             strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
             with gr.Accordion("Decoding options", open=False):
@@ -31,62 +33,93 @@ def render(ctx) -> None:
                 max_length = gr.Slider(0, ctx.limits.max_output_tokens, value=0, step=1,
                                        label="Max output tokens (0 = source length + 50, capped)")
             button = gr.Button("Translate", variant="primary", elem_id="translate-button")
+            with gr.Accordion("Translate a document (.txt)", open=False, elem_id="translate-document"):
+                upload = gr.File(label=f"A UTF-8 .txt file (at most {ctx.limits.max_file_bytes:,} bytes, "
+                                 f"{ctx.limits.max_file_sentences:,} sentences)", file_types=[".txt"],
+                                 elem_id="translate-file")
+                file_button = gr.Button("Translate the document", elem_id="translate-file-button")
+                translated = gr.File(label="Translated document", interactive=False, elem_id="translate-file-output")
+                file_note = gr.Markdown(elem_id="translate-file-note")
         with gr.Column(scale=1):
             output = gr.Textbox(label="Translation", lines=4, interactive=False, elem_id="translate-output",
                                 buttons=["copy"])
             elapsed = gr.Number(label="Time taken (ms)", interactive=False, precision=1, elem_id="translate-time")
             note = gr.Markdown(elem_id="translate-engine-note")
-            gr.Markdown("**Word by word** (first line, greedy): colour = the model's probability. Click a word "
-                        "to see what else it considered; pick one and the rest is translated again to fit.")
+            gr.Markdown("**Word by word**: the translation above, each word coloured by the model's probability "
+                        "(⚠ marks a sentence the model is unsure of). Click a word to see what else it considered; "
+                        "pick one and the rest of its sentence is translated again to fit.")
             words = gr.HighlightedText(label="How sure the model is", show_legend=True, combine_adjacent=False,
-                                       color_map=interactive.COLOURS, interactive=False, elem_id="translate-tokens")
+                                       color_map=view.COLOURS, interactive=False, elem_id="translate-tokens")
             alternatives = gr.Radio([], label="Alternatives for the clicked word", visible=False,
                                     elem_id="translate-alternatives")
             undo = gr.Button("Undo", size="sm", elem_id="translate-undo", interactive=False)
             prefix = gr.Textbox(visible=False, elem_id="translate-prefix")  # /continue's prefix: the kept words
+            sentence = gr.Textbox(visible=False, elem_id="translate-sentence")  # /continue's text: that sentence
+            # /continue's outputs (one sentence), spliced into the whole translation by the next step
+            part = (gr.Textbox(visible=False), gr.HighlightedText(visible=False, color_map=view.COLOURS),
+                    gr.JSON(visible=False))
+            tokens_api = gr.Button(visible=False)  # /tokens for API callers: the page gets its words from /translate
             with gr.Accordion("Words, probabilities and alternatives (JSON)", open=False):
                 data = gr.JSON(label="tokens", elem_id="translate-tokens-json")
     examples(text, source, "translate")
     inputs = [text, model, strategy, beam_size, length_penalty, temperature, top_p, max_length, source, target,
               engine]
-    history, picked = gr.State([]), gr.State(None)
-    button.click(bind(ctx, service.translate), inputs, [output, elapsed, note], api_name="translate",
+    history, picked, shown, at = gr.State([]), gr.State(None), gr.State(None), gr.State(None)
+    button.click(bind(ctx, service.translate_view), inputs, [output, elapsed, note, shown], api_name="translate",
                  **decode_event(ctx)).then(
-        bind(ctx, interactive.tokens), [text, model, source, target], [words, data], api_name="tokens",
-        **decode_event(ctx)).then(lambda: ([], gr.update(interactive=False)), None, [history, undo], **UI)
+        lambda d: (view.highlighted(d), d, [], gr.update(interactive=False)) if d else (gr.update(),) * 4,
+        shown, [words, data, history, undo], **UI)
+    tokens_api.click(bind(ctx, interactive.tokens), [text, model, source, target], [words, data], api_name="tokens",
+                     **decode_event(ctx))
+    file_button.click(bind(ctx, documents.translate_document), [upload] + inputs[1:], [translated, file_note],
+                      api_name="translate_file", **decode_event(ctx))
     words.select(_alternatives, data, [alternatives, picked], **UI)
-    alternatives.input(bind(ctx, _prefix), [data, picked, alternatives, history], [prefix, history, undo],
-                       **UI).then(
-        bind(ctx, interactive.continue_from), [text, prefix, model, source, target], [output, words, data],
-        api_name="continue", **decode_event(ctx)).then(lambda: gr.update(visible=False), None, alternatives, **UI)
+    alternatives.input(bind(ctx, _prefix), [data, picked, alternatives, history],
+                       [prefix, sentence, at, history, undo], **UI).then(
+        bind(ctx, interactive.continue_from), [sentence, prefix, model, source, target], list(part),
+        api_name="continue", **decode_event(ctx)).then(
+        _splice, [data, at, part[2]], [output, words, data], **UI).then(
+        lambda: gr.update(visible=False), None, alternatives, **UI)
     undo.click(_undo, history, [words, data, output, history, undo, alternatives], **UI)
 
 
 def _alternatives(data, evt: gr.SelectData):
-    """The clicked word's alternatives as radio choices ("piece  (p %)", token id)."""
+    """The clicked word's alternatives (those of its first piece) as radio choices ("word  (p %)", token id)."""
     if not data or evt.index is None:
         return gr.update(visible=False), None
     index = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
     try:
-        entry = data["tokens"][int(index)]
+        word = view.entry_word(data, int(index))
+        entry = data["tokens"][data["words"][word]["tokens"][0]] if word is not None else None
     except (IndexError, KeyError, TypeError, ValueError):  # a click on words a newer translation replaced
+        entry = None
+    if entry is None:
         return gr.update(visible=False), None
     options = [(f"{a['text'].strip() or a['piece']}  ({100 * a['probability']:.1f} %)", str(a["token"]))
                for a in entry["alternatives"]]
     return gr.update(choices=options, value=None, visible=True,
-                     label=f"Alternatives for “{entry['text'].strip()}” (word {int(index) + 1})"), int(index)
+                     label=f"Alternatives for “{data['words'][word]['text']}” (word {word + 1})"), word
 
 
-def _prefix(ctx, data, index, token, history):
-    """The prefix to continue from, and the current output pushed on the undo history.
+def _prefix(ctx, data, word, token, history):
+    """The clicked word's sentence and the prefix to continue it from; the current view pushed on the undo history.
 
-    The history keeps the ``tokens`` data only: the coloured words are rebuilt from it, because the
+    The history keeps the view's data only: the coloured words are rebuilt from it, because the
     HighlightedText's own value comes back from the browser in another shape than the one it takes.
     """
-    if data is None or index is None or token in (None, ""):
+    if data is None or word is None or token in (None, ""):
         raise gr.Error("Click a word of the translation first, then pick one of its alternatives.")
     history = list(history or []) + [data]
-    return interactive.prefix_for(ctx, data, index, int(token)), history, gr.update(interactive=True)
+    sentence, source, prefix = interactive.prefix_for(ctx, data, word, int(token))
+    return prefix, source, sentence, history, gr.update(interactive=True)
+
+
+def _splice(data, sentence, part):
+    """The continued sentence put back into the whole translation: (text, coloured words, data)."""
+    if not data or part is None:
+        return gr.update(), gr.update(), gr.update()
+    whole = interactive.splice(data, sentence, part)
+    return whole["translation"], view.highlighted(whole), whole
 
 
 def _undo(history):
@@ -95,5 +128,5 @@ def _undo(history):
         return gr.update(), gr.update(), gr.update(), [], gr.update(interactive=False), gr.update(visible=False)
     history = list(history)
     data = history.pop()
-    return (interactive.highlighted(data), data, data["translation"], history, gr.update(interactive=bool(history)),
+    return (view.highlighted(data), data, data["translation"], history, gr.update(interactive=bool(history)),
             gr.update(visible=False))

@@ -15,9 +15,9 @@ from .api import decode_ids, generate, translate
 from .config import DecodingConfig, length_penalty
 from .engines import ENGINES, Engine, PyTorchEngine, get_engine
 from .pool import DecodingPool
-from .results import Hypothesis, SearchNode, SearchStep, SearchTrace, TranslationResult
+from .results import CONFIDENCE_THRESHOLD, Hypothesis, SearchNode, SearchStep, SearchTrace, TranslationResult
 from .strategies import STRATEGIES, Batch, Stepper
 
-__all__ = ["DecodingConfig", "DecodingPool", "Hypothesis", "TranslationResult", "STRATEGIES", "generate", "translate",
-           "decode_ids", "length_penalty", "Batch", "Stepper", "SearchTrace", "SearchStep", "SearchNode", "ENGINES",
-           "Engine", "PyTorchEngine", "get_engine"]
+__all__ = ["CONFIDENCE_THRESHOLD", "DecodingConfig", "DecodingPool", "Hypothesis", "TranslationResult", "STRATEGIES",
+           "generate", "translate", "decode_ids", "length_penalty", "Batch", "Stepper", "SearchTrace", "SearchStep",
+           "SearchNode", "ENGINES", "Engine", "PyTorchEngine", "get_engine"]

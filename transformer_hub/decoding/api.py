@@ -133,6 +133,8 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     prefixes = prefixes_for_texts(model, tokenizer, prefix, len(texts))
     hyps, truncated, used = _run(model, sources, config, progress, workers, engine, prefixes)
     _fill_text(model, hyps)
+    if getattr(model.config, "decoder_tags", False):  # the tag went to the decoder: give what the encoder read
+        used = [ids[1:] for ids in used]
     results = [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
                                  source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None))
                for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
@@ -150,7 +152,8 @@ def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, 
     """Decode a (B, S) LongTensor of source ids (each ending in eos, padded with pad_id); no tokenizer needed.
 
     Returns the n-best hypotheses of every row; their ``tokens`` exclude bos and
-    eos, and ``text`` is filled in only when ``model.tokenizer`` is attached.
+    eos, and ``text`` is filled in only when ``model.tokenizer`` is attached.  A multilingual row starts with
+    its target-language tag wherever the model reads it (with decoder-start tags it is moved to the decoder).
     A row of only padding gives one empty hypothesis.  ``prefix``: per row, target ids the output must start
     with (forced; they count in the scores).  With ``return_search=True`` each row's list has a ``search``.
     """

@@ -42,12 +42,9 @@ class Engine(Protocol):
 
 def get_engine(engine) -> Engine:
     """The engine for ``engine=``: a registered name, or an engine object."""
-    if isinstance(engine, str):
-        if engine not in ENGINES:
-            raise ValueError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES.names())} "
-                             "(or an engine object: a CTranslate2Engine, a DecodingPool)")
+    if isinstance(engine, str) and engine in ENGINES:
         return ENGINES.get(engine)()
-    if isinstance(engine, Engine):
+    if not isinstance(engine, str) and isinstance(engine, Engine):
         return engine
     raise ValueError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES.names())} "
                      "(or an engine object: a CTranslate2Engine, a DecodingPool)")
@@ -69,14 +66,22 @@ def check_no_foreign_dropout(model) -> None:
 
 def decode_batch(model, rows: List[List[int]], caps: List[int], config: DecodingConfig,
                  prefixes: Optional[List[Optional[Prefix]]] = None) -> List[List[Hypothesis]]:
-    """Decode one batch: id lists (each ending in eos, longest first), each one's output cap and forced prefix."""
+    """Decode one batch: id lists (each ending in eos, longest first), each one's output cap and forced prefix.
+
+    A model with decoder-start tags (``config.tag_position == "decoder"``) receives each row's first id, its
+    target-language tag, after bos in the decoder instead of in the source; the tag takes one target position."""
+    starts = None
+    if getattr(model.config, "decoder_tags", False):  # (a duck-typed config without the field: source tags)
+        starts = torch.tensor([ids[:1] for ids in rows], dtype=torch.long, device=_device(model))
+        rows = [ids[1:] for ids in rows]
+        caps = [max(1, min(cap, model.config.max_len - 1)) for cap in caps]  # bos and tag take 2 positions, not 1
     lengths = [len(ids) for ids in rows]
     device, pad = _device(model), model.config.pad_id
-    src = torch.full((len(rows), lengths[0]), pad, dtype=torch.long)
+    src = torch.full((len(rows), max(lengths)), pad, dtype=torch.long)
     for row, ids in enumerate(rows):
         src[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
     batch = Batch(src.to(device), torch.tensor(lengths, device=device), torch.tensor(caps, device=device),
-                  seed=config.seed or 0, prefixes=prefixes)
+                  seed=config.seed or 0, prefixes=prefixes, starts=starts)
     # both thread-local, entered in the thread that decodes: dropout is off here whatever the modules' flags,
     # which stay untouched (another thread may be training the same model)
     with torch.inference_mode(), no_dropout():

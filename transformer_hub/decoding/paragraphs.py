@@ -15,6 +15,10 @@ from .config import DecodingConfig, length_penalty, one_per_text
 from .results import Hypothesis, TranslationResult
 
 AUTO = "auto"
+# A text detected as the target language with at least this confidence is refused ("already in German");
+# below it the detection is unsure (short texts: "A dog." is 0.51 English among en/de/fr/cs) and the most
+# likely of the other languages is taken instead.
+SAME_AS_TARGET = 0.9
 
 
 def wants_detection(src_lang) -> bool:
@@ -35,27 +39,35 @@ def candidates(config) -> List[str]:
     return list(dict.fromkeys(langs))
 
 
-def detect_sources(config, texts: List[str], src_lang, tgt_lang) -> Tuple[list, List[Optional[float]]]:
+def detect_sources(config, texts: List[str], src_lang, tgt_lang,
+                   served: Optional[List[str]] = None) -> Tuple[list, List[Optional[float]]]:
     """Per text: the source code to use ("auto" entries detected) and the detection's confidence (else None).
 
-    A text in a language outside the model's, or already in its target language, is a ``ValueError``.
+    Detected among ``served`` (default: the model's languages, ``config`` may then be None).  A text in a
+    language outside them, or already in its target language, is a ``ValueError``.
     """
     sources = one_per_text(src_lang, len(texts), "src_lang", "one code")
     targets = one_per_text(tgt_lang, len(texts), "tgt_lang", "one code")
     auto = [i for i, lang in enumerate(sources) if lang == AUTO]
-    served = candidates(config)
+    served = list(served) if served is not None else candidates(config)
     picked = text_mod.detect_language([texts[i] for i in auto], served)
     foreign = text_mod.unserved_language([texts[i] for i in auto], served)
     confidences: List[Optional[float]] = [None] * len(texts)
-    default_target = config.tgt_lang if not config.languages else None
+    default_target = config.tgt_lang if config is not None and not config.languages else None
     for i, (code, confidence), other in zip(auto, picked, foreign):
+        if not texts[i].strip():  # nothing to detect: the model's default, reported as not detected
+            sources[i] = None
+            continue
         if other is not None:
-            raise ValueError(f"text {i + 1} looks like {text_mod.language_name(other)} ({other}), which this model "
-                             f"does not read; it serves {', '.join(served)}")
+            raise ValueError(f"text {i + 1} looks like {text_mod.language_name(other)} ({other}), which "
+                             f"{'this model does' if config is not None else 'the models do'} not read; "
+                             f"{'it serves' if config is not None else 'they serve'} {', '.join(served)}")
         target = targets[i] if targets[i] is not None else default_target
-        if code == target:
+        if code == target and confidence >= SAME_AS_TARGET:
             raise ValueError(f"text {i + 1} is already in {text_mod.language_name(code)} (detected, "
                              f"{confidence:.2f}), the target language: pick another target")
+        if code == target:
+            code, confidence = text_mod.detect_language([texts[i]], [c for c in served if c != target])[0]
         sources[i], confidences[i] = code, confidence
     return sources, confidences
 

@@ -41,6 +41,8 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import torch
 
+from ..hub import loading
+from ..registry import MODELS
 from .batching import decode_in_batches, with_seed
 from .config import STRATEGIES, DecodingConfig, one_per_text
 from .engines import decode_batch
@@ -71,20 +73,11 @@ def _start_worker(default: Key, threads: int, parent: int, barrier) -> None:
     _DEFAULT, _BARRIER = default, barrier  # loaded by the first task: a model that cannot load fails a task, not the pool
 
 
-class ModelLoadError(RuntimeError):
-    """A worker could not load a model (missing, corrupt, unreachable); the message says which and why."""
-
-
 def _model(key: Optional[Key] = None):
-    from ..model import Transformer
-
     key = key or _DEFAULT
     if key not in _MODELS:
-        try:
-            model = Transformer.from_pretrained(key[0], revision=key[1]).eval()
-        except Exception as exc:  # noqa: BLE001 - one clear type for the caller, whatever went wrong
-            where = key[0] + (f"@{key[1]}" if key[1] else "")
-            raise ModelLoadError(f"could not load the model at {where}: {type(exc).__name__}: {exc}") from None
+        with loading(*key):  # any failure: hub.ModelLoadError naming the folder or repo id
+            model = MODELS.get("transformer").from_pretrained(key[0], revision=key[1]).eval()
         while len(_MODELS) >= MODELS_PER_WORKER:
             _MODELS.popitem(last=False)
         _MODELS[key] = model

@@ -24,6 +24,9 @@ def source_ids(model, text: str, src_lang: Optional[str] = None, tgt_lang: Optio
     if not isinstance(text, str) or not text.strip():
         raise ValueError("the text is empty: give a sentence to look inside the model with")
     _, target = model.config.check_pair(src_lang, tgt_lang)
+    if getattr(model.config, "decoder_tags", False):
+        raise ValueError("this model reads its target-language tag at the decoder start (tag_position 'decoder'); "
+                         "the inside views teacher-force from bos alone and do not show such a tag yet")
     tag = [tokenizer.lang_tag_id(target)] if model.config.multilingual else []
     ids = tag + tokenizer.encode(text, side="source") + [model.config.eos_id]
     if len(ids) > model.config.max_len:

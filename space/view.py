@@ -1,0 +1,121 @@
+"""The translation as shown: every sentence's words coloured by the model's probability, unsure sentences marked.
+
+Built from the very results whose text the page displays (one decode), so the colours are those of the
+translation above them.  A word's probability is the product of its pieces' probabilities (the chance the
+model gave the whole word); the pieces, with their alternatives, stay in the data (``tokens``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from transformer_hub.decoding import CONFIDENCE_THRESHOLD, TranslationResult
+from transformer_hub.text import Segmented, language_name
+
+WORD_START = "\u2581"
+# probability bands of the coloured output (label -> colour), most sure first; the legend shows them
+BANDS: List[Tuple[float, str, str]] = [(0.9, "sure (≥ 90%)", "#2e9e44"), (0.5, "likely (50-90%)", "#9acd32"),
+                                       (0.2, "unsure (20-50%)", "#f0a830"), (0.0, "doubtful (< 20%)", "#e04040")]
+UNSURE = "⚠ unsure sentence"
+COLOURS = {label: colour for _, label, colour in BANDS}
+COLOURS[UNSURE] = "#b0b0b0"
+DOMAIN_NOTE = ("The model was trained on short image descriptions (Multi30k), so this text may be outside what "
+               "it learned.")
+
+
+def band(probability: float) -> str:
+    return next(label for low, label, _ in BANDS if probability >= low)
+
+
+def _display(piece: str) -> str:
+    return piece.replace(WORD_START, " ")
+
+
+def _tokens(result: TranslationResult, tokenizer, special: set, sentence: int) -> List[Dict[str, Any]]:
+    """One entry per output piece (eos left out): its token, probability and alternatives."""
+    hyp = result.best
+    entries = []
+    for i, (token, piece) in enumerate(zip(hyp.tokens, tokenizer.pieces(hyp.tokens, side="target"))):
+        alternatives = [(t, p) for t, p in (hyp.alternatives[i] if hyp.alternatives else []) if t not in special]
+        alt_pieces = tokenizer.pieces([t for t, _ in alternatives], side="target")
+        entries.append({"sentence": sentence, "index": i, "token": token, "piece": piece, "text": _display(piece),
+                        "probability": round(math.exp(hyp.token_logprobs[i]), 4),
+                        "alternatives": [{"token": t, "piece": ap, "text": _display(ap), "probability": round(p, 4)}
+                                         for (t, p), ap in zip(alternatives, alt_pieces)]})
+    return entries
+
+
+def _words(tokens: List[Dict[str, Any]], offset: int) -> List[Dict[str, Any]]:
+    """Pieces grouped into words (a word starts at a piece with the word marker); probability = product."""
+    words: List[Dict[str, Any]] = []
+    for j, entry in enumerate(tokens):
+        if not words or entry["piece"].startswith(WORD_START):
+            words.append({"sentence": entry["sentence"], "text": "", "logprob": 0.0, "tokens": []})
+        word = words[-1]
+        word["text"] += entry["text"]
+        word["logprob"] += math.log(max(entry["probability"], 1e-12))
+        word["tokens"].append(offset + j)
+    for word in words:
+        word["text"] = word["text"].strip()
+        word["probability"] = math.exp(word.pop("logprob"))  # of the pieces as shown (4 decimals)
+    return words
+
+
+def build(results: Sequence[TranslationResult], layout: Segmented, tokenizer, special: set,
+          **info: Any) -> Dict[str, Any]:
+    """The view's data: per sentence its source, output, confidence and mark; all pieces; all words."""
+    tokens: List[Dict[str, Any]] = []
+    words: List[Dict[str, Any]] = []
+    sentences = []
+    for n, result in enumerate(results):
+        pieces = _tokens(result, tokenizer, special, n)
+        words += _words(pieces, len(tokens))
+        tokens += pieces
+        confidence = result.best.confidence
+        sentences.append({"source": result.source, "translation": result.text,
+                          "confidence": None if confidence is None else round(confidence, 4),
+                          "unsure": confidence is not None and confidence < CONFIDENCE_THRESHOLD})
+    return {**info, "translation": layout.join([r.text for r in results]), "separators": list(layout.separators),
+            "sentences": sentences, "tokens": tokens, "words": words, "threshold": CONFIDENCE_THRESHOLD}
+
+
+def highlighted(data: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
+    """(text, label) entries: each sentence's words (band of their probability), the layout between
+    sentences unlabelled, and a mark after an unsure sentence (``entry_word`` maps an entry back to its word)."""
+    return [(text, label) for text, label, _ in _entries(data)]
+
+
+def entry_word(data: Dict[str, Any], entry: int) -> Optional[int]:
+    """The word index of highlighted entry ``entry`` (None for layout and marks)."""
+    entries = _entries(data)
+    return entries[entry][2] if 0 <= entry < len(entries) else None
+
+
+def _entries(data: Dict[str, Any]) -> List[Tuple[str, Optional[str], Optional[int]]]:
+    out: List[Tuple[str, Optional[str], Optional[int]]] = []
+    by_sentence: Dict[int, List[int]] = {}
+    for w, word in enumerate(data["words"]):
+        by_sentence.setdefault(word["sentence"], []).append(w)
+    for n, sentence in enumerate(data["sentences"]):
+        if data["separators"][n]:
+            out.append((data["separators"][n], None, None))
+        for k, w in enumerate(by_sentence.get(n, [])):
+            out.append((" " * (k > 0) + data["words"][w]["text"], band(data["words"][w]["probability"]), w))
+        if sentence["unsure"]:
+            out.append((" ⚠", UNSURE, None))
+    if data["separators"] and data["separators"][-1]:
+        out.append((data["separators"][-1], None, None))
+    return out
+
+
+def note(data: Dict[str, Any]) -> str:
+    """Markdown under the translation: the detected language, and the unsure sentences with the domain note."""
+    lines = []
+    if data.get("detected"):
+        lines.append(f"Detected: {language_name(data['source_lang'])}, {data['detected']:.2f}")
+    unsure = [s for s in data["sentences"] if s["unsure"]]
+    if unsure:
+        lines.append(f"⚠ The model is unsure of {len(unsure)} of {len(data['sentences'])} sentence(s) (confidence "
+                     f"below {data['threshold']:.2f}): " + "; ".join(f"“{s['translation']}” ({s['confidence']:.2f})"
+                                                                  for s in unsure[:5]) + ". " + DOMAIN_NOTE)
+    return "  \n".join(lines)
