@@ -57,7 +57,7 @@ class RestError(Exception):
 
 @dataclass(frozen=True)
 class RestSettings:
-    max_body_bytes: int = 1 << 17     # the largest text the limits allow, form-encoded, fits many times over
+    max_body_bytes: int = 1 << 18     # the largest text the limits allow (16 lines of 1,000 characters), form-encoded
     queue: int = 64                   # REST requests admitted at once (decoding or waiting); more get 429
     cors_origins: Tuple[str, ...] = ()
 
@@ -254,9 +254,9 @@ class RestAPI:
             sources = [_language(source)] * len(raw)
         texts = [split_sentences(t, lang) if t is not None else None for t, lang in zip(cleaned, sources)]
         count = sum(len(t.segments) for t in texts if t is not None)
-        if count > self.ctx.limits.max_lines:
+        if count > self.ctx.limits.max_sentences:
             raise RestError(400, f"Invalid request: request ({count} sentences) exceeds text limit "
-                                 f"({self.ctx.limits.max_lines} sentences)")
+                                 f"({self.ctx.limits.max_sentences} sentences)")
         model, engine = params.get("model") or None, params.get("engine") or service.TRANSLATE_ENGINE
         model = None if model == AUTO else model  # "auto" as on the page: the best model for the direction
         if model is not None and not isinstance(model, str):

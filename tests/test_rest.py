@@ -14,7 +14,7 @@ from space_fixtures import model_for_tests, multilingual_for_tests, serving  # n
 from space.limits import Limits  # noqa: E402
 from space.rest import RestSettings  # noqa: E402
 
-LIMITS = Limits(max_chars=300, max_lines=6, max_output_tokens=60, max_beam=6, max_models=4)
+LIMITS = Limits(max_chars=300, max_lines=6, max_sentences=6, max_output_tokens=60, max_beam=6, max_models=4)
 SETTINGS = RestSettings(max_body_bytes=8192, queue=3)
 SENTENCE = "A man is riding a bicycle."
 
