@@ -79,7 +79,8 @@ def run_rest(args: argparse.Namespace) -> Dict:
     if args.json:
         print(json.dumps(report, indent=2))
         return report
-    print(f"REST POST /translate against Gradio /translate · model {model} · beam 4 · {args.requests} requests per row")
+    print(f"REST POST /translate against Gradio /translate · model {model} · beam 4 · "
+          f"{args.requests} requests per row")
     print(f"{'path':>6} {'engine':>11} {'clients':>7} {'errors':>6} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} "
           f"{'handler p50 ms':>14} {'server CPU ms/req':>17}")
     for r in rows:

@@ -1,15 +1,16 @@
 """LibreTranslate's REST API on the Space's server: ``POST /translate``, ``POST /detect``, ``GET /languages``.
 
 Programs that speak LibreTranslate (``libretranslatepy``, browser extensions, subtitle tools) use the Space's
-models without Gradio's queue protocol.  The routes share everything with the page: the model store, the
-decoder (one ``DecodingPool`` worker behind the micro-batcher, whose bounded first-come-first-served queue the
-page's events use too), the limits and the per-direction default model.  Parameters are read as LibreTranslate
-reads them: a JSON body, a form body (urlencoded or multipart) or the query string.  Errors are LibreTranslate's:
-``{"error": "..."}`` with 400 for a bad request, 413 for a body over ``SPACE_MAX_BODY_BYTES`` (refused from its
-``Content-Length``, or as soon as a streamed body passes it, never read whole), 429 when the queue is full,
-500 when decoding fails; never a stack trace.  Each text is cut into sentences (``transformer_hub.text``), all
-sentences of a request are decoded as one batch, and the translations are put back in the text's layout.  Our extensions: the request fields ``model`` (a model name) and
-``engine`` (``auto``, the default, ``pytorch`` or ``ctranslate2``), echoed in every translation's response.
+models without Gradio's queue protocol. The routes share everything with the page: the model store, the decoder
+(one ``DecodingPool`` worker behind the micro-batcher, whose bounded first-come-first-served queue the page's
+events use too), the limits and the per-direction default model. Parameters are read as LibreTranslate reads them:
+a JSON body, a form body (urlencoded or multipart) or the query string. Errors are LibreTranslate's: ``{"error":
+"..."}`` with 400 for a bad request, 413 for a body over ``SPACE_MAX_BODY_BYTES`` (refused from its ``Content-
+Length``, or as soon as a streamed body passes it, never read whole), 429 when the queue is full, 500 when decoding
+fails; never a stack trace. Each text is cut into sentences (``transformer_hub.text``), all sentences of a request
+are decoded as one batch, and the translations are put back in the text's layout. Our extensions: the request
+fields ``model`` (a model name) and ``engine`` (``auto``, the default, ``pytorch`` or ``ctranslate2``), echoed in
+every translation's response.
 """
 from __future__ import annotations
 
@@ -277,7 +278,8 @@ class RestAPI:
         outputs = [[t.join([]) if t is not None and not t.segments else ""] * (job.alternatives + 1) for t in job.texts]
         used: Dict[str, str] = {}
         for source in dict.fromkeys(job.sources):  # one decode per source language (usually one)
-            picks = [i for i, s in enumerate(job.sources) if s == source and job.texts[i] is not None and job.texts[i].segments]
+            picks = [i for i, (s, text) in enumerate(zip(job.sources, job.texts))
+                     if s == source and text is not None and text.segments]
             if not picks:
                 continue
             name, engine = self._decode_into(outputs, job, source, picks)

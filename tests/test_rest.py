@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from space_fixtures import model_for_tests, multilingual_for_tests, serving  # noqa: E402, I001 - puts the root on sys.path
+from space_fixtures import model_for_tests, multilingual_for_tests, serving  # noqa: I001 - puts the root on sys.path
 from space.limits import Limits  # noqa: E402
 from space.rest import RestSettings  # noqa: E402
 
