@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -116,11 +117,15 @@ def measure_rest(url: str, model: str, clients: int, requests: int, warmup: int 
         raise ValueError(f"the app benchmark only talks to a local app (127.0.0.1), not {url}")
     requests = max(1, min(int(requests), MAX_REQUESTS))
     sentences = test_sentences(requests)
-    connections = [http.client.HTTPConnection(host.hostname, host.port, timeout=120) for _ in range(clients)]
+    local, connections = threading.local(), []  # one keep-alive connection per client thread
+    outputs: List[str] = [""] * requests
 
     def post(i: int) -> Tuple[float, float]:
         body = json.dumps({"q": sentences[i], "source": "en", "target": "de", "model": model, "engine": engine})
-        connection = connections[i % clients]
+        if not hasattr(local, "connection"):
+            local.connection = http.client.HTTPConnection(host.hostname, host.port, timeout=120)
+            connections.append(local.connection)
+        connection = local.connection
         start = time.perf_counter()
         connection.request("POST", "/translate", body, {"Content-Type": "application/json"})
         response = connection.getresponse()
@@ -128,6 +133,7 @@ def measure_rest(url: str, model: str, clients: int, requests: int, warmup: int 
         elapsed = time.perf_counter() - start
         if response.status != 200 or answer.get("engine") != engine:
             raise RuntimeError(f"HTTP {response.status}: {answer}")
+        outputs[i] = answer["translatedText"]
         return elapsed, float(response.headers["Server-Timing"].split("dur=")[1])
 
     for i in range(min(warmup, requests)):
@@ -154,7 +160,8 @@ def measure_rest(url: str, model: str, clients: int, requests: int, warmup: int 
             "requests_per_s": round(len(latencies) / wall, 2),
             "p50_ms": round(1000 * percentile(latencies, 0.5), 1), "p95_ms": round(1000 * percentile(latencies, 0.95), 1),
             "mean_ms": round(1000 * statistics.fmean(latencies), 1) if latencies else float("nan"),
-            "handler_p50_ms": round(percentile(handler_ms, 0.5), 1), "first_error": errors[0] if errors else ""}
+            "handler_p50_ms": round(percentile(handler_ms, 0.5), 1), "first_error": errors[0] if errors else "",
+            "outputs": outputs}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -33,8 +33,14 @@ def _cell(url: str, model: str, server, path: str, engine: str, clients: int, re
 
 
 def _verdicts(rows: List[Dict]) -> List[str]:
-    lines = []
     cell = {(r["path"], r["engine"], r["clients"]): r for r in rows}
+    lines = []
+    for clients in sorted({r["clients"] for r in rows}):  # the same sentences through both engines
+        a, b = cell.get(("rest", "pytorch", clients)), cell.get(("rest", "ctranslate2", clients))
+        if a and b and a.get("outputs") and b.get("outputs"):
+            same = sum(x == y for x, y in zip(a["outputs"], b["outputs"]))
+            lines.append(f"{clients} client(s): beam 4 outputs identical between the engines for {same} of "
+                         f"{len(a['outputs'])} sentences")
     for engine in ENGINES:
         for clients in sorted({r["clients"] for r in rows}):
             gradio, rest = cell.get(("gradio", engine, clients)), cell.get(("rest", engine, clients))
@@ -65,12 +71,16 @@ def run_rest(args: argparse.Namespace) -> Dict:
             measure_rest(url, model, 1, 1, warmup=0, engine=engine)
         rows = [_cell(url, model, server, path, engine, c, args.requests)
                 for engine in ENGINES for c in clients for path in PATHS]
+    verdicts = _verdicts(rows)
+    for row in rows:
+        row.pop("outputs", None)
     report = {"benchmark": "app /translate: REST against Gradio", "model": model, "beam_size": 4, "results": rows,
-              "verdicts": _verdicts(rows)}
+              "verdicts": verdicts}
     if args.json:
         print(json.dumps(report, indent=2))
         return report
-    print(f"REST POST /translate against Gradio /translate · model {model} · beam 4 · {args.requests} requests per row")
+    print(f"REST POST /translate against Gradio /translate · model {model} · beam 4 · "
+          f"{args.requests} requests per row")
     print(f"{'path':>6} {'engine':>11} {'clients':>7} {'errors':>6} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} "
           f"{'handler p50 ms':>14} {'server CPU ms/req':>17}")
     for r in rows:

@@ -1,15 +1,16 @@
 """LibreTranslate's REST API on the Space's server: ``POST /translate``, ``POST /detect``, ``GET /languages``.
 
 Programs that speak LibreTranslate (``libretranslatepy``, browser extensions, subtitle tools) use the Space's
-models without Gradio's queue protocol.  The routes share everything with the page: the model store, the
-decoder (one ``DecodingPool`` worker behind the micro-batcher, whose bounded first-come-first-served queue the
-page's events use too), the limits and the per-direction default model.  Parameters are read as LibreTranslate
-reads them: a JSON body, a form body (urlencoded or multipart) or the query string.  Errors are LibreTranslate's:
-``{"error": "..."}`` with 400 for a bad request, 413 for a body over ``SPACE_MAX_BODY_BYTES`` (refused from its
-``Content-Length``, or as soon as a streamed body passes it, never read whole), 429 when the queue is full,
-500 when decoding fails; never a stack trace.  Each text is cut into sentences (``transformer_hub.text``), all
-sentences of a request are decoded as one batch, and the translations are put back in the text's layout.  Our extensions: the request fields ``model`` (a model name) and
-``engine`` (``auto``, the default, ``pytorch`` or ``ctranslate2``), echoed in every translation's response.
+models without Gradio's queue protocol. The routes share everything with the page: the model store, the decoder
+(one ``DecodingPool`` worker behind the micro-batcher, whose bounded first-come-first-served queue the page's
+events use too), the limits and the per-direction default model. Parameters are read as LibreTranslate reads them:
+a JSON body, a form body (urlencoded or multipart) or the query string. Errors are LibreTranslate's: ``{"error":
+"..."}`` with 400 for a bad request, 413 for a body over ``SPACE_MAX_BODY_BYTES`` (refused from its ``Content-
+Length``, or as soon as a streamed body passes it, never read whole), 429 when the queue is full, 500 when decoding
+fails; never a stack trace. Each text is cut into sentences (``transformer_hub.text``), all sentences of a request
+are decoded as one batch, and the translations are put back in the text's layout. Our extensions: the request
+fields ``model`` (a model name) and ``engine`` (``auto``, the default, ``pytorch`` or ``ctranslate2``), echoed in
+every translation's response.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from transformer_hub.text import Segmented, detect_language, language_name, spli
 
 from . import service
 from .batching import QueueFull
+from .choice import AUTO
 from .context import SpaceContext
 from .decoder import Request as Sentence
 from .languages import LANGUAGES
@@ -56,7 +58,7 @@ class RestError(Exception):
 
 @dataclass(frozen=True)
 class RestSettings:
-    max_body_bytes: int = 1 << 17     # the largest text the limits allow, form-encoded, fits many times over
+    max_body_bytes: int = 1 << 18     # the largest text the limits allow (16 lines of 1,000 characters), form-encoded
     queue: int = 64                   # REST requests admitted at once (decoding or waiting); more get 429
     cors_origins: Tuple[str, ...] = ()
 
@@ -253,10 +255,11 @@ class RestAPI:
             sources = [_language(source)] * len(raw)
         texts = [split_sentences(t, lang) if t is not None else None for t, lang in zip(cleaned, sources)]
         count = sum(len(t.segments) for t in texts if t is not None)
-        if count > self.ctx.limits.max_lines:
+        if count > self.ctx.limits.max_sentences:
             raise RestError(400, f"Invalid request: request ({count} sentences) exceeds text limit "
-                                 f"({self.ctx.limits.max_lines} sentences)")
+                                 f"({self.ctx.limits.max_sentences} sentences)")
         model, engine = params.get("model") or None, params.get("engine") or service.TRANSLATE_ENGINE
+        model = None if model == AUTO else model  # "auto" as on the page: the best model for the direction
         if model is not None and not isinstance(model, str):
             raise RestError(400, "Invalid request: model must be a model name")
         if not isinstance(engine, str) or engine not in ENGINE_CHOICES:
@@ -275,7 +278,8 @@ class RestAPI:
         outputs = [[t.join([]) if t is not None and not t.segments else ""] * (job.alternatives + 1) for t in job.texts]
         used: Dict[str, str] = {}
         for source in dict.fromkeys(job.sources):  # one decode per source language (usually one)
-            picks = [i for i, s in enumerate(job.sources) if s == source and job.texts[i] is not None and job.texts[i].segments]
+            picks = [i for i, (s, text) in enumerate(zip(job.sources, job.texts))
+                     if s == source and text is not None and text.segments]
             if not picks:
                 continue
             name, engine = self._decode_into(outputs, job, source, picks)

@@ -1,11 +1,16 @@
 """The micro-batcher's queue: first come, first served across option sets, and bounded (space/batching.py)."""
 from __future__ import annotations
 
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
-from space_fixtures import ROOT  # noqa: F401 - puts the repository root on sys.path
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `space` lives at the repository root
+    sys.path.insert(0, str(ROOT))
+
 from space.batching import MicroBatcher, QueueFull  # noqa: E402
 
 

@@ -10,11 +10,11 @@ import urllib.request
 
 import pytest
 
-from space_fixtures import model_for_tests, multilingual_for_tests, serving  # noqa: E402, I001 - puts the root on sys.path
+from space_fixtures import model_for_tests, multilingual_for_tests, serving  # noqa: I001 - puts the root on sys.path
 from space.limits import Limits  # noqa: E402
 from space.rest import RestSettings  # noqa: E402
 
-LIMITS = Limits(max_chars=300, max_lines=6, max_output_tokens=60, max_beam=6, max_models=4)
+LIMITS = Limits(max_chars=300, max_lines=6, max_sentences=6, max_output_tokens=60, max_beam=6, max_models=4)
 SETTINGS = RestSettings(max_body_bytes=8192, queue=3)
 SENTENCE = "A man is riding a bicycle."
 
@@ -22,7 +22,7 @@ SENTENCE = "A man is riding a bicycle."
 def _sources(request):
     from conftest import MULTI30K, synthetic_pairs
 
-    cache = request.config.cache.mkdir("space") if request.config.cache else None
+    cache = request.config.cache.mkdir("space") if getattr(request.config, "cache", None) else None
     return cache, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
 
 
@@ -93,7 +93,8 @@ def test_shapes_for_a_string_a_list_and_alternatives(served):
     _, as_form, _ = call(served, "/translate", body=urllib.parse.urlencode(plain).encode(),
                          content_type="application/x-www-form-urlencoded")
     _, as_query, _ = call(served, "/translate?" + urllib.parse.urlencode(plain), body=b"")
-    assert as_json == as_form == as_query and "alternatives" not in as_json
+    _, as_auto, _ = call(served, "/translate", {**plain, "model": "auto"})  # our extension, as the page reads it
+    assert as_json == as_form == as_query == as_auto and "alternatives" not in as_json
 
 
 def test_paragraphs_are_split_into_sentences_and_keep_their_layout(served):

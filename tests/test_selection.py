@@ -87,7 +87,8 @@ def test_the_cli_without_model_translates_with_the_best_model_of_the_folder(two_
                      "--max-length", "5", "--input", str(source), "--output", str(out)]) == 0
     assert f"model: {two_models / 'pair'} (the best measured for en->de" in capsys.readouterr().err
     model = Transformer.from_pretrained(two_models / "pair")
-    assert out.read_text(encoding="utf-8") == model.translate(["A dog runs."], strategy="greedy", max_length=5)[0] + "\n"
+    expected = model.translate(["A dog runs."], strategy="greedy", max_length=5)[0]
+    assert out.read_text(encoding="utf-8") == expected + "\n"
     # (the test's multilingual model has no language tags to translate with: its choice is checked alone)
     assert cli.best_model_for(argparse.Namespace(src_lang="en", tgt_lang="fr")) == str(two_models / "multi")
     assert cli.main(["translate", "--src-lang", "en", "--tgt-lang", "cs", "--input", str(source)]) == 2
