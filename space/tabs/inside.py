@@ -71,8 +71,9 @@ def _attention(ctx, common) -> None:
     with gr.Row():
         kind = gr.Radio([(title, key) for key, title in KIND_TITLES.items()], value="cross",
                         label="Kind of attention", elem_id="inside-kind")
-        layer = gr.Slider(1, 8, value=1, step=1, label="Layer (head view)", elem_id="inside-layer")
-        head = gr.Slider(1, 16, value=1, step=1, label="Head (head view)", elem_id="inside-head")
+        layers, heads = _sizes(ctx, ctx.default_model)
+        layer = gr.Slider(1, layers, value=1, step=1, label="Layer (head view)", elem_id="inside-layer")
+        head = gr.Slider(1, heads, value=1, step=1, label="Head (head view)", elem_id="inside-head")
     forced = gr.Textbox("", label="Teacher-force this translation (empty: the model's own)", lines=1,
                         elem_id="inside-forced")
     button = gr.Button("Show attention", variant="primary", elem_id="inside-attention-button")
@@ -88,16 +89,21 @@ def _attention(ctx, common) -> None:
     redraw = service.handler(inside.attention_redraw)
     for control in (kind, layer, head):
         control.change(redraw, [data, kind, layer, head], [model_view, head_view], **UI)
-    common[1].change(functools.partial(_sizes, ctx), common[1], [layer, head], **UI)
+    common[1].change(functools.partial(_resize, ctx), common[1], [layer, head], **UI)
 
 
 def _sizes(ctx, model):
+    """(layers, heads) of ``model`` for the sliders; (8, 16) when its config cannot be read."""
     try:
         config = ctx.store.config(model)
     except Exception:  # noqa: BLE001 - the view's own call reports what is wrong with the model
-        return gr.update(), gr.update()
-    layers = max(config.n_encoder_layers, config.n_decoder_layers, 1)
-    return gr.update(maximum=layers, value=1), gr.update(maximum=config.n_heads, value=1)
+        return 8, 16
+    return max(config.n_encoder_layers, config.n_decoder_layers, 1), config.n_heads
+
+
+def _resize(ctx, model):
+    layers, heads = _sizes(ctx, model)
+    return gr.update(maximum=layers, value=1), gr.update(maximum=heads, value=1)
 
 
 def _positions(ctx, common) -> None:
