@@ -66,13 +66,24 @@ def attention_all(ctx: SpaceContext, text: str, model: Optional[str] = None, sou
 
 def attention_redraw(data: Dict[str, Any], kind: str = "cross", layer: int = 1, head: int = 1):
     """The model view and the head view of ``kind`` from ``attention_all``'s data."""
-    if not isinstance(data, dict) or "cross" not in data:
-        raise gr.Error("Show the attention first (press the button).")
+    return plots.model_view(_checked(data, kind), kind), head_redraw(data, kind, layer, head)
+
+
+def head_redraw(data: Dict[str, Any], kind: str = "cross", layer: int = 1, head: int = 1):
+    """The head view alone (another layer or head: the model view stays)."""
     kind = choice_option("kind", kind, KINDS)
+    _checked(data, kind)
     # the sliders serve every kind: a decoder with fewer layers than the encoder shows its last one
     layer = min(int_option("layer", layer, 1, 64), len(data[kind]))
     head = min(int_option("head", head, 1, 64), len(data[kind][0]))
-    return plots.model_view(data, kind), plots.head_view(data, kind, layer, head)
+    return plots.head_view(data, kind, layer, head)
+
+
+def _checked(data, kind: str) -> Dict[str, Any]:
+    if not isinstance(data, dict) or not all(k in data for k in KINDS):
+        raise gr.Error("Show the attention first (press the button).")
+    choice_option("kind", kind, KINDS)
+    return data
 
 
 # ---------------------------------------------------------------------------- positional information

@@ -86,9 +86,9 @@ def _attention(ctx, common) -> None:
         data = gr.JSON(label="attention maps")
     button.click(bind(ctx, inside.attention_all), [*common, kind, layer, head, forced],
                  [model_view, head_view, data, translation], api_name="attention_all", **decode_event(ctx))
-    redraw = service.handler(inside.attention_redraw)
-    for control in (kind, layer, head):
-        control.change(redraw, [data, kind, layer, head], [model_view, head_view], **UI)
+    kind.change(service.handler(inside.attention_redraw), [data, kind, layer, head], [model_view, head_view], **UI)
+    for control in (layer, head):  # the model view shows every layer and head already: only the head view changes
+        control.change(service.handler(inside.head_redraw), [data, kind, layer, head], head_view, **UI)
     common[1].change(functools.partial(_resize, ctx), common[1], [layer, head], **UI)
 
 
