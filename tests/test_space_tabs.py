@@ -214,8 +214,8 @@ def test_language_picker_events_take_values_as_sent(no_models):
     demo = build_demo(models_dir=no_models)
     pickers = {block._id for block in demo.blocks.values()
                if isinstance(block, gr.Dropdown) and (block.elem_id or "").endswith(("-source-lang", "-target-lang"))}
-    assert len(pickers) == 8  # From and To in each of the four tabs
+    assert len(pickers) == 10  # From and To in each of the five tabs
     fns = list(demo.fns.values()) if isinstance(demo.fns, dict) else list(demo.fns)
     events = [fn for fn in fns if pickers & {block._id for block in fn.outputs}]
-    assert len(events) == 11  # model change (three tabs), source pick and swap (four tabs each)
+    assert len(events) == 14  # model change (four tabs), source pick and swap (five tabs each)
     assert all(fn.preprocess is False for fn in events), [fn.name for fn in events if fn.preprocess]

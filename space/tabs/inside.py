@@ -43,7 +43,7 @@ RECIPE = (
     "spreads ε over the whole vocabulary; shown at a piece of your sentence's translation.")
 
 
-@tab("inside", title="Inside the Transformer", order=50, description="the paper's ideas on your sentence")
+@tab("inside", title="Inside the Transformer", order=60, description="the paper's ideas on your sentence")
 def render(ctx) -> None:
     gr.Markdown(INTRO)
     with gr.Row():
