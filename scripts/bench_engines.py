@@ -22,7 +22,7 @@ import sacrebleu
 import torch
 
 from transformer_hub import Transformer
-from transformer_hub.data import DEFAULT_DATA_DIR, corpus_file, read_lines
+from transformer_hub.data import default_data_dir, corpus_file, read_lines
 from transformer_hub.decoding import generate
 from transformer_hub.export import CTranslate2Engine, export_marian
 
@@ -39,7 +39,7 @@ def add_engines_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=64, help="sentences per batch in the batched columns")
     p.add_argument("--threads", type=int, default=2, help="intra-op threads for every engine (default 2)")
     p.add_argument("--repeats", type=int, default=1, help="rounds; the best time of each cell is kept")
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    p.add_argument("--data-dir", type=Path, default=default_data_dir())
     p.add_argument("--out", type=Path, default=None, help="also write the results as JSON")
 
 

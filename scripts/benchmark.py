@@ -7,7 +7,8 @@ with ``@benchmark("name", "help", add_arguments)`` on a ``run(args)`` function.
 ``train``: training throughput (target tokens/s) of our model against a ``torch.nn.Transformer``
   reference of the same size on the same batches, and GFLOP/s as a share of the matmul peak
   (see ``scripts/bench_train.py``); ``app``: the Space's ``/translate`` latency and throughput through
-  ``gradio_client`` (see ``scripts/bench_app.py``).
+  ``gradio_client`` (see ``scripts/bench_app.py``); ``app --rest``: the REST ``POST /translate`` against it, both
+  engines, on one server in one run (see ``scripts/bench_rest.py``).
 
 ``engines``: the same sentences through ``engine="pytorch"``, ``engine="ctranslate2"`` (float32, int8) and, for the
   paper block, ``transformers``' MarianMTModel (see ``scripts/bench_engines.py``).
@@ -46,11 +47,11 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 import torch  # noqa: E402
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
-from transformer_hub.data import DEFAULT_DATA_DIR, DataError, corpus_file, read_lines  # noqa: E402
+from transformer_hub.data import default_data_dir, DataError, corpus_file, read_lines  # noqa: E402
 from transformer_hub.decoding import DecodingConfig, DecodingPool, generate  # noqa: E402
 from transformer_hub.registry import Registry  # noqa: E402
 
-DATA_DIR = DEFAULT_DATA_DIR
+DATA_DIR = default_data_dir()
 SHIPPED = ROOT / "space" / "models" / "en-de"
 
 

@@ -20,7 +20,7 @@ from . import inside_plots as plots
 from .context import SpaceContext
 from .examples import EXAMPLES
 from .limits import choice_option, clean_text, int_option
-from .models_store import ModelLoadError
+from transformer_hub.hub import ModelLoadError
 from .service import decoding_config, languages_for, pick_model, run
 
 KINDS = tuple(plots.KIND_TITLES)

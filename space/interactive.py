@@ -41,7 +41,7 @@ def tokens(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lan
            target_lang: str = "de", prefix: str = "") -> Tuple[List[Tuple[str, str]], Dict[str, Any]]:
     """The greedy translation piece by piece: (highlighted pieces, data with probabilities and alternatives)."""
     sentence = clean_text(text, ctx.limits, single=True).sentences[0]
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     config = decoding_config(ctx, "greedy", return_alternatives=ALTERNATIVES)
     (result,), seconds = run(ctx, name, [sentence], config, languages_for(ctx, name, source_lang, target_lang),
                              prefix=_prefix_text(ctx, prefix))
@@ -91,7 +91,7 @@ def beam_tree(ctx: SpaceContext, text: str, beam_size: int = 4, model: Optional[
     Decoded with the same options as the beam search it is shown beside, so the paths are the same."""
     sentence = clean_text(text, ctx.limits, single=True).sentences[0]
     beam_size = int_option("beam size", beam_size, 1, ctx.limits.max_beam)
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     config = decoding_config(ctx, "beam", beam_size, length_penalty, max_length=max_length, return_search=True)
     (result,), seconds = run(ctx, name, [sentence], config, languages_for(ctx, name, source_lang, target_lang))
     if result.search is None:

@@ -34,10 +34,12 @@ def choices(codes) -> List[Tuple[str, str]]:
     return [(name, code) for code, name in LANGUAGES.items() if code in set(codes)]
 
 
-def fit_pair(config: Optional[TransformerConfig], source: Optional[str],
-             target: Optional[str]) -> Tuple[List[str], List[str], str, str]:
-    """Source and target choices for ``config``, and the pair to show (kept when the model serves it)."""
-    pairs = served(config) or [DEFAULT_PAIR]
+def fit_pair(config: Optional[TransformerConfig], source: Optional[str], target: Optional[str],
+             pairs: Optional[List[Tuple[str, str]]] = None) -> Tuple[List[str], List[str], str, str]:
+    """Source and target choices for ``config`` (or for the given ``pairs``), and the pair to show (kept when
+    it is served)."""
+    pairs = [(s, t) for s, t in pairs if s in LANGUAGES and t in LANGUAGES] if pairs is not None else served(config)
+    pairs = pairs or [DEFAULT_PAIR]
     sources = list(dict.fromkeys(s for s, _ in pairs))
     source = source if source in sources else (DEFAULT_PAIR[0] if DEFAULT_PAIR[0] in sources else sources[0])
     targets = [t for s, t in pairs if s == source]

@@ -14,16 +14,19 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import gradio as gr
 
+from transformer_hub.decoding import ENGINES, DecodingConfig, TranslationResult
 from transformer_hub.decoding import STRATEGIES as STRATEGY_REGISTRY
-from transformer_hub.decoding import DecodingConfig, TranslationResult
-from transformer_hub.decoding.pool import ModelLoadError as WorkerLoadError
-from transformer_hub.export.engine import ENGINES, engine_available
+from transformer_hub.decoding import ENGINES, DecodingConfig, TranslationResult
+from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
+from transformer_hub.export.engine import choose_engine, engine_available
+from transformer_hub.hub import ModelLoadError
 
+from .batching import QueueFull
+from .choice import AUTO
 from .context import SpaceContext
 from .decoder import Request
 from .languages import direction
 from .limits import choice_option, clean_text, float_option, int_option
-from .models_store import ModelLoadError
 
 logger = logging.getLogger(__name__)
 # the library's registered strategies, the plain ones first (a plugin's strategy appears after them)
@@ -32,6 +35,8 @@ STRATEGIES: Tuple[str, ...] = tuple(sorted(STRATEGY_REGISTRY.names(),
 # PyTorch by default: the from-scratch model the page is about, and every option of every model (attention maps,
 # alternatives, the search trace, forced prefixes, the decoder-only layout); CTranslate2 is the faster choice.
 DEFAULT_ENGINE = "pytorch"
+# Plain translations (the Translate tab's /translate, the REST routes): CTranslate2 when it can honour the call.
+TRANSLATE_ENGINE = "auto"
 
 
 def handler(fn):
@@ -43,7 +48,9 @@ def handler(fn):
             return fn(*args, **kwargs)
         except gr.Error:
             raise
-        except (ModelLoadError, WorkerLoadError) as exc:
+        except QueueFull as exc:
+            raise gr.Error(f"The server is busy ({exc}); please try again in a moment.") from exc
+        except ModelLoadError as exc:
             raise gr.Error(f"The model could not be loaded: {exc}") from exc
         except ValueError as exc:  # the library's checks of the visitor's input
             logger.info("invalid request to %s: %s", fn.__name__, exc)
@@ -57,22 +64,27 @@ def handler(fn):
 
 
 # ---------------------------------------------------------------------------- shared steps
-def pick_model(ctx: SpaceContext, name: Optional[str]) -> str:
-    """The picker name of the requested model (the default when none is given)."""
+def pick_model(ctx: SpaceContext, name: Optional[str], source_lang=None, target_lang=None) -> str:
+    """The picker name of the requested model.  None, "" or "auto": the best-scored model for the direction
+    (``source_lang`` -> ``target_lang``, when both are given and some model serves it), else the default model."""
     if not ctx.store.names():
         raise gr.Error("No model is available: ship one under space/models/, or start the app with "
                        "--model FOLDER_OR_REPO_ID (or MODEL_IDS).")
     if name is not None and not isinstance(name, str):  # API callers send anything: the events skip preprocessing
         raise gr.Error(f"The model must be given by its name, got {type(name).__name__}.")
-    name = ctx.store.name_of(name) or name if name else ctx.store.default()
+    if not name or name == AUTO:
+        best = (ctx.chooser.best(source_lang, target_lang)
+                if isinstance(source_lang, str) and isinstance(target_lang, str) else None)
+        return best or ctx.store.default()
+    name = ctx.store.name_of(name) or name
     if name not in ctx.store.specs:
         raise gr.Error(f"Unknown model {name!r}; available: {', '.join(ctx.store.names())}.")
     return name
 
 
-def pick_engine(engine) -> str:
-    engine = choice_option("engine", engine, ENGINES)
-    if not engine_available(engine):
+def pick_engine(engine, choices: Optional[Tuple[str, ...]] = None) -> str:
+    engine = choice_option("engine", engine, choices or tuple(ENGINES.names()))
+    if not engine_available(engine) and engine != "auto":
         raise gr.Error(f"The {engine} engine is not installed on this server (pip install ctranslate2).")
     return engine
 
@@ -121,25 +133,34 @@ def _truncation_note(results) -> None:
         gr.Warning("A sentence was longer than the model accepts and was cut before translating.")
 
 
-def engine_note(engine: str, seconds: float) -> str:
-    return f"engine **{engine}** · {seconds * 1000.0:.1f} ms"
+def engine_note(engine: str, seconds: float, model: Optional[str] = None) -> str:
+    return (f"model **{model}** · " if model else "") + f"engine **{engine}** · {seconds * 1000.0:.1f} ms"
+
+
+def resolve_engine(ctx: SpaceContext, engine: str, name: str, config: DecodingConfig) -> str:
+    """The engine that will run: ``"auto"`` resolved for this model and these options (``choose_engine``)."""
+    return choose_engine(engine, config, ctx.store.config(name))
 
 
 # ---------------------------------------------------------------------------- Translate
 def translate(ctx: SpaceContext, text: str, model: str, strategy: str = "beam", beam_size: int = 4,
               length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0, max_length: int = 0,
               source_lang: str = "en", target_lang: str = "de",
-              engine: str = DEFAULT_ENGINE) -> Tuple[str, float, str]:
-    """Several lines -> several translations, decoded as one batch; returns (text, milliseconds, engine note)."""
+              engine: str = TRANSLATE_ENGINE) -> Tuple[str, float, str]:
+    """Several lines -> several translations, decoded as one batch; returns (text, milliseconds, note).
+
+    The model "auto" (or none) is the best-scored one for the direction; the engine "auto" is CTranslate2 when
+    it can run the call; the note says which model and engine ran."""
     clean = clean_text(text, ctx.limits)
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length)
-    engine = pick_engine(engine)
-    name = pick_model(ctx, model)
+    engine = pick_engine(engine, ENGINE_CHOICES)
+    name = pick_model(ctx, model, source_lang, target_lang)
+    engine = resolve_engine(ctx, engine, name, config)
     results, seconds = run(ctx, name, clean.sentences, config, languages_for(ctx, name, source_lang, target_lang),
                            engine)
     _truncation_note(results)
     return ("\n".join(_align(clean.lines, [r.text for r in results])), round(seconds * 1000.0, 1),
-            engine_note(engine, seconds))
+            engine_note(engine, seconds, name))
 
 
 # ---------------------------------------------------------------------------- Beam vs greedy
@@ -171,7 +192,7 @@ def compare(ctx: SpaceContext, text: str, model: str, beam_size: int = 4, length
     # greedy is scored under the same length penalty, so the normalised scores compare on one scale
     greedy_config = decoding_config(ctx, "greedy", length_penalty=length_penalty, max_length=max_length)
     engine = pick_engine(engine)
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     pair = languages_for(ctx, name, source_lang, target_lang)
     (greedy,), greedy_s = run(ctx, name, [sentence], greedy_config, pair, engine)
     (beam,), beam_s = run(ctx, name, [sentence], beam_config, pair, engine)
@@ -219,7 +240,7 @@ def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], stra
         for engine in engines:
             try:
                 results, seconds = run(ctx, name, clean.sentences, config, pair, engine)
-            except (ValueError, ModelLoadError, WorkerLoadError) as exc:  # e.g. a layout an engine cannot run
+            except (ValueError, ModelLoadError) as exc:  # e.g. a layout an engine cannot run
                 rows.append([name, engine, f"({exc})", None, None, f"{cfg.num_parameters():,}"])
                 continue
             rows.append([name, engine, "\n".join(r.text for r in results), round(seconds * 1000.0, 1),
@@ -259,7 +280,7 @@ def attention(ctx: SpaceContext, text: str, model: str, strategy: str = "greedy"
     clean = clean_text(text, ctx.limits, single=True)
     strategy = choice_option("strategy", strategy, ("greedy", "beam"))
     config = decoding_config(ctx, strategy, beam_size, return_attention=True)
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     (result,), seconds = run(ctx, name, clean.sentences, config, languages_for(ctx, name, source_lang, target_lang))
     hyp = result.best
     weights = hyp.attention

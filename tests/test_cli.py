@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import sacrebleu
 
+from conftest import MULTI30K, MULTI30K_MISSING
 from decoding_fixtures import one_thread, random_model
 from transformer_hub import Registry, cli
 from transformer_hub import data as data_module
@@ -17,7 +18,6 @@ from transformer_hub import train as train_module
 from transformer_hub.metrics import score, score_with_signatures
 
 ROOT = Path(__file__).resolve().parents[1]
-MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -123,8 +123,7 @@ def test_score_is_sacrebleu_and_the_cli_uses_the_library_scorer():
     assert not hasattr(cli, "score")  # one scorer: transformer_hub.metrics
 
 
-@pytest.mark.skipif(not (MULTI30K / "val.en.gz").is_file(),
-                    reason=f"Multi30k not found at {MULTI30K} (tests read ../shared/data/multi30k when present)")
+@pytest.mark.skipif(not (MULTI30K / "val.en.gz").is_file(), reason=MULTI30K_MISSING)
 def test_evaluate_reads_multi30k_gz(model_dir, monkeypatch, capsys):
     status, out, err = run(["evaluate", "--model", str(model_dir), "--src", str(MULTI30K / "val.en.gz"),
                             "--ref", str(MULTI30K / "val.de.gz"), "--limit", "8", "--max-length", "4", "--json"],

@@ -221,33 +221,55 @@ def test_workers_give_the_same_results(strategy):
                       **opts)[0][0].tokens == alone[0].best.tokens
 
 
-def test_overlapping_threaded_calls_restore_the_thread_count_whatever_order_they_end_in():
-    """Two generate(workers=...) calls that overlap (A starts, B starts, A ends, B ends) leave torch's count."""
-    from transformer_hub.decoding.api import shared_intra_op_threads
+def test_decoding_threads_leave_other_threads_counts_alone(monkeypatch):
+    """A thread that already runs (a training loop) keeps its intra-op count while generate(workers=2) decodes;
+    the decoding threads get their share; the default for new threads comes back afterwards."""
+    import threading
 
+    from transformer_hub.decoding import engines, threads
+
+    if not threads.per_thread_count():
+        pytest.skip("this PyTorch keeps one process-wide intra-op count (not its OpenMP backend)")
     before = torch.get_num_threads()
+    seen, decoding, measured = {}, threading.Event(), threading.Event()
+    real = engines.decode_batch
+
+    def observed(*args):
+        seen.setdefault("decoder", torch.get_num_threads())
+        decoding.set()
+        measured.wait(10)
+        return real(*args)
+
+    def trainer():
+        torch.set_num_threads(4)
+        assert torch.get_num_threads() == 4  # its first parallel operation: from here on the count is its own
+        decoding.wait(10)
+        seen["trainer"] = torch.get_num_threads()
+        measured.set()
+
+    monkeypatch.setattr(engines, "decode_batch", observed)
     try:
         torch.set_num_threads(4)
-        a, b = shared_intra_op_threads(2), shared_intra_op_threads(4)
-        a.__enter__()
-        assert torch.get_num_threads() == 2
-        b.__enter__()  # shares the count saved by A (4), not A's reduced one
-        assert torch.get_num_threads() == 1
-        a.__exit__(None, None, None)
-        assert torch.get_num_threads() == 1  # B still decoding: not restored under it
-        b.__exit__(None, None, None)
-        assert torch.get_num_threads() == 4
+        other = threading.Thread(target=trainer)
+        other.start()
+        generate(random_model(), sources(4), batch_size=2, workers=2)
+        other.join()
+        fresh = []
+        later = threading.Thread(target=lambda: fresh.append(torch.get_num_threads()))
+        later.start()
+        later.join()
+        assert seen == {"decoder": 2, "trainer": 4} and torch.get_num_threads() == 4 and fresh == [4]
     finally:
         torch.set_num_threads(before)
 
 
 def test_a_failing_worker_raises_and_restores_state(monkeypatch):
-    from transformer_hub.decoding import api
+    from transformer_hub.decoding import engines
 
     def broken(model, batch, config):
         raise RuntimeError("strategy exploded")
 
-    monkeypatch.setattr(api.STRATEGIES, "get", lambda name: broken)
+    monkeypatch.setattr(engines.STRATEGIES, "get", lambda name: broken)
     model = random_model().train()
     threads = torch.get_num_threads()
     with pytest.raises(RuntimeError, match="strategy exploded"):

@@ -6,6 +6,7 @@ import sys
 from decoding_fixtures import random_model
 from test_cli import _one_thread, model_dir  # noqa: F401 - the CLI tests' fixtures: one thread, a saved tiny model
 from transformer_hub import cli
+from transformer_hub.decoding import generate
 
 
 
@@ -58,3 +59,42 @@ def test_alternatives_write_json_lines(model_dir, monkeypatch, capsys):
             assert piece in [p for p, _ in step]
     status, _, err = run(["translate", "--model", str(model_dir), "--alternatives", "-2"], b"a\n", monkeypatch, capsys)
     assert status == 2 and "return_alternatives" in err
+
+
+def test_split_sentences_json_lines_keep_each_line(model_dir, monkeypatch, capsys):
+    lines = ["A dog runs. The man sits.", "", "The child plays."]
+    status, out, err = run(["translate", "--model", str(model_dir), "--split-sentences", "--json", "--max-length",
+                            "4"], "\n".join(lines).encode(), monkeypatch, capsys)
+    assert status == 0, err
+    records = [json.loads(line) for line in out.rstrip("\n").split("\n")]
+    expected = generate(random_model(), lines, split_sentences=True, max_length=4)
+    assert [r["text"] for r in records] == [e.text for e in expected]
+    assert [len(r["sentences"]) for r in records] == [2, 0, 1]
+    assert records[0]["sentences"][1]["source"] == "The man sits."
+    assert records[0]["confidence"] == expected[0].best.confidence
+    assert records[0]["sentences"][0]["confidence"] == expected[0].sentences[0].best.confidence
+    assert all(r["src_lang"] is None and r["src_lang_confidence"] is None for r in records)  # names no languages
+    status, out, err = run(["translate", "--model", str(model_dir), "--split-sentences", "--max-length", "4"],
+                           "\n".join(lines).encode(), monkeypatch, capsys)
+    assert status == 0 and out.split("\n")[:3] == [cli.one_line(e.text) for e in expected]
+
+
+def test_src_lang_auto_reports_the_detected_language(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "en-de"
+    random_model(src_lang="en", tgt_lang="de").save_pretrained(folder)
+    status, out, err = run(["translate", "--model", str(folder), "--src-lang", "auto", "--json", "--max-length", "3"],
+                           "A man rides a bike down the street.\n".encode(), monkeypatch, capsys)
+    assert status == 0, err
+    record = json.loads(out)
+    assert record["src_lang"] == "en" and 0.5 < record["src_lang_confidence"] <= 1.0
+    status, _, err = run(["translate", "--model", str(folder), "--src-lang", "auto"],
+                         "A dog.\nUn homme descend la rue à vélo et un chien court derrière lui.\n".encode(),
+                         monkeypatch, capsys)
+    assert status == 2 and "Traceback" not in err
+    assert "text 2 looks like French (fr), which this model does not read; it serves en, de" in err
+
+
+def test_src_lang_auto_needs_named_languages(model_dir, monkeypatch, capsys):
+    status, _, err = run(["translate", "--model", str(model_dir), "--src-lang", "auto"], b"A dog.\n",
+                         monkeypatch, capsys)
+    assert status == 2 and "src_lang='auto' needs a model that names its languages" in err

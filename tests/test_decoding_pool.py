@@ -48,8 +48,8 @@ def test_prefixes_through_the_pool_equal_prefixes_in_process(model, pool, strate
                 **STRATEGY_OPTIONS[strategy])
     with one_thread():
         expected = generate(model, TEXTS, prefix=prefixes, **opts)
-        got = generate(model, TEXTS, prefix=prefixes, workers=pool, **opts)
-        one_for_all = generate(model, TEXTS[:3], prefix="ein ", workers=pool, **opts)
+        got = generate(model, TEXTS, prefix=prefixes, engine=pool, **opts)
+        one_for_all = generate(model, TEXTS[:3], prefix="ein ", engine=pool, **opts)
         assert [r.text for r in one_for_all] == [r.text for r in generate(model, TEXTS[:3], prefix="ein ", **opts)]
     same_hypotheses(got, expected, tol=1e-6)
     assert [r.text for r in got] == [r.text for r in expected]
@@ -64,23 +64,25 @@ def test_prefixes_through_the_pool_equal_prefixes_in_process(model, pool, strate
                 pytest.approx([p for step in hb.alternatives for _, p in step], abs=1e-6)
 
 
-def test_a_pool_is_recognised_by_its_shape_and_the_api_never_imports_it():
-    """``generate(..., workers=pool)`` checks the pool's shape (``WorkerPool``): decoding.api -> pool is no import."""
-    import inspect
+def test_an_engine_is_recognised_by_its_shape_and_workers_is_a_thread_count():
+    """``engine=`` takes a name or an object with ``check``/``decode`` (a pool is one); ``workers=`` only an int."""
+    from transformer_hub.decoding import Engine
 
-    from transformer_hub.decoding import api
-    from transformer_hub.decoding.api import WorkerPool
-
-    assert not isinstance(2, WorkerPool) and not isinstance(object(), WorkerPool)
-    assert "from .pool" not in inspect.getsource(api) and "decoding.pool" not in inspect.getsource(api)
-    with pytest.raises(ValueError, match="workers must be an integer between 1 and 64 or a DecodingPool"):
-        generate(random_model(), TEXTS[:1], workers=object())
+    assert isinstance(DecodingPool.__new__(DecodingPool), Engine) and not isinstance(object(), Engine)
+    with pytest.raises(ValueError, match=r"unknown engine <object object at .*>; engines: ctranslate2, pytorch"):
+        generate(random_model(), TEXTS[:1], engine=object())
+    pool_like = DecodingPool.__new__(DecodingPool)
+    with pytest.raises(ValueError, match=r"workers must be an integer between 1 and 64, got .* \(pass a "
+                                         r"DecodingPool as engine=, not workers=\)"):
+        generate(random_model(), TEXTS[:1], workers=pool_like)
 
 
 @pytest.mark.slow
 def test_pool_checks_its_model_and_arguments(model, pool):
     with pytest.raises(ValueError, match="holds a different model"):
-        generate(random_model(seed=1), TEXTS, workers=pool)
+        generate(random_model(seed=1), TEXTS, engine=pool)
+    with pytest.raises(ValueError, match="a DecodingPool decodes in its 2 processes: pass workers=1 with it"):
+        generate(model, TEXTS, engine=pool, workers=2)
     for bad in (0, 65, 2.0, True):
         with pytest.raises(ValueError, match="processes must be an integer between 1 and 64"):
             DecodingPool(model, processes=bad)
@@ -170,7 +172,7 @@ def test_pool_from_a_folder_never_loads_the_model_here_and_decodes_alike(model, 
 
 @pytest.mark.slow
 def test_pool_from_a_source_reports_a_model_it_cannot_load_and_keeps_serving(folder, tmp_path):
-    from transformer_hub.decoding.pool import ModelLoadError
+    from transformer_hub.hub import ModelLoadError
 
     broken = tmp_path / "broken"
     broken.mkdir()

@@ -7,7 +7,8 @@ import torch
 from decoding_fixtures import one_thread, random_model
 from transformer_hub import cli
 from transformer_hub.decoding import DecodingConfig, generate, length_penalty
-from transformer_hub.export import CTranslate2Engine, MissingDependencyError, engine_available, get_engine
+from transformer_hub.decoding import get_engine
+from transformer_hub.export import CTranslate2Engine, MissingDependencyError, engine_available
 
 pytest.importorskip("ctranslate2")
 

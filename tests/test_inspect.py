@@ -22,7 +22,7 @@ from transformer_hub.kernels import no_dropout
 from transformer_hub.losses import label_smoothed_cross_entropy, smoothed_targets
 from transformer_hub.metrics import MetricsLog
 from transformer_hub.model import causal_mask
-from transformer_hub.train import noam_lr
+from transformer_hub.schedule import noam_lr
 
 SHIPPED = Path(__file__).resolve().parent.parent / "space" / "models" / "multilingual"
 TEXT = "a man with a red ball sits on the bench ."

@@ -80,7 +80,7 @@ import gradio as gr
 from space import tab
 
 
-@tab("throwaway", title="Throwaway plugin", order=50, description="a tab from another package")
+@tab("throwaway", title="Throwaway plugin", order=45, description="a tab from another package")
 def render(ctx):
     gr.Markdown("hello from an installed plugin package")
     box = gr.Textbox(label="in")
@@ -114,7 +114,8 @@ def test_entry_point_plugin_tab_is_discovered_and_rendered(installed_plugin, no_
     demo = build_demo(models_dir=no_models)
     assert installed_plugin in TABS
     labels = tab_labels(demo)
-    assert labels.index("Throwaway plugin") == labels.index("Attention") + 1  # order 50 comes after 40
+    assert labels.index("Throwaway plugin") == labels.index("Attention") + 1  # order 45: after 40, before 50
+    assert labels.index("Throwaway plugin") < labels.index("Inside the Transformer")
     assert "hello from an installed plugin package" in markdown_texts(demo)
     assert any(fn.api_name == "throwaway_shout" for fn in demo.fns.values())
 

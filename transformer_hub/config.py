@@ -114,8 +114,8 @@ class TransformerConfig:
                              f"{MAX_PARAMETERS:,}; refusing to allocate it")
 
     def _validate_variants(self) -> None:
-        # The registries are filled when the package is imported (transformer_hub/__init__.py imports model and
-        # variants), which happens before this module can be imported at all: no need to import the model here.
+        # The registries are filled by parts.register_builtin_parts(), which the package's __init__ calls; Python
+        # runs that before any submodule (this one included) can be imported, so the names are there.
         for field_name, reg in (("positional", POSITIONAL), ("norm", NORM), ("feed_forward", FEED_FORWARD),
                                 ("attention", ATTENTION), ("layout", LAYOUT)):
             name = getattr(self, field_name)

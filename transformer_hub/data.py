@@ -28,18 +28,12 @@ MULTI30K_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/t
 MULTI30K_SPLITS = ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
 MULTI30K_LANGS = ("en", "de", "fr", "cs")
 DATA_ENV = "TRANSFORMER_HUB_DATA"
-# This project's machines keep a copy beside the checkout; anywhere else `download` fills ./data/multi30k.
-SHARED_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "multi30k"
 
 
 def default_data_dir() -> Path:
-    """Where Multi30k is looked for by default: ``$TRANSFORMER_HUB_DATA``, the shared copy, or ``data/multi30k``."""
-    if os.environ.get(DATA_ENV):
-        return Path(os.environ[DATA_ENV])
-    return SHARED_DATA_DIR if SHARED_DATA_DIR.is_dir() else Path("data") / "multi30k"
-
-
-DEFAULT_DATA_DIR = default_data_dir()
+    """Where Multi30k is looked for without ``--data-dir``: ``$TRANSFORMER_HUB_DATA``, else ``data/multi30k``
+    (relative to the working directory: the folder ``python -m transformer_hub download`` fills)."""
+    return Path(os.environ.get(DATA_ENV) or Path("data") / "multi30k")
 
 
 class DataError(UserError, ValueError):
@@ -197,16 +191,21 @@ class Example:
 
 def encode_pairs(pairs: Sequence[Tuple[str, str]], tokenizer, bos: int, eos: int, max_len: int,
                  tag: Optional[int] = None, direction: str = "",
-                 cache: Optional[Dict[Tuple[str, str], List[int]]] = None) -> List[Example]:
+                 cache: Optional[Dict[Tuple[str, str], List[int]]] = None, sample: bool = False) -> List[Example]:
     """Tokenize pairs (``tag``: an id put before every source); examples longer than ``max_len`` are dropped.
 
     ``cache`` ((side, text) -> ids), shared across calls, encodes each sentence of a many-way corpus once.
+    ``sample``: the sides ``tokenizer.sampling`` covers are segmented by ``tokenizer.sample`` (a fresh draw for
+    every occurrence, never cached).
     """
     examples = []
     prefix = [tag] if tag is not None else []
     cache = {} if cache is None else cache
+    sampled = tokenizer.sampling.sides if sample and tokenizer.sampling is not None else ()
 
     def encode(text: str, side: str) -> List[int]:
+        if side in sampled:
+            return tokenizer.sample(text, side)
         if (side, text) not in cache:
             cache[(side, text)] = tokenizer.encode(text, side=side)
         return cache[(side, text)]

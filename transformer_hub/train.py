@@ -29,26 +29,18 @@ from . import distributed
 from .config import TransformerConfig
 from .data import encode_pairs, iterate_batches, load_directions, parse_directions, read_parallel
 from .errors import UserError
+from .hub import CONFIG_JSON, read_config
 from .losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
 from .model import Transformer
 from . import results as results_json
-from .tokenizer import Tokenizer
+from .schedule import lr_factor, noam_lr
+from .tokenizer import SubwordSampling, Tokenizer, seed_sampling
 from .train_options import build_parser
+from .warm_start import load_init, provenance, run_config, shown_source, weights_digest
 
 logger = logging.getLogger("transformer_hub.train")
 MAX_BAD_STEPS = 5
-
-
-def noam_lr(step: int, d_model: int, warmup: int, factor: float) -> float:
-    """lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)  (section 5.3)."""
-    step = max(step, 1)
-    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
-
-
-def lr_factor(peak_lr: float, d_model: int, warmup: int) -> float:
-    """The ``noam_lr`` factor that makes the schedule peak at ``peak_lr`` (at step ``warmup``)."""
-    return peak_lr * math.sqrt(d_model) * math.sqrt(warmup)
 
 
 class Trainer:
@@ -106,10 +98,10 @@ class Trainer:
             if self.langs:
                 if self.args.separate_vocab:
                     raise UserError("--langs needs a joint vocabulary: drop --separate-vocab")
-                tok = Tokenizer.train(self._tokenizer_texts(), vocab_size=self.args.vocab_size, languages=self.langs)
+                tok = Tokenizer.train(self._tokenizer_texts(), vocab_size=self.args.vocab_size or 10000, languages=self.langs)
             else:
                 tok = Tokenizer.train([s for s, _ in self.train_pairs], [t for _, t in self.train_pairs],
-                                      vocab_size=self.args.vocab_size, joint=not self.args.separate_vocab)
+                                      vocab_size=self.args.vocab_size or 10000, joint=not self.args.separate_vocab)
             tok.save(folder)
         if self.world > 1:
             dist.barrier()
@@ -117,7 +109,42 @@ class Trainer:
 
     def _build_model(self) -> None:
         a = self.args
-        tok = self._tokenizer()
+        found = ckpt.list_checkpoints(self.out / "checkpoints") if a.resume else []
+        weights = None
+        if a.init_from:
+            tok, self.config, weights = self._init_from(found)
+        else:
+            tok = self._tokenizer()
+            self.config = self._new_config(tok)
+        self._set_sampling(tok, resuming=bool(found))
+        torch.manual_seed(a.seed)
+        random.seed(a.seed)
+        self.model = Transformer(self.config).to(self.device)
+        if weights is not None:
+            self.model.load_state_dict(weights, strict=True)
+        self.model.tokenizer = tok
+        self.net = self.model
+        if self.world > 1:
+            self.net = torch.nn.parallel.DistributedDataParallel(self.model)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+        c = self.config
+        self.budget = c.max_len if c.layout != "decoder-only" else c.max_len // 2
+        self.train_examples = self._encode(self.train_sets, tok)
+        self.valid_examples = self._encode(self.valid_sets, tok)
+        self._sampled: Tuple[int, List] = (-1, [])
+        self.factor = a.lr_factor or lr_factor(a.peak_lr, c.d_model, a.warmup)
+        self.state: Dict = {"step": 0, "epoch": 0, "batch": 0, "train_seconds": 0.0, "wall_seconds": 0.0, "best_bleu": None,
+                            "tokens": 0, "args": {k: v for k, v in vars(a).items()}}
+        if a.init_from:
+            self.state["init"] = self.init_record
+        if found:
+            self.state = ckpt.load_checkpoint(found[-1], self.model, self.optimizer)
+            if self.main:
+                self.metrics.truncate_after(self.state["step"])
+                logger.info("resumed from %s (step %d)", found[-1], self.state["step"])
+
+    def _new_config(self, tok: Tokenizer) -> TransformerConfig:
+        a = self.args
         overrides = {k: getattr(a, k) for k in ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers",
                                                 "dropout", "max_len", "positional", "norm", "feed_forward",
                                                 "attention", "layout") if getattr(a, k) is not None}
@@ -130,38 +157,62 @@ class Trainer:
                          "directions": None if everything else [f"{s}-{t}" for s, t in self.train_sets]}
         else:
             languages = {"src_lang": a.src_lang, "tgt_lang": a.tgt_lang}
-        self.config = TransformerConfig.preset(a.preset, **{**overrides, "src_vocab_size": tok.src_vocab_size,
-                                                            "tgt_vocab_size": tok.tgt_vocab_size,
-                                                            "share_embeddings": share, **languages})
-        torch.manual_seed(a.seed)
-        random.seed(a.seed)
-        self.model = Transformer(self.config).to(self.device)
-        self.model.tokenizer = tok
-        self.net = self.model
-        if self.world > 1:
-            self.net = torch.nn.parallel.DistributedDataParallel(self.model)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
-        c = self.config
-        budget = c.max_len if c.layout != "decoder-only" else c.max_len // 2
-        self.train_examples = self._encode(self.train_sets, tok, budget)
-        self.valid_examples = self._encode(self.valid_sets, tok, budget)
-        self.factor = a.lr_factor or lr_factor(a.peak_lr, c.d_model, a.warmup)
-        self.state: Dict = {"step": 0, "epoch": 0, "batch": 0, "train_seconds": 0.0, "wall_seconds": 0.0, "best_bleu": None,
-                            "tokens": 0, "args": {k: v for k, v in vars(a).items()}}
-        if a.resume:
-            found = ckpt.list_checkpoints(self.out / "checkpoints")
-            if found:
-                self.state = ckpt.load_checkpoint(found[-1], self.model, self.optimizer)
-                if self.main:
-                    self.metrics.truncate_after(self.state["step"])
-                    logger.info("resumed from %s (step %d)", found[-1], self.state["step"])
+        return TransformerConfig.preset(a.preset or "cpu", **{**overrides, "src_vocab_size": tok.src_vocab_size,
+                                                              "tgt_vocab_size": tok.tgt_vocab_size,
+                                                              "share_embeddings": share, **languages})
 
-    def _encode(self, sets, tok: Tokenizer, budget: int) -> List:
+    def _init_from(self, found: List[Path]) -> Tuple[Tokenizer, TransformerConfig, Optional[Dict]]:
+        """--init-from: the saved model's tokenizer, config and weights (a resumed run: its own checkpoint's)."""
+        a, folder = self.args, self.out / "tokenizer"
+        if found:  # the checkpoint holds the weights; the config and tokenizer are this run's copies
+            config, weights = read_config(str(found[-1] / CONFIG_JSON)), None
+            self.init_record = {}
+        else:
+            init = load_init(a.init_from)
+            config, weights = init.config, init.state_dict()
+            self.init_record = {"source": a.init_from, "sha256": weights_digest(a.init_from)}
+            if self.main:
+                init.tokenizer.save(folder)
+            if self.world > 1:
+                dist.barrier()
+        tok = Tokenizer.from_directory(folder)
+        return tok, run_config(a, config, tok, list(self.train_sets)), weights
+
+    def _encode(self, sets, tok: Tokenizer, sample: bool = False) -> List:
         c, examples, cache = self.config, [], {}
         for (src_lang, tgt_lang), pairs in sets.items():
             tag = tok.lang_tag_id(tgt_lang) if c.multilingual else None
-            examples += encode_pairs(pairs, tok, c.bos_id, c.eos_id, budget, tag, f"{src_lang}-{tgt_lang}", cache)
+            examples += encode_pairs(pairs, tok, c.bos_id, c.eos_id, self.budget, tag, f"{src_lang}-{tgt_lang}",
+                                     cache, sample=sample)
         return examples
+
+    def _set_sampling(self, tok: Tokenizer, resuming: bool) -> None:
+        """The run's subword sampling, kept in its tokenizer copy (so in every checkpoint and the final model)."""
+        a = self.args
+        try:
+            wanted = SubwordSampling(a.subword_sampling_alpha, a.subword_sampling_side) if a.subword_sampling_alpha \
+                else None
+        except ValueError as exc:
+            raise UserError(f"--subword-sampling-alpha/--subword-sampling-side: {exc}") from exc
+        if tok.sampling == wanted:
+            return
+        if resuming:
+            said = tok.sampling.describe() if tok.sampling else "none"
+            raise UserError(f"this run was trained with subword sampling {said}: resume it with the same "
+                            f"--subword-sampling-* options (they say {wanted.describe() if wanted else 'none'})")
+        tok.sampling = wanted
+        if self.main:
+            tok.save(self.out / "tokenizer")
+
+    def epoch_examples(self, epoch: int) -> List:
+        """The training examples of ``epoch``: re-segmented each epoch under subword sampling, drawn from a seed
+        fixed by (seed, epoch) so that a resumed run sees the same pieces; else always the same."""
+        if self.model.tokenizer.sampling is None:
+            return self.train_examples
+        if self._sampled[0] != epoch:
+            seed_sampling((self.args.seed * 1_000_003 + epoch) % 2 ** 32)
+            self._sampled = (epoch, self._encode(self.train_sets, self.model.tokenizer, sample=True))
+        return self._sampled[1]
 
     # ---------------------------------------------------------------- loop
     def _loss(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
@@ -183,7 +234,7 @@ class Trainer:
         self.bar = tqdm(total=a.max_updates, initial=s["step"], desc="train", disable=not self.main,
                         dynamic_ncols=True)
         while not self._done():
-            for index, batch in iterate_batches(self.train_examples, a.max_tokens, a.seed, s["epoch"],
+            for index, batch in iterate_batches(self.epoch_examples(s["epoch"]), a.max_tokens, a.seed, s["epoch"],
                                                 self.config.pad_id, s["batch"], self.rank, self.world):
                 if not self._train_step(index, batch):
                     continue
@@ -294,7 +345,6 @@ class Trainer:
              **options) -> Dict[str, float]:
         from .decoding import translate
 
-        self.model.eval()
         languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.config.pairs() else {}
         hypotheses = translate(self.model, [p[0] for p in pairs], batch_size=200, **languages, **options)
         return score(hypotheses, [p[1] for p in pairs])
@@ -357,12 +407,18 @@ class Trainer:
             "averaged_checkpoints": len(found), "max_tokens_per_batch": a.max_tokens * self.world,
             "peak_lr": a.peak_lr, "warmup": a.warmup, "label_smoothing": a.label_smoothing, "seed": a.seed,
         }
+        if self.model.tokenizer.sampling is not None:
+            training["subword_sampling"] = self.model.tokenizer.sampling.describe()
+        if s.get("init"):
+            training["init_from"] = shown_source(s["init"]["source"])
         if a.final_beam:
             results = self.evaluate_splits(beam=a.final_beam)
         default_name = f"transformer_hub {'-'.join(self.langs)}" if self.langs else f"transformer_hub {a.src_lang}-{a.tgt_lang}"
         self.model.card_data = {"name": a.name or default_name,
                                 "datasets": ["multi30k"], "results": results, "training": training,
                                 "plot": str(self.out / "training_curves.png")}
+        if s.get("init"):
+            self.model.card_data["provenance"] = provenance(s["init"])
         final = self.out / "final"
         self.model.save_pretrained(final)
         (final / "metrics.jsonl").write_text(self.metrics.path.read_text() if self.metrics.path.is_file() else "")

@@ -1,12 +1,18 @@
 """What decoding returns: scored hypotheses, and per sentence an n-best list."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
 from ..tokenizer import EOS_ID
+
+# Below this ``Hypothesis.confidence`` the Space marks a sentence as unsure: the value that flags 5 % of
+# Multi30k val sentences (en<->de/fr/cs, 300 each, the multilingual model, beam 4), from
+# ``python scripts/bench_text.py --parts confidence`` (which also reports the rates it gives; docs/design.md).
+CONFIDENCE_THRESHOLD = 0.58
 
 
 @dataclass
@@ -31,6 +37,7 @@ class Hypothesis:
     probability)`` pairs under the model's distribution at that step, most
     likely first, plus the emitted token where it was not among them; the
     emitted token's probability is ``exp`` of its ``token_logprobs`` entry.
+    ``confidence`` is the mean of the output tokens' probabilities (eos included), 0..1.
     """
 
     text: str
@@ -50,6 +57,19 @@ class Hypothesis:
     def __len__(self) -> int:
         return len(self.token_logprobs)
 
+    @property
+    def confidence(self) -> Optional[float]:
+        """The mean probability of the output tokens (``exp`` of each ``token_logprobs``), 0..1; None if empty.
+
+        Computed from the log-probabilities, so it always matches them (engines rewrite them after the
+        search); ``transformer_hub.decoding.CONFIDENCE_THRESHOLD`` is where the Space calls a sentence unsure.
+        """
+        if not self.token_logprobs:
+            return None
+        # the arithmetic mean separated val sentences from word-shuffled ones better than the geometric mean,
+        # the minimum or the length-normalised score (ROC AUC 0.81 / 0.79 / 0.66 / 0.75; docs/design.md)
+        return math.fsum(math.exp(lp) for lp in self.token_logprobs) / len(self.token_logprobs)
+
 
 class NBest(list):
     """A sentence's hypotheses, best first, as strategies return them; beam search may attach its ``search``."""
@@ -67,6 +87,10 @@ class TranslationResult:
     source_ids: List[int] = field(default_factory=list)  # the ids the model read (after any truncation)
     truncated: bool = False  # the source was longer than the model accepts and was cut
     search: Optional["SearchTrace"] = None  # beam search's steps, with ``return_search=True``
+    src_lang: Optional[str] = None  # the source language: as given, the model's own, or detected (src_lang="auto")
+    src_lang_confidence: Optional[float] = None  # the detection's probability among the candidates; None if given
+    # split_sentences=True: each sentence's own result, in order (``text`` puts their best outputs in the layout)
+    sentences: Optional[List["TranslationResult"]] = None
 
     @property
     def best(self) -> Hypothesis:

@@ -252,5 +252,3 @@ def sample(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]
 
     return _single_path(model, batch, config, config.n_best, choose)
 
-
-from . import beam  # noqa: E402,F401  (registers "beam"; beam.py imports nothing from here)

@@ -1,4 +1,4 @@
-"""Decoding engines behind ``generate(..., engine=...)``: ``"pytorch"`` (the library's own) and ``"ctranslate2"``.
+"""The CTranslate2 engine behind ``generate(..., engine="ctranslate2")`` (registered in ``decoding.engines.ENGINES``).
 
 ``generate`` tokenizes, adds language tags and eos, truncates and computes each
 sentence's length cap as always, then hands the id lists to an engine's
@@ -37,7 +37,6 @@ import json
 import os
 import shutil
 import threading
-import weakref
 from collections import OrderedDict
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -46,10 +45,12 @@ import numpy as np
 import torch
 
 from ..decoding.config import DecodingConfig, length_penalty
+from ..caching import WeakVersionCache
+from ..decoding.engines import ENGINES, get_engine
 from ..decoding.results import Hypothesis
-from .common import PathLike, require, vocabulary
+from .common import SUPPORTED, PathLike, require, vocabulary
 
-ENGINES = ("pytorch", "ctranslate2")
+CHOICES = ("auto", "pytorch", "ctranslate2")  # what a caller may ask for: "auto" resolves with choose_engine
 # DecodingConfig fields the CTranslate2 engine maps; any other field must keep its default value.
 MAPPED = {"strategy", "beam_size", "length_penalty", "n_best", "max_len_offset", "max_length", "min_len",
           "temperature", "top_k", "top_p", "seed", "batch_size", "use_cache", "return_attention"}
@@ -58,29 +59,47 @@ COMPUTE_TYPES = ("float32", "int8", "int8_float32", "int16", "float16", "bfloat1
 
 
 def engine_available(name: str) -> bool:
-    """Whether ``generate(..., engine=name)`` can run here (its package is installed)."""
-    if name == "pytorch":
-        return True
+    """Whether ``generate(..., engine=name)`` can run here (registered, and its package installed)."""
+    if name not in ENGINES:
+        return False
     if name == "ctranslate2":
         try:
             require("ctranslate2", "engine='ctranslate2'")
         except ImportError:
             return False
-        return True
-    return False
+    return True
+
+
+def choose_engine(engine: str, config: DecodingConfig, model_config=None) -> str:
+    """The engine that runs a call: ``"auto"`` is CTranslate2 (float32) when it is installed, converts the model
+    (``model_config``: its ``TransformerConfig``, when known) and honours every option of ``config``; else PyTorch.
+
+    Float32 CTranslate2 gives our greedy tokens and nearly our beam output (README), at a fraction of the time;
+    what only PyTorch gives (attention maps, per-token alternatives, the search trace, other strategies) falls
+    back to PyTorch.  Any other name is returned as it is.
+    """
+    if engine != "auto":
+        return engine
+    if not engine_available("ctranslate2"):
+        return "pytorch"
+    if model_config is not None and any(getattr(model_config, part) not in names
+                                        for part, names in SUPPORTED["ctranslate2"].items()):
+        return "pytorch"
+    try:
+        get_engine("ctranslate2").check(config)
+    except ValueError:
+        return "pytorch"
+    return "ctranslate2"
 
 
 _DEFAULT: Dict[str, "CTranslate2Engine"] = {}
 
 
-def get_engine(engine) -> "CTranslate2Engine":
-    """The engine object for ``generate(..., engine=...)``: a name in ``ENGINES`` other than "pytorch", or an engine."""
-    if isinstance(engine, CTranslate2Engine):
-        return engine
-    if engine == "ctranslate2":
-        require("ctranslate2", "engine='ctranslate2'")  # fail here, before any work, when it is not installed
-        return _DEFAULT.setdefault("ctranslate2", CTranslate2Engine())
-    raise ValueError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)} (or a CTranslate2Engine)")
+@ENGINES.register("ctranslate2")
+def default_engine() -> "CTranslate2Engine":
+    """The shared float32 engine behind ``engine="ctranslate2"`` (fails here when ctranslate2 is not installed)."""
+    require("ctranslate2", "engine='ctranslate2'")
+    return _DEFAULT.setdefault("ctranslate2", CTranslate2Engine())
 
 
 def weights_digest(model) -> str:
@@ -142,7 +161,7 @@ class CTranslate2Engine:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.max_models = max_models
         self.conversions = 0  # how many times a model was converted (the cache tests read it)
-        self._models: Dict[int, tuple] = {}  # id(model) -> (weakref, version key, digest)
+        self._digests: WeakVersionCache[str] = WeakVersionCache(_version_key)  # a model's digest while unchanged
         self._converted: "OrderedDict[str, _Converted]" = OrderedDict()
         self._lock = threading.Lock()
 
@@ -152,19 +171,10 @@ class CTranslate2Engine:
     def clear(self) -> None:
         """Forget every conversion (the next call converts again)."""
         with self._lock:
-            self._models.clear()
+            self._digests.clear()
             self._converted.clear()
 
     # ----------------------------------------------------------------- conversion and cache
-    def _digest(self, model) -> str:
-        key, kept = _version_key(model), self._models.get(id(model))
-        if key is not None and kept is not None and kept[0]() is model and kept[1] == key:
-            return kept[2]
-        digest = weights_digest(model)
-        forget = lambda _, i=id(model): self._models.pop(i, None)  # noqa: E731  (when the model is freed)
-        self._models[id(model)] = (weakref.ref(model, forget), key, digest)
-        return digest
-
     def _files(self, model, digest: str) -> Dict[str, bytes]:
         folder = self.cache_dir / digest if self.cache_dir is not None else None
         if folder is not None and (folder / "model.bin").is_file():
@@ -200,7 +210,7 @@ class CTranslate2Engine:
         """
         ct2 = require("ctranslate2", "engine='ctranslate2'")
         with self._lock:
-            digest = self._digest(model)
+            digest = self._digests.get(model, weights_digest)
             converted = self._converted.get(digest)
             if converted is None:
                 converted = _Converted(self._files(model, digest), model)
@@ -235,14 +245,14 @@ class CTranslate2Engine:
                                  f"{getattr(config, field)!r}: use engine='pytorch'")
 
     def decode(self, model, sources: Sequence[List[int]], caps: Sequence[int], config: DecodingConfig,
-               progress: bool = False, prefixes: Optional[Sequence] = None) -> List[List[Hypothesis]]:
+               progress: bool = False, prefixes: Optional[Sequence] = None, workers: int = 1) -> List[List[Hypothesis]]:
         """Id lists (each ending in eos; empty ones give an empty hypothesis) and their caps -> n-best lists.
 
         ``prefixes`` (``decoding.prefix.Prefix`` or None, one per sentence) go to CTranslate2's ``target_prefix``,
         tokenized as a whole: unlike the PyTorch engine, a last word without a space after it is forced as
         tokenized rather than left open for the model to complete.
         """
-        self.check(config)
+        self.check(config, workers)
         translator, converted = self.prepare(model, config.seed if config.strategy == "sample" else None)
         results: List[List[Hypothesis]] = [[] for _ in sources]
         todo = sorted((i for i, ids in enumerate(sources) if ids), key=lambda i: -len(sources[i]))

@@ -1,0 +1,84 @@
+"""transformer_hub.text: sentences out and back with the layout, and language detection among candidates."""
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from conftest import MULTI30K, MULTI30K_MISSING
+from transformer_hub import text as text_mod
+from transformer_hub.text import Detected, detect_language, reassemble, split_sentences, unserved_language
+
+SERVED = ["en", "de", "fr", "cs"]
+
+
+def test_round_trip_keeps_layout_and_abbreviations():
+    text = ("Dr. Weber kommt z. B. um acht. Er trifft Frau M. Schmidt im Park.\n"
+            "Dann regnet es.\n"
+            "\n"
+            "  Der zweite Absatz hat zwei Sätze. Hier ist der zweite!\n")
+    seg = split_sentences(text, "de")
+    assert seg.segments == ("Dr. Weber kommt z. B. um acht.", "Er trifft Frau M. Schmidt im Park.",
+                            "Dann regnet es.", "Der zweite Absatz hat zwei Sätze.", "Hier ist der zweite!")
+    assert seg.paragraph_sizes == (3, 2)
+    assert seg.join(seg.segments) == text
+    marked = reassemble(seg, [f"<{i}>" for i in range(len(seg.segments))])
+    assert marked == "<0> <1>\n<2>\n\n  <3> <4>\n"
+
+
+def test_english_abbreviations_and_whitespace_runs_are_kept():
+    text = "Dr. Smith met M. Dupont, e.g. in Paris.   It rained!\r\nThen it stopped."
+    seg = split_sentences(text, "en")
+    assert seg.segments == ("Dr. Smith met M. Dupont, e.g. in Paris.", "It rained!", "Then it stopped.")
+    assert seg.separators == ("", "   ", "\r\n", "")
+    assert seg.paragraph_sizes == (3,)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\n \n"])
+def test_blank_text_has_no_segments(text):
+    seg = split_sentences(text, "en")
+    assert seg.segments == () and seg.paragraph_sizes == ()
+    assert reassemble(seg, []) == text
+
+
+def test_reassemble_refuses_a_wrong_count():
+    seg = split_sentences("One. Two.", "en")
+    with pytest.raises(ValueError, match="1 translations for 2 segments"):
+        reassemble(seg, ["Eins."])
+    with pytest.raises(TypeError, match="expected a string to split, got list"):
+        split_sentences(["One."], "en")
+
+
+def test_detect_language_one_per_text_among_candidates():
+    texts = ["A man rides a bike down the street.", "Ein Mann fährt mit dem Fahrrad die Straße hinunter.",
+             "Un homme descend la rue à vélo.", "Muž jede na kole po ulici."]
+    found = detect_language(texts, SERVED)
+    assert [d.code for d in found] == ["en", "de", "fr", "cs"]
+    assert all(isinstance(d, Detected) and 0.9 < d.confidence <= 1.0 for d in found)
+    # restricted to the candidates: a German text among {en, fr} is one of those two, with a probability
+    assert detect_language([texts[1]], ["en", "fr"])[0].code in {"en", "fr"}
+
+
+def test_detect_language_edge_cases_and_errors():
+    assert detect_language(["", "1234"], ["de", "en"])[0] == Detected("de", 0.5)
+    with pytest.raises(ValueError, match="cannot detect 'xx': not a language the detector knows"):
+        detect_language(["A dog."], ["en", "xx"])
+    with pytest.raises(ValueError, match="candidates must be a non-empty list"):
+        detect_language(["A dog."], "en")
+    with pytest.raises(TypeError, match="wrap a single text in a list"):
+        detect_language("A dog.", SERVED)
+
+
+def test_unserved_language_names_the_other_language():
+    texts = ["El perro corre por el parque y el niño juega con la pelota.", "Il cane corre nel parco con il bambino.",
+             "Ein Hund.", "A dog runs in the park."]
+    assert unserved_language(texts, SERVED) == ["es", "it", None, None]
+
+
+@pytest.mark.skipif(not MULTI30K.exists(), reason=MULTI30K_MISSING)
+@pytest.mark.parametrize("lang", SERVED)
+def test_no_validation_caption_is_called_unserved(lang):
+    """The threshold's own claim (text.UNSERVED_THRESHOLD): no val caption of a served language is refused."""
+    with gzip.open(MULTI30K / f"val.{lang}.gz", "rt", encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    assert unserved_language(lines, SERVED, text_mod.UNSERVED_THRESHOLD) == [None] * len(lines)
