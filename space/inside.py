@@ -55,7 +55,7 @@ def attention_all(ctx: SpaceContext, text: str, model: Optional[str] = None, sou
     sentence = _sentence(ctx, text)
     kind = choice_option("kind", kind, KINDS)
     target = _optional(ctx, target, "the translation to teacher-force")
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     src, tgt = languages_for(ctx, name, source_lang, target_lang)
     start = time.perf_counter()
     maps = ctx.decoder.call(name, attention_maps, sentence, src, tgt, target)
@@ -91,7 +91,7 @@ def positions(ctx: SpaceContext, text: str = "", model: Optional[str] = None, so
               target_lang: str = "de", length: int = 50, dims: str = ""):
     """What the model's positional encoding does over ``length`` positions: (picture, data).  With a ``text``,
     its number of source tokens is marked; ``dims`` ("4,10"): the dimensions drawn as curves (empty: a spread)."""
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     length = int_option("length", length, 2, MAX_POSITIONS)
     try:
         dims_list = [int(d) for d in str(dims or "").replace(" ", "").split(",") if d]
@@ -116,7 +116,7 @@ def steps(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lang
     sentence = _sentence(ctx, text)
     k = int_option("k", k, 1, MAX_TOP_K)
     beam_size = int_option("beam size", beam_size, 1, ctx.limits.max_beam)
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     src, tgt = languages_for(ctx, name, source_lang, target_lang)
     reference = _optional(ctx, reference, "the reference translation") or reference_for(sentence, source_lang,
                                                                                           target_lang)
@@ -155,7 +155,7 @@ def recipe(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lan
     ``position`` of the sentence's greedy translation: (picture, data)."""
     sentence = _sentence(ctx, text)
     position = int_option("position", position, 1, ctx.limits.max_output_tokens)
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     start = time.perf_counter()
     config, card = ctx.store.config(name), ctx.store.card(name)
     view = training_recipe(config, card.get("training") or {}, _metrics(ctx, name))

@@ -35,7 +35,9 @@ def client(app):
 
 
 def greedy(client, app, text, strategy="greedy", beam_size=4):
-    return client.predict(text, app.model, strategy, beam_size, 0.6, 1.0, 1.0, 0, api_name="/translate")[0]
+    """The /translate output with the PyTorch engine (the one the inside views use)."""
+    return client.predict(text=text, model=app.model, strategy=strategy, beam_size=beam_size, length_penalty=0.6,
+                          engine="pytorch", api_name="/translate")[0]
 
 
 def is_picture(value) -> bool:
