@@ -14,13 +14,13 @@ import gradio as gr
 
 from transformer_hub.inspect import (attention_maps, positional_encoding, smoothed_target, step_by_step,
                                      teacher_forcing, training_recipe)
+from transformer_hub import hub
 from transformer_hub.metrics import MetricsLog
 
 from . import inside_plots as plots
 from .context import SpaceContext
 from .examples import EXAMPLES
 from .limits import choice_option, clean_text, int_option
-from transformer_hub.hub import ModelLoadError
 from .service import decoding_config, languages_for, pick_model, run
 
 KINDS = tuple(plots.KIND_TITLES)
@@ -143,10 +143,11 @@ def _forcing(data: Dict[str, Any]):
 
 # ---------------------------------------------------------------------------- the training recipe
 def _metrics(ctx: SpaceContext, name: str) -> List[Dict[str, Any]]:
-    try:
-        return MetricsLog(ctx.store.fetch(name, "metrics.jsonl")).read()
-    except ModelLoadError:  # a model without its training log: the schedule alone
-        return []
+    """The model's training log (``metrics.jsonl`` of its folder or repo); [] for a model without one."""
+    spec = ctx.store.spec(name)
+    with hub.loading(spec.source, spec.revision):
+        path = hub.fetcher(spec.source, spec.revision)("metrics.jsonl", required=False)
+    return MetricsLog(path).read() if path else []
 
 
 def recipe(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lang: str = "en",

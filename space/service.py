@@ -41,6 +41,7 @@ TRANSLATE_ENGINE = "auto"
 
 def handler(fn):
     """Turn every failure of ``fn`` into a ``gr.Error`` with one clear line."""
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", repr(fn))  # partials too
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
@@ -53,10 +54,10 @@ def handler(fn):
         except ModelLoadError as exc:
             raise gr.Error(f"The model could not be loaded: {exc}") from exc
         except ValueError as exc:  # the library's checks of the visitor's input
-            logger.info("invalid request to %s: %s", fn.__name__, exc)
+            logger.info("invalid request to %s: %s", name, exc)
             raise gr.Error(f"Invalid request: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - logged with its traceback, reported in one line
-            logger.exception("handler %s failed", fn.__name__)
+            logger.exception("handler %s failed", name)
             raise gr.Error(f"Sorry, something went wrong ({type(exc).__name__}: {exc}). "
                            "The server is still running; try another input.") from exc
 
