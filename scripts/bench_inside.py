@@ -3,15 +3,16 @@
     python scripts/bench_inside.py [--model multilingual] [--words 15] [--repeat 3] [--data-dir DIR]
 
 Calls each view's handler as the server does (the library function in the Space's decoding worker, then
-the pictures drawn in this process) on the shipped model, for the first Multi30k validation sentence with
+the pictures made and rendered to PNG in this process, as Gradio sends them) on the shipped model, for the first Multi30k validation sentence with
 ``--words`` words (its reference is used by the step view).  Prints per view the median wall time, the
-part spent computing (the handler's own ``ms``) and drawing, and the ratio to the same library call made
+part spent computing (the handler's own ``ms``) and drawing (the rest), and the ratio to the same library call made
 directly in this process (the reference: no worker round trip, no drawing).  Then ``/beam_tree`` on the
 longest validation sentence at beam 8, the case a visitor could use to hold the server.
 """
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import statistics
 import sys
@@ -25,6 +26,7 @@ if str(REPO_ROOT) not in sys.path:  # `space` lives at the repository root
     sys.path.insert(0, str(REPO_ROOT))
 
 import torch  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 from space import inside, interactive  # noqa: E402
 from space.context import SpaceContext  # noqa: E402
@@ -54,12 +56,20 @@ def longest(data_dir: Path, limit: int) -> str:
     return max((line for line in lines if len(line) <= limit), key=len)
 
 
+def as_served(out):
+    """Render every figure to PNG, as Gradio does with a handler's figures before sending them."""
+    for value in out if isinstance(out, tuple) else (out,):
+        if isinstance(value, Figure):
+            value.savefig(io.BytesIO(), format="png")
+    return out
+
+
 def timed(fn: Callable, repeat: int) -> Tuple[float, object]:
     fn()  # warm-up: loads the model in the worker, fills caches
     times, out = [], None
     for _ in range(repeat):
         start = time.perf_counter()
-        out = fn()
+        out = as_served(fn())
         times.append((time.perf_counter() - start) * 1000.0)
     return statistics.median(times), out
 
@@ -98,7 +108,9 @@ def main(argv: List[str] = None) -> int:
         long = longest(args.data_dir, ctx.limits.max_chars)
         wall, (_, data) = timed(lambda: interactive.beam_tree(ctx, long, 8, args.model, *pair), 1)
         print(f"\n/beam_tree, beam 8, {len(long.split())} words ({len(data['search']['steps'])} steps): "
-              f"{wall:.0f} ms wall, {data['ms']:.0f} ms decoding, {data.get('draw_ms', wall - data['ms']):.0f} ms drawing")
+              f"{wall:.0f} ms wall, {data['ms']:.0f} ms decoding, {wall - data['ms']:.0f} ms drawing")
+        print(f"load average during the run: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
+              f"on {os.cpu_count()} cores")
     finally:
         ctx.decoder.close()
     return 0

@@ -14,13 +14,13 @@ import gradio as gr
 
 from transformer_hub.inspect import (attention_maps, positional_encoding, smoothed_target, step_by_step,
                                      teacher_forcing, training_recipe)
+from transformer_hub import hub
 from transformer_hub.metrics import MetricsLog
 
 from . import inside_plots as plots
 from .context import SpaceContext
 from .examples import EXAMPLES
 from .limits import choice_option, clean_text, int_option
-from transformer_hub.hub import ModelLoadError
 from .service import decoding_config, languages_for, pick_model, run
 
 KINDS = tuple(plots.KIND_TITLES)
@@ -55,7 +55,7 @@ def attention_all(ctx: SpaceContext, text: str, model: Optional[str] = None, sou
     sentence = _sentence(ctx, text)
     kind = choice_option("kind", kind, KINDS)
     target = _optional(ctx, target, "the translation to teacher-force")
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     src, tgt = languages_for(ctx, name, source_lang, target_lang)
     start = time.perf_counter()
     maps = ctx.decoder.call(name, attention_maps, sentence, src, tgt, target)
@@ -66,13 +66,24 @@ def attention_all(ctx: SpaceContext, text: str, model: Optional[str] = None, sou
 
 def attention_redraw(data: Dict[str, Any], kind: str = "cross", layer: int = 1, head: int = 1):
     """The model view and the head view of ``kind`` from ``attention_all``'s data."""
-    if not isinstance(data, dict) or "cross" not in data:
-        raise gr.Error("Show the attention first (press the button).")
+    return plots.model_view(_checked(data, kind), kind), head_redraw(data, kind, layer, head)
+
+
+def head_redraw(data: Dict[str, Any], kind: str = "cross", layer: int = 1, head: int = 1):
+    """The head view alone (another layer or head: the model view stays)."""
     kind = choice_option("kind", kind, KINDS)
+    _checked(data, kind)
     # the sliders serve every kind: a decoder with fewer layers than the encoder shows its last one
     layer = min(int_option("layer", layer, 1, 64), len(data[kind]))
     head = min(int_option("head", head, 1, 64), len(data[kind][0]))
-    return plots.model_view(data, kind), plots.head_view(data, kind, layer, head)
+    return plots.head_view(data, kind, layer, head)
+
+
+def _checked(data, kind: str) -> Dict[str, Any]:
+    if not isinstance(data, dict) or not all(k in data for k in KINDS):
+        raise gr.Error("Show the attention first (press the button).")
+    choice_option("kind", kind, KINDS)
+    return data
 
 
 # ---------------------------------------------------------------------------- positional information
@@ -80,7 +91,7 @@ def positions(ctx: SpaceContext, text: str = "", model: Optional[str] = None, so
               target_lang: str = "de", length: int = 50, dims: str = ""):
     """What the model's positional encoding does over ``length`` positions: (picture, data).  With a ``text``,
     its number of source tokens is marked; ``dims`` ("4,10"): the dimensions drawn as curves (empty: a spread)."""
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     length = int_option("length", length, 2, MAX_POSITIONS)
     try:
         dims_list = [int(d) for d in str(dims or "").replace(" ", "").split(",") if d]
@@ -105,7 +116,7 @@ def steps(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lang
     sentence = _sentence(ctx, text)
     k = int_option("k", k, 1, MAX_TOP_K)
     beam_size = int_option("beam size", beam_size, 1, ctx.limits.max_beam)
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     src, tgt = languages_for(ctx, name, source_lang, target_lang)
     reference = _optional(ctx, reference, "the reference translation") or reference_for(sentence, source_lang,
                                                                                           target_lang)
@@ -132,10 +143,11 @@ def _forcing(data: Dict[str, Any]):
 
 # ---------------------------------------------------------------------------- the training recipe
 def _metrics(ctx: SpaceContext, name: str) -> List[Dict[str, Any]]:
-    try:
-        return MetricsLog(ctx.store.fetch(name, "metrics.jsonl")).read()
-    except ModelLoadError:  # a model without its training log: the schedule alone
-        return []
+    """The model's training log (``metrics.jsonl`` of its folder or repo); [] for a model without one."""
+    spec = ctx.store.spec(name)
+    with hub.loading(spec.source, spec.revision):
+        path = hub.fetcher(spec.source, spec.revision)("metrics.jsonl", required=False)
+    return MetricsLog(path).read() if path else []
 
 
 def recipe(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lang: str = "en",
@@ -144,7 +156,7 @@ def recipe(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lan
     ``position`` of the sentence's greedy translation: (picture, data)."""
     sentence = _sentence(ctx, text)
     position = int_option("position", position, 1, ctx.limits.max_output_tokens)
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     start = time.perf_counter()
     config, card = ctx.store.config(name), ctx.store.card(name)
     view = training_recipe(config, card.get("training") or {}, _metrics(ctx, name))

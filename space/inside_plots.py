@@ -25,6 +25,18 @@ def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
 
+def _fixed(width: float, height: float, left: float, right: float, top: float, bottom: float) -> Figure:
+    """A figure with margins in inches, no layout engine: the views redrawn at every slider move are drawn
+    once, not measured first (constrained layout renders the figure an extra time)."""
+    fig = Figure(figsize=(width, height), dpi=100)
+    fig.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height, bottom=bottom / height)
+    return fig
+
+
+def _longest(labels: Sequence[str]) -> int:
+    return max((len(label) for label in labels), default=1)
+
+
 def axes_pieces(data: Dict[str, Any], kind: str):
     """(row labels, column labels) of ``kind``: queries then keys."""
     source, target = data["source_pieces"], data["target_pieces"]
@@ -43,7 +55,7 @@ def model_view(data: Dict[str, Any], kind: str) -> Figure:
         for h in range(heads):
             tiles[i * (rows + gap):i * (rows + gap) + rows, h * (cols + gap):h * (cols + gap) + cols] = weights[i, h]
     height = min(14.0, WIDTH * tiles.shape[0] / tiles.shape[1] + 1.2)
-    fig = _figure(WIDTH, height)
+    fig = _fixed(WIDTH, height, left=0.9, right=0.2, top=0.75, bottom=0.15)
     ax = fig.add_subplot()
     ax.imshow(np.ma.masked_invalid(tiles), cmap=CMAP, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto")
     ax.set_xticks([h * (cols + gap) + (cols - 1) / 2 for h in range(heads)], [f"head {h + 1}" for h in range(heads)])
@@ -62,7 +74,9 @@ def head_view(data: Dict[str, Any], kind: str, layer: int, head: int) -> Figure:
     matrix = data[kind][layer - 1][head - 1]
     rows, cols = axes_pieces(data, kind)
     width = min(WIDTH, max(6.0, 0.42 * len(cols) + 3.0))
-    fig = _figure(width, min(12.0, max(4.0, 0.36 * len(rows) + 2.2)))
+    left, bottom = 0.08 * _longest([_label(p) for p in rows]) + 0.8, 0.07 * _longest([_label(p) for p in cols]) + 0.8
+    fig = _fixed(width, min(12.0, max(4.0, 0.36 * len(rows) + 2.2)) + bottom, left=left, right=1.3, top=0.45,
+                 bottom=bottom)
     ax = fig.add_subplot()
     image = ax.imshow(matrix, cmap=CMAP, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto")
     ax.set_xticks(range(len(cols)), [_label(p) for p in cols], rotation=60, ha="right", fontsize=9)
@@ -70,7 +84,7 @@ def head_view(data: Dict[str, Any], kind: str, layer: int, head: int) -> Figure:
     ax.set_xlabel("keys: " + ("source pieces (encoder output)" if kind != "decoder_self" else "earlier target pieces"))
     ax.set_ylabel("queries: " + ("source pieces" if kind == "encoder_self" else "target pieces (decoder input)"))
     ax.set_title(f"{KIND_TITLES[kind]}, layer {layer}, head {head}", fontsize=11)
-    fig.colorbar(image, ax=ax, shrink=0.8, label="attention weight")
+    fig.colorbar(image, cax=fig.add_axes((1 - 1.05 / width, 0.2, 0.18 / width, 0.6)), label="attention weight")
     return fig
 
 

@@ -44,7 +44,7 @@ TRANSLATE_ENGINE = "auto"
 
 def handler(fn):
     """Turn every failure of ``fn`` into a ``gr.Error`` with one clear line."""
-    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "handler")  # partials
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", repr(fn))  # partials too
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):

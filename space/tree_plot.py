@@ -4,8 +4,8 @@ Each node is a (beam, token) candidate labelled with its piece and total log-pro
 to the beam it extends; the returned hypothesis's path is drawn thick and red.  Steps run down the page, so
 the picture keeps the Space's width whatever the sentence's length, and a step holds at most k kept beams,
 the candidates that finished there and the ``PRUNED_SHOWN`` best pruned ones.  Drawing time is bounded:
-at most ``MAX_NODES`` nodes are drawn (the first steps; the picture says how many of them), whatever the
-beam size and the length.
+at most ``MAX_NODES`` nodes are drawn, whatever the beam size and the length (a long search loses its pruned
+candidates first, then its last steps; the picture says so).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from transformer_hub.decoding.results import SearchTrace
 
 KEPT, PRUNED, FINISHED, CHOSEN = "#3b6fd8", "#b8b8b8", "#2e9e44", "#d62728"
 PRUNED_SHOWN = 2  # best pruned candidates drawn per step
-MAX_NODES = 240  # nodes drawn in all: bounds the drawing time of a long sentence at a large beam
+MAX_NODES = 400  # nodes drawn in all: bounds the drawing time of a long sentence at a large beam
 WIDTH = 12.0  # inches: the Space's page
 ROW = 0.62  # inches per step
 
@@ -29,15 +29,16 @@ def _label(piece: str, score: float) -> str:
     return f"{piece.replace(chr(0x2581), '_')}\n{score:.2f}"
 
 
-def _rows(trace: SearchTrace, k: int):
-    """Per step, its drawn nodes (node, kind) best first, within ``MAX_NODES`` in all."""
+def _rows(trace: SearchTrace, k: int, pruned: int = PRUNED_SHOWN):
+    """Per step, its drawn nodes (node, kind) best first, within ``MAX_NODES`` in all: a long search loses its
+    pruned candidates first, then its last steps."""
     rows, total = [], 0
     for s in trace.steps:
         nodes = ([(n, "kept") for n in s.beams] + [(n, "finished") for n in s.finished[:k]]
-                 + [(n, "pruned") for n in sorted(s.pruned, key=lambda n: -n.score)[:PRUNED_SHOWN]])
+                 + [(n, "pruned") for n in sorted(s.pruned, key=lambda n: -n.score)[:pruned]])
         nodes.sort(key=lambda item: -item[0].score)
         if rows and total + len(nodes) > MAX_NODES:
-            break
+            return _rows(trace, k, 0) if pruned else rows
         rows.append(nodes)
         total += len(nodes)
     return rows
@@ -91,6 +92,9 @@ def beam_tree_figure(trace: SearchTrace, pieces: Callable[[Sequence[int]], List[
                 (CHOSEN, "o", "returned translation's path"))]
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=9, frameon=False)
     cut = f"; the first {len(rows)} of {len(steps)} steps drawn (all in the JSON)" if len(rows) < len(steps) else ""
-    fig.suptitle("\n".join(textwrap.wrap(title, 130)[:3]) + f"\nsteps top to bottom (numbered), best candidates left; "
-                 f"labels: piece and total log-probability{cut}", fontsize=10, y=1 - 0.1 / height, va="top")
+    if not any(kind == "pruned" for row in rows for _, kind in row) and any(s.pruned for s in steps):
+        cut += "; pruned candidates left out to fit"
+    lines = textwrap.wrap(title, 130)[:3] + textwrap.wrap("steps top to bottom (numbered), best candidates left; labels: "
+                                                         f"piece and total log-probability{cut}", 150)
+    fig.suptitle("\n".join(lines), fontsize=10, y=1 - 0.1 / height, va="top")
     return fig

@@ -17,7 +17,7 @@ from space_fixtures import running_app  # noqa: E402
 from space.examples import EXAMPLES  # noqa: E402
 from test_app import LIMITS, _model_source, model_for_tests, multilingual_for_tests  # noqa: E402
 from transformer_hub.hub import card_data_from_file  # noqa: E402
-from transformer_hub.train import lr_factor, noam_lr  # noqa: E402
+from transformer_hub.schedule import lr_factor, noam_lr  # noqa: E402
 
 TEXT = "A man in a blue shirt is sitting on a bench."
 pytestmark = pytest.mark.slow  # a server and its decoding worker
@@ -36,7 +36,9 @@ def client(app):
 
 
 def greedy(client, app, text, strategy="greedy", beam_size=4):
-    return client.predict(text, app.model, strategy, beam_size, 0.6, 1.0, 1.0, 0, api_name="/translate")[0]
+    """The /translate output with the PyTorch engine (the one the inside views use)."""
+    return client.predict(text=text, model=app.model, strategy=strategy, beam_size=beam_size, length_penalty=0.6,
+                          engine="pytorch", api_name="/translate")[0]
 
 
 def is_picture(value) -> bool:

@@ -27,16 +27,24 @@ def test_a_long_search_at_beam_8_draws_a_bounded_tree_at_the_spaces_width():
     fig = beam_tree_figure(trace, lambda ids: [f"w{i}" for i in ids], None, title="Beam search, k=8")
     ax = fig.axes[0]
     labels = [t for t in ax.texts if "\n" in t.get_text()]  # node labels: piece and score on two lines
-    # whole steps: the first has k kept (one parent, nothing pruned), the others k kept + the best pruned
-    drawn = 1 + (len(labels) - 8) // (8 + PRUNED_SHOWN)
-    assert len(labels) <= MAX_NODES and len(labels) == 8 + (drawn - 1) * (8 + PRUNED_SHOWN) and drawn < 60
+    # too long for every pruned candidate: k kept per step, the first steps only, and the picture says so
+    drawn = len(labels) // 8
+    assert len(labels) <= MAX_NODES and len(labels) == 8 * drawn and drawn < 60
     assert fig.get_figwidth() == WIDTH
-    assert f"the first {drawn} of 60 steps drawn" in fig._suptitle.get_text()
+    title = " ".join(fig._suptitle.get_text().split())
+    assert f"the first {drawn} of 60 steps drawn" in title and "pruned candidates left out" in title
     renderer = FigureCanvasAgg(fig).get_renderer()  # the legend below the axes, the title above: neither covers it
     fig.draw(renderer)
     legend, axes = fig.legends[0].get_window_extent(renderer), ax.get_window_extent(renderer)
     title = fig._suptitle.get_window_extent(renderer)
     assert legend.y1 <= axes.y0 + 1 and title.y0 >= axes.y1 - 1
+
+
+def test_a_search_that_fits_without_its_pruned_candidates_keeps_every_step():
+    trace = long_search(MAX_NODES // 8 - 2, 8)
+    fig = beam_tree_figure(trace, lambda ids: [f"w{i}" for i in ids], None, title="k=8")
+    assert "steps drawn" not in fig._suptitle.get_text()
+    assert len([t for t in fig.axes[0].texts if "\n" in t.get_text()]) == 8 * len(trace.steps) + 1  # + finished
 
 
 def test_a_short_search_is_drawn_whole():

@@ -260,3 +260,17 @@ def test_language_picker_events_take_values_as_sent(no_models):
     events = [fn for fn in fns if pickers & {block._id for block in fn.outputs}]
     assert len(events) == 14  # model change (four tabs), source pick and swap (five tabs each)
     assert all(fn.preprocess is False for fn in events), [fn.name for fn in events if fn.preprocess]
+
+
+def test_a_handler_bound_to_the_context_reports_bad_input_as_such():
+    """``bind`` hands ``handler`` a ``functools.partial`` (no ``__name__``): a library ValueError must still reach
+    the visitor as "Invalid request: ...", not as a failure of the error handling itself."""
+    import functools
+
+    from space import service
+
+    def refuse(ctx, text):
+        raise ValueError(f"the decoder-only layout has no encoder and decoder ({ctx}, {text})")
+
+    with pytest.raises(gr.Error, match=r"Invalid request: the decoder-only layout has no encoder and decoder \(1, x\)"):
+        service.handler(functools.partial(refuse, 1))("x")

@@ -43,7 +43,7 @@ RECIPE = (
     "spreads ε over the whole vocabulary; shown at a piece of your sentence's translation.")
 
 
-@tab("inside", title="Inside the Transformer", order=50, description="the paper's ideas on your sentence")
+@tab("inside", title="Inside the Transformer", order=60, description="the paper's ideas on your sentence")
 def render(ctx) -> None:
     gr.Markdown(INTRO)
     with gr.Row():
@@ -71,8 +71,9 @@ def _attention(ctx, common) -> None:
     with gr.Row():
         kind = gr.Radio([(title, key) for key, title in KIND_TITLES.items()], value="cross",
                         label="Kind of attention", elem_id="inside-kind")
-        layer = gr.Slider(1, 8, value=1, step=1, label="Layer (head view)", elem_id="inside-layer")
-        head = gr.Slider(1, 16, value=1, step=1, label="Head (head view)", elem_id="inside-head")
+        layers, heads = _sizes(ctx, ctx.default_model)
+        layer = gr.Slider(1, layers, value=1, step=1, label="Layer (head view)", elem_id="inside-layer")
+        head = gr.Slider(1, heads, value=1, step=1, label="Head (head view)", elem_id="inside-head")
     forced = gr.Textbox("", label="Teacher-force this translation (empty: the model's own)", lines=1,
                         elem_id="inside-forced")
     button = gr.Button("Show attention", variant="primary", elem_id="inside-attention-button")
@@ -85,19 +86,24 @@ def _attention(ctx, common) -> None:
         data = gr.JSON(label="attention maps")
     button.click(bind(ctx, inside.attention_all), [*common, kind, layer, head, forced],
                  [model_view, head_view, data, translation], api_name="attention_all", **decode_event(ctx))
-    redraw = service.handler(inside.attention_redraw)
-    for control in (kind, layer, head):
-        control.change(redraw, [data, kind, layer, head], [model_view, head_view], **UI)
-    common[1].change(functools.partial(_sizes, ctx), common[1], [layer, head], **UI)
+    kind.change(service.handler(inside.attention_redraw), [data, kind, layer, head], [model_view, head_view], **UI)
+    for control in (layer, head):  # the model view shows every layer and head already: only the head view changes
+        control.change(service.handler(inside.head_redraw), [data, kind, layer, head], head_view, **UI)
+    common[1].change(functools.partial(_resize, ctx), common[1], [layer, head], **UI)
 
 
 def _sizes(ctx, model):
+    """(layers, heads) of ``model`` for the sliders; (8, 16) when its config cannot be read."""
     try:
         config = ctx.store.config(model)
     except Exception:  # noqa: BLE001 - the view's own call reports what is wrong with the model
-        return gr.update(), gr.update()
-    layers = max(config.n_encoder_layers, config.n_decoder_layers, 1)
-    return gr.update(maximum=layers, value=1), gr.update(maximum=config.n_heads, value=1)
+        return 8, 16
+    return max(config.n_encoder_layers, config.n_decoder_layers, 1), config.n_heads
+
+
+def _resize(ctx, model):
+    layers, heads = _sizes(ctx, model)
+    return gr.update(maximum=layers, value=1), gr.update(maximum=heads, value=1)
 
 
 def _positions(ctx, common) -> None:
