@@ -31,8 +31,8 @@ footer { visibility: hidden; }
 INTRO = f"""# {TITLE}
 **Trained on Multi30k's short image descriptions; translates between {', '.join(LANGUAGES.values())}.**
 The model of [Vaswani et al. (2017)](https://arxiv.org/abs/1706.03762), written from scratch with
-`transformer_hub` and trained on Multi30k on a 2-core CPU: {', '.join(LANGUAGES.values())} (as far as the chosen
-model serves them). Translate, compare beam search with greedy decoding, compare architecture variants and
+`transformer_hub` and trained on a 2-core CPU (each model serves the languages its picker shows). Translate
+texts and .txt documents, compare beam search with greedy decoding, compare architecture variants and
 decoding engines, and look at the cross-attention. Every button is also an API endpoint
 (`gradio_client.Client(url).predict(text=..., source_lang="de", target_lang="fr", api_name="/translate")`).
 """

@@ -199,10 +199,12 @@ def translate_view(ctx: SpaceContext, text: str, model: str, strategy: str = "be
     """Lines of sentences -> their translation in the same layout, every sentence in one batch; returns
     (text, milliseconds, note, the word view's data).  ``source_lang="auto"`` detects the language; the model
     "auto" (or none) is the best-scored one for the (detected) direction; the engine "auto" is CTranslate2 when
-    it can run the call (the word view then has no alternatives); the note says which model and engine ran."""
+    it can run the call; the word view's alternatives are PyTorch-only, so "auto" resolves to PyTorch here unless
+    the caller names "ctranslate2" (no alternatives then); the note says which model and engine ran."""
     clean = clean_text(text, ctx.limits)
     engine = pick_engine(engine, ENGINE_CHOICES)
-    extra = {"return_alternatives": ALTERNATIVES} if engine == "pytorch" else {}
+    # the page's word view offers each word's alternatives: PyTorch-only, so "auto" resolves to PyTorch here
+    extra = {"return_alternatives": ALTERNATIVES} if engine in ("pytorch", "auto") else {}
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length, **extra)
     data, seconds = decode_text(ctx, clean, model, config, source_lang, target_lang, engine)
     note = "  \n".join(part for part in (view.note(data), engine_note(data["engine"], seconds, data["model"])) if part)

@@ -37,7 +37,8 @@ pytestmark = pytest.mark.slow  # a server and a browser: seconds per test
 def app(request):
     cache = request.config.cache.mkdir("space") if getattr(request.config, "cache", None) else None  # no:cacheprovider
     data = None if MULTI30K.is_dir() else synthetic_pairs(2000)  # conftest's, when the corpus is absent
-    with running_app(model_for_tests(cache, data=data), Limits(max_output_tokens=60),
+    # one sentence per progress step of a document: the upload test sees its progress bar move
+    with running_app(model_for_tests(cache, data=data), Limits(max_output_tokens=60, document_chunk=1),
                      extra=[multilingual_for_tests(cache)]) as running:
         yield running
 
@@ -137,9 +138,10 @@ def test_a_bilingual_model_narrows_the_pickers(page, app):
 
 
 def token_texts(page) -> list:
-    """The pieces of the coloured output, as shown (a word-initial piece starts with a space)."""
+    """The words of the coloured output, as shown (after the first, each starts with a space), without the
+    marks of unsure sentences."""
     return page.locator("#translate-tokens span.token").evaluate_all(
-        "spans => spans.map(s => (s.querySelector('.text') || s).textContent)")
+        "spans => spans.map(s => (s.querySelector('.text') || s).textContent).filter(t => t !== ' ⚠')")
 
 
 def pick_alternative(page, current: str):
@@ -158,23 +160,22 @@ def pick_alternative(page, current: str):
 def test_click_a_word_pick_an_alternative_and_undo(page, app):
     open_tab(page, "Translate")
     choose(page, "#translate-model", app.model)
-    # greedy, like the word-by-word view: the box and the coloured words then show the same translation (the
-    # 30-second test model's beam search prefers the empty output for this sentence: an empty box, not a bug)
+    # greedy: the 30-second test model's beam search prefers the empty output for this sentence (an empty box,
+    # not a bug); the coloured words are those of the translation shown, whatever the strategy
     page.locator("#tab-translate").get_by_label("greedy", exact=True).check()
     page.locator("#translate-input textarea").fill("A man is riding a bicycle in the park.")
     before_time = page.locator("#translate-time input").input_value()
     page.locator("#translate-button").click()
-    # the coloured words come from a second event (/tokens) chained after /translate: wait for both
     page.wait_for_function("b => document.querySelector('#translate-time input').value !== b", arg=before_time)
-    # the coloured words come from a second event (/tokens) chained after /translate, and the page still shows
-    # the previous sentence's words until it ends: wait until they spell the new translation
+    # the coloured words are shown by a step chained after /translate, and the page still shows the previous
+    # sentence's words until it ends: wait until they spell the new translation
     page.wait_for_function("""() => {
         const out = document.querySelector('#translate-output textarea').value.trim();
         const words = [...document.querySelectorAll('#translate-tokens span.token')]
-            .map(s => (s.querySelector('.text') || s).textContent).join('').trim();
+            .map(s => (s.querySelector('.text') || s).textContent).filter(t => t !== ' ⚠').join('').trim();
         return out.length > 0 && words === out; }""")
     words = page.locator("#translate-tokens span.token")
-    assert page.locator("#translate-tokens .legend-item").count() == 4  # the legend of the colours
+    assert page.locator("#translate-tokens .legend-item").count() == 5  # the colours and the unsure mark
     first = textarea_value(page, "#translate-output")
     shown = token_texts(page)
     page.screenshot(path=str(SHOTS / "tokens-coloured.png"), full_page=True)
@@ -251,4 +252,34 @@ def test_bad_input_shows_a_message_in_the_page(page):
     page.locator("#translate-button").click()
     page.wait_for_function("b => document.querySelector('#translate-time input').value !== b", arg=before)
     assert textarea_value(page, "#translate-output").strip()
+    assert not page.errors, page.errors
+
+
+def test_upload_a_document_see_the_progress_and_download_it(page, app, tmp_path):
+    """A .txt of two paragraphs: the progress over its sentences shows, and the download keeps the paragraphs."""
+    open_tab(page, "Translate")
+    choose(page, "#translate-model", app.model)
+    source = tmp_path / "two-paragraphs.txt"
+    source.write_text("A man is riding a bicycle. A dog runs after him. Two children play in the snow.\n\n"
+                      "A woman sits on a bench. She reads a book. The sun is shining.\n", encoding="utf-8")
+    page.get_by_text("Translate a document (.txt)").click()
+    page.locator("#translate-file input[type=file]").set_input_files(str(source))
+    page.locator("#translate-file").get_by_text("two-paragraphs.txt").wait_for()
+    # record every progress text the page shows ("Translating 2/6 sentences"): a step can be shorter than a poll
+    page.evaluate("""() => { window.progressSeen = [];
+        new MutationObserver(() => { const m = document.body.innerText.match(/\\d+\\/6 sentences/);
+            if (m) window.progressSeen.push(m[0]); })
+          .observe(document.body, {subtree: true, childList: true, characterData: true}); }""")
+    page.locator("#translate-file-button").click()
+    link = page.locator("#translate-file-output a[download]").first
+    link.wait_for()
+    assert page.evaluate("window.progressSeen.length") > 0
+    page.screenshot(path=str(SHOTS / "document.png"), full_page=True)
+    with page.expect_download() as info:
+        link.click()
+    translated = open(info.value.path(), encoding="utf-8").read()
+    assert info.value.suggested_filename == "two-paragraphs.de.txt"
+    paragraphs = translated.split("\n\n")
+    assert len(paragraphs) == 2 and all(p.strip() for p in paragraphs) and translated.endswith("\n")
+    assert "6 sentence(s) translated" in page.locator("#translate-file-note").inner_text()
     assert not page.errors, page.errors
