@@ -41,7 +41,13 @@ MULTI30K = Path(os.environ.get("TRANSFORMER_HUB_DATA") or REPO_ROOT / "data" / "
 MULTI30K_MISSING = (f"Multi30k corpus not found at {MULTI30K}: run `python -m transformer_hub download --dest "
                     "data/multi30k` or set TRANSFORMER_HUB_DATA")
 
-__all__ = ["HubServer", "use_hub", "fast_retries", "MULTI30K", "read_multi30k", "synthetic_pairs"]
+__all__ = ["HubServer", "use_hub", "fast_retries", "MULTI30K", "read_multi30k", "synthetic_pairs", "cache_folder"]
+
+
+def cache_folder(request, name: str) -> Optional[Path]:
+    """pytest's cache folder ``name``, or None when the cache provider is off (``-p no:cacheprovider``)."""
+    cache = getattr(request.config, "cache", None)
+    return cache.mkdir(name) if cache is not None else None
 
 
 # --------------------------------------------------------------------------- text

@@ -25,9 +25,9 @@ LIMITS = Limits(max_chars=300, max_lines=8, max_output_tokens=60, max_beam=6, ma
 
 def _model_source(request):
     """pytest's cache folder, and synthetic pairs (conftest's) when the Multi30k corpus is absent."""
-    from conftest import MULTI30K, synthetic_pairs
+    from conftest import MULTI30K, cache_folder, synthetic_pairs
 
-    cache = request.config.cache.mkdir("space") if getattr(request.config, "cache", None) else None  # no:cacheprovider
+    cache = cache_folder(request, "space")
     return cache, TINY_UPDATES, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
 
 

@@ -19,7 +19,7 @@ if not os.path.exists(CHROMIUM):
                 allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")
 
-from conftest import MULTI30K, synthetic_pairs  # noqa: E402
+from conftest import MULTI30K, cache_folder, synthetic_pairs  # noqa: E402
 from space_fixtures import LEXICON, languages_of, model_for_tests, multilingual_for_tests, running_app  # noqa: E402
 from space.examples import EXAMPLES  # noqa: E402
 from space.limits import Limits  # noqa: E402
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow  # a server and a browser: seconds per test
 
 @pytest.fixture(scope="module")
 def app(request):
-    cache = request.config.cache.mkdir("space") if getattr(request.config, "cache", None) else None  # no:cacheprovider
+    cache = cache_folder(request, "space")
     data = None if MULTI30K.is_dir() else synthetic_pairs(2000)  # conftest's, when the corpus is absent
     # one sentence per progress step of a document: the upload test sees its progress bar move
     with running_app(model_for_tests(cache, data=data), Limits(max_output_tokens=60, document_chunk=1),

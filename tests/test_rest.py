@@ -20,9 +20,9 @@ SENTENCE = "A man is riding a bicycle."
 
 
 def _sources(request):
-    from conftest import MULTI30K, synthetic_pairs
+    from conftest import MULTI30K, cache_folder, synthetic_pairs
 
-    cache = request.config.cache.mkdir("space") if getattr(request.config, "cache", None) else None
+    cache = cache_folder(request, "space")
     return cache, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
 
 

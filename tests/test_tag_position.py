@@ -132,7 +132,7 @@ def test_the_decoding_pool_decodes_decoder_tags_like_this_process(decoder_tagged
     expected = translate(model, sources, src_lang="fr", tgt_lang="en", strategy="beam", beam_size=2, batch_size=2)
     with DecodingPool(model, processes=2, threads=1) as pool:
         assert translate(model, sources, src_lang="fr", tgt_lang="en", strategy="beam", beam_size=2, batch_size=2,
-                         workers=pool) == expected
+                         engine=pool) == expected
 
 
 def test_the_marian_export_refuses_and_ctranslate2_forces_the_tag_as_target_prefix(decoder_tagged, tmp_path):
