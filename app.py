@@ -1,12 +1,14 @@
 """The Space's entry point: ``python app.py [--model DIR_OR_REPO[@REV] ...]``.
 
-Host and port come from Gradio's own GRADIO_SERVER_NAME / GRADIO_SERVER_PORT;
-MODEL_IDS (comma-separated) and --model add models to the shipped ones.
+One server: the Gradio page at ``/`` and LibreTranslate's REST routes (``POST /translate``, ``POST /detect``,
+``GET /languages``; space/rest.py).  Host and port come from Gradio's own GRADIO_SERVER_NAME /
+GRADIO_SERVER_PORT; MODEL_IDS (comma-separated) and --model add models to the shipped ones.
 """
 import argparse
 
-from space.demo import build_demo, configure_torch, launch_options
+from space.demo import build_demo, configure_torch
 from space.models_store import model_ids_from_env
+from space.server import build_app, host_and_port, serve
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -14,4 +16,10 @@ if __name__ == "__main__":
     parser.add_argument("--models-dir", default=None, help="shipped models folder (default: space/models)")
     args = parser.parse_args()
     configure_torch()
-    build_demo(model_ids_from_env(args.model), models_dir=args.models_dir).launch(**launch_options())
+    demo = build_demo(model_ids_from_env(args.model), models_dir=args.models_dir)
+    print("Serving on http://%s:%d/ (the page, and LibreTranslate's /translate, /detect, /languages)" % host_and_port(),
+          flush=True)
+    try:
+        serve(build_app(demo))
+    finally:
+        demo.space_context.decoder.close()

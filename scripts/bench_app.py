@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -36,9 +37,9 @@ if str(REPO_ROOT) not in sys.path:  # `space` lives at the repository root
 
 from space.examples import EXAMPLES  # noqa: E402
 from space.models_store import DEFAULT_MODELS_DIR, SHIPPED  # noqa: E402
-from transformer_hub.data import DEFAULT_DATA_DIR, read_lines  # noqa: E402
+from transformer_hub.data import default_data_dir, read_lines  # noqa: E402
 
-DATA_DIR = Path(os.environ.get("MULTI30K_DIR", DEFAULT_DATA_DIR))
+DATA_DIR = default_data_dir()  # $TRANSFORMER_HUB_DATA, else data/multi30k
 MAX_REQUESTS = 2000
 WARMUP = 2  # requests sent by one client before each measurement
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -106,6 +107,63 @@ def measure(url: str, model: str, clients: int, requests: int, strategy: str = "
             "first_error": errors[0] if errors else ""}
 
 
+def measure_rest(url: str, model: str, clients: int, requests: int, warmup: int = 2,
+                 engine: str = "pytorch") -> Dict[str, float]:
+    """``requests`` calls of the REST ``POST /translate`` (JSON, one keep-alive connection per client)."""
+    import http.client
+
+    host = urlsplit(url)
+    if host.hostname not in LOOPBACK:
+        raise ValueError(f"the app benchmark only talks to a local app (127.0.0.1), not {url}")
+    requests = max(1, min(int(requests), MAX_REQUESTS))
+    sentences = test_sentences(requests)
+    local, connections = threading.local(), []  # one keep-alive connection per client thread
+    outputs: List[str] = [""] * requests
+
+    def post(i: int) -> Tuple[float, float]:
+        body = json.dumps({"q": sentences[i], "source": "en", "target": "de", "model": model, "engine": engine})
+        if not hasattr(local, "connection"):
+            local.connection = http.client.HTTPConnection(host.hostname, host.port, timeout=120)
+            connections.append(local.connection)
+        connection = local.connection
+        start = time.perf_counter()
+        connection.request("POST", "/translate", body, {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        elapsed = time.perf_counter() - start
+        if response.status != 200 or answer.get("engine") != engine:
+            raise RuntimeError(f"HTTP {response.status}: {answer}")
+        outputs[i] = answer["translatedText"]
+        return elapsed, float(response.headers["Server-Timing"].split("dur=")[1])
+
+    for i in range(min(warmup, requests)):
+        post(i)
+    latencies: List[float] = []
+    handler_ms: List[float] = []
+    errors: List[str] = []
+
+    def one(i: int) -> None:
+        try:
+            elapsed, ms = post(i)
+            latencies.append(elapsed)
+            handler_ms.append(ms)
+        except Exception as exc:  # noqa: BLE001 - counted, the benchmark goes on
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(clients) as executor:
+        list(executor.map(one, range(requests)))
+    wall = time.perf_counter() - start
+    for connection in connections:
+        connection.close()
+    return {"clients": clients, "requests": requests, "errors": len(errors), "wall_s": round(wall, 2),
+            "requests_per_s": round(len(latencies) / wall, 2),
+            "p50_ms": round(1000 * percentile(latencies, 0.5), 1), "p95_ms": round(1000 * percentile(latencies, 0.95), 1),
+            "mean_ms": round(1000 * statistics.fmean(latencies), 1) if latencies else float("nan"),
+            "handler_p50_ms": round(percentile(handler_ms, 0.5), 1), "first_error": errors[0] if errors else "",
+            "outputs": outputs}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, help="model folder or Hub id (default: the shipped en-de)")
     parser.add_argument("--url", default=None, help="benchmark an app already running on 127.0.0.1 instead")
@@ -116,6 +174,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--beam-size", type=int, default=4)
     parser.add_argument("--engine", default="pytorch", choices=["pytorch", "ctranslate2"])
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument("--rest", action="store_true",
+                        help="REST POST /translate against the page's /translate, both engines, in one run")
 
 
 @contextlib.contextmanager
@@ -193,17 +253,26 @@ def process_peak_rss_mb(pid: int) -> float:
     return sum(peaks) if peaks else float("nan")
 
 
+def start_server(args: argparse.Namespace,
+                 stack: contextlib.ExitStack) -> Tuple[str, str, Optional[subprocess.Popen]]:
+    """(url, model name to request, server process or None) for ``--url`` or a fresh ``python app.py``."""
+    if args.url:
+        return args.url, args.model_name or SHIPPED, None
+    if args.model is None and not (DEFAULT_MODELS_DIR / SHIPPED).is_dir():
+        raise SystemExit(f"benchmark: error: no shipped model at {DEFAULT_MODELS_DIR / SHIPPED}; pass --model")
+    model_path = str(Path(args.model or DEFAULT_MODELS_DIR / SHIPPED).resolve())
+    shipped = Path(model_path) == (DEFAULT_MODELS_DIR / SHIPPED).resolve()
+    url, server = stack.enter_context(app_process(None if shipped else model_path))
+    return url, SHIPPED if shipped else model_path, server
+
+
 def run(args: argparse.Namespace) -> Dict:
+    if args.rest:
+        from bench_rest import run_rest
+
+        return run_rest(args)
     with contextlib.ExitStack() as stack:
-        if args.url:
-            url, model, server = args.url, args.model_name or SHIPPED, None
-        else:
-            if args.model is None and not (DEFAULT_MODELS_DIR / SHIPPED).is_dir():
-                raise SystemExit(f"benchmark: error: no shipped model at {DEFAULT_MODELS_DIR / SHIPPED}; pass --model")
-            model_path = str(Path(args.model or DEFAULT_MODELS_DIR / SHIPPED).resolve())
-            shipped = Path(model_path) == (DEFAULT_MODELS_DIR / SHIPPED).resolve()
-            url, server = stack.enter_context(app_process(None if shipped else model_path))
-            model = SHIPPED if shipped else model_path
+        url, model, server = start_server(args, stack)
         # one request first, outside every measurement: the decoding worker has started and loaded the model
         measure(url, model, 1, 1, args.strategy, args.beam_size, warmup=0, engine=args.engine)
         rows = []

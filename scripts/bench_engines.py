@@ -18,13 +18,13 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List
 
-import sacrebleu
 import torch
 
 from transformer_hub import Transformer
-from transformer_hub.data import DEFAULT_DATA_DIR, corpus_file, read_lines
+from transformer_hub.data import default_data_dir, corpus_file, read_lines
 from transformer_hub.decoding import generate
 from transformer_hub.export import CTranslate2Engine, export_marian
+from transformer_hub.metrics import score
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = {"greedy b1": dict(strategy="greedy", batch=False), "beam4 b1": dict(strategy="beam", batch=False),
@@ -39,7 +39,7 @@ def add_engines_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=64, help="sentences per batch in the batched columns")
     p.add_argument("--threads", type=int, default=2, help="intra-op threads for every engine (default 2)")
     p.add_argument("--repeats", type=int, default=1, help="rounds; the best time of each cell is kept")
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    p.add_argument("--data-dir", type=Path, default=default_data_dir())
     p.add_argument("--out", type=Path, default=None, help="also write the results as JSON")
 
 
@@ -113,7 +113,7 @@ def bench_engines(args: argparse.Namespace) -> dict:
     for label, (_, reference) in rows.items():
         for name, cell in cells[label].items():
             base = cells[reference][name]
-            cell["bleu"] = sacrebleu.corpus_bleu(cell["outputs"], [refs]).score
+            cell["bleu"] = score(cell["outputs"], refs, lowercase=False)["bleu"]
             cell["ratio"] = cell["sentences_per_second"] / base["sentences_per_second"]
             cell["same_as_pytorch"] = sum(a == b for a, b in zip(cell["outputs"], base["outputs"])) / len(texts)
     report = dict(sentences=len(texts), threads=torch.get_num_threads(), batch_size=args.batch_size,

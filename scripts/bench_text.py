@@ -32,7 +32,7 @@ import sacrebleu  # noqa: E402
 import torch  # noqa: E402
 
 from transformer_hub import Transformer  # noqa: E402
-from transformer_hub.data import DEFAULT_DATA_DIR, corpus_file, read_lines  # noqa: E402
+from transformer_hub.data import corpus_file, default_data_dir, read_lines  # noqa: E402
 from transformer_hub.decoding import CONFIDENCE_THRESHOLD, generate  # noqa: E402
 from transformer_hub.text import detect_language, split_sentences, unserved_language  # noqa: E402
 
@@ -158,7 +158,7 @@ def confidence(args, model) -> None:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", default=str(ROOT / "space" / "models" / "multilingual"))
-    p.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
+    p.add_argument("--data-dir", default=str(default_data_dir()))
     p.add_argument("--parts", default="detect,paragraphs,speed,confidence")
     p.add_argument("--paragraphs", type=int, default=100)
     p.add_argument("--strategy", default="beam", choices=["greedy", "beam"])

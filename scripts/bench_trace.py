@@ -17,7 +17,7 @@ from typing import Dict, List
 import torch
 
 from transformer_hub import Transformer
-from transformer_hub.data import DEFAULT_DATA_DIR, corpus_file, read_lines
+from transformer_hub.data import default_data_dir, corpus_file, read_lines
 from transformer_hub.decoding import generate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +26,7 @@ VARIANTS = {"plain": {}, "return_search": {"return_search": True}, "return_alter
 
 def add_trace_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=str(ROOT / "space" / "models" / "en-de"))
-    p.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
+    p.add_argument("--data-dir", default=str(default_data_dir()))
     p.add_argument("--n", type=int, default=200, help="Multi30k val sentences (default 200)")
     p.add_argument("--beam-size", type=int, default=4)
     p.add_argument("--batch-size", type=int, default=64, help="sentences per batch in the batched cell")

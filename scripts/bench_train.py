@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
-from transformer_hub.data import DEFAULT_DATA_DIR, collate, encode_pairs, load_split, token_batches
+from transformer_hub.data import default_data_dir, collate, encode_pairs, load_split, token_batches
 from transformer_hub.model import sinusoid_table
 
 
@@ -75,7 +75,7 @@ def matmul_peak(seconds: float = 3.0, n: int = 1024) -> float:
 
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
+    p.add_argument("--data-dir", default=str(default_data_dir()))
     p.add_argument("--model", default=None, help="take the tokenizer and sizes from this save_pretrained folder")
     p.add_argument("--max-tokens", type=int, default=4096)
     p.add_argument("--steps", type=int, default=12, help="timed steps per model (after 2 warm-up steps)")

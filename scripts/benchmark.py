@@ -7,7 +7,8 @@ with ``@benchmark("name", "help", add_arguments)`` on a ``run(args)`` function.
 ``train``: training throughput (target tokens/s) of our model against a ``torch.nn.Transformer``
   reference of the same size on the same batches, and GFLOP/s as a share of the matmul peak
   (see ``scripts/bench_train.py``); ``app``: the Space's ``/translate`` latency and throughput through
-  ``gradio_client`` (see ``scripts/bench_app.py``).
+  ``gradio_client`` (see ``scripts/bench_app.py``); ``app --rest``: the REST ``POST /translate`` against it, both
+  engines, on one server in one run (see ``scripts/bench_rest.py``).
 
 ``engines``: the same sentences through ``engine="pytorch"``, ``engine="ctranslate2"`` (float32, int8) and, for the
   paper block, ``transformers``' MarianMTModel (see ``scripts/bench_engines.py``).
@@ -32,6 +33,7 @@ so the load of other processes on a shared machine hits them alike.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
 import sys
@@ -46,11 +48,12 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 import torch  # noqa: E402
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
-from transformer_hub.data import DEFAULT_DATA_DIR, DataError, corpus_file, read_lines  # noqa: E402
+from transformer_hub.data import default_data_dir, DataError, corpus_file, read_lines  # noqa: E402
 from transformer_hub.decoding import DecodingConfig, DecodingPool, generate  # noqa: E402
+from transformer_hub.metrics import score  # noqa: E402
 from transformer_hub.registry import Registry  # noqa: E402
 
-DATA_DIR = DEFAULT_DATA_DIR
+DATA_DIR = default_data_dir()
 SHIPPED = ROOT / "space" / "models" / "en-de"
 
 
@@ -185,6 +188,116 @@ def timed(fn) -> Tuple[object, float]:
     return out, time.perf_counter() - start
 
 
+@dataclass(frozen=True)
+class Method:
+    """One timed decoder: its key in the results, its label, how many sentences it decodes, the call."""
+
+    key: str
+    label: str
+    sentences: int
+    run: Callable[[], list]
+
+
+def naive_run(model: Transformer, texts: List[str], last_position_only: bool) -> Callable[[], list]:
+    """Text in, text out, one sentence at a time: tokenise, the naive loop, detokenise."""
+    def run() -> list:
+        body, eos, tok = model.body, model.config.eos_id, model.tokenizer
+        generator = body.generator
+        if last_position_only:
+            body.generator = LastPosition(generator)
+        try:
+            with torch.inference_mode():
+                outs = []
+                for text in texts:
+                    out = naive_greedy(model, tok.encode(text) + [eos])
+                    tok.decode(out, side="target")
+                    outs.append(out)
+                return outs
+        finally:
+            body.generator = generator
+    return run
+
+
+def decode_methods(args: argparse.Namespace, model: Transformer, sources: List[str], naive_n: int,
+                   parallel: dict) -> List[Method]:
+    """The naive loops (the ratios' base), our greedy at batch 1, and our batched greedy and beam search."""
+    n, workers = len(sources), f", {args.workers} worker {args.parallel}" if args.workers > 1 else ""
+    batched = dict(batch_size=args.batch_size, **parallel)
+    return [
+        Method("naive", "naive loop as in the seed lesson (batch 1)", naive_n, naive_run(model, sources[:naive_n], True)),
+        Method("naive_all_positions", "  same, projecting every position", naive_n,
+               naive_run(model, sources[:naive_n], False)),
+        Method("greedy_batch1", "our greedy, batch 1, KV cache", n,
+               lambda: generate(model, sources, strategy="greedy", batch_size=1)),
+        Method("greedy_batched", f"our greedy, batched ({args.batch_size}){workers}", n,
+               lambda: generate(model, sources, strategy="greedy", **batched)),
+        Method(f"beam{args.beam_size}_batched", f"our beam-{args.beam_size}, batched ({args.batch_size}){workers}", n,
+               lambda: generate(model, sources, strategy="beam", beam_size=args.beam_size, **batched)),
+    ]
+
+
+def time_rounds(methods: List[Method], repeats: int) -> Tuple[Dict[str, dict], Dict[str, list]]:
+    """Interleaved rounds, best time kept (other processes' load hits every method alike); results and outputs."""
+    times: Dict[str, List[float]] = {m.key: [] for m in methods}
+    outputs: Dict[str, list] = {}
+    for round_ in range(repeats):
+        for m in methods:
+            outputs[m.key], seconds = timed(m.run)
+            times[m.key].append(seconds)
+            print(f"round {round_ + 1}/{repeats}: {m.label.strip()}: {m.sentences / seconds:.1f} sentences/s",
+                  file=sys.stderr)
+    results = {}
+    for m in methods:
+        best = min(times[m.key])
+        results[m.key] = dict(label=m.label, sentences=m.sentences, seconds=best, all_seconds=times[m.key],
+                              sentences_per_second=m.sentences / best)
+        if m.key.startswith("naive"):
+            results[m.key]["extrapolated_from"] = m.sentences
+    return results, outputs
+
+
+def add_ratios(results: Dict[str, dict], targets: Dict[str, float]) -> None:
+    """Each method's speed as a multiple of the naive loop's, and whether it meets its target."""
+    base = results["naive"]["sentences_per_second"]
+    for key, r in results.items():
+        r["ratio_vs_naive"] = r["sentences_per_second"] / base
+        if key in targets:
+            r["target_ratio"] = targets[key]
+            r["meets_target"] = r["ratio_vs_naive"] >= targets[key]
+
+
+def output_checks(outputs: Dict[str, list], references: List[str], eos: int, beam_key: str) -> dict:
+    """Does the naive loop give our greedy tokens, and how trained is the model (BLEU via ``metrics.score``)?"""
+    naive_out, greedy = outputs["naive"], outputs["greedy_batched"]
+    naive_tokens = [t[:-1] if t and t[-1] == eos else t for t in naive_out]
+    agree = sum(a == r.best.tokens for a, r in zip(naive_tokens, greedy)) / len(naive_out)
+    bleu = {key: score([r.text for r in outputs[key]], references, lowercase=False)["bleu"]
+            for key in ("greedy_batched", beam_key)}
+    return dict(bleu=bleu, greedy_finished_with_eos=sum(r.best.finished for r in greedy) / len(greedy),
+                greedy_mean_output_tokens=sum(len(r.best) for r in greedy) / len(greedy),
+                naive_agrees_with_our_greedy=agree, model_looks_trained=bleu["greedy_batched"] >= 1.0)
+
+
+def print_decode_report(report: dict, src_lang: str, tgt_lang: str, beam_key: str, repeats: int) -> None:
+    threads, naive_n, bleu = report["threads"], report["naive_sentences"], report["bleu"]
+    print(f"\ndecoding speed on {report['sentences']} Multi30k {report['split']} sentences ({src_lang}->{tgt_lang}), "
+          f"{threads} thread(s)")
+    print(f"model: {report['model']}")
+    print(f"model check: greedy BLEU {bleu['greedy_batched']:.1f}, beam BLEU {bleu[beam_key]:.1f}, "
+          f"{report['greedy_finished_with_eos']:.0%} of greedy outputs end with eos, "
+          f"{report['greedy_mean_output_tokens']:.1f} output tokens on average -> "
+          + ("a trained model" if report["model_looks_trained"] else
+             "looks UNTRAINED (random-like): read the ratios with care"))
+    print(f"{'decoder':<52} {'sent/s':>9} {'vs naive':>9}  target")
+    for r in report["results"].values():
+        target = f">= {r['target_ratio']:.0f}x {'ok' if r['meets_target'] else 'MISSED'}" if "target_ratio" in r else ""
+        print(f"{r['label']:<52} {r['sentences_per_second']:>9.1f} {r['ratio_vs_naive']:>8.1f}x  {target}")
+    print(f"(naive loops timed on the first {naive_n} sentences and extrapolated to sentences/s; they produced the "
+          f"same tokens as our greedy on {report['naive_agrees_with_our_greedy']:.0%} of them. Ratios are against the "
+          f"first naive loop: the prefix re-decoded every step, the last position projected, as the seed lesson does; "
+          f"best of {repeats} interleaved rounds, {threads} thread(s))")
+
+
 def bench_decode(args: argparse.Namespace) -> dict:
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -196,111 +309,21 @@ def bench_decode(args: argparse.Namespace) -> dict:
     src_lang, tgt_lang = cfg.src_lang or args.src_lang, cfg.tgt_lang or args.tgt_lang
     sources = read_lines(data_file(args.data_dir, args.split, src_lang))[: args.n]
     references = read_lines(data_file(args.data_dir, args.split, tgt_lang))[: args.n]
-    n, naive_n = len(sources), min(args.naive_n, len(sources))
-    print(f"model: {model_kind}; {sum(p.numel() for p in model.parameters()):,} parameters; "
-          f"{n} {args.split} sentences; torch {torch.__version__}, {torch.get_num_threads()} thread(s)",
-          file=sys.stderr)
-
+    n, naive_n, beam_key = len(sources), min(args.naive_n, len(sources)), f"beam{args.beam_size}_batched"
+    print(f"model: {model_kind}; {model.num_parameters():,} parameters; {n} {args.split} sentences; "
+          f"torch {torch.__version__}, {torch.get_num_threads()} thread(s)", file=sys.stderr)
     generate(model, sources[:8], batch_size=8)  # warm-up
-    eos, tok = cfg.eos_id, model.tokenizer
-    naive_sources = sources[:naive_n]
-
-    def naive(last_position_only: bool) -> Callable[[], list]:
-        """Text in, text out, one sentence at a time: tokenise, the naive loop, detokenise."""
-        def run() -> list:
-            body = model.body
-            generator = body.generator
-            if last_position_only:
-                body.generator = LastPosition(generator)
-            try:
-                with torch.inference_mode():
-                    outs = []
-                    for text in naive_sources:
-                        out = naive_greedy(model, tok.encode(text) + [eos])
-                        tok.decode(out, side="target")
-                        outs.append(out)
-                    return outs
-            finally:
-                body.generator = generator
-        return run
-
-    beam_key = f"beam{args.beam_size}_batched"
-    workers = f", {args.workers} worker {args.parallel}" if args.workers > 1 else ""
-    pool = DecodingPool(model, args.workers) if args.workers > 1 and args.parallel == "processes" else None
-    batched_workers = pool or args.workers
-    methods = [  # key, label, sentences, function
-        ("naive", "naive loop as in the seed lesson (batch 1)", naive_n, naive(True)),
-        ("naive_all_positions", "  same, projecting every position", naive_n, naive(False)),
-        ("greedy_batch1", "our greedy, batch 1, KV cache", n,
-         lambda: generate(model, sources, strategy="greedy", batch_size=1)),
-        ("greedy_batched", f"our greedy, batched ({args.batch_size}){workers}", n,
-         lambda: generate(model, sources, strategy="greedy", batch_size=args.batch_size, workers=batched_workers)),
-        (beam_key, f"our beam-{args.beam_size}, batched ({args.batch_size}){workers}", n,
-         lambda: generate(model, sources, strategy="beam", beam_size=args.beam_size, batch_size=args.batch_size,
-                          workers=batched_workers)),
-    ]
-    # interleaved rounds, best time kept: other processes' load hits every method alike
-    times: Dict[str, List[float]] = {key: [] for key, *_ in methods}
-    outputs: Dict[str, list] = {}
-    try:
-        for round_ in range(args.repeats):
-            for key, label, count, fn in methods:
-                outputs[key], seconds = timed(fn)
-                times[key].append(seconds)
-                print(f"round {round_ + 1}/{args.repeats}: {label.strip()}: {count / seconds:.1f} sentences/s",
-                      file=sys.stderr)
-    finally:
-        if pool is not None:
-            pool.close()
-    results: Dict[str, dict] = {}
-    for key, label, count, _ in methods:
-        best = min(times[key])
-        results[key] = dict(label=label, sentences=count, seconds=best, all_seconds=times[key],
-                            sentences_per_second=count / best)
-        if key.startswith("naive"):
-            results[key]["extrapolated_from"] = count
-    naive_out = outputs["naive"]
-
-    # checks: the naive loop and our greedy agree; how trained is the model?
-    naive_tokens = [t[:-1] if t and t[-1] == eos else t for t in naive_out]
-    agree = sum(a == r.best.tokens for a, r in zip(naive_tokens, outputs["greedy_batched"][:naive_n])) / naive_n
-    from sacrebleu.metrics import BLEU
-
-    bleu = {key: BLEU().corpus_score([r.text for r in outputs[key]], [references]).score
-            for key in ("greedy_batched", f"beam{args.beam_size}_batched")}
-    finished = sum(r.best.finished for r in outputs["greedy_batched"]) / n
-    mean_len = sum(len(r.best) for r in outputs["greedy_batched"]) / n
-    trained = bleu["greedy_batched"] >= 1.0
-
-    base = results["naive"]["sentences_per_second"]
-    targets = {"greedy_batch1": 2.0, "greedy_batched": 30.0, f"beam{args.beam_size}_batched": 10.0}
-    for key, r in results.items():
-        r["ratio_vs_naive"] = r["sentences_per_second"] / base
-        if key in targets:
-            r["target_ratio"] = targets[key]
-            r["meets_target"] = r["ratio_vs_naive"] >= targets[key]
-    report = dict(benchmark="decode", model=model_kind, model_looks_trained=trained,
-                  parameters=sum(p.numel() for p in model.parameters()), layout=cfg.layout, split=args.split,
-                  sentences=n, naive_sentences=naive_n, threads=torch.get_num_threads(), workers=args.workers,
-                  parallel=args.parallel,
-                  torch=torch.__version__,
-                  machine=f"{platform.machine()}, {platform.processor() or platform.system()}",
-                  results=results, bleu=bleu, greedy_finished_with_eos=finished, greedy_mean_output_tokens=mean_len,
-                  naive_agrees_with_our_greedy=agree)
-
-    print(f"\ndecoding speed on {n} Multi30k {args.split} sentences ({src_lang}->{tgt_lang}), "
-          f"{torch.get_num_threads()} thread(s)")
-    print(f"model: {model_kind}")
-    print(f"model check: greedy BLEU {bleu['greedy_batched']:.1f}, beam BLEU {bleu[beam_key]:.1f}, "
-          f"{finished:.0%} of greedy outputs end with eos, {mean_len:.1f} output tokens on average -> "
-          + ("a trained model" if trained else "looks UNTRAINED (random-like): read the ratios with care"))
-    print(f"{'decoder':<52} {'sent/s':>9} {'vs naive':>9}  target")
-    for key, r in results.items():
-        target = f">= {r['target_ratio']:.0f}x {'ok' if r['meets_target'] else 'MISSED'}" if "target_ratio" in r else ""
-        print(f"{r['label']:<52} {r['sentences_per_second']:>9.1f} {r['ratio_vs_naive']:>8.1f}x  {target}")
-    print(f"(naive loops timed on the first {naive_n} sentences and extrapolated to sentences/s; they produced the "
-          f"same tokens as our greedy on {agree:.0%} of them. Ratios are against the first naive loop: the prefix "
-          f"re-decoded every step, the last position projected, as the seed lesson does; best of {args.repeats} interleaved rounds, {torch.get_num_threads()} thread(s))")
+    with contextlib.ExitStack() as stack:  # a DecodingPool of processes, started before the timing
+        parallel = (dict(engine=stack.enter_context(DecodingPool(model, args.workers)))
+                    if args.workers > 1 and args.parallel == "processes" else dict(workers=args.workers))
+        results, outputs = time_rounds(decode_methods(args, model, sources, naive_n, parallel), args.repeats)
+    add_ratios(results, {"greedy_batch1": 2.0, "greedy_batched": 30.0, beam_key: 10.0})
+    report = dict(benchmark="decode", model=model_kind, parameters=model.num_parameters(), layout=cfg.layout,
+                  split=args.split, sentences=n, naive_sentences=naive_n, threads=torch.get_num_threads(),
+                  workers=args.workers, parallel=args.parallel, torch=torch.__version__,
+                  machine=f"{platform.machine()}, {platform.processor() or platform.system()}", results=results,
+                  **output_checks(outputs, references, cfg.eos_id, beam_key))
+    print_decode_report(report, src_lang, tgt_lang, beam_key, args.repeats)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n")

@@ -17,18 +17,21 @@ and replaces the code and models that were there (``HF_ENDPOINT`` / ``HF_TOKEN``
 from __future__ import annotations
 
 import argparse
-import ast
 import re
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # `space` and `scripts` live at the repository root
+
+from scripts.import_graph import imports, module_file  # noqa: E402
 PACKAGES = ("space", "transformer_hub")
-# what the Space reads of a model folder: config, weights, tokenizer files (named in tokenizer_config.json), card
-MODEL_FILES = ("config.json", "model.safetensors", "tokenizer_config.json", "README.md")
+# what the Space reads of a model folder: config, weights, tokenizer files (named in tokenizer_config.json), card,
+# and the training log that the "Inside the Transformer" tab draws its curves from
+MODEL_FILES = ("config.json", "model.safetensors", "tokenizer_config.json", "README.md", "metrics.jsonl")
 VARIANT_STUDY_FILES = ("results.json", "validation_curves.png")  # read by the variants tab
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
@@ -96,35 +99,9 @@ def space_requirements(requirements: Path) -> str:
 
 
 def available_models(models_dir: Path) -> List[str]:
-    sys.path.insert(0, str(ROOT))
     from space.models_store import discover
 
     return [spec.name for spec in discover(models_dir)]
-
-
-def _module_file(root: Path, module: str) -> Optional[Path]:
-    base = root.joinpath(*module.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file():
-            return path
-    return None
-
-
-def _imports(path: Path, module: str) -> Set[str]:
-    """Every module ``path`` imports (absolute names), imports inside functions included."""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: Set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)  # `from pkg import module`
-    return found
 
 
 def code_files(root: Path = ROOT, entry: str = "app.py") -> List[Path]:
@@ -132,13 +109,13 @@ def code_files(root: Path = ROOT, entry: str = "app.py") -> List[Path]:
     todo, seen, files = [(root / entry, "__main__")], set(), set()
     while todo:
         path, module = todo.pop()
-        for name in _imports(path, module):
+        for name in imports(path, module):
             parts = name.split(".")
             if parts[0] not in PACKAGES:
                 continue
             for i in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ too
                 prefix = ".".join(parts[:i])
-                target = _module_file(root, prefix)
+                target = module_file(root, prefix)
                 if target is not None and prefix not in seen:
                     seen.add(prefix)
                     files.add(target)
@@ -154,7 +131,7 @@ def copy_code(root: Path, dest: Path) -> None:
 
 
 def copy_model(folder: Path, dest: Path) -> None:
-    """The files of a model folder the Space reads: config, weights, tokenizer, card."""
+    """The files of a model folder the Space reads: config, weights, tokenizer, card, training log."""
     import json
 
     dest.mkdir(parents=True, exist_ok=True)

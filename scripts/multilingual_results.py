@@ -22,14 +22,14 @@ from tqdm.auto import tqdm
 
 from transformer_hub import Transformer
 from transformer_hub import results as results_json
-from transformer_hub.data import DEFAULT_DATA_DIR, DataError, corpus_file, read_lines
+from transformer_hub.data import default_data_dir, DataError, corpus_file, read_lines
 from transformer_hub.decoding import DecodingPool, translate
 from transformer_hub.hub import CARD_FILE, model_card
 from transformer_hub.metrics import score
 
 SPLITS = ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
 PIVOT = "en"
-# Lowercased sacreBLEU targets on test_2016_flickr (issue 16); between non-English languages: the pivot's score.
+# Lowercased sacreBLEU targets on test_2016_flickr, set before training; between non-English languages: the pivot's score.
 TARGETS = {"en-de": 42.0, "en-fr": 62.0, "en-cs": 33.0, "de-en": 45.0, "fr-en": 58.0, "cs-en": 42.0}
 
 
@@ -51,7 +51,7 @@ class Translator:
     def __call__(self, sources: List[str], src: str, tgt: str) -> List[str]:
         languages = {"src_lang": src, "tgt_lang": tgt} if self.model.config.pairs() else {}
         return translate(self.model, sources, strategy="beam", beam_size=self.beam, batch_size=self.batch_size,
-                         workers=self.pool or 1, **languages)
+                         engine=self.pool or "pytorch", **languages)
 
 
 def evaluate(args: argparse.Namespace) -> List[Dict]:
@@ -153,7 +153,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", type=Path, required=True, help="the multilingual model folder")
     p.add_argument("--bilingual", type=Path, default=None, help="a bilingual model to score on its own direction")
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    p.add_argument("--data-dir", type=Path, default=default_data_dir())
     p.add_argument("--splits", type=lambda s: s.split(","), default=list(SPLITS))
     p.add_argument("--beam", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=128)

@@ -38,7 +38,7 @@ from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E
 from transformer_hub import checkpoint as ckpt  # noqa: E402
 from transformer_hub import results as results_json  # noqa: E402
 from transformer_hub.config import MAX_LAYERS, PRESETS  # noqa: E402
-from transformer_hub.data import DEFAULT_DATA_DIR, load_split  # noqa: E402
+from transformer_hub.data import default_data_dir, load_split  # noqa: E402
 from transformer_hub.decoding import translate  # noqa: E402
 from transformer_hub.metrics import MetricsLog, score  # noqa: E402
 from transformer_hub.train import Trainer, build_parser as train_parser  # noqa: E402
@@ -273,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--average-last", type=int, default=10, help="the final model averages the last N checkpoints")
     p.add_argument("--peak-lr", type=float, default=0.005, help="learning rate at the end of warm-up")
     p.add_argument("--vocab-size", type=int, default=8000, help="joint SentencePiece vocabulary, trained once")
-    p.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR), help=f"Multi30k: train, val, {TEST_SPLIT}")
+    p.add_argument("--data-dir", default=str(default_data_dir()), help=f"Multi30k: train, val, {TEST_SPLIT}")
     p.add_argument("--limit", type=int, default=0, help="first N training pairs (0 = all)")
     p.add_argument("--valid-limit", type=int, default=0, help="first N val pairs (0 = all)")
     p.add_argument("--test-limit", type=int, default=0, help=f"first N {TEST_SPLIT} pairs (0 = all)")

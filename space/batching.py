@@ -7,7 +7,9 @@ output does not depend on the requests it shares a call with, to the extent the 
 decoding promises (``transformer_hub.decoding``: the same search, padding masked; floating-point sums
 over a batch may round differently, which can flip a near-tie).  Sampling is never merged (its key is
 unique per request): one call has one seed, and each request asks for its own.  A merged call that fails
-on bad input (a ``ValueError``) is decoded again request by request, so only the bad one fails.
+on bad input (a ``ValueError``) is decoded again request by request, so only the bad one fails.  Keys are
+served first come, first served (by their oldest waiting request), and ``max_waiting`` bounds the queue
+that the page's events and the REST routes share: beyond it a request fails at once with ``QueueFull``.
 """
 from __future__ import annotations
 
@@ -18,9 +20,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Deque, Dict, Hashable, List, Optional, Sequence
 
 
+class QueueFull(RuntimeError):
+    """The decode queue holds ``max_waiting`` requests already: the caller should answer "busy, retry"."""
+
+
 @dataclass
 class _Item:
     sentences: List[str]
+    order: int = 0
     results: Optional[list] = None
     error: Optional[BaseException] = None
     done: bool = False
@@ -30,6 +37,7 @@ class _Item:
 class MicroBatcher:
     max_parallel: int = 1       # decodes running at once
     max_sentences: int = 64     # sentences merged into one call
+    max_waiting: Optional[int] = None  # requests waiting at most (None: no bound); more raise QueueFull
     _cond: threading.Condition = field(default_factory=threading.Condition, repr=False)
     _queues: Dict[Hashable, Deque[_Item]] = field(default_factory=dict, repr=False)
     _running: int = 0
@@ -42,15 +50,20 @@ class MicroBatcher:
 
     def run(self, key: Hashable, decode: Callable[[List[str]], list], sentences: Sequence[str]) -> list:
         """``decode(sentences)`` for this request, possibly merged with others of the same ``key``."""
-        item = _Item(list(sentences))
         with self._cond:
+            if self.max_waiting is not None and self._waiting() >= self.max_waiting:
+                raise QueueFull(f"the decode queue is full ({self.max_waiting} requests waiting)")
+            item = _Item(list(sentences), next(self._unique))
             self._queues.setdefault(key, deque()).append(item)
             self._cond.notify_all()  # whoever waits on the queues (wait_until) sees the new request
             while not item.done:
                 queue = self._queues.get(key)
-                if self._running < self.max_parallel and queue:
+                # first come, first served across keys: the key whose oldest request came first goes next, so
+                # a stream of requests with one set of options cannot starve those with another
+                if self._running < self.max_parallel and queue and self._next_key() == key:
                     batch = self._take(key, queue)
                     self._running += 1
+                    self._cond.notify_all()  # with a free slot left, the next key's request may start now
                     self.calls += 1
                     self.merged += len(batch) - 1
                     self._cond.release()
@@ -72,7 +85,13 @@ class MicroBatcher:
     def waiting(self) -> int:
         """Requests queued and not yet taken into a decode."""
         with self._cond:
-            return sum(len(queue) for queue in self._queues.values())
+            return self._waiting()
+
+    def _waiting(self) -> int:
+        return sum(len(queue) for queue in self._queues.values())
+
+    def _next_key(self) -> Hashable:
+        return min(self._queues, key=lambda k: self._queues[k][0].order)
 
     def wait_until(self, predicate: Callable[["MicroBatcher"], bool], timeout: Optional[float] = None) -> bool:
         """Block until ``predicate(self)`` holds, checked at every change of the queues; False on timeout."""

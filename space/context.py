@@ -1,9 +1,10 @@
-"""What every tab's ``render`` receives: the model store, the decoder, the limits."""
+"""What every tab's ``render`` receives: the model store, the decoder, the limits, the per-direction default."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import List, Optional
 
+from .choice import ModelChooser
 from .decoder import Decoder
 from .limits import Limits
 from .models_store import ModelStore
@@ -21,10 +22,13 @@ class SpaceContext:
     limits: Limits = field(default_factory=Limits)
     decoder: Optional[Decoder] = None  # None: built from the store with one torch thread
     decode_workers: int = DECODE_WORKERS
+    chooser: Optional[ModelChooser] = None  # None: built from the store
 
     def __post_init__(self) -> None:
         if self.decoder is None:
             self.decoder = Decoder(self.store)
+        if self.chooser is None:
+            self.chooser = ModelChooser(self.store)
 
     @property
     def model_names(self) -> List[str]:

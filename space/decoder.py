@@ -70,9 +70,15 @@ class Decoder:
                 src_lang=_common([r.src_lang for r in batch]), tgt_lang=_common([r.tgt_lang for r in batch]),
                 prefix=None if not any(prefixes) else prefixes)
 
-        # sampling draws depend on the batch: never merged
+        # sampling: a call without a seed draws one for all its texts, and a sentence's stream is keyed on its
+        # source and that seed, so two users' identical texts merged in one call would get the same samples
         key = self.batcher.unique_key() if config.strategy == "sample" else (spec.name, repr(config), engine)
         return self.batcher.run(key, decode, list(requests))
+
+    def call(self, name: str, function, *args, **kwargs):
+        """``function(model, *args, **kwargs)`` on model ``name`` in the decoding worker (``DecodingPool.call``)."""
+        spec = self.store.spec(name)
+        return self.pool().call(function, *args, source=spec.source, revision=spec.revision, **kwargs)
 
     def close(self) -> None:
         with self._lock:

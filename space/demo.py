@@ -48,7 +48,7 @@ def build_demo(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optiona
     if store is None:
         store = ModelStore(models_dir, model_ids_from_env() if model_ids is None else list(model_ids))
     decoder = Decoder(store, threads=TORCH_THREADS or torch.get_num_threads(),
-                      batcher=MicroBatcher(max_parallel=CONCURRENCY))
+                      batcher=MicroBatcher(max_parallel=CONCURRENCY, max_waiting=QUEUE_MAX_SIZE))
     workers = int(os.environ.get("SPACE_DECODE_WORKERS", str(max(DECODE_WORKERS, 4 * CONCURRENCY))))
     ctx = SpaceContext(store=store, limits=limits or Limits.from_env(), decoder=decoder, decode_workers=workers)
     decoder.start()  # the worker starts and loads the default model while the page is being built

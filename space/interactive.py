@@ -83,7 +83,7 @@ def beam_tree(ctx: SpaceContext, text: str, beam_size: int = 4, model: Optional[
     Decoded with the same options as the beam search it is shown beside, so the paths are the same."""
     sentence = clean_text(text, ctx.limits, single=True).sentences[0]
     beam_size = int_option("beam size", beam_size, 1, ctx.limits.max_beam)
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     config = decoding_config(ctx, "beam", beam_size, length_penalty, max_length=max_length, return_search=True)
     (result,), seconds = run(ctx, name, [sentence], config, languages_for(ctx, name, source_lang, target_lang))
     if result.search is None:

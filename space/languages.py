@@ -38,11 +38,14 @@ def choices(codes) -> List[Tuple[str, str]]:
 
 
 def fit_pair(config: Optional[TransformerConfig], source: Optional[str], target: Optional[str],
+             pairs: Optional[List[Tuple[str, str]]] = None,
              detect: bool = False) -> Tuple[List[str], List[str], str, str]:
-    """Source and target choices for ``config``, and the pair to show (kept when the model serves it).
+    """Source and target choices for ``config`` (or for the given ``pairs``), and the pair to show (kept when
+    it is served).
 
     ``detect``: "auto" heads the sources (and is the default); with it, every served target is offered."""
-    pairs = served(config) or [DEFAULT_PAIR]
+    pairs = [(s, t) for s, t in pairs if s in LANGUAGES and t in LANGUAGES] if pairs is not None else served(config)
+    pairs = pairs or [DEFAULT_PAIR]
     sources = [AUTO] * detect + list(dict.fromkeys(s for s, _ in pairs))
     default = AUTO if detect else DEFAULT_PAIR[0]
     source = source if source in sources else (default if default in sources else sources[0])

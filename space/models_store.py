@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from transformer_hub import Tokenizer, TransformerConfig
+from transformer_hub import hub
 from transformer_hub import results as results_json
 from transformer_hub.hub import card_data_from_file
 
@@ -31,10 +32,6 @@ MODEL_IDS_ENV = "MODEL_IDS"
 SHIPPED = "en-de"  # listed first and the default when present
 VARIANTS = "variants"
 RESULTS_FILE = "results.json"
-
-
-class ModelLoadError(RuntimeError):
-    """A model's files could not be read (missing, corrupt, unreachable); the message says which and why."""
 
 
 @dataclass(frozen=True)
@@ -150,21 +147,8 @@ class ModelStore:
         return None
 
     # ------------------------------------------------------------------ files, never the weights
-    def fetch(self, name: str, filename: str) -> str:
-        """A file of the model's folder or Hub repo (downloaded once into the Hub cache)."""
-        spec = self.spec(name)
-        if spec.local:
-            path = os.path.join(spec.source, filename)
-            if not os.path.isfile(path):
-                raise ModelLoadError(f"model {spec.name!r} has no {filename} in {spec.source}")
-            return path
-        from huggingface_hub import hf_hub_download
-
-        try:
-            return hf_hub_download(spec.source, filename, revision=spec.revision)
-        except Exception as exc:  # noqa: BLE001 - unreachable Hub, missing file, bad id: one message
-            raise ModelLoadError(f"could not get {filename} of model {spec.name!r} from the Hub: {exc}") from exc
-
+    # Read through transformer_hub.hub, as from_pretrained reads them: the same fetch, config and tokenizer
+    # checks; any failure is a hub.ModelLoadError naming the folder or repo id.
     def _lock_for(self, name: str) -> threading.Lock:
         """One lock per model: a slow Hub download for one model must not hold up requests for the others."""
         with self._lock:
@@ -172,24 +156,26 @@ class ModelStore:
 
     def config(self, name: str) -> TransformerConfig:
         """The model's validated ``config.json`` (languages, sizes, variants)."""
-        name = self.spec(name).name
-        with self._lock_for(name):
-            if name not in self._configs:
-                try:
-                    self._configs[name] = TransformerConfig.from_json_file(self.fetch(name, "config.json"))
-                except ValueError as exc:
-                    raise ModelLoadError(f"model {name!r}: {exc}") from exc
-            return self._configs[name]
+        spec = self.spec(name)
+        with self._lock_for(spec.name):
+            if spec.name not in self._configs:
+                with hub.loading(spec.source, spec.revision):
+                    fetch = hub.fetcher(spec.source, spec.revision)
+                    self._configs[spec.name] = hub.read_config(fetch(hub.CONFIG_JSON))
+            return self._configs[spec.name]
 
     def tokenizer(self, name: str) -> Tokenizer:
-        """The model's tokenizer (SentencePiece files only), to show token ids as pieces."""
-        name = self.spec(name).name
-        with self._lock_for(name):
-            if name not in self._tokenizers:
-                files = Tokenizer.files_from_config(self.fetch(name, "tokenizer_config.json"))
-                self._tokenizers[name] = Tokenizer.from_files(self.fetch(name, files["source"]),
-                                                              self.fetch(name, files["target"]))
-            return self._tokenizers[name]
+        """The model's tokenizer (SentencePiece files only, checked against its config), to show token pieces."""
+        spec = self.spec(name)
+        config = self.config(spec.name)
+        with self._lock_for(spec.name):
+            if spec.name not in self._tokenizers:
+                with hub.loading(spec.source, spec.revision):
+                    tokenizer = hub.read_tokenizer(hub.fetcher(spec.source, spec.revision), config)
+                    if tokenizer is None:
+                        raise hub.CheckpointError(f"{spec.source} has no {hub.TOKENIZER_CONFIG}")
+                self._tokenizers[spec.name] = tokenizer
+            return self._tokenizers[spec.name]
 
     def results(self) -> results_json.Results:
         """Measured numbers: ``variants/results.json`` (the variant study), and for the other local models

@@ -1,6 +1,6 @@
 """Pictures for the Space: the cross-attention heatmap and a diagram of an architecture.
 
-Both use matplotlib's object API (``Figure`` without pyplot), which is safe to
+All pictures of the Space use matplotlib's object API (``Figure`` without pyplot), which is safe to
 call from Gradio's worker threads and leaves no global figure behind.
 """
 from __future__ import annotations
@@ -12,6 +12,10 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
 from transformer_hub import TransformerConfig
+
+# Pieces in scripts the default font lacks (CJK, emoji) are drawn as boxes, and matplotlib warns at every draw;
+# Gradio draws a figure later, outside any ``catch_warnings``: this one message is filtered for the process.
+warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font", category=UserWarning)
 
 
 def _label(piece: str) -> str:
@@ -32,17 +36,7 @@ def attention_figure(matrix: Sequence[Sequence[float]], source: List[str], targe
     ax.set_ylabel("target pieces (decoder)")
     ax.set_title(title, fontsize=11)
     fig.colorbar(image, ax=ax, shrink=0.8, label="attention weight")
-    _quiet_glyph_warnings(fig)
     return fig
-
-
-def _quiet_glyph_warnings(fig: Figure) -> None:
-    """Draw once now with missing-glyph warnings (CJK, emoji in the default font) silenced."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        FigureCanvasAgg(fig).draw()
 
 
 # ---------------------------------------------------------------------------- architecture diagram
@@ -132,5 +126,4 @@ def architecture_figure(config: TransformerConfig, title: str = "") -> Figure:
              f"{config.norm}-norm · {config.positional} · {config.feed_forward}" + ("\n" if decoder_only else " · ") +
              f"~{config.num_parameters() / 1e6:.2f} M parameters")
     fig.suptitle((title + "\n" if title else "") + facts, fontsize=10)
-    _quiet_glyph_warnings(fig)
     return fig

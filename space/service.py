@@ -14,19 +14,22 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import gradio as gr
 
+from transformer_hub.decoding import ENGINES, DecodingConfig, TranslationResult
 from transformer_hub.decoding import STRATEGIES as STRATEGY_REGISTRY
-from transformer_hub.decoding import DecodingConfig, TranslationResult
-from transformer_hub.decoding.paragraphs import AUTO, detect_sources
-from transformer_hub.decoding.pool import ModelLoadError as WorkerLoadError
-from transformer_hub.export.engine import ENGINES, engine_available
+from transformer_hub.decoding.paragraphs import AUTO as DETECT
+from transformer_hub.decoding.paragraphs import detect_sources
+from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
+from transformer_hub.export.engine import choose_engine, engine_available
+from transformer_hub.hub import ModelLoadError
 from transformer_hub.text import split_sentences
 
+from .batching import QueueFull
+from .choice import AUTO
 from .context import SpaceContext
 from .decoder import Request
 from . import view
 from .languages import LANGUAGES, direction
 from .limits import CleanText, choice_option, clean_text, float_option, int_option
-from .models_store import ModelLoadError
 
 logger = logging.getLogger(__name__)
 # the library's registered strategies, the plain ones first (a plugin's strategy appears after them)
@@ -35,11 +38,13 @@ STRATEGIES: Tuple[str, ...] = tuple(sorted(STRATEGY_REGISTRY.names(),
 # PyTorch by default: the from-scratch model the page is about, and every option of every model (attention maps,
 # alternatives, the search trace, forced prefixes, the decoder-only layout); CTranslate2 is the faster choice.
 DEFAULT_ENGINE = "pytorch"
+# Plain translations (the Translate tab's /translate, the REST routes): CTranslate2 when it can honour the call.
+TRANSLATE_ENGINE = "auto"
 
 
 def handler(fn):
     """Turn every failure of ``fn`` into a ``gr.Error`` with one clear line."""
-    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "handler")  # partials
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", repr(fn))  # partials too
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
@@ -47,7 +52,9 @@ def handler(fn):
             return fn(*args, **kwargs)
         except gr.Error:
             raise
-        except (ModelLoadError, WorkerLoadError) as exc:
+        except QueueFull as exc:
+            raise gr.Error(f"The server is busy ({exc}); please try again in a moment.") from exc
+        except ModelLoadError as exc:
             raise gr.Error(f"The model could not be loaded: {exc}") from exc
         except ValueError as exc:  # the library's checks of the visitor's input
             logger.info("invalid request to %s: %s", name, exc)
@@ -61,22 +68,27 @@ def handler(fn):
 
 
 # ---------------------------------------------------------------------------- shared steps
-def pick_model(ctx: SpaceContext, name: Optional[str]) -> str:
-    """The picker name of the requested model (the default when none is given)."""
+def pick_model(ctx: SpaceContext, name: Optional[str], source_lang=None, target_lang=None) -> str:
+    """The picker name of the requested model.  None, "" or "auto": the best-scored model for the direction
+    (``source_lang`` -> ``target_lang``, when both are given and some model serves it), else the default model."""
     if not ctx.store.names():
         raise gr.Error("No model is available: ship one under space/models/, or start the app with "
                        "--model FOLDER_OR_REPO_ID (or MODEL_IDS).")
     if name is not None and not isinstance(name, str):  # API callers send anything: the events skip preprocessing
         raise gr.Error(f"The model must be given by its name, got {type(name).__name__}.")
-    name = ctx.store.name_of(name) or name if name else ctx.store.default()
+    if not name or name == AUTO:
+        best = (ctx.chooser.best(source_lang, target_lang)
+                if isinstance(source_lang, str) and isinstance(target_lang, str) else None)
+        return best or ctx.store.default()
+    name = ctx.store.name_of(name) or name
     if name not in ctx.store.specs:
         raise gr.Error(f"Unknown model {name!r}; available: {', '.join(ctx.store.names())}.")
     return name
 
 
-def pick_engine(engine) -> str:
-    engine = choice_option("engine", engine, ENGINES)
-    if not engine_available(engine):
+def pick_engine(engine, choices: Optional[Tuple[str, ...]] = None) -> str:
+    engine = choice_option("engine", engine, choices or tuple(ENGINES.names()))
+    if not engine_available(engine) and engine != "auto":
         raise gr.Error(f"The {engine} engine is not installed on this server (pip install ctranslate2).")
     return engine
 
@@ -117,9 +129,9 @@ def languages_for(ctx: SpaceContext, name: str, source_lang, target_lang) -> Tup
 def detect(text: str, source_lang, target_lang) -> Tuple[str, Optional[float]]:
     """``source_lang``, or for "auto" the language of ``text`` among the Space's (one per request: a visitor's
     text is one language) and how sure the detector is; a text in another language is a ``ValueError``."""
-    if source_lang != AUTO:
+    if source_lang != DETECT:
         return source_lang, None
-    (code,), (confidence,) = detect_sources(None, [text], AUTO, target_lang if target_lang in LANGUAGES else None,
+    (code,), (confidence,) = detect_sources(None, [text], DETECT, target_lang if target_lang in LANGUAGES else None,
                                             served=list(LANGUAGES))
     return code, confidence
 
@@ -132,7 +144,8 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
     (a document) the sentences are decoded ``limits.document_chunk`` at a time, each step reported."""
     text = "\n".join(clean.lines)
     source, confidence = detect(text, source_lang, target_lang)
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source, target_lang)
+    engine = resolve_engine(ctx, engine, name, config)
     pair = languages_for(ctx, name, source, target_lang)
     layout = split_sentences(text, source)
     if progress is None and len(layout.segments) > ctx.limits.max_sentences:
@@ -152,6 +165,7 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
     _truncation_note(results)
     data = view.build(results, layout, ctx.store.tokenizer(name), _special(ctx, name), model=name,
                       source_lang=source, target_lang=target_lang, detected=confidence, ms=round(seconds * 1e3, 1))
+    data["engine"] = engine
     return data, seconds
 
 
@@ -165,8 +179,13 @@ def _truncation_note(results) -> None:
         gr.Warning("A sentence was longer than the model accepts and was cut before translating.")
 
 
-def engine_note(engine: str, seconds: float) -> str:
-    return f"engine **{engine}** · {seconds * 1000.0:.1f} ms"
+def engine_note(engine: str, seconds: float, model: Optional[str] = None) -> str:
+    return (f"model **{model}** · " if model else "") + f"engine **{engine}** · {seconds * 1000.0:.1f} ms"
+
+
+def resolve_engine(ctx: SpaceContext, engine: str, name: str, config: DecodingConfig) -> str:
+    """The engine that will run: ``"auto"`` resolved for this model and these options (``choose_engine``)."""
+    return choose_engine(engine, config, ctx.store.config(name))
 
 
 # ---------------------------------------------------------------------------- Translate
@@ -176,15 +195,19 @@ ALTERNATIVES = 5  # alternatives kept per output piece (the word view's menus)
 def translate_view(ctx: SpaceContext, text: str, model: str, strategy: str = "beam", beam_size: int = 4,
                    length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0, max_length: int = 0,
                    source_lang: str = "en", target_lang: str = "de",
-                   engine: str = DEFAULT_ENGINE) -> Tuple[str, float, str, Dict[str, Any]]:
+                   engine: str = TRANSLATE_ENGINE) -> Tuple[str, float, str, Dict[str, Any]]:
     """Lines of sentences -> their translation in the same layout, every sentence in one batch; returns
-    (text, milliseconds, note, the word view's data).  ``source_lang="auto"`` detects the language."""
+    (text, milliseconds, note, the word view's data).  ``source_lang="auto"`` detects the language; the model
+    "auto" (or none) is the best-scored one for the (detected) direction; the engine "auto" is CTranslate2 when
+    it can run the call; the word view's alternatives are PyTorch-only, so "auto" resolves to PyTorch here unless
+    the caller names "ctranslate2" (no alternatives then); the note says which model and engine ran."""
     clean = clean_text(text, ctx.limits)
-    engine = pick_engine(engine)
-    extra = {"return_alternatives": ALTERNATIVES} if engine == "pytorch" else {}
+    engine = pick_engine(engine, ENGINE_CHOICES)
+    # the page's word view offers each word's alternatives: PyTorch-only, so "auto" resolves to PyTorch here
+    extra = {"return_alternatives": ALTERNATIVES} if engine in ("pytorch", "auto") else {}
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length, **extra)
     data, seconds = decode_text(ctx, clean, model, config, source_lang, target_lang, engine)
-    note = "  \n".join(part for part in (view.note(data), engine_note(engine, seconds)) if part)
+    note = "  \n".join(part for part in (view.note(data), engine_note(data["engine"], seconds, data["model"])) if part)
     return data["translation"], round(seconds * 1000.0, 1), note, data
 
 
@@ -222,7 +245,7 @@ def compare(ctx: SpaceContext, text: str, model: str, beam_size: int = 4, length
     # greedy is scored under the same length penalty, so the normalised scores compare on one scale
     greedy_config = decoding_config(ctx, "greedy", length_penalty=length_penalty, max_length=max_length)
     engine = pick_engine(engine)
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     pair = languages_for(ctx, name, source_lang, target_lang)
     (greedy,), greedy_s = run(ctx, name, [sentence], greedy_config, pair, engine)
     (beam,), beam_s = run(ctx, name, [sentence], beam_config, pair, engine)
@@ -270,7 +293,7 @@ def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], stra
         for engine in engines:
             try:
                 results, seconds = run(ctx, name, clean.sentences, config, pair, engine)
-            except (ValueError, ModelLoadError, WorkerLoadError) as exc:  # e.g. a layout an engine cannot run
+            except (ValueError, ModelLoadError) as exc:  # e.g. a layout an engine cannot run
                 rows.append([name, engine, f"({exc})", None, None, f"{cfg.num_parameters():,}"])
                 continue
             rows.append([name, engine, "\n".join(r.text for r in results), round(seconds * 1000.0, 1),
@@ -310,7 +333,7 @@ def attention(ctx: SpaceContext, text: str, model: str, strategy: str = "greedy"
     clean = clean_text(text, ctx.limits, single=True)
     strategy = choice_option("strategy", strategy, ("greedy", "beam"))
     config = decoding_config(ctx, strategy, beam_size, return_attention=True)
-    name = pick_model(ctx, model)
+    name = pick_model(ctx, model, source_lang, target_lang)
     (result,), seconds = run(ctx, name, clean.sentences, config, languages_for(ctx, name, source_lang, target_lang))
     hyp = result.best
     weights = hyp.attention

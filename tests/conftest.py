@@ -1,7 +1,7 @@
 """Shared fixtures: sentence pairs, a tiny tokenizer and model, and the local Hub test double.
 
-* ``sentence_pairs`` (session): ~300 (English, German) pairs from Multi30k when ``../shared/data/multi30k``
-  exists beside the repository, else varied synthetic pairs, so every test also runs without the corpus.
+* ``sentence_pairs`` (session): ~300 (English, German) pairs from Multi30k when the corpus is found
+  (``$TRANSFORMER_HUB_DATA``, see ``MULTI30K``), else varied synthetic pairs, so every test also runs without it.
 * ``tiny_tokenizer`` (session): a joint SentencePiece vocabulary (~500 pieces, byte fallback) trained on them.
 * ``make_model`` / ``tiny_model``: tiny Transformers (preset ``tiny``) sized to that tokenizer.
 * ``hub_server``: a :class:`hub_server.HubServer` on 127.0.0.1 with this process's ``huggingface_hub``
@@ -30,10 +30,16 @@ from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E
 torch.set_num_threads(int(os.environ.get("TRANSFORMER_HUB_TEST_THREADS", "1")))
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-# ../shared/data/multi30k beside the repository; TRANSFORMER_HUB_TEST_MULTI30K overrides it (point it at a
-# missing folder to check that everything passes, or skips with this reason, without the corpus).
-MULTI30K = Path(os.environ.get("TRANSFORMER_HUB_TEST_MULTI30K", REPO_ROOT.parent / "shared" / "data" / "multi30k"))
-MULTI30K_MISSING = f"Multi30k corpus not found at {MULTI30K} (shared/data/multi30k beside the repository)"
+# The corpus comes through the environment, as for the library: $TRANSFORMER_HUB_DATA, else data/multi30k in the
+# checkout (what `python -m transformer_hub download --dest data/multi30k` fills).  This project's machines keep a
+# copy at ../shared/data/multi30k: used when the variable is unset, and exported so that subprocesses see it too.
+# Point TRANSFORMER_HUB_DATA at a missing folder to check that everything passes, or skips, without the corpus.
+_SHARED_COPY = REPO_ROOT.parent / "shared" / "data" / "multi30k"
+if not os.environ.get("TRANSFORMER_HUB_DATA") and _SHARED_COPY.is_dir():
+    os.environ["TRANSFORMER_HUB_DATA"] = str(_SHARED_COPY)
+MULTI30K = Path(os.environ.get("TRANSFORMER_HUB_DATA") or REPO_ROOT / "data" / "multi30k")
+MULTI30K_MISSING = (f"Multi30k corpus not found at {MULTI30K}: run `python -m transformer_hub download --dest "
+                    "data/multi30k` or set TRANSFORMER_HUB_DATA")
 
 __all__ = ["HubServer", "use_hub", "fast_retries", "MULTI30K", "read_multi30k", "synthetic_pairs"]
 

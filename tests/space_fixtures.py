@@ -26,10 +26,10 @@ import torch  # noqa: E402
 from space.demo import build_demo, configure_torch, launch_options  # noqa: E402
 from space.limits import Limits  # noqa: E402
 from space.models_store import is_model_folder  # noqa: E402
-from transformer_hub.data import DEFAULT_DATA_DIR, load_split  # noqa: E402
+from transformer_hub.data import default_data_dir, load_split  # noqa: E402
 from transformer_hub.train import main as train_main  # noqa: E402
 
-DATA_DIR = Path(os.environ.get("MULTI30K_DIR", DEFAULT_DATA_DIR))
+DATA_DIR = default_data_dir()  # $TRANSFORMER_HUB_DATA, else data/multi30k
 TINY_UPDATES = 300  # about 30 s at one thread
 
 
@@ -163,3 +163,46 @@ def multilingual_for_tests(cache_root: Optional[os.PathLike] = None) -> Path:
 def languages_of(text: str) -> set:
     """The languages of a multilingual test model's output words."""
     return {word[:2] for word in text.split()}
+
+
+@dataclass
+class Served:
+    url: str
+    app: object       # the FastAPI app: REST routes and the mounted page
+    demo: gr.Blocks
+
+
+@contextlib.contextmanager
+def serving(model_dirs: Iterable[os.PathLike], limits: Optional[Limits] = None, settings=None,
+            models_dir: Optional[os.PathLike] = None) -> Iterator[Served]:
+    """``python app.py`` in this process: the page and the REST routes on one uvicorn server on loopback.
+
+    ``models_dir`` (default: an empty folder) is where it looks for shipped models."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from space.server import build_app
+
+    threads = configure_torch()
+    with tempfile.TemporaryDirectory(prefix="space_models_") as empty:
+        demo = build_demo([str(Path(m).resolve()) for m in model_dirs], models_dir=models_dir or empty,
+                          limits=limits)
+        port = free_port()
+        server = uvicorn.Server(uvicorn.Config(build_app(demo, settings), host="127.0.0.1", port=port,
+                                               log_level="warning"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        try:
+            deadline = time.monotonic() + 60
+            while not server.started:
+                if not thread.is_alive() or time.monotonic() > deadline:
+                    raise RuntimeError("the server did not start")
+                time.sleep(0.05)
+            yield Served(f"http://127.0.0.1:{port}/", server.config.app, demo)
+        finally:
+            server.should_exit = True
+            thread.join(30)
+            demo.space_context.decoder.close()
+            torch.set_num_threads(threads)

@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
+from tolerances import f64
 from space_fixtures import TINY_UPDATES, languages_of, model_for_tests, multilingual_for_tests, running_app  # noqa: E402, I001
 from space import view  # noqa: E402
 from space.limits import Limits  # noqa: E402
@@ -26,7 +27,7 @@ def _model_source(request):
     """pytest's cache folder, and synthetic pairs (conftest's) when the Multi30k corpus is absent."""
     from conftest import MULTI30K, synthetic_pairs
 
-    cache = request.config.cache.mkdir("space") if request.config.cache else None
+    cache = request.config.cache.mkdir("space") if getattr(request.config, "cache", None) else None  # no:cacheprovider
     return cache, TINY_UPDATES, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
 
 
@@ -72,9 +73,9 @@ def test_every_event_has_a_named_endpoint(client):
         # the translate tab detects the source language by default; the one-sentence tabs start from English
         assert params["source_lang"]["parameter_default"] == ("auto" if name == "/translate" else "en")
         assert params["target_lang"]["parameter_default"] == "de"
-    for name in ("/translate", "/compare"):
+    for name, default in (("/translate", "auto"), ("/compare", "pytorch")):  # plain translation: the fast engine
         engine = {p["parameter_name"]: p for p in endpoints[name]["parameters"]}["engine"]
-        assert engine["parameter_default"] == "pytorch"
+        assert engine["parameter_default"] == default
 
 
 def test_translate_returns_text_and_time(client, app):
@@ -187,7 +188,7 @@ def test_compare_and_attention_take_the_languages(client):
     (dict(target_lang="english"), "target_lang must be one of en, de, fr, cs"),
     (dict(source_lang="de", target_lang="de"), "both 'de'"),
     (dict(source_lang="de", target_lang="fr", model=None), "does not translate de->fr; it serves en->de"),
-    (dict(engine="onnx"), "engine must be one of pytorch, ctranslate2"),
+    (dict(engine="onnx"), "engine must be one of auto, pytorch, ctranslate2"),
 ])
 def test_bad_languages_and_engines_get_a_message(client, app, kwargs, message):
     kwargs = {k: (app.model if k == "model" and v is None else v) for k, v in kwargs.items()}
@@ -200,10 +201,15 @@ def test_bad_languages_and_engines_get_a_message(client, app, kwargs, message):
 def test_the_ctranslate2_engine_gives_the_pytorch_output(client, app):
     pytest.importorskip("ctranslate2")
     text = "A man is riding a bicycle."
-    ours, _, note = client.predict(text=text, model=app.model, strategy="greedy", api_name="/translate")
+    ours, _, note = client.predict(text=text, model=app.model, strategy="greedy", engine="pytorch",
+                                   api_name="/translate")
     theirs, ms, note2 = client.predict(text=text, model=app.model, strategy="greedy", engine="ctranslate2",
                                        api_name="/translate")
-    assert theirs == ours and "pytorch" in note and "ctranslate2" in note2 and ms > 0
+    assert theirs == ours and "engine **pytorch**" in note and "engine **ctranslate2**" in note2 and ms > 0
+    auto, _, note3 = client.predict(text=text, model=app.model, strategy="greedy", api_name="/translate")
+    # "auto", the default, is CTranslate2 only when the call needs nothing PyTorch-only: the page's word view wants
+    # each word's alternatives, so /translate runs PyTorch (the REST routes, which need none, run CTranslate2)
+    assert auto == ours and "engine **pytorch**" in note3
     rows = client.predict(text, [app.model], "greedy", 4, "en", "de", ["pytorch", "ctranslate2"],
                           api_name="/variants")["data"]
     assert [(r[0], r[1]) for r in rows] == [(app.model, "pytorch"), (app.model, "ctranslate2")]
@@ -449,7 +455,7 @@ def test_a_hub_model_with_a_revision_is_served(hub_server, make_model, tmp_path)
     try:
         text, ms, note = service.handler(service.translate)(ctx, "A dog runs.", "user/tiny-en-de@v1", "greedy",
                                                             max_length=5)
-        assert isinstance(text, str) and ms > 0 and "pytorch" in note
+        assert isinstance(text, str) and ms > 0 and "model **user/tiny-en-de@v1**" in note
         assert ctx.store.config("user/tiny-en-de@v1") == model.config
     finally:
         ctx.decoder.close()
@@ -699,8 +705,7 @@ def test_tokens_gives_one_entry_per_output_piece_with_alternatives(client, app):
     assert [w["token"].strip() for w in words if w["class_or_confidence"] != view.UNSURE] == \
         [w["text"] for w in data["words"]] == data["translation"].split()
     for word in data["words"]:
-        assert word["probability"] == pytest.approx(
-            math.prod(data["tokens"][i]["probability"] for i in word["tokens"]), rel=1e-9)
+        assert word["probability"] == f64(math.prod(data["tokens"][i]["probability"] for i in word["tokens"]))
     for entry in data["tokens"]:
         probabilities = [a["probability"] for a in entry["alternatives"]]
         assert probabilities == sorted(probabilities, reverse=True) and 0 < sum(probabilities) <= 1.0001

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow  # a server and a browser: seconds per test
 
 @pytest.fixture(scope="module")
 def app(request):
-    cache = request.config.cache.mkdir("space") if request.config.cache else None
+    cache = request.config.cache.mkdir("space") if getattr(request.config, "cache", None) else None  # no:cacheprovider
     data = None if MULTI30K.is_dir() else synthetic_pairs(2000)  # conftest's, when the corpus is absent
     # one sentence per progress step of a document: the upload test sees its progress bar move
     with running_app(model_for_tests(cache, data=data), Limits(max_output_tokens=60, document_chunk=1),

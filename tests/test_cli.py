@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 import sacrebleu
 
+from conftest import MULTI30K, MULTI30K_MISSING
 from decoding_fixtures import one_thread, random_model
+from tolerances import exactly, f64
 from transformer_hub import Registry, cli
 from transformer_hub import data as data_module
 from transformer_hub import train as train_module
 from transformer_hub.metrics import score, score_with_signatures
 
 ROOT = Path(__file__).resolve().parents[1]
-MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -114,17 +115,16 @@ def test_evaluate_prints_bleu_and_chrf(model_dir, tmp_path, monkeypatch, capsys)
 def test_score_is_sacrebleu_and_the_cli_uses_the_library_scorer():
     refs = ["Ein Hund rennt im Park .", "Zwei Leute sitzen auf einer Bank ."]
     perfect = score(refs, refs)
-    assert perfect["bleu"] == pytest.approx(100.0) and perfect["chrf"] == pytest.approx(100.0)
+    assert perfect["bleu"] == f64(100.0, scale=100) and perfect["chrf"] == f64(100.0, scale=100)
     lowered, signatures = score_with_signatures([r.lower() for r in refs], refs)
-    assert lowered["bleu_lowercase"] == pytest.approx(100.0) and lowered["bleu"] < 100.0
-    assert lowered["bleu"] == pytest.approx(sacrebleu.corpus_bleu([r.lower() for r in refs], [refs]).score)
+    assert lowered["bleu_lowercase"] == f64(100.0, scale=100) and lowered["bleu"] < 100.0
+    assert lowered["bleu"] == exactly(sacrebleu.corpus_bleu([r.lower() for r in refs], [refs]).score)  # the same call
     assert signatures.keys() == lowered.keys() and "case:lc" in signatures["bleu_lowercase"]
     assert set(score(refs, refs, lowercase=False)) == {"bleu", "chrf"}
     assert not hasattr(cli, "score")  # one scorer: transformer_hub.metrics
 
 
-@pytest.mark.skipif(not (MULTI30K / "val.en.gz").is_file(),
-                    reason=f"Multi30k not found at {MULTI30K} (tests read ../shared/data/multi30k when present)")
+@pytest.mark.skipif(not (MULTI30K / "val.en.gz").is_file(), reason=MULTI30K_MISSING)
 def test_evaluate_reads_multi30k_gz(model_dir, monkeypatch, capsys):
     status, out, err = run(["evaluate", "--model", str(model_dir), "--src", str(MULTI30K / "val.en.gz"),
                             "--ref", str(MULTI30K / "val.de.gz"), "--limit", "8", "--max-length", "4", "--json"],

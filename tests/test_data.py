@@ -134,7 +134,8 @@ def test_missing_corpus_says_how_to_get_it(tmp_path):
         corpus_file(tmp_path, "train", "fr")
 
 
-def test_default_data_dir_env_then_shared_copy_then_local_folder(tmp_path, monkeypatch):
+def test_default_data_dir_is_the_environment_or_the_download_folder(tmp_path, monkeypatch):
+    """Nothing derived from where the package sits: $TRANSFORMER_HUB_DATA, else data/multi30k (what download fills)."""
     from pathlib import Path
 
     from transformer_hub import data
@@ -142,7 +143,4 @@ def test_default_data_dir_env_then_shared_copy_then_local_folder(tmp_path, monke
     monkeypatch.setenv(data.DATA_ENV, str(tmp_path / "mine"))
     assert data.default_data_dir() == tmp_path / "mine"
     monkeypatch.delenv(data.DATA_ENV)
-    monkeypatch.setattr(data, "SHARED_DATA_DIR", tmp_path)  # this project's machines: the shared copy
-    assert data.default_data_dir() == tmp_path
-    monkeypatch.setattr(data, "SHARED_DATA_DIR", tmp_path / "absent")  # a user's clone: where `download` puts it
     assert data.default_data_dir() == Path("data") / "multi30k"

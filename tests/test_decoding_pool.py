@@ -5,6 +5,7 @@ import signal
 import pytest
 import torch
 
+from tolerances import f32, f32_close
 from decoding_fixtures import one_thread, random_model, synthetic_pairs
 from transformer_hub.decoding import DecodingPool, generate
 from test_decoding import STRATEGY_OPTIONS, same_hypotheses
@@ -34,7 +35,7 @@ def test_pool_gives_the_in_process_results(model, pool, strategy):
         expected = generate(model, TEXTS, **opts)
         got = pool.generate(TEXTS, **opts)
     assert [r.source for r in got] == TEXTS and got[9].text == ""
-    same_hypotheses(got, expected, tol=1e-6)
+    same_hypotheses(got, expected)
     assert pool.translate(TEXTS[:3], strategy=strategy, max_len_offset=6, **STRATEGY_OPTIONS[strategy]) == \
         [r.text for r in expected[:3]]
 
@@ -48,10 +49,10 @@ def test_prefixes_through_the_pool_equal_prefixes_in_process(model, pool, strate
                 **STRATEGY_OPTIONS[strategy])
     with one_thread():
         expected = generate(model, TEXTS, prefix=prefixes, **opts)
-        got = generate(model, TEXTS, prefix=prefixes, workers=pool, **opts)
-        one_for_all = generate(model, TEXTS[:3], prefix="ein ", workers=pool, **opts)
+        got = generate(model, TEXTS, prefix=prefixes, engine=pool, **opts)
+        one_for_all = generate(model, TEXTS[:3], prefix="ein ", engine=pool, **opts)
         assert [r.text for r in one_for_all] == [r.text for r in generate(model, TEXTS[:3], prefix="ein ", **opts)]
-    same_hypotheses(got, expected, tol=1e-6)
+    same_hypotheses(got, expected)
     assert [r.text for r in got] == [r.text for r in expected]
     assert got[0].text.startswith("ein hund") and got[2].text.startswith("der k")
     assert all(r.text.startswith("ein") for r in one_for_all if r.source.strip())
@@ -61,26 +62,28 @@ def test_prefixes_through_the_pool_equal_prefixes_in_process(model, pool, strate
             ha.alternatives, hb.alternatives = ha.alternatives or [], hb.alternatives or []
             assert [[t for t, _ in step] for step in ha.alternatives] == [[t for t, _ in step] for step in hb.alternatives]
             assert [p for step in ha.alternatives for _, p in step] == \
-                pytest.approx([p for step in hb.alternatives for _, p in step], abs=1e-6)
+                f32([p for step in hb.alternatives for _, p in step])
 
 
-def test_a_pool_is_recognised_by_its_shape_and_the_api_never_imports_it():
-    """``generate(..., workers=pool)`` checks the pool's shape (``WorkerPool``): decoding.api -> pool is no import."""
-    import inspect
+def test_an_engine_is_recognised_by_its_shape_and_workers_is_a_thread_count():
+    """``engine=`` takes a name or an object with ``check``/``decode`` (a pool is one); ``workers=`` only an int."""
+    from transformer_hub.decoding import Engine
 
-    from transformer_hub.decoding import api
-    from transformer_hub.decoding.api import WorkerPool
-
-    assert not isinstance(2, WorkerPool) and not isinstance(object(), WorkerPool)
-    assert "from .pool" not in inspect.getsource(api) and "decoding.pool" not in inspect.getsource(api)
-    with pytest.raises(ValueError, match="workers must be an integer between 1 and 64 or a DecodingPool"):
-        generate(random_model(), TEXTS[:1], workers=object())
+    assert isinstance(DecodingPool.__new__(DecodingPool), Engine) and not isinstance(object(), Engine)
+    with pytest.raises(ValueError, match=r"unknown engine <object object at .*>; engines: ctranslate2, pytorch"):
+        generate(random_model(), TEXTS[:1], engine=object())
+    pool_like = DecodingPool.__new__(DecodingPool)
+    with pytest.raises(ValueError, match=r"workers must be an integer between 1 and 64, got .* \(pass a "
+                                         r"DecodingPool as engine=, not workers=\)"):
+        generate(random_model(), TEXTS[:1], workers=pool_like)
 
 
 @pytest.mark.slow
 def test_pool_checks_its_model_and_arguments(model, pool):
     with pytest.raises(ValueError, match="holds a different model"):
-        generate(random_model(seed=1), TEXTS, workers=pool)
+        generate(random_model(seed=1), TEXTS, engine=pool)
+    with pytest.raises(ValueError, match="a DecodingPool decodes in its 2 processes: pass workers=1 with it"):
+        generate(model, TEXTS, engine=pool, workers=2)
     for bad in (0, 65, 2.0, True):
         with pytest.raises(ValueError, match="processes must be an integer between 1 and 64"):
             DecodingPool(model, processes=bad)
@@ -161,7 +164,7 @@ def test_pool_from_a_folder_never_loads_the_model_here_and_decodes_alike(model, 
         with DecodingPool(str(folder), processes=2, threads=1, wait=False) as pool:
             assert pool.model is None and pool.folder is None
             got = pool.generate(TEXTS, **opts)  # split between the two workers, tokenized there
-            same_hypotheses(got, expected, tol=1e-6)
+            same_hypotheses(got, expected)
             assert [r.source for r in got] == TEXTS
             assert [r.text for r in pool.generate(TEXTS[:2], source=other, max_len_offset=4)] == \
                 [r.text for r in theirs]
@@ -170,7 +173,7 @@ def test_pool_from_a_folder_never_loads_the_model_here_and_decodes_alike(model, 
 
 @pytest.mark.slow
 def test_pool_from_a_source_reports_a_model_it_cannot_load_and_keeps_serving(folder, tmp_path):
-    from transformer_hub.decoding.pool import ModelLoadError
+    from transformer_hub.hub import ModelLoadError
 
     broken = tmp_path / "broken"
     broken.mkdir()
@@ -183,3 +186,16 @@ def test_pool_from_a_source_reports_a_model_it_cannot_load_and_keeps_serving(fol
         assert not pool.closed and pool.generate(TEXTS[:1], source=folder, max_len_offset=2)[0].text is not None
     with pytest.raises(ValueError, match="applies to Hub repo ids"):
         DecodingPool(str(folder), processes=1, revision="v1")
+
+
+@pytest.mark.slow
+def test_call_runs_a_function_on_the_workers_model(model, pool):
+    from transformer_hub.inspect import attention_maps
+
+    with one_thread():
+        expected = attention_maps(model, "a dog runs in the park .")
+        got = pool.call(attention_maps, "a dog runs in the park .")
+    assert got.target_ids == expected.target_ids
+    assert f32_close(got.cross, expected.cross)  # probabilities, computed in another process
+    with pytest.raises(ValueError, match="the text is empty"):  # the worker's exception, as raised there
+        pool.call(attention_maps, " ")

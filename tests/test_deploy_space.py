@@ -30,7 +30,7 @@ def models_dir(tmp_path, make_model):
 
     results_json.save(results_json.Results(models=[results_json.ModelResult("pre-norm", path="pre-norm")]),
                       root / "variants" / "results.json")
-    (root / "en-de" / "metrics.jsonl").write_text("{}\n")  # training by-products the Space never reads
+    (root / "en-de" / "metrics.jsonl").write_text("{}\n")  # the training log: the inside tab draws it
     (root / "en-de" / "training_curves.png").write_bytes(b"png")
     return root
 
@@ -65,14 +65,14 @@ def test_dry_run_assembles_the_space_folder(tmp_path, models_dir, capsys):
     assert {"README.md", "app.py", "requirements.txt", "space/__init__.py", "space/demo.py",
             "space/tabs/translate.py", "space/tabs/attention.py", "transformer_hub/__init__.py",
             "transformer_hub/model.py", "transformer_hub/decoding/api.py", "space/models/en-de/config.json",
-            "space/models/en-de/model.safetensors", "space/models/variants/pre-norm/config.json",
+            "space/models/en-de/model.safetensors", "space/models/en-de/metrics.jsonl",
+                "space/models/variants/pre-norm/config.json",
             "space/models/variants/learned-pos/model.safetensors", "space/models/variants/results.json"} <= files
     assert not any("__pycache__" in f or f.endswith(".pyc") or f.startswith("tests/") for f in files)
     assert "space/README.md" not in files and "scripts/deploy_space.py" not in files
     # only what the Space runs: no training, CLI or benchmark code, no training by-products of the models
     assert not {"transformer_hub/train.py", "transformer_hub/cli.py", "transformer_hub/data.py",
-                "scripts/bench_app.py", "space/models/en-de/metrics.jsonl",
-                "space/models/en-de/training_curves.png"} & files
+                "scripts/bench_app.py", "space/models/en-de/training_curves.png"} & files
     assert {"transformer_hub/decoding/pool.py", "transformer_hub/results.py", "space/plots.py",
             "space/models/en-de/spm.model" if (models_dir / "en-de" / "spm.model").is_file() else "app.py"} <= files
     assert (out / "README.md").read_text().startswith("---\ntitle:")

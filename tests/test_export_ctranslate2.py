@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from tolerances import f32
 from decoding_fixtures import one_thread, random_model
 from transformer_hub import cli
+from conftest import MULTI30K, MULTI30K_MISSING
 from transformer_hub.decoding import generate
 from transformer_hub.export import UnsupportedModelError, check_exportable, export_ctranslate2
 
@@ -14,7 +16,7 @@ ctranslate2 = pytest.importorskip("ctranslate2")
 from transformer_hub.export.ctranslate2 import convert_to_files  # noqa: E402  (needs ctranslate2)
 
 ROOT = Path(__file__).resolve().parents[1]
-VAL_EN = ROOT.parent / "shared" / "data" / "multi30k" / "val.en.gz"
+VAL_EN = MULTI30K / "val.en.gz"
 SHIPPED = ROOT / "space" / "models" / "en-de"
 TEXTS = ["a dog runs in the park .", "two people sit on a bench with a red ball .", "the man", "water",
          "a small child plays with a blue ball in the water .", "Ein Hund rennt im Park.", "big"]
@@ -74,7 +76,7 @@ def test_exported_folder_is_self_contained(tmp_path):
     assert {"model.bin", "config.json", "shared_vocabulary.json", "spm.model", "README.md"} <= names
     config = json.loads((out / "config.json").read_text())
     assert config["decoder_start_token"] == "<s>" and config["eos_token"] == "</s>"
-    assert config["layer_norm_epsilon"] == pytest.approx(1e-5)
+    assert config["layer_norm_epsilon"] == f32(1e-5, scale=1e-5)  # stored as float32
     readme = (out / "README.md").read_text()
     assert "ctranslate2.Translator" in readme and "</s>" in readme and "length" in readme
     translator = ctranslate2.Translator(str(out), intra_threads=1)  # loads from the folder alone
@@ -105,7 +107,7 @@ def test_cli_export_ctranslate2_and_refusal(tmp_path, capsys):
 @pytest.mark.slow
 def test_shipped_model_through_ctranslate2_translator_matches_our_greedy(tmp_path):
     if not VAL_EN.is_file():
-        pytest.skip(f"Multi30k validation set not found at {VAL_EN}")
+        pytest.skip(MULTI30K_MISSING)
     if not (SHIPPED / "model.safetensors").is_file():
         pytest.skip(f"shipped model not found at {SHIPPED}")
     from transformer_hub import Transformer

@@ -1,31 +1,22 @@
-"""Imports flow one way: registry <- config <- model/variants <- decoding <- hub/train/cli (lazy imports count too)."""
+"""Imports flow one way (lazy imports count too): registry <- config <- state/tokenizer/kernels <- decoding/hub
+<- model/variants <- export/train/cli."""
 import ast
+import sys
 from pathlib import Path
 from typing import Dict, Set
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "transformer_hub"
+sys.path.insert(0, str(PACKAGE.parent))  # `scripts` lives at the repository root
+
+from scripts.import_graph import imports, module_name  # noqa: E402  (the resolver deploy_space.py uses too)
 
 
 def our_imports(path: Path) -> Set[str]:
     """Every ``transformer_hub`` module ``path`` imports, at the top or inside a function, as dotted names."""
-    module = "transformer_hub." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
-    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    package = package.removesuffix(".__init__")
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("transformer_hub.")}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolve against the importing module's package
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
-            if base.startswith("transformer_hub"):
-                found |= {f"{base}.{a.name}" for a in node.names} | {base}
-    return {name for name in found if name != "transformer_hub"}
+    found = imports(path, module_name(PACKAGE.parent, path))
+    return {name for name in found if name.startswith("transformer_hub.")}
 
 
 def imports_of(relative: str) -> Set[str]:
@@ -54,34 +45,41 @@ def test_config_imports_only_the_registry():
         {"transformer_hub.registry"}
 
 
-@pytest.mark.parametrize("lower", ["model.py", "variants", "config.py", "state.py", "losses.py", "tokenizer.py"])
-@pytest.mark.parametrize("upper", ["decoding", "hub", "export", "train", "cli", "checkpoint"])
-def test_the_model_layer_does_not_import_what_sits_above_it(lower, upper):
+@pytest.mark.parametrize("lower", ["config.py", "state.py", "losses.py", "tokenizer.py", "kernels.py"])
+@pytest.mark.parametrize("upper", ["model", "variants", "decoding", "hub", "export", "train", "cli", "checkpoint"])
+def test_the_foundations_do_not_import_what_sits_above_them(lower, upper):
     assert touches(imports_of(lower), upper) == set()
 
 
-@pytest.mark.parametrize("upper", ["decoding", "train", "cli", "export"])
-def test_hub_does_not_import_decoding_or_training(upper):
-    assert touches(imports_of("hub.py"), upper) == set()
+@pytest.mark.parametrize("lower", ["decoding", "hub.py"])
+@pytest.mark.parametrize("upper", ["model", "variants", "export", "train", "cli", "checkpoint"])
+def test_decoding_and_the_hub_take_the_model_they_are_given(lower, upper):
+    """Both work on the model's interface (or the class they are handed): the model sits above them."""
+    assert touches(imports_of(lower), upper) == set()
 
 
-def test_the_package_attaches_the_conveniences():
-    from transformer_hub import Transformer, decoding, hub
-
-    attached: Dict[str, object] = {"translate": decoding.translate, "_save_pretrained": hub.save_folder}
-    for name, function in attached.items():
-        assert Transformer.__dict__[name] is function
-    assert Transformer.__dict__["from_pretrained"].__func__ is hub.from_pretrained
+@pytest.mark.parametrize("lower", ["model.py", "variants"])
+@pytest.mark.parametrize("upper", ["export", "train", "cli", "checkpoint"])
+def test_the_model_does_not_import_what_sits_above_it(lower, upper):
+    assert touches(imports_of(lower), upper) == set()
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE).with_suffix("").parts
-    return ".".join(("transformer_hub",) + (parts[:-1] if parts[-1] == "__init__" else parts))
+def test_the_class_defines_its_conveniences_and_the_package_attaches_nothing():
+    """``translate`` and the Hub methods are the class's own or its visible mixin's; ``__init__`` only re-exports."""
+    from transformer_hub import Transformer
+    from transformer_hub.hub import HubMixin
+
+    assert "translate" in Transformer.__dict__ and issubclass(Transformer, HubMixin)
+    assert {"from_pretrained", "_save_pretrained"} <= set(HubMixin.__dict__)
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    assigned = [t for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets
+                if isinstance(t, ast.Attribute)]
+    assert assigned == []
 
 
 def test_no_import_cycle_in_the_package():
     """Counting lazy imports too; an import of the package itself (``from .. import x``) is not an edge back."""
-    files = {module_name(f): f for f in PACKAGE.rglob("*.py")}
+    files = {module_name(PACKAGE.parent, f): f for f in PACKAGE.rglob("*.py")}
 
     def owner(name: str) -> str:  # "transformer_hub.model.Transformer" -> "transformer_hub.model"
         while name not in files and "." in name:

@@ -9,6 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from safetensors import safe_open
 
+from tolerances import f32, f32_close, f64, f64_close, magnitude
 from transformer_hub import Transformer, TransformerConfig
 from transformer_hub.losses import label_smoothed_cross_entropy
 from transformer_hub.model import (Dropout, Embeddings, EncoderState, KeyValueBuffer, MathAttention, MultiHeadAttention,
@@ -21,11 +22,16 @@ from transformer_hub.variants.norm import PreNorm
 LAYOUTS = ["encoder-decoder", "decoder-only"]
 POSITIONALS = ["sinusoidal", "learned", "rope"]
 KERNELS = {"math": MathAttention, "sdpa": SDPAttention}
-ATOL = 1e-5
 
 
-def close(a, b, atol=ATOL):
-    return torch.allclose(a, b, atol=atol, rtol=0)
+def close(a, b) -> bool:
+    """Float32 results of two computations of the same equation (tests/tolerances.py), relative to ``b``'s scale."""
+    return f32_close(a, b, scale=magnitude(b))
+
+
+def differs(a, b, margin: float = 1e-3) -> bool:
+    """A sanity check in the other direction: some value moved by more than ``margin``."""
+    return not torch.allclose(a, b, atol=margin, rtol=0)
 
 
 def padding_mask(lengths, size):  # (B, 1, 1, S), True on real tokens
@@ -189,9 +195,10 @@ def test_sinusoids_match_the_formula(d_model):
     for pos in (0, 1, 2, 17, 59):
         for i in range((d_model + 1) // 2):
             angle = pos / 10000 ** (2 * i / d_model)
-            assert table[pos, 2 * i].item() == pytest.approx(math.sin(angle), abs=1e-6)
+            scale = max(1.0, angle)  # float32 angles: their error grows with them
+            assert table[pos, 2 * i].item() == f32(math.sin(angle), scale)
             if 2 * i + 1 < d_model:
-                assert table[pos, 2 * i + 1].item() == pytest.approx(math.cos(angle), abs=1e-6)
+                assert table[pos, 2 * i + 1].item() == f32(math.cos(angle), scale)
 
 
 def test_sinusoidal_encoding_module_adds_the_table_and_is_not_saved():
@@ -200,7 +207,7 @@ def test_sinusoidal_encoding_module_adds_the_table_and_is_not_saved():
     x = torch.randn(2, 5, cfg.d_model)
     positions = torch.tensor([[3, 4, 5, 6, 7]])
     assert close(pe(x, positions), x + sinusoid_table(cfg.max_len, cfg.d_model)[3:8])
-    assert pe.table[10, 4].item() == pytest.approx(math.sin(10 / 10000 ** (4 / cfg.d_model)), abs=1e-6)
+    assert pe.table[10, 4].item() == f32(math.sin(10 / 10000 ** (4 / cfg.d_model)), scale=10)
     assert list(pe.state_dict()) == []  # a fixed function of the position: nothing to store
     assert list(pe.parameters()) == []
 
@@ -290,8 +297,8 @@ def test_causality(make_model, ids, layout, positional, attention):
         for t in range(8):
             out = model(src, _differs(tgt, t, vocab))
             assert close(out[:, :t], base[:, :t]), f"logits before position {t} saw a later token"
-            assert not close(out[:, t], base[:, t], atol=1e-3)  # sanity: position t does see token t
-        assert not close(model(_differs(src, 3, vocab), tgt), base, atol=1e-3)  # and the source is read
+            assert differs(out[:, t], base[:, t])  # sanity: position t does see token t
+        assert differs(model(_differs(src, 3, vocab), tgt), base)  # and the source is read
 
 
 def _padded_batch(ids, vocab, src_lengths, tgt_lengths, pad_id):
@@ -460,7 +467,7 @@ def test_dropout_module_zeroes_p_and_scales_the_rest():
     y = drop(x)
     dropped = float((y == 0).float().mean())
     assert abs(dropped - 0.3) < 0.005  # 200k draws: the standard error is 0.001
-    assert torch.allclose(y[y != 0], torch.full_like(y[y != 0], 1 / 0.7))
+    assert f32_close(y[y != 0], torch.full_like(y[y != 0], 1 / 0.7), scale=1 / 0.7)
     y.sum().backward()
     assert torch.equal(x.grad, y.detach())  # the gradient goes through the same mask and scale
     torch.manual_seed(5)
@@ -485,9 +492,9 @@ def test_forward_with_targets_is_the_loss_of_the_logits(make_model, ids, layout)
     grads = torch.autograd.grad(fused, list(model.parameters()))
     ref = label_smoothed_cross_entropy(model(src, tgt_in), tgt_out, model.config.pad_id, 0.1)
     ref_grads = torch.autograd.grad(ref, list(model.parameters()))
-    assert fused.item() == pytest.approx(ref.item(), abs=1e-10)
+    assert fused.item() == f64(ref.item(), scale=ref.item())  # the model in float64
     for a, b in zip(grads, ref_grads):
-        assert torch.allclose(a, b, atol=1e-10)
+        assert f64_close(a, b, scale=magnitude(b))
 
 
 def test_input_checks(make_model, ids):

@@ -9,6 +9,7 @@ import pytest
 
 gr = pytest.importorskip("gradio")
 
+from tolerances import f64
 from space_fixtures import free_port  # noqa: E402, I001 - puts the repository root on sys.path
 from space import TAB_ENTRY_POINT_GROUP, TABS, build_demo, ordered_tabs, tab  # noqa: E402
 from space.limits import Limits  # noqa: E402
@@ -80,7 +81,7 @@ import gradio as gr
 from space import tab
 
 
-@tab("throwaway", title="Throwaway plugin", order=50, description="a tab from another package")
+@tab("throwaway", title="Throwaway plugin", order=45, description="a tab from another package")
 def render(ctx):
     gr.Markdown("hello from an installed plugin package")
     box = gr.Textbox(label="in")
@@ -114,7 +115,8 @@ def test_entry_point_plugin_tab_is_discovered_and_rendered(installed_plugin, no_
     demo = build_demo(models_dir=no_models)
     assert installed_plugin in TABS
     labels = tab_labels(demo)
-    assert labels.index("Throwaway plugin") == labels.index("Attention") + 1  # order 50 comes after 40
+    assert labels.index("Throwaway plugin") == labels.index("Attention") + 1  # order 45: after 40, before 50
+    assert labels.index("Throwaway plugin") < labels.index("Inside the Transformer")
     assert "hello from an installed plugin package" in markdown_texts(demo)
     assert any(fn.api_name == "throwaway_shout" for fn in demo.fns.values())
 
@@ -238,7 +240,7 @@ def test_word_view_colours_whole_words_of_every_sentence(tiny_tokenizer):
     assert [w["text"] for w in data["words"]] == " ".join(outputs).split()
     for word in data["words"]:
         pieces = [data["tokens"][i] for i in word["tokens"]]
-        assert word["probability"] == pytest.approx(math.prod(t["probability"] for t in pieces), rel=1e-3)
+        assert word["probability"] == f64(math.prod(t["probability"] for t in pieces))  # exp(sum of logs), float64
     shown = view.highlighted(data)
     assert "".join(text for text, _ in shown) == "Ein Hund rennt. Ein Mann sitzt.\n\nZwei Kinder spielen. ⚠"
     assert shown[-1] == (" ⚠", view.UNSURE) and ("\n\n", None) in shown
@@ -253,8 +255,22 @@ def test_language_picker_events_take_values_as_sent(no_models):
     demo = build_demo(models_dir=no_models)
     pickers = {block._id for block in demo.blocks.values()
                if isinstance(block, gr.Dropdown) and (block.elem_id or "").endswith(("-source-lang", "-target-lang"))}
-    assert len(pickers) == 8  # From and To in each of the four tabs
+    assert len(pickers) == 10  # From and To in each of the five tabs
     fns = list(demo.fns.values()) if isinstance(demo.fns, dict) else list(demo.fns)
     events = [fn for fn in fns if pickers & {block._id for block in fn.outputs}]
-    assert len(events) == 11  # model change (three tabs), source pick and swap (four tabs each)
+    assert len(events) == 14  # model change (four tabs), source pick and swap (five tabs each)
     assert all(fn.preprocess is False for fn in events), [fn.name for fn in events if fn.preprocess]
+
+
+def test_a_handler_bound_to_the_context_reports_bad_input_as_such():
+    """``bind`` hands ``handler`` a ``functools.partial`` (no ``__name__``): a library ValueError must still reach
+    the visitor as "Invalid request: ...", not as a failure of the error handling itself."""
+    import functools
+
+    from space import service
+
+    def refuse(ctx, text):
+        raise ValueError(f"the decoder-only layout has no encoder and decoder ({ctx}, {text})")
+
+    with pytest.raises(gr.Error, match=r"Invalid request: the decoder-only layout has no encoder and decoder \(1, x\)"):
+        service.handler(functools.partial(refuse, 1))("x")

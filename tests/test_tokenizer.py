@@ -217,3 +217,49 @@ def test_bad_tokenizer_config(tiny_tokenizer, tmp_path, config):
     (tmp_path / "tokenizer_config.json").write_text(config)
     with pytest.raises(ValueError, match="tokenizer config"):
         Tokenizer.from_directory(tmp_path)
+
+
+# --------------------------------------------------------------------------- subword sampling (training only)
+SAMPLED_TEXT = "Two young children are playing together in the sand near the water."
+
+
+def test_sampling_draws_varied_segmentations_and_encode_never_samples(tiny_tokenizer):
+    from transformer_hub.tokenizer import SubwordSampling, seed_sampling
+
+    plain = tiny_tokenizer.encode(SAMPLED_TEXT)
+    tok = Tokenizer(tiny_tokenizer.source, sampling=SubwordSampling(alpha=0.1, side="source"))
+
+    def draws(seed):
+        seed_sampling(seed)
+        return [tuple(tok.sample(SAMPLED_TEXT, "source")) for _ in range(8)]
+
+    first = draws(7)
+    assert draws(7) == first  # the same seed, the same draws
+    assert draws(8) != first and len(set(first)) > 1  # other seeds and other calls: other segmentations
+    assert all(tok.decode(list(ids), side="source") == SAMPLED_TEXT for ids in first)  # still the same text
+    assert tok.sample(SAMPLED_TEXT, "target") == plain  # side "source": targets are not sampled
+    assert {tuple(tok.encode(SAMPLED_TEXT)) for _ in range(8)} == {tuple(plain)}  # decoding's pieces
+    both = Tokenizer(tiny_tokenizer.source, sampling=SubwordSampling(alpha=0.1, side="both"))
+    seed_sampling(7)
+    assert len({tuple(both.sample(SAMPLED_TEXT, "target")) for _ in range(8)}) > 1
+
+
+def test_sampling_is_saved_with_the_tokenizer_and_checked(tiny_tokenizer, tmp_path):
+    from transformer_hub.tokenizer import SubwordSampling
+
+    setting = SubwordSampling(alpha=0.2, side="both", nbest=64)
+    Tokenizer(tiny_tokenizer.source, sampling=setting).save(tmp_path)
+    assert json.loads((tmp_path / "tokenizer_config.json").read_text())["sampling"] == \
+        {"alpha": 0.2, "side": "both", "nbest": 64}
+    assert Tokenizer.from_directory(tmp_path).sampling == setting
+    tiny_tokenizer.save(tmp_path / "none")
+    assert "sampling" not in json.loads((tmp_path / "none" / "tokenizer_config.json").read_text())
+    assert Tokenizer.from_directory(tmp_path / "none").sampling is None
+    for bad, message in (({"alpha": 0}, r"alpha must be a number in \(0, 1\], got 0"),
+                         ({"alpha": 0.1, "side": "target"}, "side must be one of source, both, got 'target'"),
+                         ({"alpha": 0.1, "nbest": 1}, "nbest must be -1 .* got 1"),
+                         ({"alpha": 0.1, "extra": 1}, "sampling must be an object with alpha, side and nbest")):
+        config = json.loads((tmp_path / "tokenizer_config.json").read_text())
+        (tmp_path / "tokenizer_config.json").write_text(json.dumps({**config, "sampling": bad}))
+        with pytest.raises(ValueError, match="tokenizer config .*" + message):
+            Tokenizer.from_directory(tmp_path)

@@ -14,9 +14,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from tolerances import f32_close, f64, magnitude
 from transformer_hub import Transformer
 from transformer_hub import checkpoint as ckpt
-from transformer_hub.train import Trainer, build_parser, main, noam_lr
+from transformer_hub.errors import UserError
+from transformer_hub.schedule import noam_lr
+from transformer_hub.train import Trainer, build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 EN = "a the one two red big small dog cat man woman child runs walks sits jumps on in near street park water".split()
@@ -52,10 +55,10 @@ def test_noam_schedule_matches_the_paper():
     d, warmup, factor = 512, 4000, 1.0
     for step in (1, 100, 4000, 10000):
         expected = factor * d ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
-        assert noam_lr(step, d, warmup, factor) == pytest.approx(expected)
+        assert noam_lr(step, d, warmup, factor) == f64(expected, scale=expected)  # Python floats
     peak = 0.005
     factor = peak * math.sqrt(128) * math.sqrt(2000)  # what --peak-lr sets
-    assert noam_lr(2000, 128, 2000, factor) == pytest.approx(peak)
+    assert noam_lr(2000, 128, 2000, factor) == f64(peak, scale=peak)
     assert noam_lr(1999, 128, 2000, factor) < peak and noam_lr(2001, 128, 2000, factor) < peak
 
 
@@ -63,14 +66,22 @@ def checkpoint_weights(run: Path, step: int) -> dict:
     return load_file(str(ckpt.step_dir(run / "checkpoints", step) / "model.safetensors"))
 
 
-def test_interrupted_and_resumed_run_ends_with_identical_weights(tmp_path, monkeypatch):
-    common = ["--max-updates", "14", "--save-every", "7", "--bleu-every", "100", "--keep-last", "20"]
+SAMPLING = ("--subword-sampling-alpha", "0.2", "--subword-sampling-side", "both")
+
+
+@pytest.mark.parametrize("extra, updates, stop_at", [
+    ((), 14, 4),
+    (SAMPLING, 34, 30),  # an epoch is 28 updates: stopped inside the second epoch, whose pieces differ from the first's
+], ids=["plain", "subword-sampling"])
+def test_interrupted_and_resumed_run_ends_with_identical_weights(tmp_path, monkeypatch, extra, updates, stop_at):
+    common = ["--max-updates", str(updates), "--save-every", str(updates // 2), "--bleu-every", "100",
+              "--keep-last", "20", *extra]
     main(args_for(tmp_path, "straight", *common))
 
     original_loss = Trainer._loss
 
-    def loss_then_sigterm(self, *batch):  # a SIGTERM arrives during update 5
-        if self.state["step"] == 4:
+    def loss_then_sigterm(self, *batch):  # a SIGTERM arrives during update stop_at + 1
+        if self.state["step"] == stop_at:
             os.kill(os.getpid(), signal.SIGTERM)
         return original_loss(self, *batch)
 
@@ -78,22 +89,50 @@ def test_interrupted_and_resumed_run_ends_with_identical_weights(tmp_path, monke
     main(args_for(tmp_path, "interrupted", *common))
     run = tmp_path / "interrupted"
     saved = [p.name for p in ckpt.list_checkpoints(run / "checkpoints")]
-    assert saved == ["step_0000005"], "SIGTERM must checkpoint the finished update and stop"
+    assert saved[-1] == f"step_{stop_at + 1:07d}", "SIGTERM must checkpoint the finished update and stop"
     assert not (run / "final").exists()
     monkeypatch.setattr(Trainer, "_loss", original_loss)
     main(args_for(tmp_path, "interrupted", *common, "--resume"))
 
-    a, b = checkpoint_weights(tmp_path / "straight", 14), checkpoint_weights(run, 14)
+    a, b = checkpoint_weights(tmp_path / "straight", updates), checkpoint_weights(run, updates)
     assert a.keys() == b.keys()
     for name in a:
         assert torch.equal(a[name], b[name]), name
-    state = json.loads((ckpt.step_dir(run / "checkpoints", 14) / ckpt.STATE_JSON).read_text())
-    assert state["step"] == 14
-    losses = [r["loss"] for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines()) if r["kind"] == "train"]
-    assert len(losses) == 1  # logged at step 10 only, once (the resumed run dropped nothing, repeated nothing)
+    state = json.loads((ckpt.step_dir(run / "checkpoints", updates) / ckpt.STATE_JSON).read_text())
+    assert state["step"] == updates
+    losses = [r["step"] for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines()) if r["kind"] == "train"]
+    assert losses == list(range(10, updates + 1, 10))  # the resumed run dropped nothing, repeated nothing
     final = Transformer.from_pretrained(tmp_path / "straight" / "final")
-    assert final.tokenizer is not None and final.card_data["training"]["updates"] == 14
+    assert final.tokenizer is not None and final.card_data["training"]["updates"] == updates
     assert (tmp_path / "straight" / "final" / "training_curves.png").stat().st_size > 1000
+
+
+def test_subword_sampling_changes_training_pieces_each_epoch_and_never_decoding(tmp_path):
+    trainer = Trainer(build_parser().parse_args(args_for(tmp_path, "run", *SAMPLING)))
+    tok = trainer.model.tokenizer
+    epochs = [trainer.epoch_examples(e) for e in (0, 1, 0)]
+    assert [e.src for e in epochs[0]] == [e.src for e in epochs[2]]  # fixed by (seed, epoch): resumable
+    changed = [(a.src != b.src, a.tgt != b.tgt) for a, b in zip(epochs[0], epochs[1])]
+    assert sum(s for s, _ in changed) > len(changed) // 10 and sum(t for _, t in changed) > len(changed) // 10, changed
+    for example, fixed in zip(epochs[1], trainer.train_examples):  # other pieces, the same text
+        assert tok.decode(example.src, side="source") == tok.decode(fixed.src, side="source")
+    plain = [e.src for e in trainer.valid_examples]
+    sources = [s for s, _ in trainer.valid_pairs]
+    assert plain == [tok.encode(s) + [2] for s in sources]  # validation is not sampled
+    assert [tok.encode(s) + [2] for s in sources] == plain  # and neither is encode (what decoding uses)
+
+
+def test_subword_sampling_is_saved_with_the_model_and_kept_on_resume(tmp_path):
+    main(args_for(tmp_path, "run", "--max-updates", "3", "--bleu-every", "100", *SAMPLING))
+    final = Transformer.from_pretrained(tmp_path / "run" / "final")
+    assert (final.tokenizer.sampling.alpha, final.tokenizer.sampling.side, final.tokenizer.sampling.nbest) == \
+        (0.2, "both", -1)
+    assert final.card_data["training"]["subword_sampling"] == "alpha 0.2, nbest -1, both sides"
+    with pytest.raises(UserError, match=r"this run was trained with subword sampling alpha 0.2, nbest -1, both "
+                                        r"sides: resume it with the same --subword-sampling-\* options \(they say none\)"):
+        main(args_for(tmp_path, "run", "--max-updates", "4", "--bleu-every", "100", "--resume"))
+    with pytest.raises(UserError, match=r"--subword-sampling-alpha/--subword-sampling-side: .*alpha must be a number"):
+        main(args_for(tmp_path, "other", "--subword-sampling-alpha", "2"))
 
 
 def test_loss_falls_and_best_and_pruning(tmp_path):
@@ -135,7 +174,8 @@ def test_average_checkpoints_is_the_mean(tmp_path):
     weights = [load_file(str(p / "model.safetensors")) for p in paths]
     for name, value in model.state_dict().items():
         if name in weights[0]:
-            assert torch.allclose(value, sum(w[name].double() for w in weights).float() / 3, atol=1e-6), name
+            expected = sum(w[name].double() for w in weights).float() / 3
+            assert f32_close(value, expected, scale=magnitude(expected)), name
 
 
 def test_cli_help_lists_the_recipe():

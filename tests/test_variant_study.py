@@ -1,7 +1,7 @@
 """scripts/variant_study.py: every variant on one budget, results.json for the Space, shipped models, plot, resume.
 
 One toy study (preset ``tiny``, 3 updates, 300 training pairs, 20 val/test pairs, beam 2) runs once per module
-on Multi30k (``../shared/data/multi30k``), or on a synthetic corpus in the same layout when it is absent.
+on Multi30k (conftest's ``MULTI30K``: ``$TRANSFORMER_HUB_DATA``), or on a synthetic corpus in the same layout when it is absent.
 """
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from tolerances import f32, f32_close, magnitude
 from transformer_hub import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL, Transformer, TransformerConfig
 from transformer_hub.variants.feed_forward import GELUFeedForward, SwiGLUFeedForward
 from transformer_hub.variants.positional import LearnedPositionalEncoding, RotaryPositionalEncoding
@@ -77,7 +78,7 @@ def test_learned_positions_are_parameters_added_to_the_embeddings():
     assert pe.embedding.weight.shape == (cfg.max_len, cfg.d_model)
     assert "embedding.weight" in pe.state_dict()  # saved with the model
     x, positions = torch.randn(2, 4, cfg.d_model), torch.tensor([[0, 1, 2, 3]])
-    assert torch.allclose(pe(x, positions), x + pe.embedding.weight[:4])
+    assert f32_close(pe(x, positions), x + pe.embedding.weight[:4], scale=magnitude(x))
     assert pe.rotation(positions) is None  # added to the embeddings, nothing rotated
 
 
@@ -89,15 +90,15 @@ def test_rope_rotates_queries_and_keys_only():
     assert torch.equal(rope(x, torch.arange(5)[None]), x)  # nothing added to the embeddings
     q = torch.randn(1, cfg.n_heads, 5, d_k)
     rotated = rope.rotation(torch.arange(5)[None])(q)
-    assert torch.allclose(rotated.norm(dim=-1), q.norm(dim=-1), atol=1e-5)  # a rotation keeps lengths
-    assert torch.allclose(rotated[:, :, 0], q[:, :, 0])  # position 0: angle 0
+    assert f32_close(rotated.norm(dim=-1), q.norm(dim=-1), scale=magnitude(q.norm(dim=-1)))  # a rotation keeps lengths
+    assert f32_close(rotated[:, :, 0], q[:, :, 0], scale=magnitude(q))  # position 0: angle 0
     # pairs (i, i + d_k/2) are rotated by pos * 10000^(-2i/d_k)
     pos, i = 3, 1
     theta = pos * 10000 ** (-2 * i / d_k)
     x1, x2 = q[0, 0, pos, i], q[0, 0, pos, i + d_k // 2]
-    assert rotated[0, 0, pos, i].item() == pytest.approx((x1 * math.cos(theta) - x2 * math.sin(theta)).item(), abs=1e-5)
-    assert rotated[0, 0, pos, i + d_k // 2].item() == pytest.approx(
-        (x1 * math.sin(theta) + x2 * math.cos(theta)).item(), abs=1e-5)
+    scale = magnitude(q) * max(1.0, theta)  # the angle is computed in float32: its error grows with it
+    assert rotated[0, 0, pos, i].item() == f32((x1 * math.cos(theta) - x2 * math.sin(theta)).item(), scale)
+    assert rotated[0, 0, pos, i + d_k // 2].item() == f32((x1 * math.sin(theta) + x2 * math.cos(theta)).item(), scale)
 
 
 def test_rope_scores_depend_only_on_relative_position():
@@ -110,7 +111,7 @@ def test_rope_scores_depend_only_on_relative_position():
         rq = rope.rotation(torch.tensor([[start + 5]]))(q)
         rk = rope.rotation(torch.tensor([[start + 2]]))(k)
         scores.append((rq * rk).sum().item())
-    assert scores == pytest.approx([scores[0]] * 3, abs=1e-4)
+    assert scores == f32([scores[0]] * 3, scale=magnitude(q) * magnitude(k) * d_k)  # a dot product of d_k terms
 
 
 # --------------------------------------------------------------------------- norms, feed-forward blocks, kernels
@@ -127,7 +128,8 @@ def test_gelu_feed_forward():
     torch.manual_seed(0)
     ffn = GELUFeedForward(8, 16)
     x = torch.randn(3, 8)
-    assert torch.allclose(ffn(x), ffn.w_2(F.gelu(ffn.w_1(x))), atol=1e-6)
+    expected = ffn.w_2(F.gelu(ffn.w_1(x)))
+    assert f32_close(ffn(x), expected, scale=magnitude(expected))
 
 
 def test_swiglu_feed_forward():
@@ -137,7 +139,8 @@ def test_swiglu_feed_forward():
     assert hidden == 64 and hidden % 8 == 0  # 2/3 of d_ff, a multiple of 8
     x = torch.randn(3, 8)
     w1, w3 = ffn.w_13.weight[:hidden], ffn.w_13.weight[hidden:]
-    assert torch.allclose(ffn(x), (F.silu(x @ w1.T) * (x @ w3.T)) @ ffn.w_2.weight.T, atol=1e-6)
+    expected = (F.silu(x @ w1.T) * (x @ w3.T)) @ ffn.w_2.weight.T
+    assert f32_close(ffn(x), expected, scale=magnitude(expected))
     assert ffn.w_13.bias is None and ffn.w_2.bias is None
 
 
@@ -149,7 +152,8 @@ def test_sdpa_kernel_gives_the_same_model(layout):
     sdpa_model.load_state_dict(math_model.state_dict())  # kernels hold no weights: same checkpoint
     src, tgt = torch.tensor([[5, 6, 7, 2], [8, 2, 0, 0]]), torch.tensor([[1, 9, 10], [1, 11, 0]])
     with torch.no_grad():
-        assert torch.allclose(math_model(src, tgt), sdpa_model(src, tgt), atol=1e-5)
+        expected = math_model(src, tgt)
+        assert f32_close(sdpa_model(src, tgt), expected, scale=magnitude(expected))
 
 
 def test_decoder_only_has_one_stack_and_no_encoder():

@@ -27,7 +27,7 @@ import traceback
 import warnings
 from typing import Callable, Iterator, List, Optional, Sequence, TextIO
 
-from .data import DEFAULT_DATA_DIR, MULTI30K_LANGS, download_multi30k, read_lines
+from .data import default_data_dir, MULTI30K_LANGS, download_multi30k, read_lines
 from .errors import Parser, UserError
 from .metrics import score_with_signatures
 from .registry import Registry
@@ -118,14 +118,36 @@ def load_model(name: str, revision: Optional[str] = None, device: str = "cpu"):
     return model
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="a save_pretrained folder or a Hub repo id")
+MODELS_DIR_ENV = "TRANSFORMER_HUB_SPACE_MODELS"  # where ``translate`` without --model looks (default: space/models)
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument("--model", required=required, help="a save_pretrained folder or a Hub repo id" + (
+        "" if required else "; default: the model of space/models whose card scores --src-lang -> --tgt-lang best"))
     parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
     parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
     parser.add_argument("--src-lang", default=None, help="source language code (multilingual models; a bilingual "
                         "model accepts only its own pair); 'auto' detects it per line among the model's languages")
     parser.add_argument("--tgt-lang", default=None, help="target language code (required by multilingual models)")
+
+
+def best_model_for(args: argparse.Namespace) -> str:
+    """The folder of the best-measured model for ``--src-lang -> --tgt-lang`` among space/models (stderr says which)."""
+    from .selection import best_model, candidates_in
+
+    folder = os.environ.get(MODELS_DIR_ENV) or os.path.join("space", "models")
+    if not os.path.isdir(folder):
+        raise CLIError(f"--model is required: there is no {folder} folder here to choose a model from")
+    if not (args.src_lang and args.tgt_lang):
+        raise CLIError(f"without --model, give --src-lang and --tgt-lang: the model of {folder} that translates "
+                       "that direction best is used")
+    found = best_model(candidates_in(folder), args.src_lang, args.tgt_lang)
+    if found is None:
+        raise CLIError(f"no model in {folder} translates {args.src_lang}->{args.tgt_lang}; pass --model")
+    print(f"model: {found.source} (the best measured for {args.src_lang}->{args.tgt_lang} in {folder})",
+          file=sys.stderr)
+    return str(found.source)
 
 
 def check_languages(args: argparse.Namespace, model) -> dict:
@@ -171,7 +193,7 @@ def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
 def decoding_config(args: argparse.Namespace):
     from .decoding import DecodingConfig
 
-    from .decoding.api import MAX_WORKERS
+    from .decoding.threads import MAX_WORKERS
 
     if not 1 <= args.workers <= MAX_WORKERS:
         raise CLIError(f"--workers must be between 1 and {MAX_WORKERS}, got {args.workers}")
@@ -188,10 +210,10 @@ def decoding_config(args: argparse.Namespace):
 
 
 @contextlib.contextmanager
-def decoding_workers(args: argparse.Namespace, model) -> Iterator:
-    """What ``generate(..., workers=)`` gets: a DecodingPool for --parallel processes, else the thread count."""
-    if args.workers == 1 or args.parallel == "threads":
-        yield args.workers
+def decoding_workers(args: argparse.Namespace, model, engine="pytorch") -> Iterator[dict]:
+    """``generate``'s ``workers=`` and ``engine=``: a DecodingPool engine for --parallel processes, else threads."""
+    if args.workers == 1 or args.parallel == "threads" or engine != "pytorch":
+        yield dict(workers=args.workers, engine=engine)
         return
     from .decoding import DecodingPool
 
@@ -200,7 +222,7 @@ def decoding_workers(args: argparse.Namespace, model) -> Iterator:
     except (ValueError, RuntimeError) as exc:
         raise CLIError(f"--workers {args.workers}: {exc}")
     with pool:
-        yield pool
+        yield dict(workers=1, engine=pool)
 
 
 def set_threads(threads: Optional[int]) -> None:
@@ -238,7 +260,7 @@ def translate_command(argv: List[str]) -> int:
     parser = Parser(prog=f"{PROG} translate", description="Translate one sentence per line: one line in, one line "
                     "out (empty lines stay empty). With --n-best > 1, write TSV: line_index (0-based), rank, score, "
                     "normalized_score, text. With --alternatives K, write JSON lines (one object per input line).")
-    add_model_arguments(parser)
+    add_model_arguments(parser, required=False)
     parser.add_argument("--input", "-i", default=None, help="input file (.gz allowed; default: stdin)")
     parser.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
     parser.add_argument("--prefix-file", default=None,
@@ -263,14 +285,13 @@ def translate_command(argv: List[str]) -> int:
     prefixes = translation_prefixes(args, len(lines))
     if args.alternatives:
         config = _with_alternatives(config, args.alternatives)
-    model = load_model(args.model, args.revision, args.device)
+    model = load_model(args.model or best_model_for(args), args.revision, args.device)
     from .decoding import generate
 
-    with decoding_workers(args, model) as workers:
+    with decoding_workers(args, model, engine) as runner:
         try:
-            results = generate(model, lines, config, progress=_progress(args, len(lines)), workers=workers,
-                               engine=engine, prefix=prefixes, split_sentences=args.split_sentences,
-                               **check_languages(args, model))
+            results = generate(model, lines, config, progress=_progress(args, len(lines)), prefix=prefixes,
+                               split_sentences=args.split_sentences, **runner, **check_languages(args, model))
         except ValueError as exc:  # a prefix longer than its sentence may be, an engine without prefixes
             raise CLIError(str(exc))
     with open_output(args.output) as out:
@@ -294,8 +315,6 @@ def translation_prefixes(args: argparse.Namespace, n_lines: int) -> Optional[Lis
     if len(prefixes) != n_lines:
         raise CLIError(f"--prefix-file {args.prefix_file} has {len(prefixes)} lines for {n_lines} input lines: "
                        "give one prefix per input line (an empty line for none)")
-    if args.workers > 1 and args.parallel == "processes":
-        raise CLIError("--prefix-file decodes in this process: use --parallel threads, or --workers 1")
     return prefixes
 
 
@@ -354,12 +373,12 @@ def evaluate_command(argv: List[str]) -> int:
         sources, references = sources[: args.limit], references[: args.limit]
     if not sources:
         raise CLIError(f"{args.src} is empty")
-    model = load_model(args.model, args.revision, args.device)
+    model = load_model(args.model or best_model_for(args), args.revision, args.device)
     from .decoding import generate
 
-    with decoding_workers(args, model) as workers:  # started before the clock: the speed is the decoding's
+    with decoding_workers(args, model) as runner:  # started before the clock: the speed is the decoding's
         start = time.perf_counter()
-        results = generate(model, sources, config, progress=_progress(args, len(sources)), workers=workers,
+        results = generate(model, sources, config, progress=_progress(args, len(sources)), **runner,
                            **check_languages(args, model))
         seconds = time.perf_counter() - start
     hypotheses = [one_line(r.text) for r in results]
@@ -424,7 +443,7 @@ def download_command(argv: List[str]) -> int:
                     "2016/2017) into a folder `train --data-dir` reads; files already there are kept.")
     parser.add_argument("--langs", default=",".join(MULTI30K_LANGS),
                         help=f"comma-separated languages among {','.join(MULTI30K_LANGS)} (default: all four)")
-    parser.add_argument("--dest", default=str(DEFAULT_DATA_DIR), help="the folder to fill (default: %(default)s)")
+    parser.add_argument("--dest", default=str(default_data_dir()), help="the folder to fill (default: %(default)s)")
     args = parser.parse_args(argv)
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
     unknown = [lang for lang in langs if lang not in MULTI30K_LANGS]

@@ -23,6 +23,8 @@ MAX_LAYERS = 128
 MAX_LEN = 16_384
 MAX_PARAMETERS = 2_000_000_000  # 2 B parameters: ~8 GB of fp32, far beyond what this project trains
 MAX_LANGUAGES = 64
+# The target-language tag starts the source (Johnson et al., 2017), or the decoder input right after bos.
+TAG_POSITIONS = ("source", "decoder")
 LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}$")  # ISO 639-1 / 639-3 codes: "en", "de", "fra"
 
 
@@ -58,6 +60,7 @@ class TransformerConfig:
     tgt_lang: Optional[str] = None
     languages: Optional[List[str]] = None   # a multilingual model: the languages it serves (target-language tags)
     directions: Optional[List[str]] = None  # "src-tgt" pairs it was trained for; None = every pair of `languages`
+    tag_position: str = "source"  # where a multilingual model reads its target-language tag: "source" or "decoder"
 
     def __post_init__(self) -> None:
         self.validate()
@@ -114,8 +117,8 @@ class TransformerConfig:
                              f"{MAX_PARAMETERS:,}; refusing to allocate it")
 
     def _validate_variants(self) -> None:
-        # The registries are filled when the package is imported (transformer_hub/__init__.py imports model and
-        # variants), which happens before this module can be imported at all: no need to import the model here.
+        # The registries are filled by parts.register_builtin_parts(), which the package's __init__ calls; Python
+        # runs that before any submodule (this one included) can be imported, so the names are there.
         for field_name, reg in (("positional", POSITIONAL), ("norm", NORM), ("feed_forward", FEED_FORWARD),
                                 ("attention", ATTENTION), ("layout", LAYOUT)):
             name = getattr(self, field_name)
@@ -123,6 +126,10 @@ class TransformerConfig:
                 raise ValueError(f"unknown {reg.kind} {name!r} for {field_name}; registered: {', '.join(reg.names())}")
 
     def _validate_languages(self) -> None:
+        if self.tag_position not in TAG_POSITIONS:
+            raise ValueError(f"tag_position must be one of {', '.join(TAG_POSITIONS)}, got {self.tag_position!r}")
+        if self.tag_position == "decoder" and (self.languages is None or self.layout != "encoder-decoder"):
+            raise ValueError("tag_position 'decoder' is for multilingual encoder-decoder models (languages=[...])")
         for name in ("src_lang", "tgt_lang"):
             value = getattr(self, name)
             if value is not None and not LANGUAGE_CODE.match(value):
@@ -153,6 +160,11 @@ class TransformerConfig:
     def multilingual(self) -> bool:
         """True when the model serves several languages through target-language tags."""
         return self.languages is not None
+
+    @property
+    def decoder_tags(self) -> bool:
+        """True when the target-language tag follows bos at the decoder's start (forced, never predicted)."""
+        return self.tag_position == "decoder"
 
     def pairs(self) -> List[Tuple[str, str]]:
         """The (source, target) directions this model serves; empty when it names no languages."""

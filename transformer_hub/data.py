@@ -28,18 +28,12 @@ MULTI30K_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/t
 MULTI30K_SPLITS = ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
 MULTI30K_LANGS = ("en", "de", "fr", "cs")
 DATA_ENV = "TRANSFORMER_HUB_DATA"
-# This project's machines keep a copy beside the checkout; anywhere else `download` fills ./data/multi30k.
-SHARED_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "multi30k"
 
 
 def default_data_dir() -> Path:
-    """Where Multi30k is looked for by default: ``$TRANSFORMER_HUB_DATA``, the shared copy, or ``data/multi30k``."""
-    if os.environ.get(DATA_ENV):
-        return Path(os.environ[DATA_ENV])
-    return SHARED_DATA_DIR if SHARED_DATA_DIR.is_dir() else Path("data") / "multi30k"
-
-
-DEFAULT_DATA_DIR = default_data_dir()
+    """Where Multi30k is looked for without ``--data-dir``: ``$TRANSFORMER_HUB_DATA``, else ``data/multi30k``
+    (relative to the working directory: the folder ``python -m transformer_hub download`` fills)."""
+    return Path(os.environ.get(DATA_ENV) or Path("data") / "multi30k")
 
 
 class DataError(UserError, ValueError):
@@ -193,29 +187,39 @@ class Example:
     src: List[int]  # source ids (a multilingual model's start with the target-language tag), ending with eos
     tgt: List[int]  # target ids, bos ... eos
     direction: str = ""  # "src-tgt" for multilingual corpora (per-direction validation)
+    forced: int = 0  # leading target tokens after bos that are given, not predicted (a decoder-start tag)
 
 
 def encode_pairs(pairs: Sequence[Tuple[str, str]], tokenizer, bos: int, eos: int, max_len: int,
                  tag: Optional[int] = None, direction: str = "",
-                 cache: Optional[Dict[Tuple[str, str], List[int]]] = None) -> List[Example]:
+                 cache: Optional[Dict[Tuple[str, str], List[int]]] = None, sample: bool = False,
+                 tag_in_decoder: bool = False) -> List[Example]:
     """Tokenize pairs (``tag``: an id put before every source); examples longer than ``max_len`` are dropped.
 
+    ``tag_in_decoder``: the tag follows bos in the target instead (``forced``: the loss does not ask for it).
+
     ``cache`` ((side, text) -> ids), shared across calls, encodes each sentence of a many-way corpus once.
+    ``sample``: the sides ``tokenizer.sampling`` covers are segmented by ``tokenizer.sample`` (a fresh draw for
+    every occurrence, never cached).
     """
     examples = []
-    prefix = [tag] if tag is not None else []
+    prefix = [tag] if tag is not None and not tag_in_decoder else []
+    start = [bos, tag] if tag is not None and tag_in_decoder else [bos]
     cache = {} if cache is None else cache
+    sampled = tokenizer.sampling.sides if sample and tokenizer.sampling is not None else ()
 
     def encode(text: str, side: str) -> List[int]:
+        if side in sampled:
+            return tokenizer.sample(text, side)
         if (side, text) not in cache:
             cache[(side, text)] = tokenizer.encode(text, side=side)
         return cache[(side, text)]
 
     for src, tgt in pairs:
         s = prefix + encode(src, "source") + [eos]
-        t = [bos] + encode(tgt, "target") + [eos]
+        t = start + encode(tgt, "target") + [eos]
         if len(s) <= max_len and len(t) <= max_len:
-            examples.append(Example(s, t, direction))
+            examples.append(Example(s, t, direction, len(start) - 1))
     return examples
 
 
@@ -258,6 +262,7 @@ def collate(examples: Sequence[Example], pad_id: int) -> Tuple[torch.Tensor, tor
         src[row, : len(e.src)] = torch.tensor(e.src)
         tgt_in[row, : len(e.tgt) - 1] = torch.tensor(e.tgt[:-1])
         tgt_out[row, : len(e.tgt) - 1] = torch.tensor(e.tgt[1:])
+        tgt_out[row, : e.forced] = pad_id  # given tokens (a decoder-start tag) are not predicted: no loss
     return src, tgt_in, tgt_out
 
 

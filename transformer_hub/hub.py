@@ -8,15 +8,17 @@ the model is built), and only then are weights read and loaded with ``strict=Tru
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
-from huggingface_hub import EvalResult, ModelCard, ModelCardData, hf_hub_download, try_to_load_from_cache
+from huggingface_hub import (EvalResult, ModelCard, ModelCardData, PyTorchModelHubMixin, hf_hub_download,
+                             try_to_load_from_cache)
 from huggingface_hub import _CACHED_NO_EXIST  # try_to_load_from_cache's "known to be absent" answer
 from huggingface_hub.errors import EntryNotFoundError, HFValidationError, LocalEntryNotFoundError
 from safetensors import SafetensorError, safe_open
@@ -28,6 +30,26 @@ from .tokenizer import Tokenizer
 
 WEIGHTS_FILE, CONFIG_JSON, CARD_FILE, PLOT_FILE = "model.safetensors", "config.json", "README.md", "training_curves.png"
 MAX_CONFIG_BYTES = 1024 * 1024
+
+
+class ModelLoadError(RuntimeError):
+    """This model cannot be loaded (missing, corrupt, unreachable, refused); the message names its folder or repo id.
+
+    What :func:`loading` turns any failure into, for callers that serve several models (a ``DecodingPool``
+    worker, the Space) and must tell "this model is unusable" from their own bugs.
+    """
+
+
+@contextlib.contextmanager
+def loading(model_id: str, revision: Optional[str] = None) -> Iterator[None]:
+    """Turn any failure to read model ``model_id`` (at ``revision``) into one :class:`ModelLoadError`."""
+    try:
+        yield
+    except ModelLoadError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one clear type for the caller, whatever went wrong
+        where = str(model_id) + (f"@{revision}" if revision else "")
+        raise ModelLoadError(f"could not load the model at {where}: {type(exc).__name__}: {exc}") from None
 
 
 class CheckpointError(ValueError):
@@ -126,7 +148,10 @@ def results_table(results: List[Dict[str, Any]], pair: str) -> List[str]:
 
 
 # --------------------------------------------------------------------------- load
-def _resolver(model_id: str, revision: Optional[str], **download_kwargs) -> Callable[[str, bool], Optional[str]]:
+Fetch = Callable[..., Optional[str]]  # fetch(filename, required=True) -> a local path (None: optional and absent)
+
+
+def fetcher(model_id: str, revision: Optional[str] = None, **download_kwargs) -> Fetch:
     """Return ``fetch(filename, required)`` for a local folder or a Hub repository."""
     if os.path.isdir(model_id):
         def fetch_local(filename: str, required: bool = True) -> Optional[str]:
@@ -229,8 +254,8 @@ def load_weights(path: str, model: torch.nn.Module) -> None:
 def load_pretrained(cls, model_id: str, revision: Optional[str] = None, **download_kwargs: Any):
     """``Transformer.from_pretrained``: config first, then header check, then strict weights, tokenizer, card."""
     model_id = str(model_id)
-    fetch = _resolver(model_id, revision, **{k: v for k, v in download_kwargs.items() if k in
-                                             ("cache_dir", "force_download", "token", "local_files_only")})
+    fetch = fetcher(model_id, revision, **{k: v for k, v in download_kwargs.items() if k in
+                                           ("cache_dir", "force_download", "token", "local_files_only")})
     config = read_config(fetch(CONFIG_JSON))
     weights = fetch(WEIGHTS_FILE)
     header = read_header(weights)
@@ -239,28 +264,45 @@ def load_pretrained(cls, model_id: str, revision: Optional[str] = None, **downlo
     check_weights_header(header, model, weights)
     load_weights(weights, model)
     model.eval()
-    tok_config = fetch(TOKENIZER_CONFIG, required=False)
-    if tok_config is not None:
-        files = Tokenizer.files_from_config(tok_config)
-        model.tokenizer = Tokenizer.from_files(fetch(files["source"]), fetch(files["target"]))
-        check_tokenizer(model.tokenizer, config)
+    model.tokenizer = read_tokenizer(fetch, config)
     card = fetch(CARD_FILE, required=False)
     if card is not None:
         model.card_data = card_data_from_file(card)
     return model
 
 
-def from_pretrained(cls, pretrained_model_name_or_path, *, revision: Optional[str] = None, cache_dir=None,
-                    force_download: bool = False, token=None, local_files_only: bool = False, **unused):
-    """Load a ``save_pretrained`` folder or Hub repo: config validated first, weights strictly, tokenizer too.
+class HubMixin(PyTorchModelHubMixin):
+    """How a model is stored like a Hub model: what ``Transformer`` inherits.
 
-    The package attaches this as the classmethod ``Transformer.from_pretrained`` (replacing the mixin's, which
-    loads with ``strict=False`` and falls back to unpickling ``pytorch_model.bin``).
+    huggingface_hub's ``PyTorchModelHubMixin`` gives ``save_pretrained`` and ``push_to_hub``, which write
+    through ``_save_pretrained`` (here: :func:`save_folder`); ``from_pretrained`` is replaced by the strict
+    :func:`load_pretrained` (the mixin's loads with ``strict=False`` and falls back to unpickling
+    ``pytorch_model.bin``).  This module never imports the model: ``cls`` is the class being loaded.
     """
-    if unused:
-        raise TypeError(f"unexpected arguments {sorted(unused)}; the config comes from config.json")
-    return load_pretrained(cls, pretrained_model_name_or_path, revision=revision, cache_dir=cache_dir,
-                           force_download=force_download, token=token, local_files_only=local_files_only)
+
+    def _save_pretrained(self, save_directory: Path) -> None:
+        save_folder(self, save_directory)
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *, revision: Optional[str] = None, cache_dir=None,
+                        force_download: bool = False, token=None, local_files_only: bool = False, **unused):
+        """Load a ``save_pretrained`` folder or Hub repo: config validated first, weights strictly, tokenizer too."""
+        if unused:
+            raise TypeError(f"unexpected arguments {sorted(unused)}; the config comes from config.json")
+        return load_pretrained(cls, pretrained_model_name_or_path, revision=revision, cache_dir=cache_dir,
+                               force_download=force_download, token=token, local_files_only=local_files_only)
+
+
+def read_tokenizer(fetch: Fetch, config: TransformerConfig) -> Optional[Tokenizer]:
+    """The tokenizer a folder or repo ships (None when it has none), checked against its config."""
+    tok_config = fetch(TOKENIZER_CONFIG, required=False)
+    if tok_config is None:
+        return None
+    files = Tokenizer.files_from_config(tok_config)
+    tokenizer = Tokenizer.from_files(fetch(files["source"]), fetch(files["target"]))
+    tokenizer.sampling = Tokenizer.sampling_from_config(tok_config)
+    check_tokenizer(tokenizer, config)
+    return tokenizer
 
 
 def check_tokenizer(tokenizer: Tokenizer, config: TransformerConfig) -> None:

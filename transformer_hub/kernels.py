@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import weakref
-from typing import Dict, Iterator, NamedTuple, Optional, Tuple
+from typing import Iterator, NamedTuple, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from .caching import WeakVersionCache
 
 Tensor = torch.Tensor
 
@@ -147,20 +148,21 @@ def topk(logits: Tensor, k: int) -> Tuple[Tensor, Tensor]:
 
 
 # --------------------------------------------------------------------------- the output projection
-_PREPARED: Dict[int, tuple] = {}  # id(weight) -> (weakref to it, (version, data pointer), Prepared)
-
-
 class Prepared(NamedTuple):
     """An output weight (V, d_model) packed in oneDNN's layout for ``output_logits``."""
 
-    packed: Tensor
+    packed: Optional[Tensor]  # None: this PyTorch lacks the oneDNN operators
 
 
-def _pack(weight: Tensor) -> Optional[Tensor]:
+def _pack(weight: Tensor) -> Prepared:
     try:
-        return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), None)
+        return Prepared(torch.ops.mkldnn._reorder_linear_weight(weight.detach(), None))
     except (AttributeError, NotImplementedError, RuntimeError):  # a PyTorch without these oneDNN operators
-        return None
+        return Prepared(None)
+
+
+# a weight's packed copy, remade when the weight is written in place, dropped when the weight is freed
+_PREPARED: WeakVersionCache[Prepared] = WeakVersionCache(lambda weight: (weight._version, weight.data_ptr()))
 
 
 def prepared(weight: Tensor) -> Optional[Prepared]:
@@ -173,14 +175,8 @@ def prepared(weight: Tensor) -> Optional[Prepared]:
     if (weight.device.type != "cpu" or weight.dtype != torch.float32 or weight.is_inference()
             or not torch.backends.mkldnn.is_available()):
         return None
-    key, kept = (weight._version, weight.data_ptr()), _PREPARED.get(id(weight))
-    if kept is None or kept[0]() is not weight or kept[1] != key:
-        packed = _pack(weight)
-        if packed is None:
-            return None
-        forget = lambda _, i=id(weight): _PREPARED.pop(i, None)  # noqa: E731  (when the weight is freed)
-        kept = _PREPARED[id(weight)] = (weakref.ref(weight, forget), key, Prepared(packed))
-    return kept[2]
+    ready = _PREPARED.get(weight, _pack)
+    return ready if ready.packed is not None else None
 
 
 def output_logits(weight: Tensor, hidden: Tensor, out: Optional[Tensor] = None) -> Tensor:

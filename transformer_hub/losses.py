@@ -31,6 +31,17 @@ class _LabelSmoothedNLL(torch.autograd.Function):
         return g.mul_(grad), None, None
 
 
+def smoothed_targets(target: Tensor, vocab_size: int, eps: float) -> Tensor:
+    """The distribution the smoothed loss compares the model's with: (1 - eps) on each target, eps / V everywhere.
+
+    ``target`` (...) ids -> (..., V) float32; cross-entropy against it is ``label_smoothed_cross_entropy``.
+    """
+    if not 0.0 <= eps <= 1.0:
+        raise ValueError(f"label smoothing must be in [0, 1], got {eps!r}")
+    dist = torch.full((*target.shape, vocab_size), eps / vocab_size)
+    return dist.scatter_add_(-1, target[..., None], torch.full((*target.shape, 1), 1.0 - eps))
+
+
 def label_smoothed_cross_entropy(logits: Tensor, target: Tensor, pad_id: int, eps: float = 0.1,
                                  reduction: str = "mean") -> Tensor:
     """Equal to ``F.cross_entropy(logits, target, ignore_index=pad_id, label_smoothing=eps, reduction=...)``.

@@ -17,17 +17,18 @@ Masks are boolean and broadcast to (B, h, T_q, T_k); ``True`` means "may attend"
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from huggingface_hub import PyTorchModelHubMixin
 
+from . import decoding
 from .config import TransformerConfig, part_parameters
+from .hub import HubMixin
 from .kernels import Dropout  # inverted dropout (section 5.4); its 16-bit mask is a speed-only kernel
 from .losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
-from .registry import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL
+from .registry import ATTENTION, FEED_FORWARD, LAYOUT, MODELS, NORM, POSITIONAL
 from .state import EncoderState, KeyValueBuffer, KVCache  # noqa: F401  (decoding state; re-exported)
 
 Tensor = torch.Tensor
@@ -419,9 +420,10 @@ class EncoderDecoder(nn.Module):
 
 
 # --------------------------------------------------------------------------- The model
+@MODELS.register("transformer")  # how a DecodingPool's workers find the class to load
 class Transformer(
     nn.Module,
-    PyTorchModelHubMixin,
+    HubMixin,
     library_name="transformer_hub",
     pipeline_tag="translation",
     license="apache-2.0",
@@ -430,12 +432,11 @@ class Transformer(
 ):
     """The full model: ``model(src, tgt_in) -> logits``, plus ``encode`` / ``decode`` for decoding.
 
-    ``Transformer(config)`` builds the layout the config names; it is a
-    ``PyTorchModelHubMixin``, so ``save_pretrained``, ``from_pretrained`` and
-    ``push_to_hub`` store it as safetensors with its tokenizer and a model card.
-    ``translate`` (from ``decoding``), ``from_pretrained`` (strict, never unpickling) and the mixin's
-    ``_save_pretrained`` hook (both from ``hub.py``) are attached by ``transformer_hub/__init__.py``: this file
-    is the paper, and imports nothing that decodes or talks to the Hub.
+    ``Transformer(config)`` builds the layout the config names.  It is an ``nn.Module`` and a
+    ``hub.HubMixin`` (huggingface_hub's ``PyTorchModelHubMixin`` with strict loading), so
+    ``save_pretrained``, ``from_pretrained`` and ``push_to_hub`` store it as safetensors with its
+    tokenizer and a model card; ``translate`` calls ``decoding.translate``.  Neither ``hub`` nor
+    ``decoding`` imports this module: they take the model (or its class) they are given.
     """
 
     def __init__(self, config: TransformerConfig) -> None:
@@ -494,6 +495,10 @@ class Transformer(
             return label_smoothed_cross_entropy(out.logits, tgt_out, self.config.pad_id, label_smoothing)
         return linear_label_smoothed_cross_entropy(out.hidden, generator.weight, tgt_out, self.config.pad_id,
                                                    label_smoothing)
+
+    def translate(self, texts: Sequence[str], strategy: str = "greedy", **options) -> List[str]:
+        """The best output string for each text (``decoding.translate``; options are ``DecodingConfig`` fields)."""
+        return decoding.translate(self, texts, strategy, **options)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())  # shared tensors are counted once

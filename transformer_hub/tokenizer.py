@@ -18,14 +18,20 @@ Languages: a multilingual vocabulary holds one *control symbol* per language,
 ``<2de>`` and so on (ids 4, 5, ...).  A control symbol is never produced from
 text (a user typing ``<2de>`` gets ordinary pieces), only inserted by id: the
 target-language tag that starts a multilingual model's source.
+
+Subword regularisation (Kudo, 2018): a tokenizer may carry a ``SubwordSampling`` (saved in
+``tokenizer_config.json``), the setting its model was *trained* with; ``sample`` then draws a segmentation
+of the training text from the unigram model's lattice.  ``encode`` never samples: decoding, validation and
+every user of the model see the one most likely segmentation.
 """
 from __future__ import annotations
 
 import io
 import json
 import os
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence, Union
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 import sentencepiece as spm
 
@@ -35,6 +41,46 @@ PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
 CONFIG_FILE = "tokenizer_config.json"
 JOINT_FILE, SOURCE_FILE, TARGET_FILE = "spm.model", "source.spm.model", "target.spm.model"
 MAX_MODEL_BYTES = 64 * 1024 * 1024
+
+
+SAMPLING_SIDES = ("source", "both")
+
+
+@dataclass(frozen=True)
+class SubwordSampling:
+    """SentencePiece sampling of training text: ``alpha`` smooths the unigram probabilities (smaller: more
+    varied segmentations), ``nbest`` -1 samples from every segmentation (else from the n best), ``side``
+    ``source`` or ``both`` (source and target)."""
+
+    alpha: float
+    side: str = "source"
+    nbest: int = -1
+
+    def __post_init__(self) -> None:
+        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0 < self.alpha <= 1:
+            raise ValueError(f"subword sampling alpha must be a number in (0, 1], got {self.alpha!r}")
+        if self.side not in SAMPLING_SIDES:
+            raise ValueError(f"subword sampling side must be one of {', '.join(SAMPLING_SIDES)}, got {self.side!r}")
+        if isinstance(self.nbest, bool) or not isinstance(self.nbest, int) or not (self.nbest == -1 or self.nbest > 1):
+            raise ValueError(f"subword sampling nbest must be -1 (all segmentations) or above 1, got {self.nbest!r}")
+
+    @property
+    def sides(self) -> Tuple[str, ...]:
+        return ("source",) if self.side == "source" else ("source", "target")
+
+    def describe(self) -> str:
+        return f"alpha {self.alpha:g}, nbest {self.nbest}, {self.side} side{'s' if self.side == 'both' else ''}"
+
+    @classmethod
+    def from_dict(cls, data: object) -> "SubwordSampling":
+        if not isinstance(data, dict) or set(data) - {"alpha", "side", "nbest"} or "alpha" not in data:
+            raise ValueError(f"sampling must be an object with alpha, side and nbest, got {data!r}")
+        return cls(**data)
+
+
+def seed_sampling(seed: int) -> None:
+    """Seed SentencePiece's sampling generator: the same seed, then the same calls, give the same samples."""
+    spm.set_random_generator_seed(seed)
 
 
 # Cc characters: whitespace controls -> " ", the others -> removed (str.translate table).
@@ -81,9 +127,11 @@ def _load_processor(proto: bytes, where: str) -> spm.SentencePieceProcessor:
 class Tokenizer:
     """Source and target SentencePiece models (the same object when the vocabulary is joint)."""
 
-    def __init__(self, source: spm.SentencePieceProcessor, target: Optional[spm.SentencePieceProcessor] = None):
+    def __init__(self, source: spm.SentencePieceProcessor, target: Optional[spm.SentencePieceProcessor] = None,
+                 sampling: Optional[SubwordSampling] = None):
         self.source = source
         self.target = target if target is not None else source
+        self.sampling = sampling  # how the model's training text was segmented; encode() never samples
         for side in (self.source, self.target):
             ids = (side.pad_id(), side.bos_id(), side.eos_id(), side.unk_id())
             if ids != (PAD_ID, BOS_ID, EOS_ID, UNK_ID):
@@ -147,6 +195,17 @@ class Tokenizer:
             raise TypeError(f"expected a string, got {type(text).__name__}")
         return self._side(side).EncodeAsIds(clean_text(text))
 
+    def sample(self, text: str, side: str = "source") -> List[int]:
+        """Training text -> piece ids drawn by ``sampling`` when it covers ``side``, else ``encode``'s.
+
+        Deterministic given ``seed_sampling``'s seed and the sequence of calls (one thread)."""
+        if self.sampling is None or side not in self.sampling.sides:
+            return self.encode(text, side)
+        if not isinstance(text, str):
+            raise TypeError(f"expected a string, got {type(text).__name__}")
+        return self._side(side).Encode(clean_text(text), enable_sampling=True, alpha=self.sampling.alpha,
+                                       nbest_size=self.sampling.nbest)
+
     def decode(self, ids: List[int], side: str = "target") -> str:
         """Piece ids -> text; special ids (pad, bos, eos) are dropped."""
         processor = self._side(side)
@@ -172,16 +231,34 @@ class Tokenizer:
             {"source": SOURCE_FILE, "target": TARGET_FILE}
         for side, name in files.items():
             (directory / name).write_bytes(self._side(side).serialized_model_proto())
-        (directory / CONFIG_FILE).write_text(json.dumps({"type": "sentencepiece", **files}, indent=2) + "\n")
+        config = {"type": "sentencepiece", **files}
+        if self.sampling is not None:
+            config["sampling"] = asdict(self.sampling)
+        (directory / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n")
         return sorted(set(files.values())) + [CONFIG_FILE]
 
     @staticmethod
-    def files_from_config(config_path: Union[str, Path]) -> dict:
-        """Read ``tokenizer_config.json``: {'source': filename, 'target': filename}, names checked to be plain."""
+    def _read_config(config_path: Union[str, Path]) -> object:
         try:
-            data = json.loads(Path(config_path).read_text(encoding="utf-8"))
+            return json.loads(Path(config_path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"cannot read tokenizer config {config_path}: {exc}") from exc
+
+    @classmethod
+    def sampling_from_config(cls, config_path: Union[str, Path]) -> Optional[SubwordSampling]:
+        """The ``sampling`` entry of ``tokenizer_config.json`` (None when absent), checked."""
+        data = cls._read_config(config_path)
+        if not isinstance(data, dict) or data.get("sampling") is None:
+            return None
+        try:
+            return SubwordSampling.from_dict(data["sampling"])
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"tokenizer config {config_path}: {exc}") from exc
+
+    @classmethod
+    def files_from_config(cls, config_path: Union[str, Path]) -> dict:
+        """Read ``tokenizer_config.json``: {'source': filename, 'target': filename}, names checked to be plain."""
+        data = cls._read_config(config_path)
         files = {}
         for side in ("source", "target"):
             name = data.get(side) if isinstance(data, dict) else None
@@ -208,4 +285,6 @@ class Tokenizer:
     def from_directory(cls, directory: Union[str, Path]) -> "Tokenizer":
         directory = Path(directory)
         files = cls.files_from_config(directory / CONFIG_FILE)
-        return cls.from_files(directory / files["source"], directory / files["target"])
+        tokenizer = cls.from_files(directory / files["source"], directory / files["target"])
+        tokenizer.sampling = cls.sampling_from_config(directory / CONFIG_FILE)
+        return tokenizer

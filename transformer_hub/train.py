@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import random
 import signal
 import time
 from pathlib import Path
@@ -26,27 +25,20 @@ from tqdm.auto import tqdm
 
 from . import checkpoint as ckpt
 from . import distributed
-from .config import TransformerConfig
-from .data import encode_pairs, iterate_batches, load_directions, parse_directions, read_parallel
-from .errors import UserError
+from .data import iterate_batches, load_directions
 from .losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
-from .model import Transformer
 from . import results as results_json
-from .tokenizer import Tokenizer
+from .schedule import lr_factor, noam_lr
 from .train_options import build_parser
+from .train_setup import RunSetup
+from .warm_start import provenance, shown_source
 
 logger = logging.getLogger("transformer_hub.train")
 MAX_BAD_STEPS = 5
 
 
-def noam_lr(step: int, d_model: int, warmup: int, factor: float) -> float:
-    """lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)  (section 5.3)."""
-    step = max(step, 1)
-    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
-
-
-class Trainer:
+class Trainer(RunSetup):
     """Holds the run: data, model, optimizer, checkpoints, metrics. ``run()`` trains to the end."""
 
     def __init__(self, args: argparse.Namespace) -> None:
@@ -63,100 +55,7 @@ class Trainer:
         self.metrics = MetricsLog(self.out / "metrics.jsonl")
         self._load_data()
         self._build_model()
-
-    # ---------------------------------------------------------------- setup
-    def _load_data(self) -> None:
-        """``train_sets`` / ``valid_sets``: {(src_lang, tgt_lang): pairs}, one entry unless multilingual."""
-        a = self.args
-        self.langs = [lang.strip() for lang in a.langs.split(",")] if a.langs else None
-        if self.langs and (a.train_src or a.train_tgt):
-            raise UserError("--langs reads {split}.{lang} files from --data-dir; --train-src/--train-tgt are for one pair")
-        if a.train_src or a.train_tgt:
-            if not (a.train_src and a.train_tgt and a.valid_src and a.valid_tgt):
-                raise UserError("--train-src/--train-tgt need --valid-src/--valid-tgt too")
-            pair = (a.src_lang, a.tgt_lang)
-            self.train_sets = {pair: read_parallel(a.train_src, a.train_tgt)}
-            self.valid_sets = {pair: read_parallel(a.valid_src, a.valid_tgt)}
-        else:
-            directions = parse_directions(self.langs, a.directions) if self.langs else [(a.src_lang, a.tgt_lang)]
-            self.train_sets = load_directions(a.data_dir, a.train_split, directions)
-            self.valid_sets = load_directions(a.data_dir, a.valid_split, directions)
-        for sets, limit in ((self.train_sets, a.limit), (self.valid_sets, a.valid_limit)):
-            for pair in sets:
-                sets[pair] = sets[pair][:limit] if limit else sets[pair]
-        first = next(iter(self.train_sets))
-        self.train_pairs, self.valid_pairs = self.train_sets[first], self.valid_sets[first]
-
-    def _tokenizer_texts(self) -> List[str]:
-        """Every training sentence once per language (a four-way corpus repeats them per direction)."""
-        by_lang: Dict[str, List[str]] = {}
-        for (src_lang, tgt_lang), pairs in self.train_sets.items():
-            by_lang.setdefault(src_lang, [p[0] for p in pairs])
-            by_lang.setdefault(tgt_lang, [p[1] for p in pairs])
-        return [text for texts in by_lang.values() for text in texts]
-
-    def _tokenizer(self) -> Tokenizer:
-        folder = self.out / "tokenizer"
-        if self.main and not (folder / "tokenizer_config.json").is_file():
-            if self.langs:
-                if self.args.separate_vocab:
-                    raise UserError("--langs needs a joint vocabulary: drop --separate-vocab")
-                tok = Tokenizer.train(self._tokenizer_texts(), vocab_size=self.args.vocab_size, languages=self.langs)
-            else:
-                tok = Tokenizer.train([s for s, _ in self.train_pairs], [t for _, t in self.train_pairs],
-                                      vocab_size=self.args.vocab_size, joint=not self.args.separate_vocab)
-            tok.save(folder)
-        if self.world > 1:
-            dist.barrier()
-        return Tokenizer.from_directory(folder)
-
-    def _build_model(self) -> None:
-        a = self.args
-        tok = self._tokenizer()
-        overrides = {k: getattr(a, k) for k in ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers",
-                                                "dropout", "max_len", "positional", "norm", "feed_forward",
-                                                "attention", "layout") if getattr(a, k) is not None}
-        share = not a.no_share_embeddings and tok.joint
-        if overrides.get("layout") == "decoder-only":
-            overrides.setdefault("n_encoder_layers", 0)
-        if self.langs:
-            everything = a.directions is None
-            languages = {"languages": self.langs, "src_lang": None, "tgt_lang": None,
-                         "directions": None if everything else [f"{s}-{t}" for s, t in self.train_sets]}
-        else:
-            languages = {"src_lang": a.src_lang, "tgt_lang": a.tgt_lang}
-        self.config = TransformerConfig.preset(a.preset, **{**overrides, "src_vocab_size": tok.src_vocab_size,
-                                                            "tgt_vocab_size": tok.tgt_vocab_size,
-                                                            "share_embeddings": share, **languages})
-        torch.manual_seed(a.seed)
-        random.seed(a.seed)
-        self.model = Transformer(self.config).to(self.device)
-        self.model.tokenizer = tok
-        self.net = self.model
-        if self.world > 1:
-            self.net = torch.nn.parallel.DistributedDataParallel(self.model)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
-        c = self.config
-        budget = c.max_len if c.layout != "decoder-only" else c.max_len // 2
-        self.train_examples = self._encode(self.train_sets, tok, budget)
-        self.valid_examples = self._encode(self.valid_sets, tok, budget)
-        self.factor = a.lr_factor or a.peak_lr * math.sqrt(c.d_model) * math.sqrt(a.warmup)
-        self.state: Dict = {"step": 0, "epoch": 0, "batch": 0, "train_seconds": 0.0, "wall_seconds": 0.0, "best_bleu": None,
-                            "tokens": 0, "args": {k: v for k, v in vars(a).items()}}
-        if a.resume:
-            found = ckpt.list_checkpoints(self.out / "checkpoints")
-            if found:
-                self.state = ckpt.load_checkpoint(found[-1], self.model, self.optimizer)
-                if self.main:
-                    self.metrics.truncate_after(self.state["step"])
-                    logger.info("resumed from %s (step %d)", found[-1], self.state["step"])
-
-    def _encode(self, sets, tok: Tokenizer, budget: int) -> List:
-        c, examples, cache = self.config, [], {}
-        for (src_lang, tgt_lang), pairs in sets.items():
-            tag = tok.lang_tag_id(tgt_lang) if c.multilingual else None
-            examples += encode_pairs(pairs, tok, c.bos_id, c.eos_id, budget, tag, f"{src_lang}-{tgt_lang}", cache)
-        return examples
+        self.factor = args.lr_factor or lr_factor(args.peak_lr, self.config.d_model, args.warmup)
 
     # ---------------------------------------------------------------- loop
     def _loss(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
@@ -178,7 +77,7 @@ class Trainer:
         self.bar = tqdm(total=a.max_updates, initial=s["step"], desc="train", disable=not self.main,
                         dynamic_ncols=True)
         while not self._done():
-            for index, batch in iterate_batches(self.train_examples, a.max_tokens, a.seed, s["epoch"],
+            for index, batch in iterate_batches(self.epoch_examples(s["epoch"]), a.max_tokens, a.seed, s["epoch"],
                                                 self.config.pad_id, s["batch"], self.rank, self.world):
                 if not self._train_step(index, batch):
                     continue
@@ -289,7 +188,6 @@ class Trainer:
              **options) -> Dict[str, float]:
         from .decoding import translate
 
-        self.model.eval()
         languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.config.pairs() else {}
         hypotheses = translate(self.model, [p[0] for p in pairs], batch_size=200, **languages, **options)
         return score(hypotheses, [p[1] for p in pairs])
@@ -352,12 +250,18 @@ class Trainer:
             "averaged_checkpoints": len(found), "max_tokens_per_batch": a.max_tokens * self.world,
             "peak_lr": a.peak_lr, "warmup": a.warmup, "label_smoothing": a.label_smoothing, "seed": a.seed,
         }
+        if self.model.tokenizer.sampling is not None:
+            training["subword_sampling"] = self.model.tokenizer.sampling.describe()
+        if s.get("init"):
+            training["init_from"] = shown_source(s["init"]["source"])
         if a.final_beam:
             results = self.evaluate_splits(beam=a.final_beam)
         default_name = f"transformer_hub {'-'.join(self.langs)}" if self.langs else f"transformer_hub {a.src_lang}-{a.tgt_lang}"
         self.model.card_data = {"name": a.name or default_name,
                                 "datasets": ["multi30k"], "results": results, "training": training,
                                 "plot": str(self.out / "training_curves.png")}
+        if s.get("init"):
+            self.model.card_data["provenance"] = provenance(s["init"])
         final = self.out / "final"
         self.model.save_pretrained(final)
         (final / "metrics.jsonl").write_text(self.metrics.path.read_text() if self.metrics.path.is_file() else "")

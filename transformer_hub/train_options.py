@@ -4,17 +4,23 @@ from __future__ import annotations
 import argparse
 
 from .config import PRESETS
-from .data import DEFAULT_DATA_DIR
+from .data import default_data_dir
 from .errors import Parser
 
 DESCRIPTION = "The paper's training recipe (section 5) on parallel text, resumable exactly, optionally distributed."
 
 
+class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows defaults, except None ("not given": the option's help says what then applies)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        return (action.help or "") if action.default is None else super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog="transformer_hub train", description=DESCRIPTION,
-               formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = Parser(prog="transformer_hub train", description=DESCRIPTION, formatter_class=_Defaults)
     d = p.add_argument_group("data")
-    d.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR), help="Multi30k-style folder of {split}.{lang}[.gz]")
+    d.add_argument("--data-dir", default=str(default_data_dir()), help="Multi30k-style folder of {split}.{lang}[.gz]")
     d.add_argument("--src-lang", default="en")
     d.add_argument("--tgt-lang", default="de")
     d.add_argument("--langs", default=None, help="a multilingual model over these languages, e.g. en,de,fr,cs: "
@@ -31,14 +37,25 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--limit", type=int, default=0, help="use only the first N training pairs (0 = all)")
     d.add_argument("--valid-limit", type=int, default=0, help="use only the first N validation pairs (0 = all)")
     t = p.add_argument_group("tokenizer")
-    t.add_argument("--vocab-size", type=int, default=10000)
+    t.add_argument("--vocab-size", type=int, default=None, help="pieces in the SentencePiece model (default: 10000)")
     t.add_argument("--separate-vocab", action="store_true", help="one vocabulary per language (default: joint)")
+    t.add_argument("--subword-sampling-alpha", type=float, default=0.0,
+                   help="subword regularisation: re-segment the training text every epoch by SentencePiece "
+                   "sampling with this alpha (e.g. 0.1; nbest -1); 0 = off. Decoding never samples")
+    t.add_argument("--subword-sampling-side", default="source", choices=("source", "both"),
+                   help="which training side is sampled (target too with 'both')")
     m = p.add_argument_group("model (a preset, then overrides)")
-    m.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
+    m.add_argument("--preset", default=None, choices=sorted(PRESETS), help="the model's sizes before overrides (default: cpu)")
+    m.add_argument("--init-from", metavar="DIR_OR_REPO", default=None,
+                   help="start from this saved model's weights, config and tokenizer (a fresh optimizer and "
+                   "schedule); architecture and vocabulary options must agree with it or be left out")
     for name, kind in (("d_model", int), ("n_heads", int), ("d_ff", int), ("n_encoder_layers", int),
                        ("n_decoder_layers", int), ("dropout", float), ("max_len", int), ("positional", str),
                        ("norm", str), ("feed_forward", str), ("attention", str), ("layout", str)):
         m.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None)
+    m.add_argument("--tag-position", default=None, choices=("source", "decoder"),
+                   help="with --langs: the target-language tag starts the source (default) or follows bos at the "
+                   "decoder's start (forced when decoding, never predicted)")
     m.add_argument("--no-share-embeddings", action="store_true")
     o = p.add_argument_group("optimisation (section 5)")
     o.add_argument("--max-tokens", type=int, default=8000, help="tokens per batch (per process)")

@@ -7,9 +7,10 @@ from typing import List, Optional, Tuple
 import gradio as gr
 
 from .. import service
+from ..choice import AUTO as BEST_MODEL, AUTO_LABEL
 from ..context import SpaceContext
 from ..examples import EXAMPLES
-from ..languages import AUTO, DEFAULT_PAIR, LANGUAGES, choices, fit_pair
+from ..languages import AUTO, DEFAULT_PAIR, choices, fit_pair
 
 DECODE = "decode"  # concurrency group of every event that runs the model
 UI = dict(api_visibility="private", queue=False)  # events that only rearrange the page
@@ -34,9 +35,14 @@ def bind(ctx: SpaceContext, fn):
     return service.handler(functools.partial(fn, ctx))
 
 
-def model_picker(ctx: SpaceContext, label: str = "Model", elem_id: Optional[str] = None) -> gr.Dropdown:
-    names = ctx.model_names
-    return gr.Dropdown(choices=names, value=ctx.default_model, label=label, interactive=True, elem_id=elem_id,
+def model_picker(ctx: SpaceContext, label: str = "Model", elem_id: Optional[str] = None,
+                 auto: bool = False) -> gr.Dropdown:
+    """The model dropdown; ``auto=True`` adds, first and chosen, the best-scored model of each direction."""
+    names = [(name, name) for name in ctx.model_names]
+    if auto and names:
+        names.insert(0, (AUTO_LABEL, BEST_MODEL))
+    return gr.Dropdown(choices=names, value=names[0][1] if auto and names else ctx.default_model, label=label,
+                       interactive=True, elem_id=elem_id,
                        info=None if names else "No model found: ship one under space/models/ or pass --model.")
 
 
@@ -54,7 +60,8 @@ def _config(ctx: SpaceContext, model: Optional[str]):
 
 
 def _pickers(ctx: SpaceContext, model, source, target, detect: bool = False) -> Tuple[dict, dict]:
-    sources, targets, source, target = fit_pair(_config(ctx, model), source, target, detect)
+    pairs = ctx.chooser.pairs() if model == BEST_MODEL else None  # every direction some model serves
+    sources, targets, source, target = fit_pair(_config(ctx, model), source, target, pairs, detect)
     return (gr.update(choices=choices(sources), value=source), gr.update(choices=choices(targets), value=target))
 
 
@@ -67,9 +74,10 @@ def language_pickers(ctx: SpaceContext, model: Optional[gr.Dropdown], prefix: st
     """Source and target language pickers and a swap button, narrowed to what ``model`` serves (None: every
     language of the Space, for a tab that uses several models); ``detect`` heads the sources with "Detect
     language", the default."""
-    start = ctx.default_model if model is not None else None
+    start = (model.value if isinstance(model, gr.Dropdown) else ctx.default_model) if model is not None else None
     sources, targets, source, target = fit_pair(_config(ctx, start), AUTO if detect else DEFAULT_PAIR[0],
-                                                DEFAULT_PAIR[1], detect)
+                                                DEFAULT_PAIR[1], ctx.chooser.pairs() if start == BEST_MODEL else None,
+                                                detect)
     with gr.Row(equal_height=True):
         src = gr.Dropdown(choices(sources), value=source, label="From", elem_id=f"{prefix}-source-lang",
                           interactive=True, min_width=120)
@@ -97,6 +105,3 @@ def examples(text: gr.Textbox, source: gr.Dropdown, prefix: str) -> gr.Dataset:
     dataset.click(lambda sample: sample[0], dataset, text, **UI)
     return dataset
 
-
-def source_label(language: Optional[str]) -> str:
-    return f"{LANGUAGES.get(language, 'Source')} text"

@@ -43,10 +43,10 @@ def render(ctx) -> None:
     with gr.Accordion("All of it as JSON", open=False):
         data = gr.JSON(label="compare result")
     inputs = [text, model, beam_size, length_penalty, n_best, max_length, source, target, engine]
-    gr.Markdown("#### The beam search as a tree\nKept beams in blue, pruned candidates faded, finished "
-                "hypotheses as green squares, the returned translation's path in red; labels: the piece and the "
-                "total log-probability so far.")
-    tree = gr.Plot(label="Search tree", elem_id="compare-tree")
+    gr.Markdown("#### The beam search as a tree\nSteps run down the page. Kept beams in blue, the two best pruned "
+                "candidates of each step in grey, finished hypotheses as green squares, the returned translation's "
+                "path in red; labels: the piece and the total log-probability so far.")
+    tree = gr.Plot(show_label=False, elem_id="compare-tree")  # the heading above names it: no label over the legend
     with gr.Accordion("The search trace as JSON", open=False):
         trace = gr.JSON(label="beam search steps")
     button.click(bind(ctx, service.compare), inputs, [greedy, beam, scores, nbest, verdict, data],

@@ -15,14 +15,15 @@ def render(ctx) -> None:
                 "the text's layout. Or upload a .txt document below.")
     with gr.Row(equal_height=False):
         with gr.Column(scale=1):
-            model = model_picker(ctx, elem_id="translate-model")
+            model = model_picker(ctx, elem_id="translate-model", auto=True)
             source, target = language_pickers(ctx, model, "translate", detect=True)
             text = text_input(ctx, "Source text", value=examples_of(None)[0][0], lines=4,
                               elem_id="translate-input")
             strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
             with gr.Accordion("Decoding options", open=False):
-                engine = gr.Radio(["pytorch", "ctranslate2"], value=service.DEFAULT_ENGINE, label="Engine",
-                                  info="pytorch: this project's decoder; ctranslate2: the same weights, converted",
+                engine = gr.Radio(["auto", "pytorch", "ctranslate2"], value=service.TRANSLATE_ENGINE, label="Engine",
+                                  info="pytorch: this project's decoder; ctranslate2: the same weights, converted; "
+                                       "auto: ctranslate2 when installed and able to run the options",
                                   elem_id="translate-engine")
                 beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size (beam)")
                 length_penalty = gr.Slider(0.0, 2.0, value=0.6, step=0.1,

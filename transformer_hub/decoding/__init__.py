@@ -8,13 +8,16 @@
 
 Strategies are registered by name in ``STRATEGIES`` (``@STRATEGIES.register("name")``);
 the options live in :class:`DecodingConfig`, apart from the model's config.
-:class:`DecodingPool` decodes on several cores, in worker processes.
+Engines (``ENGINES``: "pytorch", "ctranslate2"; or an engine object) do the decoding;
+:class:`DecodingPool` is one that decodes on several cores, in worker processes.
 """
 from .api import decode_ids, generate, translate
 from .config import DecodingConfig, length_penalty
+from .engines import ENGINES, Engine, PyTorchEngine, get_engine
 from .pool import DecodingPool
 from .results import CONFIDENCE_THRESHOLD, Hypothesis, SearchNode, SearchStep, SearchTrace, TranslationResult
 from .strategies import STRATEGIES, Batch, Stepper
 
-__all__ = ["CONFIDENCE_THRESHOLD", "DecodingConfig", "DecodingPool", "Hypothesis", "TranslationResult", "STRATEGIES", "generate", "translate",
-           "decode_ids", "length_penalty", "Batch", "Stepper", "SearchTrace", "SearchStep", "SearchNode"]
+__all__ = ["CONFIDENCE_THRESHOLD", "DecodingConfig", "DecodingPool", "Hypothesis", "TranslationResult", "STRATEGIES",
+           "generate", "translate", "decode_ids", "length_penalty", "Batch", "Stepper", "SearchTrace", "SearchStep",
+           "SearchNode", "ENGINES", "Engine", "PyTorchEngine", "get_engine"]

@@ -95,7 +95,9 @@ class BeamSearch:
         self.rows = _Rows([[] for _ in range(n * k)], [[] for _ in range(n * k)], [[] for _ in range(n * k)],
                           remaining)
         self.history_att: Optional[Tensor] = None  # (rows, L, h, t, S)
-        self.seqs = torch.full((n * k, 1), self.bos, dtype=torch.long, device=self.device)
+        start = batch.start_seqs(self.bos)  # bos and any start tokens (a decoder-start tag), per sentence
+        self.starts = start.tolist()
+        self.seqs = start.repeat_interleave(k, dim=0)
 
     def run(self) -> List[List[Hypothesis]]:
         for t in range(max(self.caps)):
@@ -212,7 +214,8 @@ class BeamSearch:
         index = torch.tensor(rows, device=self.device)
         self.seqs = torch.tensor(tokens, device=self.device).view(-1, 1)
         if self.stepper.cache is None:  # the reference path re-decodes whole prefixes
-            self.seqs = torch.tensor([[self.bos] + p for p in self.rows.tokens], dtype=torch.long, device=self.device)
+            self.seqs = torch.tensor([self.starts[s] + p for s, p in zip(sentences, self.rows.tokens)],
+                                     dtype=torch.long, device=self.device)
         if att is not None:
             step_att = att[index].unsqueeze(3)
             self.history_att = step_att if self.history_att is None else torch.cat(

@@ -1,10 +1,11 @@
 """Decoding on several cores: worker processes that each hold the model and decode whole batches.
 
 The decode loop is Python between small tensor ops, so threads in one process
-(``generate(..., workers=2)``) take turns for the GIL; processes do not.
+(``generate(..., workers=2)``) take turns for the GIL; processes do not.  A pool is a decoding
+engine (``engines.py``): ``generate(model, texts, engine=pool)``.
 
     with DecodingPool(model, processes=2) as pool:               # from a model in memory
-        hypotheses = pool.translate(lines, strategy="beam")      # or generate(model, lines, workers=pool)
+        hypotheses = pool.translate(lines, strategy="beam")      # or generate(model, lines, engine=pool)
 
     pool = DecodingPool("space/models/en-de", processes=1, wait=False)   # from a folder or a Hub repo id
     pool.generate(["A dog runs."], strategy="beam", src_lang="en", tgt_lang="de")
@@ -40,7 +41,11 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import torch
 
-from .config import DecodingConfig, one_per_text
+from ..hub import loading
+from ..registry import MODELS
+from .batching import decode_in_batches, with_seed
+from .config import STRATEGIES, DecodingConfig, one_per_text
+from .engines import decode_batch
 from .results import Hypothesis, TranslationResult
 
 MAX_PROCESSES = 64
@@ -68,20 +73,11 @@ def _start_worker(default: Key, threads: int, parent: int, barrier) -> None:
     _DEFAULT, _BARRIER = default, barrier  # loaded by the first task: a model that cannot load fails a task, not the pool
 
 
-class ModelLoadError(RuntimeError):
-    """A worker could not load a model (missing, corrupt, unreachable); the message says which and why."""
-
-
 def _model(key: Optional[Key] = None):
-    from ..model import Transformer
-
     key = key or _DEFAULT
     if key not in _MODELS:
-        try:
-            model = Transformer.from_pretrained(key[0], revision=key[1]).eval()
-        except Exception as exc:  # noqa: BLE001 - one clear type for the caller, whatever went wrong
-            where = key[0] + (f"@{key[1]}" if key[1] else "")
-            raise ModelLoadError(f"could not load the model at {where}: {type(exc).__name__}: {exc}") from None
+        with loading(*key):  # any failure: hub.ModelLoadError naming the folder or repo id
+            model = MODELS.get("transformer").from_pretrained(key[0], revision=key[1]).eval()
         while len(_MODELS) >= MODELS_PER_WORKER:
             _MODELS.popitem(last=False)
         _MODELS[key] = model
@@ -106,8 +102,6 @@ def _load(key: Key) -> int:
 
 def _decode_in_worker(rows: List[List[int]], caps: List[int], config: DecodingConfig,
                       prefixes=None) -> List[List[Hypothesis]]:
-    from .api import decode_batch
-
     return decode_batch(_model(), rows, caps, config, prefixes)
 
 
@@ -116,6 +110,10 @@ def _generate_in_worker(key: Optional[Key], texts: List[str], config: Optional[D
     from .api import generate
 
     return generate(_model(key), texts, config, **options)
+
+
+def _call_in_worker(key: Optional[Key], function, args: tuple, kwargs: Dict[str, Any]):
+    return function(_model(key), *args, **kwargs)
 
 
 def _check_counts(processes, threads) -> int:
@@ -207,6 +205,25 @@ class DecodingPool:
         except BrokenProcessPool as exc:
             raise self._broken() from exc
 
+    def check(self, config: DecodingConfig, workers: int = 1) -> None:
+        """As an engine: ``ValueError`` for what the pool cannot do (the pool's processes are its parallelism)."""
+        if workers != 1:
+            raise ValueError(f"a DecodingPool decodes in its {self.processes} processes: pass workers=1 with it")
+        STRATEGIES.get(config.strategy)  # an unknown name fails here, before any work
+        self._executor()
+
+    def decode(self, model, sources: Sequence[List[int]], caps: Sequence[int], config: DecodingConfig,
+               progress: bool = False, prefixes: Optional[Sequence] = None, workers: int = 1) -> List[List[Hypothesis]]:
+        """As an engine (``generate(model, texts, engine=pool)``): the batches are decoded by the workers."""
+        if self.model is not model:
+            raise ValueError("this DecodingPool holds a different model: build the pool from the model you decode with")
+        self.check(config, workers)
+        config = with_seed(config)
+        return decode_in_batches(model, list(sources), list(caps), config,
+                                 lambda rows, caps_of, prefixes_of: self.map(rows, caps_of, config, prefixes_of),
+                                 progress, list(prefixes) if prefixes is not None else None,
+                                 f"decoding ({config.strategy}, {self.processes} processes)")
+
     def generate(self, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, progress: bool = False,
                  source: Optional[Union[str, os.PathLike]] = None, revision: Optional[str] = None,
                  **options) -> List[TranslationResult]:
@@ -219,7 +236,7 @@ class DecodingPool:
         from .api import generate
 
         if self.model is not None and source is None:
-            return generate(self.model, texts, config, progress=progress, workers=self, **options)
+            return generate(self.model, texts, config, progress=progress, engine=self, **options)
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings; wrap a single sentence in a list")
         texts = list(texts)
@@ -236,6 +253,19 @@ class DecodingPool:
                 futures.append(executor.submit(_generate_in_worker, key, texts[start:start + size], config,
                                                chunk_options))
             return [result for future in futures for result in future.result()]
+        except BrokenProcessPool as exc:
+            raise self._broken() from exc
+
+    def call(self, function, *args, source: Optional[Union[str, os.PathLike]] = None, revision: Optional[str] = None,
+             **kwargs):
+        """``function(model, *args, **kwargs)`` in a worker, on the pool's model (or the one at ``source``).
+
+        ``function`` must be importable by name (a module-level function, as ``pickle`` sends it), and its
+        arguments and result picklable: e.g. ``pool.call(transformer_hub.inspect.attention_maps, "A dog.")``.
+        """
+        key = (os.fspath(source), revision) if source is not None else None
+        try:
+            return self._executor().submit(_call_in_worker, key, function, args, kwargs).result()
         except BrokenProcessPool as exc:
             raise self._broken() from exc
 

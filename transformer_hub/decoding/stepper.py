@@ -26,10 +26,20 @@ class Batch:
     max_steps: Tensor  # (B,) the most output tokens (eos included) each sentence may produce
     seed: int = 0  # sampling: the seed every sentence's random stream starts from
     prefixes: Optional[List[Optional[Prefix]]] = None  # per sentence: what its output must start with
+    starts: Optional[Tensor] = None  # (B, k) tokens after bos every sentence's decoder input starts with (not output)
 
     @property
     def size(self) -> int:
         return self.src.size(0)
+
+    def start_seqs(self, bos: int, sentence_of: Optional[Tensor] = None) -> Tensor:
+        """(R, 1 + k) decoder inputs before the first output token: bos, then the sentence's start tokens;
+        one row per sentence, or per entry of ``sentence_of``."""
+        rows = self.size if sentence_of is None else sentence_of.numel()
+        seqs = torch.full((rows, 1), bos, dtype=torch.long, device=self.src.device)
+        if self.starts is None:
+            return seqs
+        return torch.cat([seqs, self.starts if sentence_of is None else self.starts[sentence_of]], dim=1)
 
 
 class Stepper:
@@ -52,8 +62,9 @@ class Stepper:
 
         The log-probs live in a buffer that the next step overwrites (see ``kernels.Projection``).
         """
-        if self.cache is not None:
-            out = self.model.decode(seqs[:, -1:], self.state, self.cache, need_weights=self.need_weights)
+        if self.cache is not None:  # the first call also feeds any start tokens after bos (a decoder-start tag)
+            fed = seqs if self.cache.length == 0 else seqs[:, -1:]
+            out = self.model.decode(fed, self.state, self.cache, need_weights=self.need_weights)
         else:
             out = self.model.decode(seqs, self.state, need_weights=self.need_weights)
         log_probs = self.project(out.generator, out.hidden[:, -1])  # (N, V): the last position only

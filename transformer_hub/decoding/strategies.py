@@ -91,7 +91,7 @@ class _SinglePath:
         self.lengths = torch.zeros(self.n_rows, dtype=torch.long, device=device)
         self.rows = torch.arange(self.n_rows, device=device)  # the output row of each row in the batch
         self.alive = torch.ones(self.n_rows, dtype=torch.bool, device=device)  # rows still decoding
-        self.seqs = torch.full((self.n_rows, 1), cfg.bos_id, dtype=torch.long, device=device)
+        self.seqs = batch.start_seqs(cfg.bos_id, sentence_of if copies > 1 else None)  # (R, 1 + start tokens)
         self.recorder = _Recorder(self.rows)
         self.forcing = Forcing(batch.prefixes, device) if batch.prefixes else None
         self.remaining = [self.forcing.start(r // copies) for r in range(self.n_rows)] if self.forcing else []
@@ -252,5 +252,3 @@ def sample(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]
 
     return _single_path(model, batch, config, config.n_best, choose)
 
-
-from . import beam  # noqa: E402,F401  (registers "beam"; beam.py imports nothing from here)

@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Optional
 
 from .common import SUPPORTED, MissingDependencyError, PathLike, UnsupportedModelError, check_exportable, load, require
-from .engine import ENGINES, CTranslate2Engine, engine_available, get_engine
+from ..registry import Registry
+from .engine import CHOICES, CTranslate2Engine, choose_engine, engine_available
 
-FORMATS = tuple(SUPPORTED)
+# format name -> exporter(model, out, quantization=None, force=False) -> folder; plugins may add theirs
+FORMATS: Registry = Registry("export format")
 
 
+@FORMATS.register("ctranslate2")
 def export_ctranslate2(model, out: PathLike, quantization: Optional[str] = None, force: bool = False) -> Path:
     """Convert ``model`` (a Transformer, a folder or a Hub repo id) to a self-contained CTranslate2 folder."""
     require("ctranslate2", "the ctranslate2 export")
@@ -30,8 +33,11 @@ def export_ctranslate2(model, out: PathLike, quantization: Optional[str] = None,
     return ct2_export.export(model, out, quantization=quantization, force=force)
 
 
-def export_marian(model, out: PathLike, force: bool = False) -> Path:
+@FORMATS.register("marian")
+def export_marian(model, out: PathLike, quantization: Optional[str] = None, force: bool = False) -> Path:
     """Convert the paper's block (a Transformer, a folder or a Hub repo id) to a ``MarianMTModel`` folder."""
+    if quantization not in (None, "float32"):
+        raise ValueError("--quantization applies to the ctranslate2 format only (Marian weights stay float32)")
     require("transformers", "the marian export")
     model = load(model)
     check_exportable(model.config, "marian")
@@ -41,15 +47,11 @@ def export_marian(model, out: PathLike, force: bool = False) -> Path:
 
 
 def export(model, out: PathLike, format: str, quantization: Optional[str] = None, force: bool = False) -> Path:
-    """``export_ctranslate2`` or ``export_marian`` by name (what the CLI's ``export --format`` calls)."""
-    if format == "ctranslate2":
-        return export_ctranslate2(model, out, quantization=quantization, force=force)
-    if format == "marian":
-        if quantization not in (None, "float32"):
-            raise ValueError("--quantization applies to the ctranslate2 format only (Marian weights stay float32)")
-        return export_marian(model, out, force=force)
-    raise ValueError(f"unknown export format {format!r}; formats: {', '.join(FORMATS)}")
+    """The exporter registered as ``format`` (what the CLI's ``export --format`` calls)."""
+    if format not in FORMATS:
+        raise ValueError(f"unknown export format {format!r}; formats: {', '.join(FORMATS.names())}")
+    return FORMATS.get(format)(model, out, quantization=quantization, force=force)
 
 
-__all__ = ["export", "export_ctranslate2", "export_marian", "CTranslate2Engine", "get_engine", "engine_available",
-           "ENGINES", "FORMATS", "SUPPORTED", "check_exportable", "UnsupportedModelError", "MissingDependencyError"]
+__all__ = ["export", "export_ctranslate2", "export_marian", "CTranslate2Engine", "engine_available", "choose_engine",
+           "CHOICES", "FORMATS", "SUPPORTED", "check_exportable", "UnsupportedModelError", "MissingDependencyError"]

@@ -23,9 +23,10 @@ INSTALL = {  # module -> what to install (the package, or this project's extra t
 # Per format, the variant names it represents exactly; anything else (a plugin's part too) is refused.
 SUPPORTED: Dict[str, Dict[str, tuple]] = {
     "ctranslate2": dict(layout=("encoder-decoder",), positional=("sinusoidal", "learned", "rope"),
-                        norm=("post", "pre"), feed_forward=("relu", "gelu", "swiglu"), attention=("math", "sdpa")),
+                        norm=("post", "pre"), feed_forward=("relu", "gelu", "swiglu"), attention=("math", "sdpa"),
+                        tag_position=("source", "decoder")),
     "marian": dict(layout=("encoder-decoder",), positional=("sinusoidal",), norm=("post",),
-                   feed_forward=("relu", "gelu"), attention=("math", "sdpa")),
+                   feed_forward=("relu", "gelu"), attention=("math", "sdpa"), tag_position=("source",)),
 }
 
 # Why a built-in variant does not fit a format: the piece of the format that is missing.
@@ -43,6 +44,9 @@ MISSING: Dict[tuple, str] = {
         "MarianMTModel has no rotary positions (only fixed sinusoids added to the embeddings); use --format ctranslate2",
     ("marian", "norm", "pre"):
         "MarianMTModel is post-norm only (no pre-norm residual blocks, no final LayerNorm); use --format ctranslate2",
+    ("marian", "tag_position", "decoder"):
+        "MarianMTModel.generate starts every output from decoder_start_token_id alone; a tag forced after it "
+        "(forced_bos_token_id) is one per call, and is returned and scored as part of the output",
     ("marian", "feed_forward", "swiglu"):
         "MarianMTModel's feed-forward has two matrices and one activation, no gated unit for SwiGLU; "
         "use --format ctranslate2",

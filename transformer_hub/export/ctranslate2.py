@@ -180,7 +180,11 @@ def readme(model, spm_files, quantization: Optional[str]) -> str:
     src_spm = "spm.model" if "spm.model" in spm_files else "source.spm.model"
     tgt_spm = "spm.model" if "spm.model" in spm_files else "target.spm.model"
     tag = ""
-    if getattr(cfg, "languages", None):
+    if getattr(cfg, "languages", None) and getattr(cfg, "tag_position", "source") == "decoder":
+        tag = (f"\nThis model is multilingual and reads the target-language tag at the decoder's start: pass it as "
+               f"`target_prefix=[['<2{cfg.languages[0]}>']]` (one list per sentence) and drop it, the first piece, "
+               "from each hypothesis (and its log-probability from the scores).\n")
+    elif getattr(cfg, "languages", None):
         tag = (f"\nThis model is multilingual: put the target-language tag first, e.g. `['<2{cfg.languages[0]}>'] + "
                "pieces + ['</s>']`.\n")
     return f"""# CTranslate2 export of a transformer_hub model

@@ -1,4 +1,4 @@
-"""Decoding engines behind ``generate(..., engine=...)``: ``"pytorch"`` (the library's own) and ``"ctranslate2"``.
+"""The CTranslate2 engine behind ``generate(..., engine="ctranslate2")`` (registered in ``decoding.engines.ENGINES``).
 
 ``generate`` tokenizes, adds language tags and eos, truncates and computes each
 sentence's length cap as always, then hands the id lists to an engine's
@@ -37,7 +37,6 @@ import json
 import os
 import shutil
 import threading
-import weakref
 from collections import OrderedDict
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -46,10 +45,12 @@ import numpy as np
 import torch
 
 from ..decoding.config import DecodingConfig, length_penalty
+from ..caching import WeakVersionCache
+from ..decoding.engines import ENGINES, get_engine
 from ..decoding.results import Hypothesis
-from .common import PathLike, require, vocabulary
+from .common import SUPPORTED, PathLike, require, vocabulary
 
-ENGINES = ("pytorch", "ctranslate2")
+CHOICES = ("auto", "pytorch", "ctranslate2")  # what a caller may ask for: "auto" resolves with choose_engine
 # DecodingConfig fields the CTranslate2 engine maps; any other field must keep its default value.
 MAPPED = {"strategy", "beam_size", "length_penalty", "n_best", "max_len_offset", "max_length", "min_len",
           "temperature", "top_k", "top_p", "seed", "batch_size", "use_cache", "return_attention"}
@@ -58,29 +59,47 @@ COMPUTE_TYPES = ("float32", "int8", "int8_float32", "int16", "float16", "bfloat1
 
 
 def engine_available(name: str) -> bool:
-    """Whether ``generate(..., engine=name)`` can run here (its package is installed)."""
-    if name == "pytorch":
-        return True
+    """Whether ``generate(..., engine=name)`` can run here (registered, and its package installed)."""
+    if name not in ENGINES:
+        return False
     if name == "ctranslate2":
         try:
             require("ctranslate2", "engine='ctranslate2'")
         except ImportError:
             return False
-        return True
-    return False
+    return True
+
+
+def choose_engine(engine: str, config: DecodingConfig, model_config=None) -> str:
+    """The engine that runs a call: ``"auto"`` is CTranslate2 (float32) when it is installed, converts the model
+    (``model_config``: its ``TransformerConfig``, when known) and honours every option of ``config``; else PyTorch.
+
+    Float32 CTranslate2 gives our greedy tokens and nearly our beam output (README), at a fraction of the time;
+    what only PyTorch gives (attention maps, per-token alternatives, the search trace, other strategies) falls
+    back to PyTorch.  Any other name is returned as it is.
+    """
+    if engine != "auto":
+        return engine
+    if not engine_available("ctranslate2"):
+        return "pytorch"
+    if model_config is not None and any(getattr(model_config, part) not in names
+                                        for part, names in SUPPORTED["ctranslate2"].items()):
+        return "pytorch"
+    try:
+        get_engine("ctranslate2").check(config)
+    except ValueError:
+        return "pytorch"
+    return "ctranslate2"
 
 
 _DEFAULT: Dict[str, "CTranslate2Engine"] = {}
 
 
-def get_engine(engine) -> "CTranslate2Engine":
-    """The engine object for ``generate(..., engine=...)``: a name in ``ENGINES`` other than "pytorch", or an engine."""
-    if isinstance(engine, CTranslate2Engine):
-        return engine
-    if engine == "ctranslate2":
-        require("ctranslate2", "engine='ctranslate2'")  # fail here, before any work, when it is not installed
-        return _DEFAULT.setdefault("ctranslate2", CTranslate2Engine())
-    raise ValueError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)} (or a CTranslate2Engine)")
+@ENGINES.register("ctranslate2")
+def default_engine() -> "CTranslate2Engine":
+    """The shared float32 engine behind ``engine="ctranslate2"`` (fails here when ctranslate2 is not installed)."""
+    require("ctranslate2", "engine='ctranslate2'")
+    return _DEFAULT.setdefault("ctranslate2", CTranslate2Engine())
 
 
 def weights_digest(model) -> str:
@@ -142,7 +161,7 @@ class CTranslate2Engine:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.max_models = max_models
         self.conversions = 0  # how many times a model was converted (the cache tests read it)
-        self._models: Dict[int, tuple] = {}  # id(model) -> (weakref, version key, digest)
+        self._digests: WeakVersionCache[str] = WeakVersionCache(_version_key)  # a model's digest while unchanged
         self._converted: "OrderedDict[str, _Converted]" = OrderedDict()
         self._lock = threading.Lock()
 
@@ -152,19 +171,10 @@ class CTranslate2Engine:
     def clear(self) -> None:
         """Forget every conversion (the next call converts again)."""
         with self._lock:
-            self._models.clear()
+            self._digests.clear()
             self._converted.clear()
 
     # ----------------------------------------------------------------- conversion and cache
-    def _digest(self, model) -> str:
-        key, kept = _version_key(model), self._models.get(id(model))
-        if key is not None and kept is not None and kept[0]() is model and kept[1] == key:
-            return kept[2]
-        digest = weights_digest(model)
-        forget = lambda _, i=id(model): self._models.pop(i, None)  # noqa: E731  (when the model is freed)
-        self._models[id(model)] = (weakref.ref(model, forget), key, digest)
-        return digest
-
     def _files(self, model, digest: str) -> Dict[str, bytes]:
         folder = self.cache_dir / digest if self.cache_dir is not None else None
         if folder is not None and (folder / "model.bin").is_file():
@@ -200,7 +210,7 @@ class CTranslate2Engine:
         """
         ct2 = require("ctranslate2", "engine='ctranslate2'")
         with self._lock:
-            digest = self._digest(model)
+            digest = self._digests.get(model, weights_digest)
             converted = self._converted.get(digest)
             if converted is None:
                 converted = _Converted(self._files(model, digest), model)
@@ -235,16 +245,19 @@ class CTranslate2Engine:
                                  f"{getattr(config, field)!r}: use engine='pytorch'")
 
     def decode(self, model, sources: Sequence[List[int]], caps: Sequence[int], config: DecodingConfig,
-               progress: bool = False, prefixes: Optional[Sequence] = None) -> List[List[Hypothesis]]:
+               progress: bool = False, prefixes: Optional[Sequence] = None, workers: int = 1) -> List[List[Hypothesis]]:
         """Id lists (each ending in eos; empty ones give an empty hypothesis) and their caps -> n-best lists.
 
         ``prefixes`` (``decoding.prefix.Prefix`` or None, one per sentence) go to CTranslate2's ``target_prefix``,
         tokenized as a whole: unlike the PyTorch engine, a last word without a space after it is forced as
-        tokenized rather than left open for the model to complete.
+        tokenized rather than left open for the model to complete.  A model with decoder-start tags
+        (``tag_position="decoder"``) gets each source's first id, its tag, as the start of ``target_prefix``
+        instead; the tag is then dropped from the output and from the scores.
         """
-        self.check(config)
+        self.check(config, workers)
         translator, converted = self.prepare(model, config.seed if config.strategy == "sample" else None)
         results: List[List[Hypothesis]] = [[] for _ in sources]
+        decoder_tags = bool(getattr(model.config, "decoder_tags", False))
         todo = sorted((i for i, ids in enumerate(sources) if ids), key=lambda i: -len(sources[i]))
         for i, ids in enumerate(sources):
             if not ids:
@@ -257,13 +270,16 @@ class CTranslate2Engine:
         try:
             for start in range(0, len(todo), config.batch_size):
                 chunk = todo[start: start + config.batch_size]
-                tokens = [[converted.source[t] for t in sources[i]] for i in chunk]
-                forced = _target_prefix(prefixes, chunk, converted)
-                options = _options(config, max(caps[i] for i in chunk), rescore=forced is not None)
+                tags = [[converted.target[sources[i][0]]] if decoder_tags else [] for i in chunk]
+                tokens = [[converted.source[t] for t in sources[i][len(tag):]] for i, tag in zip(chunk, tags)]
+                forced = _target_prefix(prefixes, chunk, converted, tags)
+                options = _options(config, max(caps[i] for i in chunk) + int(decoder_tags),
+                                   rescore=forced is not None)
                 out = translator.translate_batch(tokens, target_prefix=forced, **options)
-                hyps = [_hypotheses(r, converted, model.config.eos_id, caps[i], config) for i, r in zip(chunk, out)]
+                hyps = [_hypotheses(r, converted, model.config.eos_id, caps[i], config, skip=int(decoder_tags))
+                        for i, r in zip(chunk, out)]
                 if config.strategy == "beam" or forced is not None:
-                    _score_beams(translator, tokens, hyps, converted, config.length_penalty)
+                    _score_beams(translator, tokens, hyps, converted, config.length_penalty, tags)
                 for i, h in zip(chunk, hyps):
                     results[i] = h
                 if bar is not None:
@@ -274,12 +290,14 @@ class CTranslate2Engine:
         return results
 
 
-def _target_prefix(prefixes: Optional[Sequence], chunk: List[int], converted: "_Converted"
-                   ) -> Optional[List[List[str]]]:
-    """CTranslate2's ``target_prefix`` for a chunk (pieces per sentence, [] for none), or None without prefixes."""
-    if prefixes is None or all(prefixes[i] is None for i in chunk):
+def _target_prefix(prefixes: Optional[Sequence], chunk: List[int], converted: "_Converted",
+                   tags: List[List[str]]) -> Optional[List[List[str]]]:
+    """CTranslate2's ``target_prefix`` for a chunk: per sentence its decoder-start tag (if any), then its prefix's
+    pieces; None when there is neither."""
+    if all(not tag for tag in tags) and (prefixes is None or all(prefixes[i] is None for i in chunk)):
         return None
-    return [[converted.target[t] for t in prefixes[i].tokenized] if prefixes[i] is not None else [] for i in chunk]
+    return [tag + ([converted.target[t] for t in prefixes[i].tokenized] if prefixes and prefixes[i] else [])
+            for i, tag in zip(chunk, tags)]
 
 
 def _options(config: DecodingConfig, max_steps: int, rescore: bool = False) -> dict:
@@ -306,10 +324,13 @@ def _ids(pieces: List[str], converted: _Converted, eos: int, cap: int) -> Tuple[
     return ids, bool(ids) and ids[-1] == eos
 
 
-def _hypotheses(result, converted: _Converted, eos: int, cap: int, config: DecodingConfig) -> List[Hypothesis]:
-    """One sentence's CTranslate2 result -> our hypotheses, best first by GNMT-normalised score."""
+def _hypotheses(result, converted: _Converted, eos: int, cap: int, config: DecodingConfig,
+                skip: int = 0) -> List[Hypothesis]:
+    """One sentence's CTranslate2 result -> our hypotheses, best first by GNMT-normalised score; the first
+    ``skip`` output pieces (a decoder-start tag) are not output."""
     alpha, hyps = config.length_penalty, []
     for rank, pieces in enumerate(result.hypotheses):
+        pieces = pieces[skip:]
         ids, finished = _ids(pieces, converted, eos, cap)
         if config.strategy == "beam":  # CTranslate2's score is raw / |Y| ** alpha; log-probs come later
             raw = float(result.scores[rank]) * max(len(pieces), 1) ** alpha
@@ -334,15 +355,17 @@ def _token_logprobs(step_logits, ids: List[int]) -> List[float]:
 
 
 def _score_beams(translator, tokens: List[List[str]], hyps: List[List[Hypothesis]], converted: _Converted,
-                 alpha: float) -> None:
-    """Per-token log-probabilities of the kept beam hypotheses: one teacher-forced ``score_batch`` pass."""
+                 alpha: float, tags: List[List[str]]) -> None:
+    """Per-token log-probabilities of the kept hypotheses: one teacher-forced ``score_batch`` pass (a sentence's
+    decoder-start tag, from ``tags``, is scored too and then left out)."""
     flat = [(s, h) for s, sentence in enumerate(hyps) for h in sentence]
     if not flat:
         return
     scored = translator.score_batch([tokens[s] for s, _ in flat],
-                                    [[converted.target[t] for t in h.tokens] for _, h in flat], max_input_length=0)
-    for (_, hyp), result in zip(flat, scored):
-        logprobs = list(result.log_probs)  # the tokens, then eos
+                                    [tags[s] + [converted.target[t] for t in h.tokens] for s, h in flat],
+                                    max_input_length=0)
+    for (s, hyp), result in zip(flat, scored):
+        logprobs = list(result.log_probs)[len(tags[s]):]  # the tokens, then eos
         hyp.token_logprobs = logprobs if hyp.finished else logprobs[:-1]
         hyp.score = float(np.sum(np.asarray(hyp.token_logprobs, dtype=np.float64)))
         hyp.normalized_score = hyp.score / length_penalty(len(hyp.token_logprobs), alpha)

@@ -1,0 +1,147 @@
+#!/usr/bin/env python
+"""Issue 22's pilots: one named change to the multilingual recipe, trained for a fixed wall time, scored on val.
+
+    python scripts/pilots_multilingual.py NAME [extra train options]     # e.g. baseline, vocab8k, deep-enc
+    python scripts/pilots_multilingual.py --list                         # the pilots and their changes
+    python scripts/pilot_table.py                                        # docs/multilingual-pilots.md
+
+A pilot runs exactly the options of ``scripts/train_multilingual.sh`` (read from that file, so the two cannot
+drift apart), then the pilot's changes (``PILOTS``), then ``PILOT_OPTIONS`` and any extra options, into
+``runs/pilots/NAME`` with ``--max-minutes $PILOT_MINUTES`` (default 30; wall time summed over resumes) and
+``--resume``: rerunning the same command continues an interrupted pilot.  ``THREADS`` sets torch's threads
+(default 2).  The pilot's ``final/`` model then translates the first ``PILOT_SENTENCES`` (200) val sentences of
+every direction it serves (beam ``PILOT_BEAM``, default 4; 1 is greedy), scored with sacreBLEU cased and
+lowercased and chrF (``transformer_hub.metrics.score``), into ``runs/pilots/NAME/pilot.json``.
+
+``PILOT_OPTIONS``: a pilot lasts a few hundred updates, so the final model averages the last 2 checkpoints (the
+long run's ``--average-last 6`` would reach back into the warm-up) and is named after the pilot.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's transformer_hub, not an installed one
+sys.path.insert(0, str(ROOT / "scripts"))
+
+RECIPE = ROOT / "scripts" / "train_multilingual.sh"
+PILOTS_DIR = Path("runs") / "pilots"
+# name: (what changes against train_multilingual.sh, the train options that make the change)
+PILOTS: Dict[str, tuple] = {
+    "baseline": ("today's recipe: joint 16k vocabulary, tag at the source start, 4+4 layers, fresh start", []),
+    "vocab8k": ("joint 8k SentencePiece vocabulary (4,182,400 parameters)", ["--vocab-size", "8000"]),
+    "sampling": ("SentencePiece sampling of the training sources (alpha 0.1, nbest -1), re-drawn every epoch",
+                 ["--subword-sampling-alpha", "0.1"]),  # --subword-sampling-side source is the default
+    "sampling-both": ("SentencePiece sampling of training sources and targets (alpha 0.1, nbest -1)",
+                      ["--subword-sampling-alpha", "0.1", "--subword-sampling-side", "both"]),
+    "tag-decoder": ("target-language tag at the decoder start (after bos), not the source start",
+                    ["--tag-position", "decoder"]),
+    "continue": ("continues space/models/multilingual's weights (fresh optimizer, warm-up 200)",
+                 ["--init-from", "space/models/multilingual", "--warmup", "200"]),
+    # 6+2 layers at d_ff 728 (SwiGLU hidden 488): 5,470,720 parameters against the 4+4 baseline's 5,462,400.
+    "deep-enc": ("6 encoder + 2 decoder layers, d_ff 728 (5,470,720 parameters; baseline 5,462,400)",
+                 ["--n-encoder-layers", "6", "--n-decoder-layers", "2", "--d-ff", "728"]),
+}
+PILOT_OPTIONS = ["--average-last", "2"]
+
+
+def recipe_options(recipe: Path = RECIPE) -> List[str]:
+    """The train options of ``train_multilingual.sh`` (between ``train`` and ``--resume``), ``$out`` left out."""
+    text = recipe.read_text().replace("\\\n", " ")
+    line = next(row for row in text.splitlines() if "-m transformer_hub train" in row)
+    words = shlex.split(line)
+    options = words[words.index("train") + 1: words.index("--resume")]
+    out = options.index("--out")
+    del options[out: out + 2]
+    threads = os.environ.get("THREADS", "2")
+    return [threads if word == "${THREADS:-2}" else word for word in options]
+
+
+def train_options(name: str, minutes: float, extra: List[str]) -> List[str]:
+    """Every option of the pilot's training run (later options win over the recipe's)."""
+    return ["--out", str(PILOTS_DIR / name), *recipe_options(), *PILOTS[name][1], *PILOT_OPTIONS,
+            "--name", f"transformer_hub multilingual pilot {name}", "--max-minutes", f"{minutes:g}", *extra,
+            "--resume"]
+
+
+def score_model(model_dir: Path, data_dir: Path, sentences: int, beam: int, batch_size: int = 100) -> Dict:
+    """{direction: {bleu, bleu_lowercase, chrf}} on the first ``sentences`` val lines of every direction."""
+    import torch
+    from multilingual_results import rounded, split_lines
+    from transformer_hub import Transformer
+    from transformer_hub.decoding import translate
+    from transformer_hub.metrics import score
+
+    torch.set_num_threads(int(os.environ.get("THREADS", "2")))
+    model = Transformer.from_pretrained(model_dir)
+    decoding = {"strategy": "beam", "beam_size": beam} if beam > 1 else {"strategy": "greedy"}
+    scores = {}
+    for src, tgt in model.config.pairs():
+        sources, references = split_lines(data_dir, "val", src), split_lines(data_dir, "val", tgt)
+        if sources is None or references is None:
+            raise SystemExit(f"no val.{src} or val.{tgt} in {data_dir}")
+        hypotheses = translate(model, sources[:sentences], src_lang=src, tgt_lang=tgt, batch_size=batch_size,
+                               **decoding)
+        scores[f"{src}-{tgt}"] = rounded(score(hypotheses, references[:sentences]))
+    return scores
+
+
+def summary(name: str, run: Path, scores: Dict, sentences: int, beam: int, command: str) -> Dict:
+    """pilot.json: the change, the training facts of the final model's card, the scores and their means."""
+    from transformer_hub import Transformer
+
+    model = Transformer.from_pretrained(run / "final")
+    metrics = sorted({m for row in scores.values() for m in row})
+    return {"pilot": name, "change": PILOTS.get(name, ("(not a named pilot)",))[0], "command": command,
+            "parameters": model.num_parameters(), "training": model.card_data.get("training", {}),
+            "scored": {"split": "val", "sentences_per_direction": sentences,
+                       "decoding": f"beam {beam}" if beam > 1 else "greedy", "metrics": "sacreBLEU 13a, chrF"},
+            "mean": {m: round(sum(row[m] for row in scores.values()) / len(scores), 2) for m in metrics},
+            "directions": scores}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("name", nargs="?", help="the pilot: " + ", ".join(PILOTS))
+    p.add_argument("--list", action="store_true", help="print the pilots and their changes")
+    args, extra = p.parse_known_args(argv)
+    if args.list or not args.name:
+        print("\n".join(f"{name:14} {change}" for name, (change, _) in PILOTS.items()))
+        return 0 if args.list else 2
+    if args.name not in PILOTS:
+        print(f"unknown pilot {args.name!r}; pilots: {', '.join(PILOTS)}", file=sys.stderr)
+        return 2
+    os.chdir(ROOT)
+    minutes = float(os.environ.get("PILOT_MINUTES", "30"))
+    options = train_options(args.name, minutes, extra)
+    command = "python -m transformer_hub train " + shlex.join(options)
+    print(command, flush=True)
+    started = time.time()
+    status = subprocess.call([sys.executable, "-m", "transformer_hub", "train", *options])
+    run = PILOTS_DIR / args.name
+    if status != 0 or not (run / "final" / "model.safetensors").is_file():
+        print(f"training stopped before a final model (status {status}): rerun the same command to continue",
+              file=sys.stderr)
+        return status or 1
+    print(f"trained in {(time.time() - started) / 60:.1f} min (this call); scoring", flush=True)
+    sentences, beam = int(os.environ.get("PILOT_SENTENCES", "200")), int(os.environ.get("PILOT_BEAM", "4"))
+    from transformer_hub.data import default_data_dir
+
+    data_dir = Path(options[options.index("--data-dir") + 1]) if "--data-dir" in options else default_data_dir()
+    scores = score_model(run / "final", data_dir, sentences, beam)
+    record = summary(args.name, run, scores, sentences, beam, command)
+    (run / "pilot.json").write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps(record["mean"]), f"-> {run / 'pilot.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,238 @@
+"""Pictures of the "Inside the Transformer" tab, in the Space's one style (``plots.py``: matplotlib's object API).
+
+Every function takes the plain data a view returns as JSON (lists, not tensors), so a picture can be
+redrawn from that data alone (a new layer, head or step needs no model).  Widths fit the Space's page
+(``WIDTH`` inches at 100 dpi); titles sit above the axes and legends beside or below them, never on them.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from .plots import _label
+
+WIDTH = 12.0  # inches: about the width of the Space's page at 100 dpi
+CMAP = "viridis"
+KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
+               "cross": "Encoder-decoder (cross) attention"}
+GREEDY, BEAM, REFERENCE, OTHER = "#d62728", "#3b6fd8", "#2e9e44", "#b8b8b8"
+
+
+def _figure(width: float, height: float) -> Figure:
+    return Figure(figsize=(width, height), dpi=100, layout="constrained")
+
+
+def _fixed(width: float, height: float, left: float, right: float, top: float, bottom: float) -> Figure:
+    """A figure with margins in inches, no layout engine: the views redrawn at every slider move are drawn
+    once, not measured first (constrained layout renders the figure an extra time)."""
+    fig = Figure(figsize=(width, height), dpi=100)
+    fig.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height, bottom=bottom / height)
+    return fig
+
+
+def _longest(labels: Sequence[str]) -> int:
+    return max((len(label) for label in labels), default=1)
+
+
+def axes_pieces(data: Dict[str, Any], kind: str):
+    """(row labels, column labels) of ``kind``: queries then keys."""
+    source, target = data["source_pieces"], data["target_pieces"]
+    return {"encoder_self": (source, source), "decoder_self": (target, target), "cross": (target, source)}[kind]
+
+
+def model_view(data: Dict[str, Any], kind: str) -> Figure:
+    """A grid of small heatmaps, layers by heads, of one kind of attention (BertViz's "model view").
+
+    One image of tiles with blank gutters (one axes, not layers x heads of them: several times faster to draw)."""
+    weights = np.asarray(data[kind], dtype=float)  # layers x heads x queries x keys
+    layers, heads, rows, cols = weights.shape
+    gap = max(1, round(0.15 * max(rows, cols)))
+    tiles = np.full((layers * (rows + gap) - gap, heads * (cols + gap) - gap), np.nan)
+    for i in range(layers):
+        for h in range(heads):
+            tiles[i * (rows + gap):i * (rows + gap) + rows, h * (cols + gap):h * (cols + gap) + cols] = weights[i, h]
+    height = min(14.0, WIDTH * tiles.shape[0] / tiles.shape[1] + 1.2)
+    fig = _fixed(WIDTH, height, left=0.9, right=0.2, top=0.75, bottom=0.15)
+    ax = fig.add_subplot()
+    ax.imshow(np.ma.masked_invalid(tiles), cmap=CMAP, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto")
+    ax.set_xticks([h * (cols + gap) + (cols - 1) / 2 for h in range(heads)], [f"head {h + 1}" for h in range(heads)])
+    ax.set_yticks([i * (rows + gap) + (rows - 1) / 2 for i in range(layers)], [f"layer {i + 1}" for i in range(layers)])
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0, labelsize=10)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    ax.set_title(f"{KIND_TITLES[kind]}: every layer (rows) and head (columns); in each tile, rows are queries "
+                 "and columns keys", fontsize=11)
+    return fig
+
+
+def head_view(data: Dict[str, Any], kind: str, layer: int, head: int) -> Figure:
+    """One head of one layer, large, with the pieces on both axes (``layer``, ``head`` from 1)."""
+    matrix = data[kind][layer - 1][head - 1]
+    rows, cols = axes_pieces(data, kind)
+    width = min(WIDTH, max(6.0, 0.42 * len(cols) + 3.0))
+    left, bottom = 0.08 * _longest([_label(p) for p in rows]) + 0.8, 0.07 * _longest([_label(p) for p in cols]) + 0.8
+    fig = _fixed(width, min(12.0, max(4.0, 0.36 * len(rows) + 2.2)) + bottom, left=left, right=1.3, top=0.45,
+                 bottom=bottom)
+    ax = fig.add_subplot()
+    image = ax.imshow(matrix, cmap=CMAP, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto")
+    ax.set_xticks(range(len(cols)), [_label(p) for p in cols], rotation=60, ha="right", fontsize=9)
+    ax.set_yticks(range(len(rows)), [_label(p) for p in rows], fontsize=9)
+    ax.set_xlabel("keys: " + ("source pieces (encoder output)" if kind != "decoder_self" else "earlier target pieces"))
+    ax.set_ylabel("queries: " + ("source pieces" if kind == "encoder_self" else "target pieces (decoder input)"))
+    ax.set_title(f"{KIND_TITLES[kind]}, layer {layer}, head {head}", fontsize=11)
+    fig.colorbar(image, cax=fig.add_axes((1 - 1.05 / width, 0.2, 0.18 / width, 0.6)), label="attention weight")
+    return fig
+
+
+def positions_figure(data: Dict[str, Any], mark: Optional[int] = None) -> Figure:
+    """Added encodings: the matrix, a few dimensions as curves, the dot products of positions.
+    Rotary: the score of a query and a key by distance, and by both positions.  ``mark``: the sentence's length."""
+    similarity = data["similarity"]
+    if data["kind"] == "rotary":
+        fig = _figure(WIDTH, 4.6)
+        left, right = fig.subplots(1, 2, width_ratios=[1.4, 1])
+        left.plot(range(len(data["by_distance"])), data["by_distance"], color=BEAM, lw=1.8)
+        left.set_xlabel("distance between the query's and the key's positions")
+        left.set_ylabel("q·k / d_k  (q = k = all ones)")
+        left.set_title("Rotary positions: the score falls as the distance grows", fontsize=11)
+    else:
+        fig = _figure(WIDTH, 8.4)
+        top, bottom = fig.subfigures(2, 1)
+        matrix, curves = top.subplots(1, 2, width_ratios=[1.2, 1])
+        image = matrix.imshow(list(map(list, zip(*data["encoding"]))), cmap="RdBu", vmin=-1, vmax=1,
+                              aspect="auto", interpolation="nearest")
+        matrix.set_xlabel("position")
+        matrix.set_ylabel("dimension")
+        matrix.set_title(f"{data['positional']} encoding added to the embeddings", fontsize=11)
+        top.colorbar(image, ax=matrix, shrink=0.85)
+        for dim, values in data["curves"].items():
+            curves.plot(range(len(values)), values, lw=1.5, label=f"dim {dim}")
+        curves.set_xlabel("position")
+        curves.set_title("A few dimensions over the positions", fontsize=11)
+        curves.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        left, right = bottom.subplots(1, 2, width_ratios=[1.2, 1])
+        for p in sorted({0, len(similarity) // 2}):
+            left.plot(range(len(similarity)), similarity[p], lw=1.5, label=f"with position {p}")
+        left.set_xlabel("position")
+        left.set_ylabel("dot product")
+        left.set_title("Dot product of one position's vector with the others'", fontsize=11)
+        left.legend(loc="upper right", fontsize=8, frameon=False)
+    image = right.imshow(similarity, cmap=CMAP, aspect="auto", interpolation="nearest")
+    right.set_xlabel("position")
+    right.set_ylabel("position")
+    right.set_title("Similarity of positions", fontsize=11)
+    right.figure.colorbar(image, ax=right, shrink=0.85)
+    if mark:
+        for ax in (left, right):
+            ax.axvline(mark - 1, color=GREEDY, lw=1, ls="--")
+        fig.suptitle(f"Dashed red line: the last of your sentence's {mark} source tokens", fontsize=10)
+    return fig
+
+
+def _text(pieces: Sequence[str]) -> str:
+    return "".join(pieces).replace("\u2581", " ").strip() or "·"
+
+
+def step_figure(data: Dict[str, Any], step: int) -> Figure:
+    """Step ``step`` (from 0): greedy's top-k next tokens (its choice in red) and what beam search holds."""
+    fig = _figure(WIDTH, 4.4)
+    left, right = fig.subplots(1, 2, width_ratios=[1, 1.3])
+    top = data["top"][step] if step < len(data["top"]) else []
+    labels = [_label(piece) for _, piece, _ in top][::-1]
+    left.barh(range(len(top)), [p for _, _, p in top][::-1], color=[OTHER] * (len(top) - 1) + [GREEDY][:len(top)])
+    left.set_yticks(range(len(top)), labels, fontsize=10)
+    left.set_xlim(0, 1)
+    left.set_xlabel("probability of the next token")
+    done = " (greedy has finished)" if not top else ""
+    left.set_title(f"Greedy, step {step + 1}: the {len(top)} most likely next tokens{done}", fontsize=11)
+    for y, (_, _, p) in enumerate(top[::-1]):
+        left.text(min(p, 0.85) + 0.01, y, f"{p:.1%}", va="center", fontsize=9)
+    beams = data["beams"][step] if step < len(data["beams"]) else {"kept": [], "finished": [], "pruned": []}
+    rows = ([(b, BEAM) for b in beams["kept"]] + [(b, REFERENCE) for b in beams["finished"]]
+            + [(b, OTHER) for b in beams["pruned"]])
+    rows.sort(key=lambda item: -item[0]["score"])
+    right.barh(range(len(rows))[::-1], [-b["score"] for b, _ in rows], color=[c for _, c in rows])
+    for y, (b, _) in zip(range(len(rows))[::-1], rows):
+        right.text(0.02, y, _text(b["pieces"])[-60:], va="center", fontsize=9, transform=right.get_yaxis_transform())
+    right.set_yticks([])
+    right.set_xlabel("− total log-probability (shorter is more likely)")
+    right.set_title(f"Beam search (k={data['beam_size']}), step {step + 1}: kept, finished, best pruned", fontsize=11)
+    handles = [Patch(color=c, label=name) for c, name in ((BEAM, "kept beam"), (REFERENCE, "finished"),
+                                                          (OTHER, "pruned"))]
+    right.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False, fontsize=9)
+    return fig
+
+
+def forcing_figure(data: Dict[str, Any]) -> Figure:
+    """Teacher forcing (the reference's tokens fed in) against free running (greedy's own tokens fed in)."""
+    fig = _figure(WIDTH, 4.8)
+    ax = fig.add_subplot()
+    forced, greedy = data["forced_probs"], data["greedy_probs"]
+    ax.plot(range(len(forced)), forced, "o-", color=REFERENCE, label="teacher forcing: p(reference token)")
+    ax.plot(range(len(greedy)), greedy, "s--", color=GREEDY, label="free running: p(greedy's token)")
+    ax.set_xticks(range(len(forced)), [_label(p) for p in data["reference_pieces"]], rotation=50, ha="right",
+                  fontsize=9)
+    for x, piece in enumerate(data["greedy_pieces"]):
+        ax.annotate(_label(piece), (x, greedy[x] if x < len(greedy) else 0), textcoords="offset points",
+                    xytext=(0, -13), ha="center", fontsize=7, color=GREEDY)
+    if data["leaves_at"] is not None:
+        ax.axvline(data["leaves_at"], color="#444444", ls=":", lw=1.2)
+        ax.text(data["leaves_at"] + 0.1, 1.02, "greedy leaves the reference here", fontsize=9, va="bottom")
+    ax.set_ylim(-0.08, 1.12)
+    ax.set_xlabel("reference tokens (x axis); greedy's tokens in red under its points")
+    ax.set_ylabel("probability")
+    ax.set_title("Teacher forcing against free running", fontsize=11, pad=16)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    return fig
+
+
+def recipe_figure(data: Dict[str, Any]) -> Figure:
+    """The schedule with the logged rate, the training and validation losses, and the smoothed target."""
+    fig = _figure(WIDTH, 7.8)
+    top, bottom = fig.subfigures(2, 1)
+    schedule, losses = top.subplots(1, 2)
+    train, val = data["logged"]["train"], data["logged"]["val"]
+    if train["step"]:
+        schedule.scatter(train["step"], train["lr"], s=14, color=GREEDY, alpha=0.35, label="rate the trainer logged")
+    schedule.plot(data["steps"], data["lr"], color=BEAM, lw=1.4, label="schedule (section 5.3)", zorder=3)
+    schedule.axvline(data["warmup"], color="#444444", ls=":", lw=1)
+    schedule.set_xlabel("update")
+    schedule.set_ylabel("learning rate")
+    schedule.set_title(f"d_model={data['d_model']}, warm-up {data['warmup']}, peak {data['peak_lr']:g}", fontsize=11)
+    schedule.legend(loc="upper right", fontsize=8, frameon=False)
+    if train["step"]:
+        losses.plot(train["step"], train["loss"], color=OTHER, lw=1, label="training loss (smoothed targets)")
+    if val["step"]:
+        losses.plot(val["step"], val["val_loss"], "o-", color=REFERENCE, lw=1.5, label="validation loss")
+    losses.set_xlabel("update")
+    losses.set_title("Training and validation loss (metrics.jsonl)", fontsize=11)
+    losses.legend(loc="upper right", fontsize=8, frameon=False)
+    _smoothing(bottom.subplots(), data.get("smoothing"))
+    return fig
+
+
+def _smoothing(ax, smoothing: Optional[Dict[str, Any]]) -> None:
+    if not smoothing:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "The model card records no label smoothing.", ha="center")
+        return
+    pieces, model = smoothing["pieces"], smoothing.get("model_probs") or []
+    x = list(range(len(pieces)))
+    one_hot = [1.0 if i == 0 else 0.0 for i in x]
+    smoothed = [smoothing["on_target"] if i == 0 else smoothing["elsewhere"] for i in x]
+    width = 0.27
+    ax.bar([i - width for i in x], one_hot, width, color=OTHER, label="one-hot target")
+    ax.bar(x, smoothed, width, color=BEAM, label=f"label-smoothed target (ε = {smoothing['epsilon']:g})")
+    if model:
+        ax.bar([i + width for i in x], model, width, color=GREEDY, label="the model's prediction")
+    ax.set_xticks(x, [_label(p) for p in pieces], fontsize=10)
+    ax.set_ylim(0, 1.15)
+    ax.text(0.99, 0.97, f"every other of the {smoothing['vocab_size']:,} tokens gets ε/V = {smoothing['elsewhere']:.2e}",
+            transform=ax.transAxes, ha="right", va="top", fontsize=9)
+    ax.set_title(f"Label smoothing (section 5.4) at the target token {_label(pieces[0])!r}: "
+                 f"{smoothing['on_target']:.4f} on it instead of 1", fontsize=11)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)

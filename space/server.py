@@ -1,0 +1,65 @@
+"""One server for the page and the programs: the Gradio Blocks mounted on a FastAPI app with the REST routes.
+
+    app = build_app(build_demo())           # POST /translate, POST /detect, GET /languages, and the page at /
+    serve(app)                              # uvicorn on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT (127.0.0.1:7860)
+
+The REST routes come before the mounted page, so they answer first; they share the demo's ``SpaceContext``.
+CORS is off unless ``SPACE_CORS_ORIGINS`` names origins (or ``*``), and then applies to the REST routes only
+(the page keeps Gradio's own rules).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Optional, Sequence
+
+import gradio as gr
+from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .demo import QUEUE_MAX_SIZE, launch_options
+from .rest import PATHS, RestAPI, RestSettings
+
+MOUNT_OPTIONS = ("css", "theme", "show_error", "footer_links")  # the launch options mount_gradio_app takes too
+
+
+class RestCORS:
+    """CORS headers (and preflight answers) for the REST paths only; every other path passes through untouched."""
+
+    def __init__(self, app: ASGIApp, origins: Sequence[str], paths: Sequence[str] = PATHS) -> None:
+        self.app, self.paths = app, tuple(paths)
+        self.cors = CORSMiddleware(app, allow_origins=list(origins), allow_methods=["GET", "POST"],
+                                   allow_headers=["Content-Type", "Authorization"], max_age=600)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("path") in self.paths:
+            await self.cors(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+
+def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastAPI:
+    """A FastAPI app serving LibreTranslate's routes over ``demo.space_context`` and the page at ``/``."""
+    settings = settings or RestSettings.from_env(queue=QUEUE_MAX_SIZE)
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    rest = RestAPI(demo.space_context, settings)
+    app.router.routes.extend(rest.routes())
+    if settings.cors_origins:
+        app.add_middleware(RestCORS, origins=settings.cors_origins)
+    options = {k: v for k, v in launch_options().items() if k in MOUNT_OPTIONS}
+    app = gr.mount_gradio_app(app, demo, path="", **options)
+    app.state.rest = rest  # for tests and benchmarks
+    return app
+
+
+def host_and_port() -> tuple:
+    """Where to listen: Gradio's own GRADIO_SERVER_NAME / GRADIO_SERVER_PORT (default 127.0.0.1:7860)."""
+    return os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
+
+
+def serve(app: FastAPI, **uvicorn_options: Any) -> None:
+    """Run ``app`` with uvicorn until interrupted."""
+    import uvicorn
+
+    host, port = host_and_port()
+    uvicorn.run(app, **{"host": host, "port": port, "log_level": "warning", **uvicorn_options})
