@@ -8,7 +8,7 @@ import argparse
 
 from space.demo import build_demo, configure_torch
 from space.models_store import model_ids_from_env
-from space.server import build_app, host_and_port, serve
+from space.server import build_app, serve
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -17,9 +17,7 @@ if __name__ == "__main__":
     args = parser.parse_args()
     configure_torch()
     demo = build_demo(model_ids_from_env(args.model), models_dir=args.models_dir)
-    print("Serving on http://%s:%d/ (the page, and LibreTranslate's /translate, /detect, /languages)" % host_and_port(),
-          flush=True)
     try:
-        serve(build_app(demo))
+        serve(build_app(demo), announce="Serving on {url} (the page, and LibreTranslate's /translate, /detect, /languages)")
     finally:
         demo.space_context.decoder.close()

@@ -10,6 +10,8 @@ CORS is off unless ``SPACE_CORS_ORIGINS`` names origins (or ``*``), and then app
 from __future__ import annotations
 
 import os
+import threading
+import time
 from typing import Any, Optional, Sequence
 
 import gradio as gr
@@ -57,9 +59,22 @@ def host_and_port() -> tuple:
     return os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
 
 
-def serve(app: FastAPI, **uvicorn_options: Any) -> None:
-    """Run ``app`` with uvicorn until interrupted."""
+def serve(app: FastAPI, announce: str = "", **uvicorn_options: Any) -> None:
+    """Run ``app`` with uvicorn until interrupted; ``announce`` (its ``{url}`` filled in) is printed once the
+    socket listens, so whoever waits for it can connect at once."""
     import uvicorn
 
     host, port = host_and_port()
-    uvicorn.run(app, **{"host": host, "port": port, "log_level": "warning", **uvicorn_options})
+    # a bounded graceful shutdown: an open event stream (a page, a Gradio client) must not hold SIGTERM forever
+    server = uvicorn.Server(uvicorn.Config(app, **{"host": host, "port": port, "log_level": "warning",
+                                                   "timeout_graceful_shutdown": 5,
+                                                   **uvicorn_options}))
+
+    def announce_when_listening() -> None:
+        while not (server.started or server.should_exit):
+            time.sleep(0.05)
+        if server.started and announce:
+            print(announce.format(url=f"http://{host}:{port}/"), flush=True)
+
+    threading.Thread(target=announce_when_listening, name="announce", daemon=True).start()
+    server.run()
