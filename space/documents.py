@@ -18,7 +18,7 @@ from gradio.utils import get_upload_folder
 
 from .context import SpaceContext
 from .limits import CleanText, _is_control
-from .service import DEFAULT_ENGINE, decode_text, decoding_config, engine_note, pick_engine
+from .service import ENGINE_CHOICES, TRANSLATE_ENGINE, decode_text, decoding_config, engine_note, pick_engine
 from . import view
 
 
@@ -64,10 +64,11 @@ def read_document(value: Any, max_bytes: int) -> Tuple[Path, str]:
 def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str = "beam", beam_size: int = 4,
                        length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0,
                        max_length: int = 0, source_lang: str = "en", target_lang: str = "de",
-                       engine: str = DEFAULT_ENGINE, progress=gr.Progress()) -> Tuple[str, str]:
-    """Translate an uploaded .txt; returns (the translated file's path, a note)."""
+                       engine: str = TRANSLATE_ENGINE, progress=gr.Progress()) -> Tuple[str, str]:
+    """Translate an uploaded .txt; returns (the translated file's path, a note).  The engine "auto" (the
+    tab's default) is CTranslate2 when it can run the call: a document needs no word view."""
     path, text = read_document(file, ctx.limits.max_file_bytes)
-    engine = pick_engine(engine)
+    engine = pick_engine(engine, ENGINE_CHOICES)
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length)
     lines = [re.sub(r"[^\S\n]+", " ", line).strip() for line in text.split("\n")]
     data, seconds = decode_text(ctx, CleanText(lines, 0), model, config, source_lang, target_lang, engine,
@@ -75,5 +76,6 @@ def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str =
     folder = Path(tempfile.mkdtemp(prefix="translation-", dir=temporary_folder()))
     out = folder / f"{path.stem[:80]}.{data['target_lang']}.txt"
     out.write_text(data["translation"], encoding="utf-8")  # the lines joined again: the file's own line ends
-    note = [f"{len(data['sentences'])} sentence(s) translated", view.note(data), engine_note(engine, seconds)]
+    note = [f"{len(data['sentences'])} sentence(s) translated", view.note(data),
+            engine_note(data["engine"], seconds, data["model"])]
     return str(out), "  \n".join(part for part in note if part)

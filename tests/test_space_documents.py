@@ -60,7 +60,8 @@ def test_bad_files_are_refused_with_a_clear_message(upload_folder, tmp_path):
 def test_a_document_over_the_sentence_limit_is_refused_before_decoding(ctx, upload_folder):
     value = upload(upload_folder, "five.txt", b"One. Two. Three.\n\nFour. Five.\n")
     with pytest.raises(gr.Error, match="The document has too many sentences: 5, the limit is 4"):
-        documents.translate_document(ctx, value, None, "greedy", source_lang="en", target_lang="de")
+        documents.translate_document(ctx, value, None, "greedy", source_lang="en", target_lang="de",
+                                     engine="auto")  # the tab's engine choices, "auto" included
     assert ctx.decoder._pool is None  # nothing was decoded: the worker never started
 
 
