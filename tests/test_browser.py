@@ -43,8 +43,9 @@ def app(request):
         yield running
 
 
-@pytest.fixture(scope="module")
-def page(app):
+def browser_page(url: str):
+    """A Chromium page on ``url`` once the Space has rendered (a generator: the page, then the browser closes);
+    ``page.errors`` collects the page's JavaScript errors."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as pw:
         try:
@@ -56,12 +57,17 @@ def page(app):
         page.set_default_timeout(TIMEOUT_MS)
         errors = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(app.url, wait_until="domcontentloaded")
+        page.goto(url, wait_until="domcontentloaded")
         page.locator("#translate-button").wait_for(state="visible")
         page.errors = errors
         yield page
         context.close()
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(app):
+    yield from browser_page(app.url)
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import ARGS, CHROMIUM, SHOTS, TIMEOUT_MS, choose, open_tab, sync_api, wait_for_text  # noqa: E402
+from test_browser import (SHOTS, TIMEOUT_MS, browser_page, choose, open_tab,  # noqa: E402,F401
+                          screenshot_on_failure, wait_for_text)
 from space_fixtures import running_app  # noqa: E402
 from space.examples import EXAMPLES  # noqa: E402
 from space.limits import Limits  # noqa: E402
@@ -32,32 +33,7 @@ def app():
 
 @pytest.fixture(scope="module")
 def page(app):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as pw:
-        try:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        except Exception as exc:  # noqa: BLE001 - a broken browser install is an environment problem
-            pytest.skip(f"cannot start {CHROMIUM}: {exc}")
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        errors = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(app.url, wait_until="domcontentloaded")
-        page.locator("#translate-button").wait_for(state="visible")
-        page.errors = errors
-        yield page
-        context.close()
-        browser.close()
-
-
-@pytest.fixture(autouse=True)
-def screenshot_on_failure(request):
-    """A failed test leaves ``failed-<test>.png``: what the page showed when the wait gave up."""
-    failed = request.session.testsfailed
-    yield
-    if request.session.testsfailed > failed and "page" in request.fixturenames:
-        request.getfixturevalue("page").screenshot(path=str(SHOTS / f"failed-{request.node.name}.png"), full_page=True)
+    yield from browser_page(app.url)
 
 
 def picture(page, selector: str) -> str:
