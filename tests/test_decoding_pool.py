@@ -1,6 +1,7 @@
 """transformer_hub.decoding.pool: worker processes give the results of in-process decoding, and fail cleanly."""
 import os
 import signal
+import time
 
 import pytest
 import torch
@@ -100,7 +101,12 @@ def test_closed_pool_and_dead_worker_give_clear_errors(model):
         assert len(pool.generate(TEXTS[:1], max_len_offset=2)) == 1
         (worker,) = pool._state["executor"]._processes.values()  # the executor's processes, by pid
         os.kill(worker.pid, signal.SIGKILL)
-        worker.join(30)  # wait for its exit, not a guess of how long dying takes
+        # wait for its exit, not a guess of how long dying takes; the executor's own thread may reap it first
+        # (then this join returns at once and the exit code appears when that thread has stored it)
+        worker.join(30)
+        deadline = time.monotonic() + 30
+        while worker.exitcode is None and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert worker.exitcode == -signal.SIGKILL
         with pytest.raises(RuntimeError, match="a decoding worker stopped unexpectedly; this pool is closed"):
             pool.generate(TEXTS, max_len_offset=2, batch_size=2)
