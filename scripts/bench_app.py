@@ -82,16 +82,27 @@ def measure(url: str, model: str, clients: int, requests: int, strategy: str = "
     for client in pool[:1]:
         for sentence in sentences[:warmup]:
             client.predict(sentence, *args, api_name="/translate")
+
+    def call(i: int) -> Tuple[float, float]:
+        start = time.perf_counter()
+        _, ms, _ = pool[i % clients].predict(sentences[i], *args, api_name="/translate")
+        return time.perf_counter() - start, float(ms)  # the handler's time includes waiting for a decode slot
+
+    return concurrent_requests(call, clients, requests)
+
+
+def concurrent_requests(call, clients: int, requests: int) -> Dict:
+    """``call(i)`` -> (seconds, handler ms) for requests 0..requests-1 from ``clients`` threads: the row's figures.
+    A failed call is counted, and the benchmark goes on."""
     latencies: List[float] = []
-    handler_ms: List[float] = []  # the server's own time in the handler, waiting for a decode slot included
+    handler_ms: List[float] = []
     errors: List[str] = []
 
     def one(i: int) -> None:
-        start = time.perf_counter()
         try:
-            _, ms, _ = pool[i % clients].predict(sentences[i], *args, api_name="/translate")
-            latencies.append(time.perf_counter() - start)
-            handler_ms.append(float(ms))
+            elapsed, ms = call(i)
+            latencies.append(elapsed)
+            handler_ms.append(ms)
         except Exception as exc:  # noqa: BLE001 - counted, the benchmark goes on
             errors.append(f"{type(exc).__name__}: {exc}")
 
@@ -103,8 +114,7 @@ def measure(url: str, model: str, clients: int, requests: int, strategy: str = "
             "requests_per_s": round(len(latencies) / wall, 2),
             "p50_ms": round(1000 * percentile(latencies, 0.5), 1), "p95_ms": round(1000 * percentile(latencies, 0.95), 1),
             "mean_ms": round(1000 * statistics.fmean(latencies), 1) if latencies else float("nan"),
-            "handler_p50_ms": round(percentile(handler_ms, 0.5), 1),
-            "first_error": errors[0] if errors else ""}
+            "handler_p50_ms": round(percentile(handler_ms, 0.5), 1), "first_error": errors[0] if errors else ""}
 
 
 def measure_rest(url: str, model: str, clients: int, requests: int, warmup: int = 2,
@@ -138,30 +148,10 @@ def measure_rest(url: str, model: str, clients: int, requests: int, warmup: int 
 
     for i in range(min(warmup, requests)):
         post(i)
-    latencies: List[float] = []
-    handler_ms: List[float] = []
-    errors: List[str] = []
-
-    def one(i: int) -> None:
-        try:
-            elapsed, ms = post(i)
-            latencies.append(elapsed)
-            handler_ms.append(ms)
-        except Exception as exc:  # noqa: BLE001 - counted, the benchmark goes on
-            errors.append(f"{type(exc).__name__}: {exc}")
-
-    start = time.perf_counter()
-    with ThreadPoolExecutor(clients) as executor:
-        list(executor.map(one, range(requests)))
-    wall = time.perf_counter() - start
+    row = concurrent_requests(post, clients, requests)
     for connection in connections:
         connection.close()
-    return {"clients": clients, "requests": requests, "errors": len(errors), "wall_s": round(wall, 2),
-            "requests_per_s": round(len(latencies) / wall, 2),
-            "p50_ms": round(1000 * percentile(latencies, 0.5), 1), "p95_ms": round(1000 * percentile(latencies, 0.95), 1),
-            "mean_ms": round(1000 * statistics.fmean(latencies), 1) if latencies else float("nan"),
-            "handler_p50_ms": round(percentile(handler_ms, 0.5), 1), "first_error": errors[0] if errors else "",
-            "outputs": outputs}
+    return {**row, "outputs": outputs}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
