@@ -213,3 +213,19 @@ def test_results_script_scores_every_direction_and_the_pivot(trained, tmp_path, 
                     read_lines(data / "test_2016_flickr.fr")[:4])
     saved_pivot = {s.metric: s.value for s in saved.results if s.model == "multilingual via en" and s.direction == "de-fr"}
     assert saved_pivot == {k: round(v, 2) for k, v in by_hand.items()}
+
+
+def test_results_targets_gaps_and_anchors():
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import multilingual_results as mr
+
+    def row(direction, lc, split="test_2016_flickr", pivot=None):
+        found = {"split": split, "direction": direction, "multilingual": {"bleu_lowercase": lc}}
+        return {**found, "pivot": {"bleu_lowercase": pivot}} if pivot is not None else found
+
+    assert mr.verdict(row("en-de", 40.77)) == "42.00 (missed by 1.23)"
+    assert mr.verdict(row("de-fr", 42.0, pivot=41.5)) == "42.00 (met, +0.00)"  # the pivot plus 0.5
+    assert mr.verdict(row("de-fr", 41.9, pivot=41.5)) == "42.00 (missed by 0.10)"
+    assert mr.verdict(row("en-de", 50.0, split="test_2017_flickr")) == ""  # targets are for test_2016_flickr
+    assert mr.anchor(row("en-fr", 1.0)) == "59.70 (Helcl et al. 2018, lowercased)"
+    assert mr.anchor(row("en-de", 1.0)).endswith("tokenized)") and mr.anchor(row("de-en", 1.0)) == ""
