@@ -7,14 +7,15 @@
 
 A pilot runs exactly the options of ``scripts/train_multilingual.sh`` (read from that file, so the two cannot
 drift apart), then the pilot's changes (``PILOTS``), then ``PILOT_OPTIONS`` and any extra options, into
-``runs/pilots/NAME`` with ``--max-minutes $PILOT_MINUTES`` (default 30; wall time summed over resumes) and
+``runs/pilots/NAME`` with ``--max-minutes $PILOT_MINUTES`` (default 15; wall time summed over resumes) and
 ``--resume``: rerunning the same command continues an interrupted pilot.  ``THREADS`` sets torch's threads
 (default 2).  The pilot's ``final/`` model then translates the first ``PILOT_SENTENCES`` (200) val sentences of
 every direction it serves (beam ``PILOT_BEAM``, default 4; 1 is greedy), scored with sacreBLEU cased and
 lowercased and chrF (``transformer_hub.metrics.score``), into ``runs/pilots/NAME/pilot.json``.
 
-``PILOT_OPTIONS``: a pilot lasts a few hundred updates, so the final model averages the last 2 checkpoints (the
-long run's ``--average-last 6`` would reach back into the warm-up) and is named after the pilot.
+``PILOT_OPTIONS``: a pilot lasts a few hundred updates, so its warm-up is 200 updates (the recipe's 1,000 would
+not end inside a pilot) and the final model averages the last 2 checkpoints (the long run's ``--average-last 6``
+would reach back into the warm-up); it is named after the pilot.
 """
 from __future__ import annotations
 
@@ -45,12 +46,12 @@ PILOTS: Dict[str, tuple] = {
     "tag-decoder": ("target-language tag at the decoder start (after bos), not the source start",
                     ["--tag-position", "decoder"]),
     "continue": ("continues space/models/multilingual's weights (fresh optimizer, warm-up 200)",
-                 ["--init-from", "space/models/multilingual", "--warmup", "200"]),
+                 ["--init-from", "space/models/multilingual"]),
     # 6+2 layers at d_ff 728 (SwiGLU hidden 488): 5,470,720 parameters against the 4+4 baseline's 5,462,400.
     "deep-enc": ("6 encoder + 2 decoder layers, d_ff 728 (5,470,720 parameters; baseline 5,462,400)",
                  ["--n-encoder-layers", "6", "--n-decoder-layers", "2", "--d-ff", "728"]),
 }
-PILOT_OPTIONS = ["--average-last", "2"]
+PILOT_OPTIONS = ["--warmup", "200", "--average-last", "2"]
 
 
 def recipe_options(recipe: Path = RECIPE) -> List[str]:
@@ -120,7 +121,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"unknown pilot {args.name!r}; pilots: {', '.join(PILOTS)}", file=sys.stderr)
         return 2
     os.chdir(ROOT)
-    minutes = float(os.environ.get("PILOT_MINUTES", "30"))
+    minutes = float(os.environ.get("PILOT_MINUTES", "15"))
     options = train_options(args.name, minutes, extra)
     command = "python -m transformer_hub train " + shlex.join(options)
     print(command, flush=True)

@@ -29,7 +29,7 @@ def test_every_pilot_is_the_recipe_plus_its_change():
     recipe = build_parser().parse_args(["--out", "x", *pilots.recipe_options()])
     assert (recipe.langs, recipe.vocab_size, recipe.d_model, recipe.max_minutes) == ("en,de,fr,cs", 16000, 160, 225)
     base = vars(parsed("baseline"))
-    assert base["max_minutes"] == 30 and base["average_last"] == 2 and base["resume"]
+    assert base["max_minutes"] == 30 and base["average_last"] == 2 and base["warmup"] == 200 and base["resume"]
     assert base["out"] == str(Path("runs") / "pilots" / "baseline")
     for name, (_, change) in pilots.PILOTS.items():
         args = vars(parsed(name))
