@@ -151,14 +151,18 @@ def markdown(rows: List[Dict]) -> str:
     return "\n".join(lines)
 
 
-def write_card(model_dir: Path, rows: List[Dict], trained_by: str, command: str) -> None:
+def write_card(model_dir: Path, rows: List[Dict], args: argparse.Namespace, command: str) -> None:
     """Replace the card's results with these direct scores and say how the folder was made (weights untouched)."""
     model = Transformer.from_pretrained(model_dir)
-    averaged = model.card_data.get("training", {}).get("averaged_checkpoints")
-    model.card_data["provenance"] = (
-        f"`{trained_by}`, continued after each stop by running the same command again; this folder is the run's "
-        f"`final/`{f', the average of its last {averaged} checkpoints' if averaged else ''}. The results below "
-        f"(beam search, sacreBLEU 13a on detokenized output) come from `{command}`.")
+    training = model.card_data.get("training", {})
+    averaged, init = training.get("averaged_checkpoints"), training.get("init_from")
+    model.card_data["provenance"] = " ".join(filter(None, (
+        f"`{args.trained_by}`, continued after each stop by running the same command again; this folder is the "
+        f"run's `final/`{f', the average of its last {averaged} checkpoints' if averaged else ''}.",
+        init and f"The run started from the weights of `{init}` with a fresh optimizer and schedule, so the Training "
+                 "table counts this run's updates only.",
+        args.history,
+        f"The results below (beam search, sacreBLEU 13a on detokenized output) come from `{command}`.")))
     names = {"bleu": "sacreBLEU (cased)", "bleu_lowercase": "sacreBLEU (lowercased)", "chrf": "chrF"}
     kept = [r for r in model.card_data.get("results", []) if r.get("split") not in {row["split"] for row in rows}]
     model.card_data["results"] = kept + [
@@ -183,6 +187,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--card", action="store_true", help="also write the direct scores into the model card")
     p.add_argument("--trained-by", default="bash scripts/train_multilingual.sh RUN_DIR",
                    help="the training command, as the card states it")
+    p.add_argument("--history", default="", help="with --card: a sentence on earlier stages (a run --init-from another)")
     args = p.parse_args(argv)
     if not args.data_dir.is_dir():
         print(f"no Multi30k at {args.data_dir}: pass --data-dir", file=sys.stderr)
@@ -193,7 +198,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     results_json.save(as_results(rows, args, out, command), out)
     print(markdown(rows))
     if args.card:
-        write_card(args.model, rows, args.trained_by, command)
+        write_card(args.model, rows, args, command)
     return 0
 
 

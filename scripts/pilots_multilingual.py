@@ -3,6 +3,7 @@
 
     python scripts/pilots_multilingual.py NAME [extra train options]     # e.g. baseline, vocab8k, deep-enc
     python scripts/pilots_multilingual.py --list                         # the pilots and their changes
+    python scripts/pilots_multilingual.py shipped --score-model space/models/multilingual   # a reference row
     python scripts/pilot_table.py                                        # docs/multilingual-pilots.md
 
 A pilot runs exactly the options of ``scripts/train_multilingual.sh`` (read from that file, so the two cannot
@@ -95,13 +96,14 @@ def score_model(model_dir: Path, data_dir: Path, sentences: int, beam: int, batc
     return scores
 
 
-def summary(name: str, run: Path, scores: Dict, sentences: int, beam: int, command: str) -> Dict:
-    """pilot.json: the change, the training facts of the final model's card, the scores and their means."""
+def summary(name: str, model_dir: Path, scores: Dict, sentences: int, beam: int, command: str) -> Dict:
+    """pilot.json: the change, the training facts of the model's card, the scores and their means."""
     from transformer_hub import Transformer
 
-    model = Transformer.from_pretrained(run / "final")
+    model = Transformer.from_pretrained(model_dir)
     metrics = sorted({m for row in scores.values() for m in row})
-    return {"pilot": name, "change": PILOTS.get(name, ("(not a named pilot)",))[0], "command": command,
+    change = PILOTS[name][0] if name in PILOTS else f"(no training: {model_dir} as it is)"
+    return {"pilot": name, "change": change, "command": command,
             "parameters": model.num_parameters(), "training": model.card_data.get("training", {}),
             "scored": {"split": "val", "sentences_per_direction": sentences,
                        "decoding": f"beam {beam}" if beam > 1 else "greedy", "metrics": "sacreBLEU 13a, chrF"},
@@ -109,38 +111,56 @@ def summary(name: str, run: Path, scores: Dict, sentences: int, beam: int, comma
             "directions": scores}
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("name", nargs="?", help="the pilot: " + ", ".join(PILOTS))
-    p.add_argument("--list", action="store_true", help="print the pilots and their changes")
-    args, extra = p.parse_known_args(argv)
-    if args.list or not args.name:
-        print("\n".join(f"{name:14} {change}" for name, (change, _) in PILOTS.items()))
-        return 0 if args.list else 2
-    if args.name not in PILOTS:
-        print(f"unknown pilot {args.name!r}; pilots: {', '.join(PILOTS)}", file=sys.stderr)
-        return 2
-    os.chdir(ROOT)
+def train(name: str, extra: List[str]) -> Optional[str]:
+    """Train (or continue) the pilot ``name``; its command, or None when it stopped before a final model."""
     minutes = float(os.environ.get("PILOT_MINUTES", "15"))
-    options = train_options(args.name, minutes, extra)
+    options = train_options(name, minutes, extra)
     command = "python -m transformer_hub train " + shlex.join(options)
     print(command, flush=True)
     started = time.time()
     status = subprocess.call([sys.executable, "-m", "transformer_hub", "train", *options])
-    run = PILOTS_DIR / args.name
-    if status != 0 or not (run / "final" / "model.safetensors").is_file():
+    if status != 0 or not (PILOTS_DIR / name / "final" / "model.safetensors").is_file():
         print(f"training stopped before a final model (status {status}): rerun the same command to continue",
               file=sys.stderr)
-        return status or 1
+        return None
     print(f"trained in {(time.time() - started) / 60:.1f} min (this call); scoring", flush=True)
-    sentences, beam = int(os.environ.get("PILOT_SENTENCES", "200")), int(os.environ.get("PILOT_BEAM", "4"))
+    return command
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("name", nargs="?", help="the pilot: " + ", ".join(PILOTS))
+    p.add_argument("--list", action="store_true", help="print the pilots and their changes")
+    p.add_argument("--score-model", type=Path, default=None, metavar="DIR",
+                   help="no training: score this model folder the same way, as the row NAME (e.g. the shipped model)")
+    args, extra = p.parse_known_args(argv)
+    if args.list or not args.name:
+        print("\n".join(f"{name:14} {change}" for name, (change, _) in PILOTS.items()))
+        return 0 if args.list else 2
+    if args.name not in PILOTS and args.score_model is None:
+        print(f"unknown pilot {args.name!r}; pilots: {', '.join(PILOTS)}", file=sys.stderr)
+        return 2
+    if args.score_model is not None and not (args.score_model / "config.json").is_file():
+        print(f"--score-model {args.score_model}: not a save_pretrained folder (no config.json)", file=sys.stderr)
+        return 2
+    os.chdir(ROOT)
     from transformer_hub.data import default_data_dir
 
-    data_dir = Path(options[options.index("--data-dir") + 1]) if "--data-dir" in options else default_data_dir()
-    scores = score_model(run / "final", data_dir, sentences, beam)
-    record = summary(args.name, run, scores, sentences, beam, command)
-    (run / "pilot.json").write_text(json.dumps(record, indent=1) + "\n")
-    print(json.dumps(record["mean"]), f"-> {run / 'pilot.json'}")
+    if args.score_model is None:
+        command = train(args.name, extra)
+        if command is None:
+            return 1
+        model_dir = PILOTS_DIR / args.name / "final"
+    else:
+        command, model_dir = "python scripts/pilots_multilingual.py " + shlex.join(argv or sys.argv[1:]), args.score_model
+    sentences, beam = int(os.environ.get("PILOT_SENTENCES", "200")), int(os.environ.get("PILOT_BEAM", "4"))
+    data_dir = Path(extra[extra.index("--data-dir") + 1]) if "--data-dir" in extra[:-1] else default_data_dir()
+    scores = score_model(model_dir, data_dir, sentences, beam)
+    record = summary(args.name, model_dir, scores, sentences, beam, command)
+    out = PILOTS_DIR / args.name / "pilot.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps(record["mean"]), f"-> {out}")
     return 0
 
 
