@@ -48,6 +48,9 @@ PILOTS: Dict[str, tuple] = {
                     ["--tag-position", "decoder"]),
     "continue": ("continues space/models/multilingual's weights (fresh optimizer, warm-up 200)",
                  ["--init-from", "space/models/multilingual"]),
+    # continue re-warmed to the recipe's peak of 0.004 and lost ground; the first run had decayed to 0.0019.
+    "continue-lr2": ("continues space/models/multilingual's weights at peak lr 0.002 (where the first run had decayed to)",
+                     ["--init-from", "space/models/multilingual", "--peak-lr", "0.002"]),
     # 6+2 layers at d_ff 728 (SwiGLU hidden 488): 5,470,720 parameters against the 4+4 baseline's 5,462,400.
     "deep-enc": ("6 encoder + 2 decoder layers, d_ff 728 (5,470,720 parameters; baseline 5,462,400)",
                  ["--n-encoder-layers", "6", "--n-decoder-layers", "2", "--d-ff", "728"]),

@@ -192,9 +192,12 @@ def test_results_script_scores_every_direction_and_the_pivot(trained, tmp_path, 
 
     data = four_way_corpus(tmp_path)
     trained.save_pretrained(tmp_path / "model")
+    continued = Transformer.from_pretrained(tmp_path / "model")  # as if trained --init-from an earlier model
+    continued.card_data.setdefault("training", {})["init_from"] = "runs/stage-one/final"
+    continued.save_pretrained(tmp_path / "model")
     assert multilingual_results.main(["--model", str(tmp_path / "model"), "--data-dir", str(data), "--splits",
                                       "test_2016_flickr,test_2017_flickr", "--beam", "2", "--limit", "4", "--card",
-                                      "--workers", "2"]) == 0
+                                      "--workers", "2", "--history", "Stage one ran for 3 minutes."]) == 0
     saved = load_results(tmp_path / "model" / "multilingual_results.json")  # the library's schema, validated
     direct = [s for s in saved.results if s.model == "multilingual"]
     assert {s.direction for s in direct} == {f"{a}-{b}" for a in LANGS for b in LANGS if a != b}
@@ -207,6 +210,7 @@ def test_results_script_scores_every_direction_and_the_pivot(trained, tmp_path, 
     card = (tmp_path / "model" / "README.md").read_text()
     assert "dataset_config: de-fr" in card or "config: de-fr" in card
     assert "## How this folder was made" in card and "`python scripts/multilingual_results.py --model" in card
+    assert "started from the weights of `runs/stage-one/final`" in card and "Stage one ran for 3 minutes." in card
     sources = read_lines(data / "test_2016_flickr.de")[:4]  # the pivot, done by hand, scores the same
     middle = trained.translate(sources, src_lang="de", tgt_lang="en", strategy="beam", beam_size=2)
     by_hand = score(trained.translate(middle, src_lang="en", tgt_lang="fr", strategy="beam", beam_size=2),
