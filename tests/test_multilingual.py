@@ -206,7 +206,8 @@ def test_results_script_scores_every_direction_and_the_pivot(trained, tmp_path, 
     assert "de-fr" in pivot and "en-fr" not in pivot
     assert all(0 <= s.value <= 100 for s in saved.results) and saved.model("multilingual").path == "."
     table = capsys.readouterr().out
-    assert "| test_2016_flickr | en-de |" in table and "(met)" in table or "(missed)" in table
+    assert "| test_2016_flickr | en-de |" in table and ("(met, +" in table or "(missed by " in table)
+    assert "59.70 (Helcl et al. 2018, lowercased)" in table  # the published anchor beside en-fr
     card = (tmp_path / "model" / "README.md").read_text()
     assert "dataset_config: de-fr" in card or "config: de-fr" in card
     assert "## How this folder was made" in card and "`python scripts/multilingual_results.py --model" in card
