@@ -28,11 +28,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's transformer_hub, not an installed one
 sys.path.insert(0, str(ROOT / "scripts"))
+
+if TYPE_CHECKING:
+    from transformer_hub import Transformer
 
 RECIPE = ROOT / "scripts" / "train_multilingual.sh"
 PILOTS_DIR = Path("runs") / "pilots"
@@ -77,16 +80,14 @@ def train_options(name: str, minutes: float, extra: List[str]) -> List[str]:
             "--resume"]
 
 
-def score_model(model_dir: Path, data_dir: Path, sentences: int, beam: int, batch_size: int = 100) -> Dict:
+def score_model(model: "Transformer", data_dir: Path, sentences: int, beam: int, batch_size: int = 100) -> Dict:
     """{direction: {bleu, bleu_lowercase, chrf}} on the first ``sentences`` val lines of every direction."""
     import torch
     from multilingual_results import rounded, split_lines
-    from transformer_hub import Transformer
     from transformer_hub.decoding import translate
     from transformer_hub.metrics import score
 
     torch.set_num_threads(int(os.environ.get("THREADS", "2")))
-    model = Transformer.from_pretrained(model_dir)
     decoding = {"strategy": "beam", "beam_size": beam} if beam > 1 else {"strategy": "greedy"}
     scores = {}
     for src, tgt in model.config.pairs():
@@ -99,13 +100,12 @@ def score_model(model_dir: Path, data_dir: Path, sentences: int, beam: int, batc
     return scores
 
 
-def summary(name: str, model_dir: Path, scores: Dict, sentences: int, beam: int, command: str) -> Dict:
+def summary(name: str, model: "Transformer", scores: Dict, sentences: int, beam: int, command: str,
+            model_dir: Optional[Path] = None) -> Dict:
     """pilot.json: the change, the training facts of the model's card, the scores and their means."""
-    from transformer_hub import Transformer
-
-    model = Transformer.from_pretrained(model_dir)
     metrics = sorted({m for row in scores.values() for m in row})
-    change = PILOTS[name][0] if name in PILOTS else f"(no training: {model_dir} as it is)"
+    change = (PILOTS[name][0] if name in PILOTS else
+              f"(no training: {model_dir} as it is)" if model_dir else "(not a named pilot)")
     return {"pilot": name, "change": change, "command": command,
             "parameters": model.num_parameters(), "training": model.card_data.get("training", {}),
             "scored": {"split": "val", "sentences_per_direction": sentences,
@@ -114,8 +114,8 @@ def summary(name: str, model_dir: Path, scores: Dict, sentences: int, beam: int,
             "directions": scores}
 
 
-def train(name: str, extra: List[str]) -> Optional[str]:
-    """Train (or continue) the pilot ``name``; its command, or None when it stopped before a final model."""
+def train(name: str, extra: List[str]) -> Tuple[str, int]:
+    """Train (or continue) the pilot ``name``: its command and exit status (non-zero: no final model yet)."""
     minutes = float(os.environ.get("PILOT_MINUTES", "15"))
     options = train_options(name, minutes, extra)
     command = "python -m transformer_hub train " + shlex.join(options)
@@ -125,9 +125,9 @@ def train(name: str, extra: List[str]) -> Optional[str]:
     if status != 0 or not (PILOTS_DIR / name / "final" / "model.safetensors").is_file():
         print(f"training stopped before a final model (status {status}): rerun the same command to continue",
               file=sys.stderr)
-        return None
+        return command, status or 1
     print(f"trained in {(time.time() - started) / 60:.1f} min (this call); scoring", flush=True)
-    return command
+    return command, 0
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -147,19 +147,21 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"--score-model {args.score_model}: not a save_pretrained folder (no config.json)", file=sys.stderr)
         return 2
     os.chdir(ROOT)
+    from transformer_hub import Transformer
     from transformer_hub.data import default_data_dir
 
     if args.score_model is None:
-        command = train(args.name, extra)
-        if command is None:
-            return 1
+        command, status = train(args.name, extra)
+        if status:
+            return status
         model_dir = PILOTS_DIR / args.name / "final"
     else:
         command, model_dir = "python scripts/pilots_multilingual.py " + shlex.join(argv or sys.argv[1:]), args.score_model
     sentences, beam = int(os.environ.get("PILOT_SENTENCES", "200")), int(os.environ.get("PILOT_BEAM", "4"))
     data_dir = Path(extra[extra.index("--data-dir") + 1]) if "--data-dir" in extra[:-1] else default_data_dir()
-    scores = score_model(model_dir, data_dir, sentences, beam)
-    record = summary(args.name, model_dir, scores, sentences, beam, command)
+    model = Transformer.from_pretrained(model_dir)
+    scores = score_model(model, data_dir, sentences, beam)
+    record = summary(args.name, model, scores, sentences, beam, command, model_dir)
     out = PILOTS_DIR / args.name / "pilot.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=1) + "\n")

@@ -72,15 +72,15 @@ def pilot_run(tmp_path_factory):
 @pytest.mark.slow  # decodes 12 directions
 def test_scores_every_direction_and_writes_what_the_table_reads(pilot_run):
     root, data = pilot_run
-    scores = pilots.score_model(root / "run" / "final", data, sentences=5, beam=1)
-    assert len(scores) == 12 and set(scores["de-fr"]) == {"bleu", "bleu_lowercase", "chrf"}
     model = Transformer.from_pretrained(root / "run" / "final")
+    scores = pilots.score_model(model, data, sentences=5, beam=1)
+    assert len(scores) == 12 and set(scores["de-fr"]) == {"bleu", "bleu_lowercase", "chrf"}
     sources = (data / "val.de").read_text().splitlines()[:5]
     references = (data / "val.fr").read_text().splitlines()[:5]
     by_hand = score(translate(model, sources, src_lang="de", tgt_lang="fr", strategy="greedy"), references)
     assert scores["de-fr"] == {k: round(v, 2) for k, v in by_hand.items()}
 
-    record = pilots.summary("baseline", root / "run", scores, 5, 1, "the command")
+    record = pilots.summary("baseline", model, scores, 5, 1, "the command")
     assert record["training"]["updates"] == 7 and record["scored"]["decoding"] == "greedy"
     mean = sum(row["chrf"] for row in scores.values()) / 12
     assert record["mean"]["chrf"] == rounded(mean, 2, roundings=2)  # a rounded mean of rounded scores
