@@ -41,6 +41,15 @@ def test_blank_text_has_no_segments(text):
     assert reassemble(seg, []) == text
 
 
+def test_french_titles_do_not_end_a_sentence():
+    text = "M. Dupont arrive. Il rit avec Mme. Blanc.\nMM. Durand et Fils.\nUn M.\nDupont."
+    seg = split_sentences(text, "fr")
+    assert seg.segments == ("M. Dupont arrive.", "Il rit avec Mme. Blanc.", "MM. Durand et Fils.", "Un M.", "Dupont.")
+    assert reassemble(seg, list(seg.segments)) == text  # a line break still ends a segment
+    assert split_sentences("Paní pí. Nováková přišla. Smála se.", "cs").segments == (
+        "Paní pí. Nováková přišla.", "Smála se.")
+
+
 def test_reassemble_refuses_a_wrong_count():
     seg = split_sentences("One. Two.", "en")
     with pytest.raises(ValueError, match="1 translations for 2 segments"):

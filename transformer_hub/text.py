@@ -34,6 +34,10 @@ UNSERVED_THRESHOLD = 0.7
 UNSERVED_RATIO = 10.0
 LANGUAGE_NAMES = {"en": "English", "de": "German", "fr": "French", "cs": "Czech"}
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
+# Titles that sentencex's lists lack, so it ends a sentence after them ("M. Dupont arrive." became "M." and
+# "Dupont arrive."): a segment ending in one is joined to the next segment of its line.
+_TITLES = {"fr": {"M.", "MM.", "Mme.", "Mmes.", "Mlle.", "Mlles.", "Dr.", "Pr.", "Me.", "St.", "Ste.", "Cie."},
+           "cs": {"pí.", "sl."}}
 
 
 def language_name(code: str) -> str:
@@ -85,7 +89,7 @@ def split_sentences(text: str, lang: Optional[str] = None) -> Segmented:
     spans: List[Tuple[int, int]] = []
     for line in re.finditer(r"[^\n]+", text):
         start = line.start()
-        for sentence in segment(_sentencex_lang(lang), line.group()):
+        for sentence in _join_after_titles(segment(_sentencex_lang(lang), line.group()), lang):
             core = sentence.strip()
             if not core:
                 continue
@@ -99,6 +103,18 @@ def split_sentences(text: str, lang: Optional[str] = None) -> Segmented:
             spans.append((found, found + len(core)))
             start = found + len(core)
     return _from_spans(text, spans)
+
+
+def _join_after_titles(sentences: Sequence[str], lang: Optional[str]) -> List[str]:
+    """``sentences`` with each one that ends in one of ``lang``'s titles joined to the one after it."""
+    titles, joined = _TITLES.get(lang or "", set()), []
+    for sentence in sentences:
+        words = joined[-1].split() if joined else []
+        if words and words[-1] in titles:
+            joined[-1] += sentence
+        else:
+            joined.append(sentence)
+    return joined
 
 
 def _from_spans(text: str, spans: List[Tuple[int, int]]) -> Segmented:
