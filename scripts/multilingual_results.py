@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -194,7 +195,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     rows = evaluate(args)
     out = args.out or args.model / "multilingual_results.json"
-    command = "python scripts/multilingual_results.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = shlex.join(["python", "scripts/multilingual_results.py", *(argv if argv is not None else sys.argv[1:])])
     results_json.save(as_results(rows, args, out, command), out)
     print(markdown(rows))
     if args.card:

@@ -46,7 +46,7 @@ def _readme_rows() -> dict:
     rows = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 8 and re.fullmatch(r"test_\w+", cells[0]):
+        if len(cells) == 9 and re.fullmatch(r"test_\w+", cells[0]):
             rows[cells[0], cells[1]] = cells[2:]
     return rows
 
