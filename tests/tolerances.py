@@ -21,6 +21,8 @@ bit for bit equal and the tests say so (``exactly``): determinism is what those 
 """
 from __future__ import annotations
 
+import math
+import struct
 from typing import Union
 
 import pytest
@@ -82,6 +84,31 @@ def rounded(expected, decimals: int, roundings: int = 1):
     return pytest.approx(expected, rel=0, abs=roundings * 0.5 * 10.0 ** -decimals + F32_REL * abs(expected))
 
 
-def exactly(expected):
-    """Bit-for-bit equality, for results of the same code on the same data and threads (determinism)."""
-    return pytest.approx(expected, rel=0, abs=0)
+class _Exactly:
+    """Compares equal to a value of the same structure whose floats have the same bits (NaN equals NaN)."""
+
+    def __init__(self, expected):
+        self.expected = expected
+
+    def __eq__(self, actual) -> bool:
+        return _same_bits(actual, self.expected)
+
+    def __repr__(self) -> str:
+        return f"exactly({self.expected!r})"
+
+
+def _same_bits(a, b) -> bool:
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_bits(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_bits(a[k], b[k]) for k in a)
+    if isinstance(a, float) or isinstance(b, float):
+        a, b = float(a), float(b)
+        return struct.pack("<d", a) == struct.pack("<d", b) or (math.isnan(a) and math.isnan(b))
+    return a == b
+
+
+def exactly(expected) -> _Exactly:
+    """Bit-for-bit equality, for results of the same code on the same data and threads (determinism); nested
+    lists, tuples and dicts compare item by item (``pytest.approx`` refuses nested data)."""
+    return _Exactly(expected)
