@@ -69,6 +69,20 @@ def test_blank_text_with_split_sentences_keeps_its_whitespace(tiny_model):
     assert result.text == "\n \n" and result.sentences == []
 
 
+def test_text_without_words_is_passed_through_not_decoded(multilingual, monkeypatch):
+    calls = []
+    original = engines.decode_batch
+    monkeypatch.setattr(engines, "decode_batch", lambda model, rows, *a, **k: calls.append(len(rows)) or
+                        original(model, rows, *a, **k))
+    texts = ["😀 🎉", "12:45", "...", "♪ A dog runs. ♪"]
+    results = generate(multilingual, texts, split_sentences=True, src_lang="auto", tgt_lang="de", max_length=4)
+    assert calls == [1]  # only "A dog runs." reaches the model
+    assert [r.text for r in results[:3]] == texts[:3] and all(r.sentences == [] for r in results[:3])
+    assert [r.src_lang for r in results[:3]] == [None] * 3  # nothing to detect, reported as not detected
+    inner = results[3].sentences[0].text
+    assert results[3].text == f"♪ {inner} ♪" and results[3].sentences[0].source == "A dog runs."
+
+
 def test_auto_detects_each_text_in_one_call(multilingual):
     targets = {"en": "de", "de": "fr", "fr": "cs", "cs": "en"}
     results = generate(multilingual, list(ONE_PER_LANGUAGE.values()), src_lang="auto",

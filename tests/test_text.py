@@ -41,6 +41,23 @@ def test_blank_text_has_no_segments(text):
     assert reassemble(seg, []) == text
 
 
+@pytest.mark.parametrize("text", ["😀 🎉", "♪ ♪", "...", "12:45", "3.14 + 2 = 5,14", "https://example.org/a?b=1",
+                                  "www.example.org", "anna.novak@example.cz", "-- 42 --\n\n:-)"])
+def test_text_without_words_has_no_segments_and_comes_back_unchanged(text):
+    seg = split_sentences(text, "en")
+    assert seg.segments == () and seg.separators == (text,) and not text_mod.has_words(text)
+    assert reassemble(seg, []) == text
+
+
+def test_wordless_pieces_around_sentences_stay_out_of_the_segments():
+    text = "😀 A dog runs. 12:45 ... Two cats sleep! 🎉\n- See https://example.org"
+    seg = split_sentences(text, "en")
+    assert seg.segments == ("A dog runs.", "Two cats sleep!", "See")
+    assert seg.separators == ("😀 ", " 12:45 ... ", " 🎉\n- ", " https://example.org")
+    assert reassemble(seg, ["<0>", "<1>", "<2>"]) == "😀 <0> 12:45 ... <1> 🎉\n- <2> https://example.org"
+    assert text_mod.has_words("Mail anna@example.cz now") and text_mod.has_words("Straße")
+
+
 def test_french_titles_do_not_end_a_sentence():
     text = "M. Dupont arrive. Il rit avec Mme. Blanc.\nMM. Durand et Fils.\nUn M.\nDupont."
     seg = split_sentences(text, "fr")

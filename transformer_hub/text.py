@@ -7,6 +7,7 @@ The stable API (the Space and the LibreTranslate routes call these by name):
     seg.separators          # ('', ' ', '\\n\\n', ''): the text between them, one more than segments
     seg.paragraph_sizes     # (2, 1): segments per paragraph (paragraphs are separated by a blank line)
     reassemble(seg, ["Dr. M. Weber comes.", "He laughs.", "A dog."])   # the translations, with the text's layout
+    split_sentences("😀 12:45").segments   # (): text without words is never a segment, it comes back as it is
     detect_language(["Ein Hund rennt über die Wiese."], ["en", "de", "fr", "cs"])   # [Detected(code='de', confidence=0.99..)]
     unserved_language(["El perro corre por el parque."], ["en", "de", "fr", "cs"])  # ['es']
 
@@ -34,6 +35,9 @@ UNSERVED_THRESHOLD = 0.7
 UNSERVED_RATIO = 10.0
 LANGUAGE_NAMES = {"en": "English", "de": "German", "fr": "French", "cs": "Czech"}
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
+# A piece of text without words (emoji, symbols, punctuation, numbers, times, URLs, e-mail addresses) is not
+# translated: a model trained on sentences invents words for it ("12:45" -> "1245.", "..." -> "Ein Mann.").
+_LINK = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)\S+|[^\s@]+@[^\s@]+\.\w+", re.IGNORECASE)
 # Titles that sentencex's lists lack, so it ends a sentence after them ("M. Dupont arrive." became "M." and
 # "Dupont arrive."): a segment ending in one is joined to the next segment of its line.
 _TITLES = {"fr": {"M.", "MM.", "Mme.", "Mmes.", "Mlle.", "Mlles.", "Dr.", "Pr.", "Me.", "St.", "Ste.", "Cie."},
@@ -76,12 +80,26 @@ class Segmented:
         return tuple(sizes)
 
 
+def has_words(text: str) -> bool:
+    """True when ``text`` has a letter outside its URLs and e-mail addresses (something a model translates)."""
+    return any(ch.isalpha() for ch in _LINK.sub(" ", text))
+
+
+def _worded(text: str, start: int, end: int) -> Optional[Tuple[int, int]]:
+    """The span ``text[start:end]`` less its leading and trailing wordless tokens; None when none has words."""
+    tokens = [m.span() for m in re.finditer(r"\S+", text[start:end]) if has_words(m.group())]
+    return (start + tokens[0][0], start + tokens[-1][1]) if tokens else None
+
+
 def _sentencex_lang(lang: Optional[str]) -> str:
     return lang if lang else "en"
 
 
 def split_sentences(text: str, lang: Optional[str] = None) -> Segmented:
-    """Cut ``text`` into sentences (``lang``'s abbreviations; None: English's), keeping everything between them."""
+    """Cut ``text`` into sentences (``lang``'s abbreviations; None: English's), keeping everything between them.
+
+    Pieces without words (``has_words``) are never segments: a wordless sentence, and wordless tokens at the
+    start or end of a sentence, stay in the separators, so they come back exactly as they were."""
     from sentencex import segment  # imported on first use: the package loads its language data
 
     if not isinstance(text, str):
@@ -102,7 +120,7 @@ def split_sentences(text: str, lang: Optional[str] = None) -> Segmented:
                 break
             spans.append((found, found + len(core)))
             start = found + len(core)
-    return _from_spans(text, spans)
+    return _from_spans(text, [w for w in (_worded(text, *span) for span in spans) if w is not None])
 
 
 def _join_after_titles(sentences: Sequence[str], lang: Optional[str]) -> List[str]:

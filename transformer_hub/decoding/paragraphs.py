@@ -55,7 +55,7 @@ def detect_sources(config, texts: List[str], src_lang, tgt_lang,
     confidences: List[Optional[float]] = [None] * len(texts)
     default_target = config.tgt_lang if config is not None and not config.languages else None
     for i, (code, confidence), other in zip(auto, picked, foreign):
-        if not texts[i].strip():  # nothing to detect: the model's default, reported as not detected
+        if not text_mod.has_words(texts[i]):  # nothing to detect (blank, emoji, numbers): the model's default
             sources[i] = None
             continue
         if other is not None:
