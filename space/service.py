@@ -144,6 +144,8 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
     (a document) the sentences are decoded ``limits.document_chunk`` at a time, each step reported."""
     text = "\n".join(clean.lines)
     source, confidence = detect(text, source_lang, target_lang)
+    if source is None:  # no words to detect: nothing is decoded, so any direction into the target will do
+        source = next((s for s, t in ctx.chooser.pairs() if t == target_lang), None)
     name = pick_model(ctx, model, source, target_lang)
     engine = resolve_engine(ctx, engine, name, config)
     pair = languages_for(ctx, name, source, target_lang)
