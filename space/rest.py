@@ -24,7 +24,6 @@ import anyio
 import gradio as gr
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.text import (Segmented, detect_language, has_words, language_name, split_sentences,
@@ -122,10 +121,9 @@ class RestAPI:
         self.active = 0  # REST requests admitted (changed on the event loop only)
         self._limiter: Optional[anyio.CapacityLimiter] = None
 
-    def routes(self) -> List[Route]:
-        return [Route("/translate", self.translate_route, methods=["POST"]),
-                Route("/detect", self.detect_route, methods=["POST"]),
-                Route("/languages", self.languages_route, methods=["GET"])]
+    def endpoints(self) -> Dict[str, Callable]:
+        """The route handlers by path (their methods and description: space/rest_schema.py)."""
+        return {"/translate": self.translate_route, "/detect": self.detect_route, "/languages": self.languages_route}
 
     # ------------------------------------------------------------------ routes
     async def translate_route(self, request: Request) -> JSONResponse:

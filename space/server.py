@@ -17,12 +17,14 @@ import time
 from typing import Any, Dict, Optional, Sequence
 
 import gradio as gr
+from transformer_hub import __version__
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .demo import QUEUE_MAX_SIZE, launch_options
 from .rest import PATHS, RestAPI, RestSettings, env_number
+from .rest_schema import OPERATIONS
 
 MOUNT_OPTIONS = ("css", "theme", "show_error", "footer_links")  # the launch options mount_gradio_app takes too
 
@@ -45,9 +47,11 @@ class RestCORS:
 def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastAPI:
     """A FastAPI app serving LibreTranslate's routes over ``demo.space_context`` and the page at ``/``."""
     settings = settings or RestSettings.from_env(queue=QUEUE_MAX_SIZE)
-    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="LibreTranslate-compatible translation API", version=__version__, docs_url=None,
+                  redoc_url=None, openapi_url="/openapi.json")  # the REST routes' description (space/rest_schema.py)
     rest = RestAPI(demo.space_context, settings)
-    app.router.routes.extend(rest.routes())
+    for path, endpoint in rest.endpoints().items():
+        app.add_api_route(path, endpoint, **OPERATIONS[path])
     if settings.cors_origins:
         app.add_middleware(RestCORS, origins=settings.cors_origins)
     options = {k: v for k, v in launch_options().items() if k in MOUNT_OPTIONS}
