@@ -13,7 +13,7 @@ from typing import Any, Dict
 from urllib.parse import parse_qsl
 
 import anyio
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
 
@@ -46,6 +46,8 @@ async def read_params(request: Request, max_bytes: int, timeout: float) -> Dict[
                 body = await _body(request, max_bytes)
         except TimeoutError:
             raise RestError(408, f"The request body did not arrive within {timeout:g} seconds.") from None
+        except ClientDisconnect:  # nobody is left to read the answer; the log gets one line
+            raise RestError(400, "The client disconnected before its request body arrived.") from None
         if body:
             params.update(await _parse(request, body))
     _check_text(params)

@@ -22,6 +22,7 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from . import logs
 from .demo import QUEUE_MAX_SIZE, launch_options
 from .rest import PATHS, RestAPI, RestSettings, env_number
 from .rest_schema import OPERATIONS
@@ -61,6 +62,7 @@ def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastA
     # marked launched, which launch() does and mount_gradio_app does not: without this, an API call naming any
     # path on the server has that file copied into the cache and handed to the event.
     demo.has_launched = True
+    logs.install()
     app.state.rest = rest  # for tests and benchmarks
     return app
 
@@ -87,6 +89,7 @@ def serve(app: FastAPI, announce: str = "", **uvicorn_options: Any) -> None:
     server = uvicorn.Server(uvicorn.Config(app, **{"host": host, "port": port, "log_level": "warning",
                                                    "timeout_graceful_shutdown": 5, **connection_limits(),
                                                    **uvicorn_options}))
+    logs.configure()
 
     def announce_when_listening() -> None:
         while not (server.started or server.should_exit):

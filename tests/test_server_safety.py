@@ -237,3 +237,28 @@ def test_a_mixed_batch_answers_per_item(served):
     assert status == 400 and answer["error"].startswith("q[1]: es is not supported"), answer
     status, answer = rest(served, "/translate", {"q": ["A dog.", "A cat.", "a" * 301], "source": "en", "target": "de"})
     assert status == 400 and answer["error"].startswith("Invalid request: q[2]: Line 1 is too long"), answer
+
+
+# ----------------------------------------------------------------------------- logs
+def test_mistakes_and_disconnects_log_one_line_each_and_leak_nothing(served, caplog, capfd):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="space")
+    kind, data = gradio_call(served, "translate_file", [file_arg("/etc/hostname"), *FILE_ARGS])
+    assert kind == "error"
+    kind, data = gradio_call(served, "translate", ["A dog."])  # too few arguments
+    assert kind == "error" and data["error"] == ("An event handler (wrapped) didn't receive enough input values "
+                                                 "(needed: 11, got: 1).")  # no component reprs, no addresses
+    assert rest(served, "/translate", {"q": "A dog.", "source": "en", "target": "xx"})[0] == 400
+    host, port = served.url.split("//")[1].rstrip("/").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:  # a client gone mid-body
+        sock.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+    time.sleep(0.5)
+    messages = [r.getMessage() for r in caplog.records if r.name.startswith("space")]
+    assert "event refused: Cannot move /etc/hostname to the gradio cache dir because it was not uploaded by a user." \
+        in messages
+    assert any(m.startswith("event refused: An event handler (wrapped) didn't receive enough") for m in messages)
+    assert "REST /translate: 400 xx is not supported" in messages
+    assert "REST /translate: 400 The client disconnected before its request body arrived." in messages
+    assert not any(r.exc_info for r in caplog.records)
+    assert "Traceback" not in capfd.readouterr().err
