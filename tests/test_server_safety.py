@@ -83,7 +83,7 @@ def test_a_file_never_uploaded_is_refused_and_nothing_of_it_reaches_the_cache(se
     link = served.uploads / "link.txt"
     link.symlink_to(secret)
     try:
-        for path in (secret, ROOT / "requirements.txt", "/etc/hostname", link):
+        for path in (secret, ROOT / "requirements.txt", "/etc/hostname", link, "/dev/zero"):
             kind, data = gradio_call(served, "translate_file", [file_arg(path), *FILE_ARGS])
             assert kind == "error", (path, data)
         contents = cached_bytes(served.uploads)
@@ -262,3 +262,33 @@ def test_mistakes_and_disconnects_log_one_line_each_and_leak_nothing(served, cap
     assert "REST /translate: 400 The client disconnected before its request body arrived." in messages
     assert not any(r.exc_info for r in caplog.records)
     assert "Traceback" not in capfd.readouterr().err
+
+
+# ----------------------------------------------------------------------------- the README's table
+def test_the_readme_lists_every_setting_of_the_server_with_its_default():
+    import dataclasses
+    import re
+
+    from space import context, demo, models_store, server
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("| Variable | Default |"):]
+    rows = dict(re.findall(r"^\| `([A-Z_]+)` \| `?([^`|]*?)`?(?: \([^|]*\))? \|", table, re.M))
+    expected = {f"SPACE_{f.name.upper()}": str(f.default) for f in dataclasses.fields(Limits)}
+    rest = RestSettings()
+    expected.update({"SPACE_MAX_BODY_BYTES": str(rest.max_body_bytes), "SPACE_BODY_TIMEOUT": str(rest.body_timeout),
+                     "SPACE_CORS_ORIGINS": ",".join(rest.cors_origins), "SPACE_REST_QUEUE": str(demo.QUEUE_MAX_SIZE),
+                     "SPACE_QUEUE_SIZE": str(demo.QUEUE_MAX_SIZE), "SPACE_CONCURRENCY": str(demo.CONCURRENCY),
+                     "SPACE_TORCH_THREADS": str(demo.TORCH_THREADS), "SPACE_DECODE_WORKERS": str(context.DECODE_WORKERS),
+                     "SPACE_MAX_CONNECTIONS": str(server.connection_limits()["limit_concurrency"]),
+                     "SPACE_KEEP_ALIVE": str(server.connection_limits()["timeout_keep_alive"]),
+                     "GRADIO_SERVER_NAME": server.host_and_port()[0], "GRADIO_SERVER_PORT": str(server.host_and_port()[1]),
+                     models_store.MODELS_DIR_ENV: "space/models"})
+    for name, default in expected.items():
+        if name not in os.environ:  # set here: the code's value is not its default
+            assert rows.get(name) == default, (name, rows.get(name), default)
+    named = set()
+    for path in [*(ROOT / "space").rglob("*.py"), ROOT / "app.py"]:
+        named |= set(re.findall(r"\b(SPACE_[A-Z_]+[A-Z])\b", path.read_text(encoding="utf-8")))
+    named |= {f"SPACE_{f.name.upper()}" for f in dataclasses.fields(Limits)}
+    assert named <= set(rows), sorted(named - set(rows))  # every variable the code reads is in the table
