@@ -3,14 +3,16 @@
 Programs that speak LibreTranslate (``libretranslatepy``, browser extensions, subtitle tools) use the Space's
 models without Gradio's queue protocol. The routes share everything with the page: the model store, the decoder
 (one ``DecodingPool`` worker behind the micro-batcher, whose bounded first-come-first-served queue the page's
-events use too), the limits and the per-direction default model. Parameters are read as LibreTranslate reads them:
-a JSON body, a form body (urlencoded or multipart) or the query string. Errors are LibreTranslate's: ``{"error":
-"..."}`` with 400 for a bad request, 413 for a body over ``SPACE_MAX_BODY_BYTES`` (refused from its ``Content-
-Length``, or as soon as a streamed body passes it, never read whole), 429 when the queue is full, 500 when decoding
-fails; never a stack trace. Each text is cut into sentences (``transformer_hub.text``), all sentences of a request
-are decoded as one batch, and the translations are put back in the text's layout. Our extensions: the request
-fields ``model`` (a model name) and ``engine`` (``auto``, the default, ``pytorch`` or ``ctranslate2``), echoed in
-every translation's response.
+events use too), the limits and the per-direction default model. Parameters are read as LibreTranslate reads them
+(space/rest_input.py: a JSON body, a form body or the query string, the body within a deadline and a size), and
+a request takes one of ``SPACE_REST_QUEUE`` slots only once its body is in. Errors are LibreTranslate's:
+``{"error": "..."}`` with 400 for a bad request, 408 for a body too slow, 413 for one too large, 429 when busy,
+503 when a model cannot be loaded, 500 for a fault of the server; never a stack trace. Each text is cut into
+sentences (``transformer_hub.text``: text without words is left as it is), all sentences of a request are
+decoded as one batch, and the translations are put back in the text's layout. A list answers item by item (with
+``source=auto`` an item already in the target language comes back unchanged; an error names its item,
+``q[3]: ...``). Our extensions: the request fields ``model`` (a model name) and ``engine`` (``auto``, the
+default, ``pytorch`` or ``ctranslate2``), echoed in every translation's response.
 """
 from __future__ import annotations
 
