@@ -35,7 +35,7 @@ from space.limits import Limits  # noqa: E402
 from space.models_store import DEFAULT_MODELS_DIR, ModelStore  # noqa: E402
 from transformer_hub import Transformer  # noqa: E402
 from transformer_hub.data import default_data_dir, read_lines  # noqa: E402
-from transformer_hub.inspect import attention_maps, positional_encoding, step_by_step, teacher_forcing  # noqa: E402
+from transformer_hub.inside import attention_maps, positional_encoding, step_by_step, teacher_forcing  # noqa: E402
 
 FALLBACK = ("A young boy in a red shirt is kicking a soccer ball across the field.",
             "Ein kleiner Junge in einem roten Hemd kickt einen Fußball über das Feld.")

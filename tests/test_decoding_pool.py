@@ -196,7 +196,7 @@ def test_pool_from_a_source_reports_a_model_it_cannot_load_and_keeps_serving(fol
 
 @pytest.mark.slow
 def test_call_runs_a_function_on_the_workers_model(model, pool):
-    from transformer_hub.inspect import attention_maps
+    from transformer_hub.inside import attention_maps
 
     with one_thread():
         expected = attention_maps(model, "a dog runs in the park .")

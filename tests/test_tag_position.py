@@ -169,7 +169,7 @@ def test_decoder_tags_without_languages_is_a_one_line_training_error(tmp_path):
 
 
 def test_the_inside_views_refuse_a_decoder_tag_model_clearly(decoder_tagged):
-    from transformer_hub.inspect import attention_maps
+    from transformer_hub.inside import attention_maps
 
     model, _, _ = decoder_tagged
     with pytest.raises(ValueError, match=r"reads its target-language tag at the decoder start \(tag_position "

@@ -1,4 +1,4 @@
-"""The learning-rate schedule of section 5.3 ("Optimizer"), shared by the trainer and the inspect views."""
+"""The learning-rate schedule of section 5.3 ("Optimizer"), shared by the trainer and the inside views."""
 from __future__ import annotations
 
 import math

@@ -1,6 +1,6 @@
 """Inside the Transformer: what the paper describes, read off a trained model for one sentence.
 
-    from transformer_hub.inspect import attention_maps
+    from transformer_hub.inside import attention_maps
     maps = attention_maps(model, "A dog runs.", src_lang="en", tgt_lang="de")
     maps.encoder_self.shape, maps.decoder_self.shape, maps.cross.shape   # (L, h, S, S), (L, h, T, T), (L, h, T, S)
 

@@ -1,4 +1,4 @@
-"""transformer_hub.inspect: the numbers each view of "Inside the Transformer" shows, checked against the model.
+"""transformer_hub.inside: the numbers each view of "Inside the Transformer" shows, checked against the model.
 
 Attention against what the attention modules compute by other routes (the encoder's own ``need_weights``,
 equation 1 on the decoder's projections, decoding's ``return_attention``); positions against the paper's
@@ -17,7 +17,7 @@ from tolerances import f32, f32_close, f64, score, sum_close
 from decoding_fixtures import random_model, trained_model
 from transformer_hub.decoding import decode_ids, generate
 from transformer_hub.hub import card_data_from_file
-from transformer_hub.inspect import (attention_maps, positional_encoding, smoothed_target, step_by_step,
+from transformer_hub.inside import (attention_maps, positional_encoding, smoothed_target, step_by_step,
                                      teacher_forcing, training_recipe)
 from transformer_hub.kernels import no_dropout
 from transformer_hub.losses import label_smoothed_cross_entropy, smoothed_targets
