@@ -37,7 +37,7 @@ if str(REPO_ROOT) not in sys.path:  # `space` lives at the repository root
 
 from space.examples import EXAMPLES  # noqa: E402
 from space.models_store import DEFAULT_MODELS_DIR, SHIPPED  # noqa: E402
-from transformer_hub.data import default_data_dir, read_lines  # noqa: E402
+from transformer_hub.training.data import default_data_dir, read_lines  # noqa: E402
 
 DATA_DIR = default_data_dir()  # $TRANSFORMER_HUB_DATA, else data/multi30k
 MAX_REQUESTS = 2000

@@ -21,10 +21,10 @@ from typing import Callable, Dict, List
 import torch
 
 from transformer_hub import Transformer
-from transformer_hub.data import default_data_dir, corpus_file, read_lines
+from transformer_hub.training.data import default_data_dir, corpus_file, read_lines
 from transformer_hub.decoding import generate
 from transformer_hub.export import CTranslate2Engine, export_marian
-from transformer_hub.metrics import score
+from transformer_hub.training.metrics import score
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = {"greedy b1": dict(strategy="greedy", batch=False), "beam4 b1": dict(strategy="beam", batch=False),

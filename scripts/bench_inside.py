@@ -34,7 +34,7 @@ from space.decoder import Decoder  # noqa: E402
 from space.limits import Limits  # noqa: E402
 from space.models_store import DEFAULT_MODELS_DIR, ModelStore  # noqa: E402
 from transformer_hub import Transformer  # noqa: E402
-from transformer_hub.data import default_data_dir, read_lines  # noqa: E402
+from transformer_hub.training.data import default_data_dir, read_lines  # noqa: E402
 from transformer_hub.inside import attention_maps, positional_encoding, step_by_step, teacher_forcing  # noqa: E402
 
 FALLBACK = ("A young boy in a red shirt is kicking a soccer ball across the field.",

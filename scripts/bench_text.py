@@ -32,7 +32,7 @@ import sacrebleu  # noqa: E402
 import torch  # noqa: E402
 
 from transformer_hub import Transformer  # noqa: E402
-from transformer_hub.data import corpus_file, default_data_dir, read_lines  # noqa: E402
+from transformer_hub.training.data import corpus_file, default_data_dir, read_lines  # noqa: E402
 from transformer_hub.decoding import CONFIDENCE_THRESHOLD, generate  # noqa: E402
 from transformer_hub.text import detect_language, split_sentences, unserved_language  # noqa: E402
 

@@ -17,7 +17,7 @@ from typing import Dict, List
 import torch
 
 from transformer_hub import Transformer
-from transformer_hub.data import default_data_dir, corpus_file, read_lines
+from transformer_hub.training.data import default_data_dir, corpus_file, read_lines
 from transformer_hub.decoding import generate
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
-from transformer_hub.data import default_data_dir, collate, encode_pairs, load_split, token_batches
+from transformer_hub.training.data import default_data_dir, collate, encode_pairs, load_split, token_batches
 from transformer_hub.model import sinusoid_table
 
 

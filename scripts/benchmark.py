@@ -48,9 +48,9 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 import torch  # noqa: E402
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
-from transformer_hub.data import default_data_dir, DataError, corpus_file, read_lines  # noqa: E402
+from transformer_hub.training.data import default_data_dir, DataError, corpus_file, read_lines  # noqa: E402
 from transformer_hub.decoding import DecodingConfig, DecodingPool, generate  # noqa: E402
-from transformer_hub.metrics import score  # noqa: E402
+from transformer_hub.training.metrics import score  # noqa: E402
 from transformer_hub.registry import Registry  # noqa: E402
 
 DATA_DIR = default_data_dir()

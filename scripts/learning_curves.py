@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Tuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from transformer_hub.metrics import MetricsLog  # noqa: E402
+from transformer_hub.training.metrics import MetricsLog  # noqa: E402
 
 
 def joined(stages: List[Path]) -> Tuple[List[Dict], List[int]]:

@@ -23,10 +23,10 @@ from tqdm.auto import tqdm
 
 from transformer_hub import Transformer
 from transformer_hub import results as results_json
-from transformer_hub.data import default_data_dir, DataError, corpus_file, read_lines
+from transformer_hub.training.data import default_data_dir, DataError, corpus_file, read_lines
 from transformer_hub.decoding import DecodingPool, translate
 from transformer_hub.hub import CARD_FILE, model_card
-from transformer_hub.metrics import score
+from transformer_hub.training.metrics import score
 
 SPLITS = ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
 PIVOT = "en"

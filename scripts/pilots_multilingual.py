@@ -12,7 +12,7 @@ drift apart), then the pilot's changes (``PILOTS``), then ``PILOT_OPTIONS`` and 
 ``--resume``: rerunning the same command continues an interrupted pilot.  ``THREADS`` sets torch's threads
 (default 2).  The pilot's ``final/`` model then translates the first ``PILOT_SENTENCES`` (200) val sentences of
 every direction it serves (beam ``PILOT_BEAM``, default 4; 1 is greedy), scored with sacreBLEU cased and
-lowercased and chrF (``transformer_hub.metrics.score``), into ``runs/pilots/NAME/pilot.json``.
+lowercased and chrF (``transformer_hub.training.metrics.score``), into ``runs/pilots/NAME/pilot.json``.
 
 ``PILOT_OPTIONS``: a pilot lasts a few hundred updates, so its warm-up is 200 updates (the recipe's 1,000 would
 not end inside a pilot) and the final model averages the last 2 checkpoints (the long run's ``--average-last 6``
@@ -85,7 +85,7 @@ def score_model(model: "Transformer", data_dir: Path, sentences: int, beam: int,
     import torch
     from multilingual_results import rounded, split_lines
     from transformer_hub.decoding import translate
-    from transformer_hub.metrics import score
+    from transformer_hub.training.metrics import score
 
     torch.set_num_threads(int(os.environ.get("THREADS", "2")))
     decoding = {"strategy": "beam", "beam_size": beam} if beam > 1 else {"strategy": "greedy"}
@@ -148,7 +148,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     os.chdir(ROOT)
     from transformer_hub import Transformer
-    from transformer_hub.data import default_data_dir
+    from transformer_hub.training.data import default_data_dir
 
     if args.score_model is None:
         command, status = train(args.name, extra)

@@ -7,7 +7,7 @@
 Every variant gets the same budget: the same number of updates (--max-updates, each of at
 most --max-tokens tokens), the same learning-rate schedule, the same SentencePiece vocabulary
 (trained once into <out>/tokenizer and copied into every run), the same seed and therefore the
-same batches in the same order.  Each run is an ordinary ``transformer_hub.train.Trainer`` run
+same batches in the same order.  Each run is an ordinary ``transformer_hub.training.trainer.Trainer`` run
 in <out>/<variant> (checkpoints every epoch, last 10 averaged); the averaged model is then
 scored with the same decoding (beam --final-beam, default 5) on val and test_2016_flickr.
 
@@ -35,13 +35,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
-from transformer_hub import checkpoint as ckpt  # noqa: E402
+from transformer_hub.training import checkpoint as ckpt  # noqa: E402
 from transformer_hub import results as results_json  # noqa: E402
 from transformer_hub.config import MAX_LAYERS, PRESETS  # noqa: E402
-from transformer_hub.data import default_data_dir, load_split  # noqa: E402
+from transformer_hub.training.data import default_data_dir, load_split  # noqa: E402
 from transformer_hub.decoding import translate  # noqa: E402
-from transformer_hub.metrics import MetricsLog, score  # noqa: E402
-from transformer_hub.train import Trainer, build_parser as train_parser  # noqa: E402
+from transformer_hub.training.metrics import MetricsLog, score  # noqa: E402
+from transformer_hub.training.trainer import Trainer, build_parser as train_parser  # noqa: E402
 
 logger = logging.getLogger("variant_study")
 

@@ -15,7 +15,7 @@ import gradio as gr
 from transformer_hub.inside import (attention_maps, positional_encoding, smoothed_target, step_by_step,
                                      teacher_forcing, training_recipe)
 from transformer_hub import hub
-from transformer_hub.metrics import MetricsLog
+from transformer_hub.training.metrics import MetricsLog
 
 from . import inside_plots as plots
 from .context import SpaceContext

@@ -26,8 +26,8 @@ import torch  # noqa: E402
 from space.demo import build_demo, configure_torch, launch_options  # noqa: E402
 from space.limits import Limits  # noqa: E402
 from space.models_store import is_model_folder  # noqa: E402
-from transformer_hub.data import default_data_dir, load_split  # noqa: E402
-from transformer_hub.train import main as train_main  # noqa: E402
+from transformer_hub.training.data import default_data_dir, load_split  # noqa: E402
+from transformer_hub.training.trainer import main as train_main  # noqa: E402
 
 DATA_DIR = default_data_dir()  # $TRANSFORMER_HUB_DATA, else data/multi30k
 TINY_UPDATES = 300  # about 30 s at one thread

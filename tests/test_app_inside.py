@@ -17,7 +17,7 @@ from space_fixtures import running_app  # noqa: E402
 from space.examples import EXAMPLES  # noqa: E402
 from test_app import LIMITS, _model_source, model_for_tests, multilingual_for_tests  # noqa: E402
 from transformer_hub.hub import card_data_from_file  # noqa: E402
-from transformer_hub.schedule import lr_factor, noam_lr  # noqa: E402
+from transformer_hub.training.schedule import lr_factor, noam_lr  # noqa: E402
 
 TEXT = "A man in a blue shirt is sitting on a bench."
 pytestmark = pytest.mark.slow  # a server and its decoding worker

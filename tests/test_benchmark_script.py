@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from transformer_hub.metrics import score
+from transformer_hub.training.metrics import score
 
 
 @pytest.fixture

@@ -14,9 +14,9 @@ from conftest import MULTI30K, MULTI30K_MISSING
 from decoding_fixtures import one_thread, random_model
 from tolerances import exactly, f64
 from transformer_hub import Registry, cli
-from transformer_hub import data as data_module
-from transformer_hub import train as train_module
-from transformer_hub.metrics import score, score_with_signatures
+from transformer_hub.training import data as data_module
+from transformer_hub.training import trainer as train_module
+from transformer_hub.training.metrics import score, score_with_signatures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,7 +121,7 @@ def test_score_is_sacrebleu_and_the_cli_uses_the_library_scorer():
     assert lowered["bleu"] == exactly(sacrebleu.corpus_bleu([r.lower() for r in refs], [refs]).score)  # the same call
     assert signatures.keys() == lowered.keys() and "case:lc" in signatures["bleu_lowercase"]
     assert set(score(refs, refs, lowercase=False)) == {"bleu", "chrf"}
-    assert not hasattr(cli, "score")  # one scorer: transformer_hub.metrics
+    assert not hasattr(cli, "score")  # one scorer: transformer_hub.training.metrics
 
 
 @pytest.mark.skipif(not (MULTI30K / "val.en.gz").is_file(), reason=MULTI30K_MISSING)

@@ -21,9 +21,9 @@ from transformer_hub.inside import (attention_maps, positional_encoding, smoothe
                                      teacher_forcing, training_recipe)
 from transformer_hub.kernels import no_dropout
 from transformer_hub.losses import label_smoothed_cross_entropy, smoothed_targets
-from transformer_hub.metrics import MetricsLog
+from transformer_hub.training.metrics import MetricsLog
 from transformer_hub.model import causal_mask
-from transformer_hub.schedule import noam_lr
+from transformer_hub.training.schedule import noam_lr
 
 SHIPPED = Path(__file__).resolve().parent.parent / "space" / "models" / "multilingual"
 TEXT = "a man with a red ball sits on the bench ."

@@ -9,11 +9,11 @@ import torch
 
 from tolerances import score as score_within
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
-from transformer_hub.data import parse_directions, read_lines
-from transformer_hub.metrics import score
+from transformer_hub.training.data import parse_directions, read_lines
+from transformer_hub.training.metrics import score
 from transformer_hub.decoding import generate
 from transformer_hub.results import load as load_results
-from transformer_hub.train import main as train_main
+from transformer_hub.training.trainer import main as train_main
 
 LANGS = ("en", "de", "fr", "cs")
 # A four-way "corpus" over disjoint lexicons: word i of every language means the same thing, so the output's

@@ -10,8 +10,8 @@ from tolerances import rounded
 from test_multilingual import LANGS, four_way_corpus
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.decoding import translate
-from transformer_hub.metrics import score
-from transformer_hub.train import build_parser
+from transformer_hub.training.metrics import score
+from transformer_hub.training.trainer import build_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import pilot_table  # noqa: E402

@@ -7,12 +7,12 @@ import torch
 from tolerances import RUNTIME_REL, f32, f64, score
 from test_multilingual import LANGS, LEXICON, four_way_corpus, languages_of
 from transformer_hub import Transformer, TransformerConfig
-from transformer_hub.data import Example, collate, encode_pairs
+from transformer_hub.training.data import Example, collate, encode_pairs
 from transformer_hub.decoding import DecodingPool, generate, translate
 from transformer_hub.errors import UserError
 from transformer_hub.export import export_ctranslate2
 from transformer_hub.export.common import UnsupportedModelError, check_exportable
-from transformer_hub.train import main as train_main
+from transformer_hub.training.trainer import main as train_main
 
 PAIRS = [(s, t) for s in LANGS for t in LANGS if s != t]
 

@@ -16,10 +16,10 @@ from safetensors.torch import load_file
 
 from tolerances import f32_close, f64, magnitude
 from transformer_hub import Transformer
-from transformer_hub import checkpoint as ckpt
+from transformer_hub.training import checkpoint as ckpt
 from transformer_hub.errors import UserError
-from transformer_hub.schedule import noam_lr
-from transformer_hub.train import Trainer, build_parser, main
+from transformer_hub.training.schedule import noam_lr
+from transformer_hub.training.trainer import Trainer, build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 EN = "a the one two red big small dog cat man woman child runs walks sits jumps on in near street park water".split()
@@ -187,7 +187,7 @@ def test_cli_help_lists_the_recipe():
 DDP_SCRIPT = """
 import json, os, signal, sys, torch
 from safetensors.torch import save_file
-from transformer_hub.train import Trainer, build_parser
+from transformer_hub.training.trainer import Trainer, build_parser
 
 rank, inject = int(os.environ["RANK"]), os.environ.get("INJECT", "")
 original_loss, calls = Trainer._loss, [0]

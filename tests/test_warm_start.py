@@ -10,10 +10,10 @@ from safetensors.torch import load_file
 
 from test_train import args_for, checkpoint_weights
 from transformer_hub import Transformer
-from transformer_hub import checkpoint as ckpt
+from transformer_hub.training import checkpoint as ckpt
 from transformer_hub.cli import main as cli_main
 from transformer_hub.errors import UserError
-from transformer_hub.train import Trainer, build_parser, main
+from transformer_hub.training.trainer import Trainer, build_parser, main
 
 
 @pytest.fixture(scope="module")

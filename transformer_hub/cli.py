@@ -7,7 +7,7 @@ returning an exit status); add one with ``@command("name", "one-line help")``.
     python -m transformer_hub translate --model space/models/en-de [--strategy beam --beam-size 5] < src.txt > hyp.txt
     python -m transformer_hub evaluate  --model space/models/en-de --src val.en.gz --ref val.de.gz [--lowercase]
     python -m transformer_hub export    --model space/models/en-de --format ctranslate2 --out en-de-ct2 [--quantization int8]
-    python -m transformer_hub train     ...   (forwarded to transformer_hub.train.main)
+    python -m transformer_hub train     ...   (forwarded to transformer_hub.training.trainer.main)
 
 Errors a user can cause (missing data, a missing model, a bad option, an
 unreadable file, an unknown command) end with exit status 2 and one line on
@@ -27,9 +27,9 @@ import traceback
 import warnings
 from typing import Callable, Iterator, List, Optional, Sequence, TextIO
 
-from .data import default_data_dir, MULTI30K_LANGS, download_multi30k, read_lines
+from .training.data import default_data_dir, MULTI30K_LANGS, download_multi30k, read_lines
 from .errors import Parser, UserError
-from .metrics import score_with_signatures
+from .training.metrics import score_with_signatures
 from .registry import Registry
 
 PROG = "transformer_hub"
@@ -428,9 +428,9 @@ def export_command(argv: List[str]) -> int:
 
 
 # --------------------------------------------------------------------------- train
-@command("train", "train a model (forwards its arguments to transformer_hub.train)")
+@command("train", "train a model (forwards its arguments to transformer_hub.training.trainer)")
 def train_command(argv: List[str]) -> int:
-    from . import train
+    from .training import trainer as train
 
     status = train.main(argv)
     return status if isinstance(status, int) else 0

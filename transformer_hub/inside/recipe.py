@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 import torch
 
 from ..losses import smoothed_targets
-from ..schedule import lr_factor, noam_lr
+from ..training.schedule import lr_factor, noam_lr
 
 POINTS = 400  # schedule points drawn
 

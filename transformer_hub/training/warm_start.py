@@ -13,11 +13,11 @@ import hashlib
 import os
 from typing import Dict, List, Optional, Tuple
 
-from .config import TransformerConfig
-from .errors import UserError
-from .hub import WEIGHTS_FILE, CheckpointError
-from .model import Transformer
-from .tokenizer import Tokenizer
+from ..config import TransformerConfig
+from ..errors import UserError
+from ..hub import WEIGHTS_FILE, CheckpointError
+from ..model import Transformer
+from ..tokenizer import Tokenizer
 
 # Options that describe the network; with --init-from they must agree with the saved config (or be left out).
 ARCHITECTURE = ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers", "max_len", "positional",

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from .config import PRESETS
+from ..config import PRESETS
 from .data import default_data_dir
-from .errors import Parser
+from ..errors import Parser
 
 DESCRIPTION = "The paper's training recipe (section 5) on parallel text, resumable exactly, optionally distributed."
 

@@ -17,15 +17,15 @@ import torch
 import torch.distributed as dist
 
 from . import checkpoint as ckpt
-from .config import TransformerConfig
+from ..config import TransformerConfig
 from .data import encode_pairs, load_directions, parse_directions, read_parallel
-from .errors import UserError
-from .hub import CONFIG_JSON, read_config
-from .model import Transformer
-from .tokenizer import SubwordSampling, Tokenizer, seed_sampling
+from ..errors import UserError
+from ..hub import CONFIG_JSON, read_config
+from ..model import Transformer
+from ..tokenizer import SubwordSampling, Tokenizer, seed_sampling
 from .warm_start import load_init, run_config, weights_digest
 
-logger = logging.getLogger("transformer_hub.train")
+logger = logging.getLogger("transformer_hub.training.trainer")
 
 
 class RunSetup:

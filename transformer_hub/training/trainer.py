@@ -26,15 +26,15 @@ from tqdm.auto import tqdm
 from . import checkpoint as ckpt
 from . import distributed
 from .data import iterate_batches, load_directions
-from .losses import label_smoothed_cross_entropy
+from ..losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
-from . import results as results_json
+from .. import results as results_json
 from .schedule import lr_factor, noam_lr
-from .train_options import build_parser
-from .train_setup import RunSetup
+from .options import build_parser
+from .run import RunSetup
 from .warm_start import provenance, shown_source
 
-logger = logging.getLogger("transformer_hub.train")
+logger = logging.getLogger("transformer_hub.training.trainer")
 MAX_BAD_STEPS = 5
 
 
@@ -186,7 +186,7 @@ class Trainer(RunSetup):
 
     def bleu(self, pairs: Sequence[Tuple[str, str]], src_lang: Optional[str], tgt_lang: Optional[str],
              **options) -> Dict[str, float]:
-        from .decoding import translate
+        from ..decoding import translate
 
         languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.config.pairs() else {}
         hypotheses = translate(self.model, [p[0] for p in pairs], batch_size=200, **languages, **options)

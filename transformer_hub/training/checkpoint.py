@@ -22,7 +22,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-from .hub import WEIGHTS_FILE, load_weights
+from ..hub import WEIGHTS_FILE, load_weights
 
 STATE_TENSORS, STATE_JSON = "training_state.safetensors", "training_state.json"
 logger = logging.getLogger(__name__)
