@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from tolerances import f32, f64, f64_close, magnitude
-from transformer_hub.losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
+from transformer_hub.model.losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
 
 
 @pytest.mark.parametrize("eps", [0.0, 0.1, 0.3])

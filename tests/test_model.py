@@ -11,13 +11,13 @@ from safetensors import safe_open
 
 from tolerances import f32, f32_close, f64, f64_close, magnitude
 from transformer_hub import Transformer, TransformerConfig
-from transformer_hub.losses import label_smoothed_cross_entropy
+from transformer_hub.model.losses import label_smoothed_cross_entropy
 from transformer_hub.model import (Dropout, Embeddings, EncoderState, KeyValueBuffer, MathAttention, MultiHeadAttention,
                                    PositionwiseFeedForward,
                                    PostNorm, SinusoidalPositionalEncoding, causal_mask, scaled_dot_product_attention,
                                    sinusoid_table)
-from transformer_hub.variants.attention import SDPAttention
-from transformer_hub.variants.norm import PreNorm
+from transformer_hub.model.variants.attention import SDPAttention
+from transformer_hub.model.variants.norm import PreNorm
 
 LAYOUTS = ["encoder-decoder", "decoder-only"]
 POSITIONALS = ["sinusoidal", "learned", "rope"]

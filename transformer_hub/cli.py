@@ -93,7 +93,7 @@ def looks_like_repo_id(name: str) -> bool:
 
 def load_model(name: str, revision: Optional[str] = None, device: str = "cpu"):
     """A ``save_pretrained`` folder or a Hub repo id -> Transformer with a tokenizer, on ``device``."""
-    from .model import Transformer
+    from .transformer import Transformer
 
     if not os.path.isdir(name):
         if os.path.exists(name):

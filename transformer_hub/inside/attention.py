@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
-from ..kernels import no_dropout
+from ..model.kernels import no_dropout
 from ..model import MultiHeadAttention
 
 Tensor = torch.Tensor

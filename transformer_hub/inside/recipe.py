@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import torch
 
-from ..losses import smoothed_targets
+from ..model.losses import smoothed_targets
 from ..training.schedule import lr_factor, noam_lr
 
 POINTS = 400  # schedule points drawn

@@ -21,7 +21,7 @@ from ..config import TransformerConfig
 from .data import encode_pairs, load_directions, parse_directions, read_parallel
 from ..errors import UserError
 from ..hub import CONFIG_JSON, read_config
-from ..model import Transformer
+from ..transformer import Transformer
 from ..tokenizer import SubwordSampling, Tokenizer, seed_sampling
 from .warm_start import load_init, run_config, weights_digest
 

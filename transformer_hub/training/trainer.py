@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 from . import checkpoint as ckpt
 from . import distributed
 from .data import iterate_batches, load_directions
-from ..losses import label_smoothed_cross_entropy
+from ..model.losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
 from .. import results as results_json
 from .schedule import lr_factor, noam_lr

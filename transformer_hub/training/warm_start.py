@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Tuple
 from ..config import TransformerConfig
 from ..errors import UserError
 from ..hub import WEIGHTS_FILE, CheckpointError
-from ..model import Transformer
+from ..transformer import Transformer
 from ..tokenizer import Tokenizer
 
 # Options that describe the network; with --init-from they must agree with the saved config (or be left out).

@@ -9,7 +9,7 @@ Each swappable part is registered by name (see ``registry.py``); the
 alternatives (learned/rotary positions, pre-norm, GELU/SwiGLU, the ``sdpa``
 kernel, the decoder-only layout) live in ``variants/``.  Layers receive their
 parts as modules; no layer grows boolean flags.  What ``encode`` hands to
-``decode`` and the key/value cache of incremental decoding are in ``state.py``.
+``decode`` and the key/value cache of incremental decoding are in ``cache.py``.
 
 Shapes: B batch, S source length, T target length, h heads, d_k = d_model / h.
 Masks are boolean and broadcast to (B, h, T_q, T_k); ``True`` means "may attend".
@@ -17,19 +17,17 @@ Masks are boolean and broadcast to (B, h, T_q, T_k); ``True`` means "may attend"
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import decoding
-from .config import TransformerConfig, part_parameters
-from .hub import HubMixin
+from ..config import TransformerConfig, part_parameters
 from .kernels import Dropout  # inverted dropout (section 5.4); its 16-bit mask is a speed-only kernel
 from .losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
-from .registry import ATTENTION, FEED_FORWARD, LAYOUT, MODELS, NORM, POSITIONAL
-from .state import EncoderState, KeyValueBuffer, KVCache  # noqa: F401  (decoding state; re-exported)
+from ..registry import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL
+from .cache import EncoderState, KeyValueBuffer, KVCache  # noqa: F401  (decoding state; re-exported)
 
 Tensor = torch.Tensor
 Rotate = Callable[[Tensor], Tensor]  # applies rotary positions to (B, h, T, d_k); identity otherwise
@@ -420,23 +418,12 @@ class EncoderDecoder(nn.Module):
 
 
 # --------------------------------------------------------------------------- The model
-@MODELS.register("transformer")  # how a DecodingPool's workers find the class to load
-class Transformer(
-    nn.Module,
-    HubMixin,
-    library_name="transformer_hub",
-    pipeline_tag="translation",
-    license="apache-2.0",
-    paper_url="https://arxiv.org/abs/1706.03762",
-    tags=["translation", "transformer", "attention-is-all-you-need", "from-scratch", "multi30k"],
-):
-    """The full model: ``model(src, tgt_in) -> logits``, plus ``encode`` / ``decode`` for decoding.
+class BaseTransformer(nn.Module):
+    """The network: ``model(src, tgt_in) -> logits``, plus ``encode`` / ``decode`` for decoding.
 
-    ``Transformer(config)`` builds the layout the config names.  It is an ``nn.Module`` and a
-    ``hub.HubMixin`` (huggingface_hub's ``PyTorchModelHubMixin`` with strict loading), so
-    ``save_pretrained``, ``from_pretrained`` and ``push_to_hub`` store it as safetensors with its
-    tokenizer and a model card; ``translate`` calls ``decoding.translate``.  Neither ``hub`` nor
-    ``decoding`` imports this module: they take the model (or its class) they are given.
+    ``BaseTransformer(config)`` builds the layout the config names and checks what it is given.  The public
+    class, ``transformer_hub.Transformer``, adds the Hub (save/load/card) and ``translate`` on top of it:
+    this package stays below decoding and the Hub, which take the model they are handed.
     """
 
     def __init__(self, config: TransformerConfig) -> None:
@@ -447,8 +434,6 @@ class Transformer(
             raise TypeError(f"config must be a TransformerConfig, got {type(config).__name__}")
         self.config = config
         self.body = LAYOUT.get(config.layout)(config)
-        self.tokenizer = None  # a transformer_hub.tokenizer.Tokenizer once attached
-        self.card_data: Dict = {}  # results and training facts for the model card (hub.py)
 
     def _check_length(self, ids: Tensor, what: str) -> None:
         if ids.dim() != 2:
@@ -495,10 +480,6 @@ class Transformer(
             return label_smoothed_cross_entropy(out.logits, tgt_out, self.config.pad_id, label_smoothing)
         return linear_label_smoothed_cross_entropy(out.hidden, generator.weight, tgt_out, self.config.pad_id,
                                                    label_smoothing)
-
-    def translate(self, texts: Sequence[str], strategy: str = "greedy", **options) -> List[str]:
-        """The best output string for each text (``decoding.translate``; options are ``DecodingConfig`` fields)."""
-        return decoding.translate(self, texts, strategy, **options)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())  # shared tensors are counted once

@@ -2,9 +2,9 @@
 import torch
 import torch.nn as nn
 
-from ..config import TransformerConfig
+from ...config import TransformerConfig
 from ..model import PositionalEncoding, Rotate, Tensor, sinusoid_table
-from ..registry import POSITIONAL
+from ...registry import POSITIONAL
 
 
 @POSITIONAL.register("learned")

@@ -2,9 +2,9 @@
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..config import TransformerConfig
+from ...config import TransformerConfig
 from ..model import PositionwiseFeedForward, Tensor
-from ..registry import FEED_FORWARD
+from ...registry import FEED_FORWARD
 
 
 @FEED_FORWARD.register("gelu")

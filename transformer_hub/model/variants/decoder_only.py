@@ -11,9 +11,9 @@ from typing import Optional
 import torch
 import torch.nn as nn
 
-from ..config import TransformerConfig
+from ...config import TransformerConfig
 from ..model import DecoderOutput, Dropout, Embeddings, EncoderLayer, EncoderState, KVCache, Parts, Tensor, causal_mask
-from ..registry import LAYOUT
+from ...registry import LAYOUT
 
 
 @LAYOUT.register("decoder-only")

@@ -6,7 +6,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..model import Tensor, scaled_dot_product_attention
-from ..registry import ATTENTION
+from ...registry import ATTENTION
 
 
 @ATTENTION.register("sdpa")

@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .caching import WeakVersionCache
+from ..caching import WeakVersionCache
 
 Tensor = torch.Tensor
 

@@ -3,9 +3,9 @@ from typing import Callable
 
 import torch.nn as nn
 
-from ..config import TransformerConfig
+from ...config import TransformerConfig
 from ..model import Dropout, Tensor
-from ..registry import NORM
+from ...registry import NORM
 
 
 @NORM.register("pre")
