@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Tuple
 from tqdm.auto import tqdm
 
 from transformer_hub import Transformer
-from transformer_hub import results as results_json
+from transformer_hub.hub import results as results_json
 from transformer_hub.training.data import default_data_dir, DataError, corpus_file, read_lines
 from transformer_hub.decoding import DecodingPool, translate
 from transformer_hub.hub import CARD_FILE, model_card

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
 from transformer_hub.training import checkpoint as ckpt  # noqa: E402
-from transformer_hub import results as results_json  # noqa: E402
+from transformer_hub.hub import results as results_json  # noqa: E402
 from transformer_hub.config import MAX_LAYERS, PRESETS  # noqa: E402
 from transformer_hub.training.data import default_data_dir, load_split  # noqa: E402
 from transformer_hub.decoding import translate  # noqa: E402
@@ -194,7 +194,7 @@ METRICS = ("bleu", "bleu_lowercase", "chrf")
 
 
 def study_results(budget: Dict[str, Any], records: List[Dict[str, Any]], folder: Path) -> results_json.Results:
-    """The study as a ``results.json`` (``transformer_hub.results``): model paths relative to ``folder``."""
+    """The study as a ``results.json`` (``transformer_hub.hub.results``): model paths relative to ``folder``."""
     models, scores = [], []
     for r in records:
         path = results_json.relative_path(r["model"], folder) if r.get("model") else None

@@ -399,7 +399,7 @@ def test_results_json_is_read_through_the_library_schema(tmp_path):
     import json
 
     from space.models_store import ModelStore
-    from transformer_hub import results as results_json
+    from transformer_hub.hub import results as results_json
 
     _fake_model_folder(tmp_path / "variants" / "paper")
     results_json.save(results_json.Results(
@@ -651,7 +651,7 @@ def test_variants_table_shows_configuration_and_measurements(tmp_path, make_mode
     from space import describe
     from space.context import SpaceContext
     from space.models_store import ModelStore
-    from transformer_hub import results as results_json
+    from transformer_hub.hub import results as results_json
 
     make_model().save_pretrained(tmp_path / "en-de")
     make_model(norm="pre", positional="rope", feed_forward="swiglu").save_pretrained(tmp_path / "variants" / "paper")

@@ -15,8 +15,7 @@ FLOORS = [  # bottom first; a unit may import only units of lower floors
     {"config"},  # TransformerConfig (== config.json)
     {"tokenizer", "model"},  # SentencePiece; the network of section 3, its variants, cache, kernels, losses
     {"text"},  # segmentation, language detection
-    {"hub", "results"},
-    {"selection"},  # strict loading, the model card, results records, the per-direction choice of model
+    {"hub"},  # strict loading, the model card, results records, the per-direction choice of model
     {"decoding"},  # search over the model's encode/decode (+ cache)
     {"transformer"},  # the public class: the network + the Hub + translate
     {"export", "training"},  # exports and their engine; the trainer

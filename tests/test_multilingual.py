@@ -12,7 +12,7 @@ from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.training.data import parse_directions, read_lines
 from transformer_hub.training.metrics import score
 from transformer_hub.decoding import generate
-from transformer_hub.results import load as load_results
+from transformer_hub.hub.results import load as load_results
 from transformer_hub.training.trainer import main as train_main
 
 LANGS = ("en", "de", "fr", "cs")

@@ -1,4 +1,4 @@
-"""The best model for each direction: read from the model cards (transformer_hub.selection), used by the Space."""
+"""The best model for each direction: read from the model cards (transformer_hub.hub.selection), used by the Space."""
 from __future__ import annotations
 
 import argparse
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `space` lives at the repository root
     sys.path.insert(0, str(ROOT))
 
-from transformer_hub.selection import best_model, best_models, candidate, candidates_in  # noqa: E402
+from transformer_hub.hub.selection import best_model, best_models, candidate, candidates_in  # noqa: E402
 
 
 def _result(direction, value, split="test_2016_flickr", name="sacreBLEU (lowercased)"):

@@ -10,7 +10,7 @@ from transformer_hub import Transformer
 from transformer_hub.training.data import corpus_file, read_lines
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.training.metrics import score
-from transformer_hub.results import load as load_results
+from transformer_hub.hub.results import load as load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "space" / "models"

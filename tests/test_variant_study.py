@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:  # `space` lives at the repository root
     sys.path.insert(0, str(ROOT))
 
 from space.models_store import ModelStore  # noqa: E402
-from transformer_hub import results as results_json  # noqa: E402
+from transformer_hub.hub import results as results_json  # noqa: E402
 
 spec = importlib.util.spec_from_file_location("variant_study", ROOT / "scripts" / "variant_study.py")
 study = importlib.util.module_from_spec(spec)

@@ -134,7 +134,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True) 
 
 def best_model_for(args: argparse.Namespace) -> str:
     """The folder of the best-measured model for ``--src-lang -> --tgt-lang`` among space/models (stderr says which)."""
-    from .selection import best_model, candidates_in
+    from .hub.selection import best_model, candidates_in
 
     folder = os.environ.get(MODELS_DIR_ENV) or os.path.join("space", "models")
     if not os.path.isdir(folder):

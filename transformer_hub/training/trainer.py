@@ -28,7 +28,7 @@ from . import distributed
 from .data import iterate_batches, load_directions
 from ..model.losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
-from .. import results as results_json
+from ..hub import results as results_json
 from .schedule import lr_factor, noam_lr
 from .options import build_parser
 from .run import RunSetup

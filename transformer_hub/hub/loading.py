@@ -1,4 +1,4 @@
-"""Saving, strict loading and the model card for ``Transformer`` (a ``PyTorchModelHubMixin``).
+"""Strict loading of a ``save_pretrained`` folder or Hub repository.
 
 Loading never unpickles: weights come only from ``model.safetensors``; there is
 no ``pytorch_model.bin`` fallback.  ``config.json`` is validated before any
@@ -9,26 +9,22 @@ the model is built), and only then are weights read and loaded with ``strict=Tru
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
-import shutil
-from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
-from huggingface_hub import (EvalResult, ModelCard, ModelCardData, PyTorchModelHubMixin, hf_hub_download,
-                             try_to_load_from_cache)
+from huggingface_hub import hf_hub_download, try_to_load_from_cache
 from huggingface_hub import _CACHED_NO_EXIST  # try_to_load_from_cache's "known to be absent" answer
 from huggingface_hub.errors import EntryNotFoundError, HFValidationError, LocalEntryNotFoundError
 from safetensors import SafetensorError, safe_open
-from safetensors.torch import save_file
 
-from .config import TransformerConfig
-from .tokenizer import CONFIG_FILE as TOKENIZER_CONFIG
-from .tokenizer import Tokenizer
+from ..config import TransformerConfig
+from ..tokenizer import CONFIG_FILE as TOKENIZER_CONFIG
+from ..tokenizer import Tokenizer
+from .card import CARD_FILE, card_data_from_file
 
-WEIGHTS_FILE, CONFIG_JSON, CARD_FILE, PLOT_FILE = "model.safetensors", "config.json", "README.md", "training_curves.png"
+WEIGHTS_FILE, CONFIG_JSON = "model.safetensors", "config.json"
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
@@ -63,88 +59,6 @@ def tied_groups(model: torch.nn.Module) -> List[List[str]]:
     for name, tensor in model.state_dict(keep_vars=True).items():
         groups.setdefault(id(tensor), []).append(name)
     return list(groups.values())
-
-
-# --------------------------------------------------------------------------- save
-def save_folder(model, directory) -> None:
-    """Write config.json, model.safetensors, the tokenizer files and the model card."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    state = model.state_dict()
-    tensors = {group[0]: state[group[0]].detach().contiguous().cpu() for group in tied_groups(model)}
-    save_file(tensors, str(directory / WEIGHTS_FILE), metadata={"format": "pt"})
-    (directory / CONFIG_JSON).write_text(json.dumps(model.config.to_dict(), indent=2, sort_keys=True) + "\n")
-    if model.tokenizer is not None:
-        model.tokenizer.save(directory)
-    plot = model.card_data.get("plot")
-    if plot and Path(plot).is_file() and Path(plot).resolve() != (directory / PLOT_FILE).resolve():
-        shutil.copyfile(plot, directory / PLOT_FILE)
-    model_card(model, has_plot=(directory / PLOT_FILE).is_file()).save(directory / CARD_FILE)
-
-
-def model_card(model, has_plot: bool = False) -> ModelCard:
-    """A model card with YAML metadata (languages, datasets, metrics, model-index results)."""
-    cfg: TransformerConfig = model.config
-    info = model.card_data
-    languages = list(cfg.languages or [lang for lang in (cfg.src_lang, cfg.tgt_lang) if lang])
-    results = info.get("results", [])
-    eval_results = [EvalResult(task_type="translation", dataset_type=r.get("dataset_type", "multi30k"),
-                               dataset_name=r.get("dataset_name", "Multi30k"), dataset_split=r.get("split"),
-                               dataset_config=r.get("direction"),
-                               metric_type=r["metric"], metric_name=r.get("metric_name", r["metric"]),
-                               metric_value=float(r["value"])) for r in results]
-    base = model._hub_mixin_info.model_card_data.to_dict()
-    data = ModelCardData(
-        **{k: v for k, v in base.items() if k in ("library_name", "license", "pipeline_tag", "tags")},
-        language=languages or None, datasets=info.get("datasets"), metrics=["bleu", "chrf"],
-        model_name=info.get("name", "transformer_hub model"), eval_results=eval_results or None,
-        training=info.get("training") or None, provenance=info.get("provenance") or None,
-    )
-    pair = ", ".join(languages) if cfg.multilingual else f"{cfg.src_lang or 'source'} → {cfg.tgt_lang or 'target'}"
-    example = ('print(model.translate(["Ein Mann fährt Fahrrad."], src_lang="de", tgt_lang="fr", strategy="beam"))'
-               if cfg.multilingual else
-               'print(model.translate(["A man is riding a bicycle."], strategy="beam", beam_size=5))')
-    title = info.get("name", "transformer_hub model")
-    lines = [
-        "---", data.to_yaml(), "---", "",
-        f"# {title}" + ("" if f"({pair})" in title else f" ({pair})"), "",
-        "A Transformer (Vaswani et al., 2017, [Attention Is All You Need](https://arxiv.org/abs/1706.03762)) "
-        "written from scratch with transformer_hub.", "",
-        "## Use", "", "```python", "from transformer_hub import Transformer", "",
-        'model = Transformer.from_pretrained("<this repo or folder>")',
-        example, "```", "",
-    ]
-    if info.get("provenance"):  # how the folder was made: the command, and anything done to it afterwards
-        lines += ["## How this folder was made", "", info["provenance"], ""]
-    lines += ["## Architecture", "", "| setting | value |", "| --- | --- |"]
-    for key in ("layout", "positional", "norm", "feed_forward", "attention", "d_model", "n_heads", "d_ff",
-                "n_encoder_layers", "n_decoder_layers", "dropout", "share_embeddings",
-                "src_vocab_size", "tgt_vocab_size", "max_len", "languages"):
-        if getattr(cfg, key) is not None:  # a bilingual model has no list of languages (its pair is in the title)
-            lines.append(f"| {key} | {getattr(cfg, key)} |")
-    lines.append(f"| parameters | {sum(p.numel() for p in model.parameters()):,} |")
-    if results:
-        lines += ["", "## Results", ""] + results_table(results, pair)
-    if info.get("training"):
-        lines += ["", "## Training", "", "| setting | value |", "| --- | --- |"]
-        lines += [f"| {k} | {v} |" for k, v in info["training"].items()]
-    if has_plot:
-        lines += ["", f"![training curves]({PLOT_FILE})"]
-    return ModelCard("\n".join(lines) + "\n")
-
-
-def results_table(results: List[Dict[str, Any]], pair: str) -> List[str]:
-    """Markdown rows: one per (dataset, split, direction), one column per metric, in the order first met."""
-    metrics = list(dict.fromkeys(r.get("metric_name", r["metric"]) for r in results))
-    rows: Dict[Tuple[str, str, str], Dict[str, float]] = {}
-    for r in results:
-        key = (r.get("dataset_name", "Multi30k"), r.get("split", ""), r.get("direction", pair))
-        rows.setdefault(key, {})[r.get("metric_name", r["metric"])] = float(r["value"])
-    lines = ["| dataset | split | direction | " + " | ".join(metrics) + " |", "| --- " * (3 + len(metrics)) + "|"]
-    for (dataset, split, direction), values in rows.items():
-        cells = [f"{values[m]:.2f}" if m in values else "" for m in metrics]
-        lines.append(f"| {dataset} | {split} | {direction} | " + " | ".join(cells) + " |")
-    return lines
 
 
 # --------------------------------------------------------------------------- load
@@ -271,28 +185,6 @@ def load_pretrained(cls, model_id: str, revision: Optional[str] = None, **downlo
     return model
 
 
-class HubMixin(PyTorchModelHubMixin):
-    """How a model is stored like a Hub model: what ``Transformer`` inherits.
-
-    huggingface_hub's ``PyTorchModelHubMixin`` gives ``save_pretrained`` and ``push_to_hub``, which write
-    through ``_save_pretrained`` (here: :func:`save_folder`); ``from_pretrained`` is replaced by the strict
-    :func:`load_pretrained` (the mixin's loads with ``strict=False`` and falls back to unpickling
-    ``pytorch_model.bin``).  This module never imports the model: ``cls`` is the class being loaded.
-    """
-
-    def _save_pretrained(self, save_directory: Path) -> None:
-        save_folder(self, save_directory)
-
-    @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path, *, revision: Optional[str] = None, cache_dir=None,
-                        force_download: bool = False, token=None, local_files_only: bool = False, **unused):
-        """Load a ``save_pretrained`` folder or Hub repo: config validated first, weights strictly, tokenizer too."""
-        if unused:
-            raise TypeError(f"unexpected arguments {sorted(unused)}; the config comes from config.json")
-        return load_pretrained(cls, pretrained_model_name_or_path, revision=revision, cache_dir=cache_dir,
-                               force_download=force_download, token=token, local_files_only=local_files_only)
-
-
 def read_tokenizer(fetch: Fetch, config: TransformerConfig) -> Optional[Tokenizer]:
     """The tokenizer a folder or repo ships (None when it has none), checked against its config."""
     tok_config = fetch(TOKENIZER_CONFIG, required=False)
@@ -309,27 +201,3 @@ def check_tokenizer(tokenizer: Tokenizer, config: TransformerConfig) -> None:
     if (tokenizer.src_vocab_size, tokenizer.tgt_vocab_size) != (config.src_vocab_size, config.tgt_vocab_size):
         raise CheckpointError(f"tokenizer vocabularies ({tokenizer.src_vocab_size}, {tokenizer.tgt_vocab_size}) do not "
                               f"match the config ({config.src_vocab_size}, {config.tgt_vocab_size})")
-
-
-def card_data_from_file(path: str) -> Dict[str, Any]:
-    """Recover results and training facts from a model card (best effort: a bad card is not fatal)."""
-    try:
-        data = ModelCard.load(path).data
-    except Exception:  # noqa: BLE001 - the card is documentation; weights and config are what matter
-        return {}
-    info: Dict[str, Any] = {}
-    if data.model_name:
-        info["name"] = data.model_name
-    if data.datasets:
-        info["datasets"] = list(data.datasets)
-    if data.eval_results:
-        info["results"] = [{"dataset_name": r.dataset_name, "dataset_type": r.dataset_type, "split": r.dataset_split,
-                            "metric": r.metric_type, "metric_name": r.metric_name, "value": r.metric_value}
-                           | ({"direction": r.dataset_config} if r.dataset_config else {})
-                           for r in data.eval_results]
-    extra = data.to_dict()
-    if isinstance(extra.get("training"), dict):
-        info["training"] = extra["training"]
-    if isinstance(extra.get("provenance"), str):
-        info["provenance"] = extra["provenance"]
-    return info

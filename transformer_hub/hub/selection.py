@@ -6,7 +6,7 @@ split every shipped card reports).  A card entry that names no direction belongs
 one pair.  For a direction, :func:`best_model` picks the serving candidate with the highest score there;
 candidates without a score for it come after every scored one, in the order given::
 
-    from transformer_hub.selection import best_model, candidates_in
+    from transformer_hub.hub.selection import best_model, candidates_in
     best_model(candidates_in("space/models"), "en", "de").name      # 'en-de' (41.53 against 39.17)
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from .config import TransformerConfig
-from .hub import card_data_from_file
+from ..config import TransformerConfig
+from .card import card_data_from_file
 from .results import scores_from_card
 
 SPLIT = "test_2016_flickr"
