@@ -1,0 +1,11 @@
+"""Text around the model: sentences out of a text and back with its layout (``segmentation.py``), and its
+language detected (``detection.py``).  Imports nothing else of ours.
+
+    from transformer_hub.text import split_sentences, detect_language
+"""
+from .detection import Detected, detect_language, unserved_language
+from .segmentation import (LANGUAGE_NAMES, UNSERVED_RATIO, UNSERVED_THRESHOLD, Segmented, language_name,
+                           reassemble, split_sentences)
+
+__all__ = ["split_sentences", "Segmented", "reassemble", "detect_language", "Detected", "unserved_language",
+           "language_name", "LANGUAGE_NAMES", "UNSERVED_THRESHOLD", "UNSERVED_RATIO"]
