@@ -14,6 +14,7 @@ from conftest import MULTI30K, MULTI30K_MISSING
 from decoding_fixtures import one_thread, random_model
 from tolerances import exactly, f64
 from transformer_hub import Registry, cli
+from transformer_hub.cli.options import one_line, read_input
 from transformer_hub.training import data as data_module
 from transformer_hub.training import trainer as train_module
 from transformer_hub.training.metrics import score, score_with_signatures
@@ -52,7 +53,7 @@ def test_translate_one_line_in_one_line_out(model_dir, monkeypatch, capsys):
     assert got[1] == "" and got[2] == ""
     model = random_model()
     expected = model.translate([line.rstrip("\r") for line in lines], max_length=5)
-    assert got == [cli.one_line(t) for t in expected]
+    assert got == [one_line(t) for t in expected]
 
 
 def test_translate_without_final_newline_and_empty_input(model_dir, monkeypatch, capsys):
@@ -233,7 +234,7 @@ def test_n_best_alone_means_beam_search(model_dir, monkeypatch, capsys):
     rows = [line.split("\t") for line in out.rstrip("\n").split("\n")]
     assert [int(r[1]) for r in rows] == list(range(6))  # beam search with beam_size raised to 6
     expected = random_model().translate(["a dog runs ."], strategy="beam", beam_size=6, max_length=4)
-    assert rows[0][4] == cli.one_line(expected[0])
+    assert rows[0][4] == one_line(expected[0])
 
 
 def offline(url: str) -> bytes:
@@ -292,4 +293,4 @@ def test_input_errors_replace_bad_bytes_and_allow_empty_input(model_dir, tmp_pat
     status, out, err = run(["translate", "--model", str(model_dir), "--input", str(src), "--max-length", "3"], b"",
                            monkeypatch, capsys)
     assert status == 0 and out.count("\n") == 1, err
-    assert cli.read_input(str(src)) == ["caf\ufffd ."]
+    assert read_input(str(src)) == ["caf\ufffd ."]

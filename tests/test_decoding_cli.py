@@ -6,6 +6,7 @@ import sys
 from decoding_fixtures import random_model
 from test_cli import _one_thread, model_dir  # noqa: F401 - the CLI tests' fixtures: one thread, a saved tiny model
 from transformer_hub import cli
+from transformer_hub.cli.options import one_line
 from transformer_hub.decoding import generate
 
 
@@ -29,7 +30,7 @@ def test_prefix_file_forces_each_lines_prefix(model_dir, tmp_path, monkeypatch, 
     got = out.rstrip("\n").split("\n")
     expected = random_model().translate(lines, strategy="beam", max_len_offset=5,
                                         prefix=["ein hund ", "", "der k"])
-    assert got == [cli.one_line(t) for t in expected]
+    assert got == [one_line(t) for t in expected]
     assert got[0].startswith("ein hund") and got[2].startswith("der k")
 
 
@@ -76,7 +77,7 @@ def test_split_sentences_json_lines_keep_each_line(model_dir, monkeypatch, capsy
     assert all(r["src_lang"] is None and r["src_lang_confidence"] is None for r in records)  # names no languages
     status, out, err = run(["translate", "--model", str(model_dir), "--split-sentences", "--max-length", "4"],
                            "\n".join(lines).encode(), monkeypatch, capsys)
-    assert status == 0 and out.split("\n")[:3] == [cli.one_line(e.text) for e in expected]
+    assert status == 0 and out.split("\n")[:3] == [one_line(e.text) for e in expected]
 
 
 def test_src_lang_auto_reports_the_detected_language(tmp_path, monkeypatch, capsys):

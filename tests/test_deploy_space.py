@@ -71,7 +71,7 @@ def test_dry_run_assembles_the_space_folder(tmp_path, models_dir, capsys):
     assert not any("__pycache__" in f or f.endswith(".pyc") or f.startswith("tests/") for f in files)
     assert "space/README.md" not in files and "scripts/deploy_space.py" not in files
     # only what the Space runs: no training, CLI or benchmark code, no training by-products of the models
-    assert not {"transformer_hub/training/trainer.py", "transformer_hub/cli.py", "transformer_hub/training/data.py",
+    assert not {"transformer_hub/training/trainer.py", "transformer_hub/cli/translate.py", "transformer_hub/training/data.py",
                 "scripts/bench_app.py", "space/models/en-de/training_curves.png"} & files
     assert {"transformer_hub/decoding/pool.py", "transformer_hub/hub/results.py", "space/plots.py",
             "space/models/en-de/spm.model" if (models_dir / "en-de" / "spm.model").is_file() else "app.py"} <= files

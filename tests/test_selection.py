@@ -78,10 +78,11 @@ def test_the_shipped_models_default_per_direction():
 
 def test_the_cli_without_model_translates_with_the_best_model_of_the_folder(two_models, monkeypatch, capsys):
     from transformer_hub import Transformer, cli
+    from transformer_hub.cli.options import MODELS_DIR_ENV, best_model_for
 
     source = two_models / "input.en"
     source.write_text("A dog runs.\n", encoding="utf-8")
-    monkeypatch.setenv(cli.MODELS_DIR_ENV, str(two_models))
+    monkeypatch.setenv(MODELS_DIR_ENV, str(two_models))
     out = two_models / "out.de"
     assert cli.main(["translate", "--src-lang", "en", "--tgt-lang", "de", "--strategy", "greedy",
                      "--max-length", "5", "--input", str(source), "--output", str(out)]) == 0
@@ -90,7 +91,7 @@ def test_the_cli_without_model_translates_with_the_best_model_of_the_folder(two_
     expected = model.translate(["A dog runs."], strategy="greedy", max_length=5)[0]
     assert out.read_text(encoding="utf-8") == expected + "\n"
     # (the test's multilingual model has no language tags to translate with: its choice is checked alone)
-    assert cli.best_model_for(argparse.Namespace(src_lang="en", tgt_lang="fr")) == str(two_models / "multi")
+    assert best_model_for(argparse.Namespace(src_lang="en", tgt_lang="fr")) == str(two_models / "multi")
     assert cli.main(["translate", "--src-lang", "en", "--tgt-lang", "cs", "--input", str(source)]) == 2
     assert "no model in" in capsys.readouterr().err
     assert cli.main(["translate", "--input", str(source)]) == 2
