@@ -130,33 +130,33 @@ def train_variant(args: argparse.Namespace, name: str, overrides: Dict[str, Any]
         (run / "metrics.jsonl").unlink(missing_ok=True)  # a run killed before its first checkpoint starts over
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     trainer = Trainer(trainer_args(args, run, config, overrides["seed"]))
-    if dataclasses.asdict(trainer.config) != dataclasses.asdict(config):
-        raise RuntimeError(f"{name}: the Trainer built {trainer.config}, not the planned {config}")
-    count = len(trainer.train_examples)
+    if dataclasses.asdict(trainer.run.config) != dataclasses.asdict(config):
+        raise RuntimeError(f"{name}: the Trainer built {trainer.run.config}, not the planned {config}")
+    count = len(trainer.run.train_examples)
     if count != n_pairs:  # check_lengths() should have caught it: the same data for every variant
         raise RuntimeError(f"{name} kept {count} of the {n_pairs} training pairs; raise --max-len")
-    c = trainer.config
+    c = trainer.run.config
     logger.info("%s: %s, %s positions, %s-norm, %s, %d+%d layers, %s parameters, seed %d, %d pairs, step %d of %d",
                 name, c.layout, c.positional, c.norm, c.feed_forward, c.n_encoder_layers, c.n_decoder_layers,
-                f"{trainer.model.num_parameters():,}", overrides["seed"], count, trainer.state["step"],
+                f"{trainer.run.model.num_parameters():,}", overrides["seed"], count, trainer.run.state["step"],
                 args.max_updates)
     try:
-        final = trainer.run()
+        final = trainer.train()
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
     if final is None:
         return None
-    s, training = trainer.state, results_json.load(run / "results.json").models[0].training
+    s, training = trainer.run.state, results_json.load(run / "results.json").models[0].training
     if not s["step"] == training["updates"] == args.max_updates:
         raise RuntimeError(f"{name} stopped after {training['updates']} updates, not the budget's {args.max_updates}")
-    val, _ = evaluate(trainer.model, trainer.valid_pairs, args.final_beam)
-    test, seconds = evaluate(trainer.model, test_pairs, args.final_beam)
+    val, _ = evaluate(trainer.run.model, trainer.run.valid_pairs, args.final_beam)
+    test, seconds = evaluate(trainer.run.model, test_pairs, args.final_beam)
     record = {
         "name": name, "seed": overrides["seed"], "layout": c.layout, "positional": c.positional, "norm": c.norm,
         "feed_forward": c.feed_forward, "attention": c.attention, "d_model": c.d_model, "n_heads": c.n_heads,
         "d_ff": c.d_ff, "n_encoder_layers": c.n_encoder_layers, "n_decoder_layers": c.n_decoder_layers,
-        "layers": f"{c.n_encoder_layers}+{c.n_decoder_layers}", "parameters": trainer.model.num_parameters(),
+        "layers": f"{c.n_encoder_layers}+{c.n_decoder_layers}", "parameters": trainer.run.model.num_parameters(),
         "updates": training["updates"], "epochs": training["epochs"], "train_pairs": count,
         "train_seconds": round(s["train_seconds"], 2),  # training updates only: no validation, checkpoints, eval
         "train_wall_seconds": round(s["wall_seconds"], 2),  # the Trainer's clock: + validation between epochs
@@ -164,7 +164,7 @@ def train_variant(args: argparse.Namespace, name: str, overrides: Dict[str, Any]
         "beam": args.final_beam, "val": val, TEST_SPLIT: test, "decode_sentences": len(test_pairs),
         "decode_seconds": round(seconds, 3), "decode_sentences_per_s": round(len(test_pairs) / max(seconds, 1e-9), 2),
     }
-    record["model"] = ship(trainer.model, record, run, args) if not name.startswith("paper-seed") else None
+    record["model"] = ship(trainer.run.model, record, run, args) if not name.startswith("paper-seed") else None
     (run / (RECORD + ".tmp")).write_text(json.dumps(record, indent=1))
     (run / (RECORD + ".tmp")).replace(run / RECORD)
     return record

@@ -81,7 +81,7 @@ def test_interrupted_and_resumed_run_ends_with_identical_weights(tmp_path, monke
     original_loss = Trainer._loss
 
     def loss_then_sigterm(self, *batch):  # a SIGTERM arrives during update stop_at + 1
-        if self.state["step"] == stop_at:
+        if self.run.state["step"] == stop_at:
             os.kill(os.getpid(), signal.SIGTERM)
         return original_loss(self, *batch)
 
@@ -109,15 +109,15 @@ def test_interrupted_and_resumed_run_ends_with_identical_weights(tmp_path, monke
 
 def test_subword_sampling_changes_training_pieces_each_epoch_and_never_decoding(tmp_path):
     trainer = Trainer(build_parser().parse_args(args_for(tmp_path, "run", *SAMPLING)))
-    tok = trainer.model.tokenizer
-    epochs = [trainer.epoch_examples(e) for e in (0, 1, 0)]
+    tok = trainer.run.model.tokenizer
+    epochs = [trainer.run.epoch_examples(e) for e in (0, 1, 0)]
     assert [e.src for e in epochs[0]] == [e.src for e in epochs[2]]  # fixed by (seed, epoch): resumable
     changed = [(a.src != b.src, a.tgt != b.tgt) for a, b in zip(epochs[0], epochs[1])]
     assert sum(s for s, _ in changed) > len(changed) // 10 and sum(t for _, t in changed) > len(changed) // 10, changed
-    for example, fixed in zip(epochs[1], trainer.train_examples):  # other pieces, the same text
+    for example, fixed in zip(epochs[1], trainer.run.train_examples):  # other pieces, the same text
         assert tok.decode(example.src, side="source") == tok.decode(fixed.src, side="source")
-    plain = [e.src for e in trainer.valid_examples]
-    sources = [s for s, _ in trainer.valid_pairs]
+    plain = [e.src for e in trainer.run.valid_examples]
+    sources = [s for s, _ in trainer.run.valid_pairs]
     assert plain == [tok.encode(s) + [2] for s in sources]  # validation is not sampled
     assert [tok.encode(s) + [2] for s in sources] == plain  # and neither is encode (what decoding uses)
 
@@ -198,19 +198,19 @@ def loss(self, *batch):  # faults on rank 1 only: what the other rank must not b
     if rank == 1 and "nan" in inject and calls[0] == 2:
         value = value * float("nan")
     if rank == 1 and "clock" in inject:
-        self.state["wall_seconds"] += 10 ** 6  # rank 1's clock says the time is long up; rank 0's decides
-    if rank == 1 and "sigterm" in inject and self.state["step"] == 1:
+        self.run.state["wall_seconds"] += 10 ** 6  # rank 1's clock says the time is long up; rank 0's decides
+    if rank == 1 and "sigterm" in inject and self.run.state["step"] == 1:
         os.kill(os.getpid(), signal.SIGTERM)
     return value
 
 Trainer._loss = loss
 trainer = Trainer(build_parser().parse_args(sys.argv[1:]))
-trainer.run()
+trainer.train()
 out = trainer.args.out
-save_file({k: v.detach().clone() for k, v in trainer.model.state_dict().items()},  # tied tensors: copies
+save_file({k: v.detach().clone() for k, v in trainer.run.model.state_dict().items()},  # tied tensors: copies
           f"{out}/replica{rank}.safetensors")
 with open(f"{out}/replica{rank}.json", "w") as fh:
-    json.dump({"skipped": trainer.skipped, "step": trainer.state["step"], "stopped": trainer.stop_requested}, fh)
+    json.dump({"skipped": trainer.skipped, "step": trainer.run.state["step"], "stopped": trainer.stop_requested}, fh)
 """
 
 
