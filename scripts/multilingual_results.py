@@ -1,6 +1,6 @@
 """The multilingual model's results table: every direction, direct and pivoting through English, beside the bilingual model.
 
-    python scripts/multilingual_results.py --model space/models/multilingual --bilingual space/models/en-de
+    python -m scripts.multilingual_results --model space/models/multilingual --bilingual space/models/en-de
 
 For each test split and each direction the model serves (where Multi30k has both files: no Czech for the 2017
 tests), beam search (default 5) is scored with sacreBLEU cased and lowercased (13a) and chrF. Beside them: the
@@ -195,7 +195,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     rows = evaluate(args)
     out = args.out or args.model / "multilingual_results.json"
-    command = shlex.join(["python", "scripts/multilingual_results.py", *(argv if argv is not None else sys.argv[1:])])
+    command = shlex.join(["python", "-m", "scripts.multilingual_results", *(argv if argv is not None else sys.argv[1:])])
     results_json.save(as_results(rows, args, out, command), out)
     print(markdown(rows))
     if args.card:

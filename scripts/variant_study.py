@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """A reproducible "Table 3" on Multi30k En->De: architecture variants trained on one identical budget.
 
-    python scripts/variant_study.py --out runs/variant-study              # all variants, resumable
-    python scripts/variant_study.py --variants paper,modern --max-updates 300 --limit 2000   # a quick look
+    python -m scripts.variant_study --out runs/variant-study              # all variants, resumable
+    python -m scripts.variant_study --variants paper,modern --max-updates 300 --limit 2000   # a quick look
 
 Every variant gets the same budget: the same number of updates (--max-updates, each of at
 most --max-tokens tokens), the same learning-rate schedule, the same SentencePiece vocabulary
@@ -27,21 +27,19 @@ import json
 import logging
 import shutil
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
-from transformer_hub.training import checkpoint as ckpt  # noqa: E402
-from transformer_hub.hub import results as results_json  # noqa: E402
-from transformer_hub.config import MAX_LAYERS, PRESETS  # noqa: E402
-from transformer_hub.training.data import default_data_dir, load_split  # noqa: E402
-from transformer_hub.decoding import translate  # noqa: E402
-from transformer_hub.training.metrics import MetricsLog, score  # noqa: E402
-from transformer_hub.training.trainer import Trainer, build_parser as train_parser  # noqa: E402
+from transformer_hub import Tokenizer, Transformer, TransformerConfig
+from transformer_hub.training import checkpoint as ckpt
+from transformer_hub.hub import results as results_json
+from transformer_hub.config import MAX_LAYERS, PRESETS
+from transformer_hub.training.data import default_data_dir, load_split
+from transformer_hub.decoding import translate
+from transformer_hub.training.metrics import MetricsLog, score
+from transformer_hub.training.trainer import Trainer, build_parser as train_parser
 
 logger = logging.getLogger("variant_study")
 

@@ -14,31 +14,20 @@ import pytest
 pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
-from tolerances import f64
-from space_fixtures import TINY_UPDATES, languages_of, model_for_tests, multilingual_for_tests, running_app  # noqa: E402, I001
-from space import view  # noqa: E402
-from space.limits import Limits  # noqa: E402
-from transformer_hub import Tokenizer  # noqa: E402
-
-LIMITS = Limits(max_chars=300, max_lines=8, max_output_tokens=60, max_beam=6, max_models=4)
-
-
-def _model_source(request):
-    """pytest's cache folder, and synthetic pairs (conftest's) when the Multi30k corpus is absent."""
-    from conftest import MULTI30K, cache_folder, synthetic_pairs
-
-    cache = cache_folder(request, "space")
-    return cache, TINY_UPDATES, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
-
+from helpers.tolerances import f64
+from helpers.multilingual import LEXICON, languages_of
+from helpers.space_fixtures import LIMITS, app_models, model_for_tests, multilingual_for_tests, running_app
+from space import view
+from transformer_hub import Tokenizer
 
 @pytest.fixture(scope="module")
 def model_dir(request):
-    return model_for_tests(*_model_source(request))
+    return model_for_tests(*app_models(request))
 
 
 @pytest.fixture(scope="module")
 def multilingual_dir(request):
-    return multilingual_for_tests(_model_source(request)[0])
+    return multilingual_for_tests(app_models(request)[0])
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +155,6 @@ def test_attention_choices_follow_the_model(client, app):
 # ---------------------------------------------------------------------------- languages and engines
 @pytest.mark.parametrize("source, target", [("de", "fr"), ("cs", "en"), ("en", "cs")])
 def test_translate_takes_the_languages_by_name(client, source, target):
-    from space_fixtures import LEXICON
 
     text = " ".join(LEXICON[source][:4])
     out, ms, _ = client.predict(text=text, model="multilingual", source_lang=source, target_lang=target,
@@ -622,7 +610,7 @@ def test_app_py_serves_on_the_host_and_port_gradio_reads(model_dir, tmp_path):
     import sys
     from pathlib import Path
 
-    from space_fixtures import free_port
+    from helpers.space_fixtures import free_port
 
     root = Path(__file__).resolve().parents[1]
     port = free_port()

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import sacrebleu
 
-from conftest import MULTI30K, MULTI30K_MISSING
-from decoding_fixtures import one_thread, random_model
-from tolerances import exactly, f64
+from helpers.corpus import MULTI30K, MULTI30K_MISSING
+from helpers.decoding_fixtures import one_thread, random_model
+from helpers.tolerances import exactly, f64
 from transformer_hub import Registry, cli
 from transformer_hub.cli.options import one_line, read_input
 from transformer_hub.training import data as data_module
@@ -26,13 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 def _one_thread():
     with one_thread():
         yield
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cli") / "model"
-    random_model().save_pretrained(path)
-    return path
 
 
 def run(argv, stdin=b"", monkeypatch=None, capsys=None):

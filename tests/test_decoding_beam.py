@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from decoding_fixtures import one_thread, pad_ids, random_model
-from tolerances import score
+from helpers.decoding_fixtures import one_thread, pad_ids, random_model
+from helpers.tolerances import score
 from transformer_hub.decoding import DecodingConfig, Hypothesis, decode_ids, generate, length_penalty
 from transformer_hub.decoding.hypotheses import FinishedHypotheses
 from transformer_hub.model import DecoderOutput

@@ -7,8 +7,8 @@ import random
 import pytest
 import torch
 
-from tolerances import f64
-from decoding_fixtures import synthetic_pairs, trained_model
+from helpers.tolerances import f64
+from helpers.decoding_fixtures import synthetic_pairs, trained_model
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub import text as text_mod
 from transformer_hub.decoding import engines, generate

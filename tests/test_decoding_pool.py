@@ -6,10 +6,10 @@ import time
 import pytest
 import torch
 
-from tolerances import f32, f32_close
-from decoding_fixtures import one_thread, random_model, synthetic_pairs
+from helpers.tolerances import f32, f32_close
+from helpers.decoding_fixtures import one_thread, random_model, synthetic_pairs
 from transformer_hub.decoding import DecodingPool, generate
-from test_decoding import STRATEGY_OPTIONS, same_hypotheses
+from helpers.decoding_fixtures import STRATEGY_OPTIONS, same_hypotheses
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 """scripts/deploy_space.py: the Space folder is assembled right and uploads to the local Hub test double."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -11,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from scripts import deploy_space as deploy
+
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("deploy_space", ROOT / "scripts" / "deploy_space.py")
-deploy = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(deploy)
 
 REPO = "user/transformer-space"
 
@@ -72,7 +70,7 @@ def test_dry_run_assembles_the_space_folder(tmp_path, models_dir, capsys):
     assert "space/README.md" not in files and "scripts/deploy_space.py" not in files
     # only what the Space runs: no training, CLI or benchmark code, no training by-products of the models
     assert not {"transformer_hub/training/trainer.py", "transformer_hub/cli/translate.py", "transformer_hub/training/data.py",
-                "scripts/bench_app.py", "space/models/en-de/training_curves.png"} & files
+                "benchmarks/app.py", "space/models/en-de/training_curves.png"} & files
     assert {"transformer_hub/decoding/pool.py", "transformer_hub/hub/results.py", "space/plots.py",
             "space/models/en-de/spm.model" if (models_dir / "en-de" / "spm.model").is_file() else "app.py"} <= files
     assert (out / "README.md").read_text().startswith("---\ntitle:")

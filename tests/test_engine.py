@@ -4,8 +4,8 @@ import sys
 import pytest
 import torch
 
-from decoding_fixtures import one_thread, random_model
-from tolerances import RUNTIME_REL, f64, runtime, score
+from helpers.decoding_fixtures import one_thread, random_model
+from helpers.tolerances import RUNTIME_REL, f64, runtime, score
 from transformer_hub import cli
 from transformer_hub.cli.options import one_line
 from transformer_hub.decoding import DecodingConfig, generate, length_penalty

@@ -17,8 +17,8 @@ from huggingface_hub.errors import HfHubHTTPError
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-from hub_server import HubServer, fast_retries, use_hub, validate_card_metadata
-from isolated_load import IsolatedLoader, error_types
+from helpers.hub_server import HubServer, fast_retries, use_hub, validate_card_metadata
+from helpers.isolated_load import IsolatedLoader, error_types
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.hub import CheckpointError
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tolerances import f32, f32_close, f64, score, sum_close
-from decoding_fixtures import random_model, trained_model
+from helpers.tolerances import f32, f32_close, f64, score, sum_close
+from helpers.decoding_fixtures import random_model, trained_model
 from transformer_hub.decoding import decode_ids, generate
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.inside import (attention_maps, positional_encoding, smoothed_target, step_by_step,

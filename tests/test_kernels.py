@@ -3,7 +3,7 @@ import pytest
 import torch
 from torch import nn
 
-from tolerances import f32_close, magnitude, sum_close
+from helpers.tolerances import f32_close, magnitude, sum_close
 from transformer_hub.model import kernels
 from transformer_hub.model.kernels import BLOCK, Projection, max_and_argmax, output_logits, prepared, topk
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tolerances import f32, f64, f64_close, magnitude
+from helpers.tolerances import f32, f64, f64_close, magnitude
 from transformer_hub.model.losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
 
 

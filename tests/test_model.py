@@ -9,7 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from safetensors import safe_open
 
-from tolerances import f32, f32_close, f64, f64_close, magnitude
+from helpers.tolerances import f32, f32_close, f64, f64_close, magnitude
 from transformer_hub import Transformer, TransformerConfig
 from transformer_hub.model.losses import label_smoothed_cross_entropy
 from transformer_hub.model import (Dropout, Embeddings, EncoderState, KeyValueBuffer, MathAttention, MultiHeadAttention,

@@ -1,21 +1,19 @@
 """scripts/pilots_multilingual.py and scripts/pilot_table.py: each pilot is the recipe plus its change, scored on val."""
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-from tolerances import rounded
-from test_multilingual import LANGS, four_way_corpus
+from helpers.tolerances import rounded
+from helpers.multilingual import LANGS, four_way_corpus
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.decoding import translate
 from transformer_hub.training.metrics import score
 from transformer_hub.training.trainer import build_parser
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import pilot_table  # noqa: E402
-import pilots_multilingual as pilots  # noqa: E402
+from scripts import pilot_table
+from scripts import pilots_multilingual as pilots
 
 ARCHITECTURE = ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers", "norm", "positional",
                 "feed_forward")

@@ -2,16 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # `space` lives at the repository root
-    sys.path.insert(0, str(ROOT))
 
-from transformer_hub.hub.selection import best_model, best_models, candidate, candidates_in  # noqa: E402
+from transformer_hub.hub.selection import best_model, best_models, candidate, candidates_in
 
 
 def _result(direction, value, split="test_2016_flickr", name="sacreBLEU (lowercased)"):

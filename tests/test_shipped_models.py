@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MULTI30K, MULTI30K_MISSING
+from helpers.corpus import MULTI30K, MULTI30K_MISSING
 from transformer_hub import Transformer
 from transformer_hub.training.data import corpus_file, read_lines
 from transformer_hub.hub import card_data_from_file

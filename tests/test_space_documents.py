@@ -7,7 +7,6 @@ import os
 import gradio as gr
 import pytest
 
-from space_fixtures import free_port  # noqa: F401, I001 - puts the repository root on sys.path
 from space import documents
 from space.context import SpaceContext
 from space.limits import Limits

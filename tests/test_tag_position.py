@@ -4,8 +4,8 @@ import json
 import pytest
 import torch
 
-from tolerances import RUNTIME_REL, f32, f64, score
-from test_multilingual import LANGS, LEXICON, four_way_corpus, languages_of
+from helpers.tolerances import RUNTIME_REL, f32, f64, score
+from helpers.multilingual import LANGS, LEXICON, four_way_corpus, languages_of
 from transformer_hub import Transformer, TransformerConfig
 from transformer_hub.training.data import Example, collate, encode_pairs
 from transformer_hub.decoding import DecodingPool, generate, translate

@@ -5,7 +5,7 @@ import gzip
 
 import pytest
 
-from conftest import MULTI30K, MULTI30K_MISSING
+from helpers.corpus import MULTI30K, MULTI30K_MISSING
 from transformer_hub import text as text_mod
 from transformer_hub.text import Detected, detect_language, reassemble, split_sentences, unserved_language
 

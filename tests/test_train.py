@@ -2,7 +2,6 @@
 import json
 import math
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -14,7 +13,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from tolerances import f32_close, f64, magnitude
+from helpers.training import args_for, checkpoint_weights
+from helpers.tolerances import f32_close, f64, magnitude
 from transformer_hub import Transformer
 from transformer_hub.training import checkpoint as ckpt
 from transformer_hub.errors import UserError
@@ -22,35 +22,6 @@ from transformer_hub.training.schedule import noam_lr
 from transformer_hub.training.trainer import Trainer, build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
-EN = "a the one two red big small dog cat man woman child runs walks sits jumps on in near street park water".split()
-DE = "ein das eins zwei rot groß klein Hund Katze Mann Frau Kind rennt geht sitzt springt auf in bei Straße Park Wasser".split()
-
-
-def synthetic_corpus(folder: Path, n: int = 240, seed: int = 0) -> dict:
-    """Word-for-word 'translations' over a small lexicon: enough for a loss to fall."""
-    rng = random.Random(seed)
-    files = {}
-    for split, count in (("train", n), ("valid", 24)):
-        src, tgt = [], []
-        for _ in range(count):
-            idx = [rng.randrange(len(EN)) for _ in range(rng.randint(3, 9))]
-            src.append(" ".join(EN[i] for i in idx))
-            tgt.append(" ".join(DE[i] for i in idx))
-        for side, lines in (("src", src), ("tgt", tgt)):
-            path = folder / f"{split}.{side}"
-            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-            files[f"{split}_{side}"] = str(path)
-    return files
-
-
-def args_for(tmp_path: Path, out: str, *extra: str) -> list:
-    files = synthetic_corpus(tmp_path)
-    return ["--out", str(tmp_path / out), "--train-src", files["train_src"], "--train-tgt", files["train_tgt"],
-            "--valid-src", files["valid_src"], "--valid-tgt", files["valid_tgt"], "--preset", "tiny",
-            "--vocab-size", "300", "--max-tokens", "300", "--warmup", "4", "--peak-lr", "0.003",
-            "--final-beam", "0", "--threads", "1", *extra]
-
-
 def test_noam_schedule_matches_the_paper():
     d, warmup, factor = 512, 4000, 1.0
     for step in (1, 100, 4000, 10000):
@@ -60,10 +31,6 @@ def test_noam_schedule_matches_the_paper():
     factor = peak * math.sqrt(128) * math.sqrt(2000)  # what --peak-lr sets
     assert noam_lr(2000, 128, 2000, factor) == f64(peak, scale=peak)
     assert noam_lr(1999, 128, 2000, factor) < peak and noam_lr(2001, 128, 2000, factor) < peak
-
-
-def checkpoint_weights(run: Path, step: int) -> dict:
-    return load_file(str(ckpt.step_dir(run / "checkpoints", step) / "model.safetensors"))
 
 
 SAMPLING = ("--subword-sampling-alpha", "0.2", "--subword-sampling-side", "both")

@@ -8,7 +8,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from test_train import args_for, checkpoint_weights
+from helpers.training import args_for, checkpoint_weights
 from transformer_hub import Transformer
 from transformer_hub.training import checkpoint as ckpt
 from transformer_hub.cli import main as cli_main

@@ -11,7 +11,7 @@ from ..tokenizer import EOS_ID
 
 # Below this ``Hypothesis.confidence`` the Space marks a sentence as unsure: the value that flags 5 % of
 # Multi30k val sentences (en<->de/fr/cs, 300 each, the multilingual model, beam 4), from
-# ``python scripts/bench_text.py --parts confidence`` (which also reports the rates it gives; docs/design.md).
+# ``python -m benchmarks.text --parts confidence`` (which also reports the rates it gives; docs/design.md).
 CONFIDENCE_THRESHOLD = 0.58
 
 

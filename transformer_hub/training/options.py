@@ -1,4 +1,4 @@
-"""The options of ``python -m transformer_hub train`` (and ``scripts/train.py``): data, model, section 5's recipe."""
+"""The options of ``python -m transformer_hub train``: data, model, section 5's recipe."""
 from __future__ import annotations
 
 import argparse

@@ -2,7 +2,7 @@
 
     python -m transformer_hub train --out runs/en-de                 # Multi30k En->De, shipped-model recipe
     python -m transformer_hub train --out runs/en-de --resume        # continue where it stopped
-    torchrun --nproc_per_node 2 scripts/train.py --out runs/ddp ...  # DistributedDataParallel (gloo on CPU)
+    torchrun --nproc_per_node 2 -m transformer_hub train --out runs/ddp ...  # DistributedDataParallel (gloo on CPU)
 
 Label-smoothed cross-entropy, Adam (0.9, 0.98, 1e-9), the warm-up schedule
 lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5), dropout,

@@ -1,4 +1,4 @@
-"""``python scripts/benchmark.py trace``: what the interactive extras cost, beam 4 with and without them, one run.
+"""``python -m benchmarks trace``: what the interactive extras cost, beam 4 with and without them, one run.
 
 The same ``--n`` Multi30k val sentences decoded with beam search (``--beam-size``, default 4) plainly, with
 ``return_search=True`` (the search trace the Space's beam tree draws) and with ``return_alternatives=5`` (the

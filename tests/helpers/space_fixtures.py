@@ -10,24 +10,24 @@ import contextlib
 import os
 import shutil
 import socket
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Tuple
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # `space` lives at the repository root
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
-import gradio as gr  # noqa: E402
-import torch  # noqa: E402
+import gradio as gr
+import torch
 
-from space.demo import build_demo, configure_torch, launch_options  # noqa: E402
-from space.limits import Limits  # noqa: E402
-from space.models_store import is_model_folder  # noqa: E402
-from transformer_hub.training.data import default_data_dir, load_split  # noqa: E402
-from transformer_hub.training.trainer import main as train_main  # noqa: E402
+from space.demo import build_demo, configure_torch, launch_options
+from space.limits import Limits
+from space.models_store import is_model_folder
+from transformer_hub.training.data import default_data_dir, load_split
+from transformer_hub.training.trainer import main as train_main
+
+from .corpus import MULTI30K, cache_folder, synthetic_pairs
+from .multilingual import LANGS, four_way_corpus
 
 DATA_DIR = default_data_dir()  # $TRANSFORMER_HUB_DATA, else data/multi30k
 TINY_UPDATES = 300  # about 30 s at one thread
@@ -124,28 +124,15 @@ def running_app(model_dir: os.PathLike, limits: Optional[Limits] = None, models_
             torch.set_num_threads(threads)
 
 
-LANGS = ("en", "de", "fr", "cs")
-# A four-way "corpus" over disjoint lexicons (as tests/test_multilingual.py): word i means the same in every
-# language, so the words of an output say which language the model chose, i.e. whether the tag reached it.
-LEXICON = {lang: [f"{lang}{word}" for word in "abcdefghij"] for lang in LANGS}
-
-
 def multilingual_for_tests(cache_root: Optional[os.PathLike] = None) -> Path:
     """A tiny model over en, de, fr and cs that follows its target-language tag, trained once into a folder
     named ``multilingual`` (the picker shows models by folder name)."""
-    import random
-
     root = Path(cache_root) if cache_root else Path(tempfile.gettempdir()) / "transformer_hub_space"
     out = root / "ml" / "multilingual"
     if is_model_folder(out):
         return out
     with tempfile.TemporaryDirectory(prefix="space_ml_") as tmp:
-        rng = random.Random(0)
-        for split, count in (("train", 200), ("val", 16)):
-            rows = [[rng.randrange(10) for _ in range(rng.randint(2, 5))] for _ in range(count)]
-            for lang in LANGS:
-                lines = [" ".join(LEXICON[lang][i] for i in row) for row in rows]
-                (Path(tmp) / f"{split}.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        four_way_corpus(Path(tmp))
         assert train_main(["--out", f"{tmp}/run", "--data-dir", tmp, "--langs", ",".join(LANGS), "--preset", "tiny",
                            "--vocab-size", "300", "--max-tokens", "400", "--warmup", "30", "--peak-lr", "0.005",
                            "--max-updates", "150", "--final-beam", "0", "--threads", "1", "--bleu-every", "1000",
@@ -158,11 +145,6 @@ def multilingual_for_tests(cache_root: Optional[os.PathLike] = None) -> Path:
         except OSError:  # another process finished first
             shutil.rmtree(tmp_out, ignore_errors=True)
     return out
-
-
-def languages_of(text: str) -> set:
-    """The languages of a multilingual test model's output words."""
-    return {word[:2] for word in text.split()}
 
 
 @dataclass
@@ -206,3 +188,12 @@ def serving(model_dirs: Iterable[os.PathLike], limits: Optional[Limits] = None, 
             thread.join(30)
             demo.space_context.decoder.close()
             torch.set_num_threads(threads)
+
+
+LIMITS = Limits(max_chars=300, max_lines=8, max_output_tokens=60, max_beam=6, max_models=4)
+
+
+def app_models(request):
+    """pytest's cache folder, and synthetic pairs (conftest's) when the Multi30k corpus is absent."""
+    cache = cache_folder(request, "space")
+    return cache, TINY_UPDATES, (None if MULTI30K.is_dir() else synthetic_pairs(2000))

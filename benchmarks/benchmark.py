@@ -1,18 +1,18 @@
 #!/usr/bin/env python
-"""Benchmarks (not tests): ``python scripts/benchmark.py SUBCOMMAND [options]``.
+"""Benchmarks (not tests): ``python -m benchmarks SUBCOMMAND [options]``.
 
 Subcommands live in the registry ``BENCHMARKS`` (name -> ``Benchmark``, the library's ``Registry``); add one
 with ``@benchmark("name", "help", add_arguments)`` on a ``run(args)`` function.
 
 ``train``: training throughput (target tokens/s) of our model against a ``torch.nn.Transformer``
   reference of the same size on the same batches, and GFLOP/s as a share of the matmul peak
-  (see ``scripts/bench_train.py``); ``app``: the Space's ``/translate`` latency and throughput through
-  ``gradio_client`` (see ``scripts/bench_app.py``); ``app --rest``: the REST ``POST /translate`` against it, both
-  engines, on one server in one run (see ``scripts/bench_rest.py``).
+  (see ``benchmarks/train.py``); ``app``: the Space's ``/translate`` latency and throughput through
+  ``gradio_client`` (see ``benchmarks/app.py``); ``app --rest``: the REST ``POST /translate`` against it, both
+  engines, on one server in one run (see ``benchmarks/rest.py``).
 
 ``engines``: the same sentences through ``engine="pytorch"``, ``engine="ctranslate2"`` (float32, int8) and, for the
-  paper block, ``transformers``' MarianMTModel (see ``scripts/bench_engines.py``).
-``trace``: beam search with and without ``return_search`` / ``return_alternatives`` (see ``scripts/bench_trace.py``).
+  paper block, ``transformers``' MarianMTModel (see ``benchmarks/engines.py``).
+``trace``: beam search with and without ``return_search`` / ``return_alternatives`` (see ``benchmarks/trace.py``).
 
 ``decode``: decoding speed on Multi30k val sentences, in one run, sentences/s of
   1. a naive reference loop written like the seed lessons: greedy, one sentence at a
@@ -42,16 +42,15 @@ from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Tuple
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+ROOT = Path(__file__).resolve().parents[1]  # the checkout: its shipped models
 
-import torch  # noqa: E402
+import torch
 
-from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
-from transformer_hub.training.data import default_data_dir, DataError, corpus_file, read_lines  # noqa: E402
-from transformer_hub.decoding import DecodingConfig, DecodingPool, generate  # noqa: E402
-from transformer_hub.training.metrics import score  # noqa: E402
-from transformer_hub.registry import Registry  # noqa: E402
+from transformer_hub import Tokenizer, Transformer, TransformerConfig
+from transformer_hub.training.data import default_data_dir, DataError, corpus_file, read_lines
+from transformer_hub.decoding import DecodingConfig, DecodingPool, generate
+from transformer_hub.training.metrics import score
+from transformer_hub.registry import Registry
 
 DATA_DIR = default_data_dir()
 SHIPPED = ROOT / "space" / "models" / "en-de"
@@ -335,16 +334,15 @@ benchmark("decode", "decoding speed: naive loop vs cached, batched greedy and be
 
 
 def _register_others() -> None:
-    """``train`` (scripts/bench_train.py) and ``app`` (scripts/bench_app.py) live in modules of their own."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import bench_app
-    from bench_train import add_train_arguments, bench_train
+    """``train``, ``app`` (and ``app --rest``), ``trace`` and ``engines`` live in modules of their own."""
+    from . import app, rest
+    from .engines import add_engines_arguments, bench_engines
+    from .trace import add_trace_arguments, bench_trace
+    from .train import add_train_arguments, bench_train
 
     benchmark("train", "training throughput: ours vs a torch.nn.Transformer reference", add_train_arguments)(bench_train)
     benchmark("app", "latency/throughput of the Space's /translate through gradio_client",
-              bench_app.add_arguments)(bench_app.run)
-    from bench_engines import add_engines_arguments, bench_engines
-    from bench_trace import add_trace_arguments, bench_trace
+              app.add_arguments)(lambda args: rest.run_rest(args) if args.rest else app.run(args))
 
     benchmark("trace", "beam search with and without the search trace and the alternatives",
               add_trace_arguments)(bench_trace)
@@ -357,7 +355,7 @@ _register_others()
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="benchmark.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
     for name in BENCHMARKS.names():
         BENCHMARKS.get(name).add_arguments(sub.add_parser(name, help=BENCHMARKS.get(name).help))

@@ -1,6 +1,6 @@
 """Time of each "Inside the Transformer" view for one sentence (not a test), and of the beam tree at beam 8.
 
-    python scripts/bench_inside.py [--model multilingual] [--words 15] [--repeat 3] [--data-dir DIR]
+    python -m benchmarks.inside [--model multilingual] [--words 15] [--repeat 3] [--data-dir DIR]
 
 Calls each view's handler as the server does (the library function in the Space's decoding worker, then
 the pictures made and rendered to PNG in this process, as Gradio sends them) on the shipped model, for the first Multi30k validation sentence with
@@ -21,21 +21,17 @@ from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:  # `space` lives at the repository root
-    sys.path.insert(0, str(REPO_ROOT))
+import torch
+from matplotlib.figure import Figure
 
-import torch  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from space import inside, interactive  # noqa: E402
-from space.context import SpaceContext  # noqa: E402
-from space.decoder import Decoder  # noqa: E402
-from space.limits import Limits  # noqa: E402
-from space.models_store import DEFAULT_MODELS_DIR, ModelStore  # noqa: E402
-from transformer_hub import Transformer  # noqa: E402
-from transformer_hub.training.data import default_data_dir, read_lines  # noqa: E402
-from transformer_hub.inside import attention_maps, positional_encoding, step_by_step, teacher_forcing  # noqa: E402
+from space import inside, interactive
+from space.context import SpaceContext
+from space.decoder import Decoder
+from space.limits import Limits
+from space.models_store import DEFAULT_MODELS_DIR, ModelStore
+from transformer_hub import Transformer
+from transformer_hub.training.data import default_data_dir, read_lines
+from transformer_hub.inside import attention_maps, positional_encoding, step_by_step, teacher_forcing
 
 FALLBACK = ("A young boy in a red shirt is kicking a soccer ball across the field.",
             "Ein kleiner Junge in einem roten Hemd kickt einen Fußball über das Feld.")

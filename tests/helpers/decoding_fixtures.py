@@ -22,6 +22,9 @@ from typing import Iterator, List, Tuple
 import torch
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
+from transformer_hub.decoding import TranslationResult
+
+from .tolerances import exactly, f32, f32_close, score
 
 LEXICON = {
     "a": "ein", "the": "der", "man": "mann", "woman": "frau", "dog": "hund", "child": "kind", "runs": "rennt",
@@ -118,3 +121,31 @@ def _pad(rows: List[List[int]], pad: int) -> torch.Tensor:
 
 def pad_ids(rows: List[List[int]], pad: int = 0) -> torch.Tensor:
     return _pad(rows, pad)
+
+
+STRATEGY_OPTIONS = {
+    "greedy": {},
+    "beam": {"beam_size": 3, "n_best": 3},
+    "sample": {"n_best": 2, "temperature": 0.8, "top_k": 40, "top_p": 0.95, "seed": 7},
+}
+
+
+def same_hypotheses(a, b, exact=False, attention=True):
+    """Same tokens and texts; scores, log-probabilities and attention equal bit for bit (``exact``: the same code
+    path) or within float32's tolerance for other kernels (another batch, thread count or process)."""
+    assert len(a) == len(b)
+    for ra, rb in zip(a, b):
+        ha_list = ra.hypotheses if isinstance(ra, TranslationResult) else ra
+        hb_list = rb.hypotheses if isinstance(rb, TranslationResult) else rb
+        assert [h.tokens for h in ha_list] == [h.tokens for h in hb_list]
+        for ha, hb in zip(ha_list, hb_list):
+            assert ha.finished == hb.finished and ha.text == hb.text
+            n = len(hb.token_logprobs)
+            if exact:
+                assert (ha.score, ha.normalized_score, ha.token_logprobs) == \
+                    exactly((hb.score, hb.normalized_score, hb.token_logprobs))
+            else:
+                assert ha.score == score(hb.score, n) and ha.normalized_score == score(hb.normalized_score, n)
+                assert ha.token_logprobs == f32(hb.token_logprobs)
+            if attention and ha.attention is not None:  # probabilities: scale 1
+                assert torch.equal(ha.attention, hb.attention) if exact else f32_close(ha.attention, hb.attention)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Issue 23's targets, measured in one run: ``python scripts/bench_text.py [--parts detect,paragraphs,speed,confidence]``.
+"""Issue 23's targets, measured in one run: ``python -m benchmarks.text [--parts detect,paragraphs,speed,confidence]``.
 
 * ``detect``: ``transformer_hub.text.detect_language`` among en/de/fr/cs on every test_2016_flickr sentence of the
   four languages (target: >= 99.0 % per language), and on 200 paragraphs of three consecutive test sentences
@@ -20,21 +20,19 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import time
 from pathlib import Path
 from typing import Dict, List
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+ROOT = Path(__file__).resolve().parents[1]  # the checkout: its shipped models
 
-import sacrebleu  # noqa: E402
-import torch  # noqa: E402
+import sacrebleu
+import torch
 
-from transformer_hub import Transformer  # noqa: E402
-from transformer_hub.training.data import corpus_file, default_data_dir, read_lines  # noqa: E402
-from transformer_hub.decoding import CONFIDENCE_THRESHOLD, generate  # noqa: E402
-from transformer_hub.text import detect_language, split_sentences, unserved_language  # noqa: E402
+from transformer_hub import Transformer
+from transformer_hub.training.data import corpus_file, default_data_dir, read_lines
+from transformer_hub.decoding import CONFIDENCE_THRESHOLD, generate
+from transformer_hub.text import detect_language, split_sentences, unserved_language
 
 LANGS = ["en", "de", "fr", "cs"]
 

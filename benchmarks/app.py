@@ -1,6 +1,6 @@
 """App benchmark (not a test): latency and throughput of ``/translate`` through ``gradio_client``.
 
-    python scripts/benchmark.py app [--model DIR_OR_REPO] [--clients 1,8] [--requests 64] [--beam-size 4]
+    python -m benchmarks app [--model DIR_OR_REPO] [--clients 1,8] [--requests 64] [--beam-size 4]
 
 Launches the app (``python app.py``) as its own process on 127.0.0.1, as it is deployed (or uses ``--url``,
 which must be a loopback address), then for each client count sends a fixed number of Multi30k
@@ -31,13 +31,11 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:  # `space` lives at the repository root
-    sys.path.insert(0, str(REPO_ROOT))
+REPO_ROOT = Path(__file__).resolve().parent.parent  # where app.py is
 
-from space.examples import EXAMPLES  # noqa: E402
-from space.models_store import DEFAULT_MODELS_DIR, SHIPPED  # noqa: E402
-from transformer_hub.training.data import default_data_dir, read_lines  # noqa: E402
+from space.examples import EXAMPLES
+from space.models_store import DEFAULT_MODELS_DIR, SHIPPED
+from transformer_hub.training.data import default_data_dir, read_lines
 
 DATA_DIR = default_data_dir()  # $TRANSFORMER_HUB_DATA, else data/multi30k
 MAX_REQUESTS = 2000
@@ -257,10 +255,7 @@ def start_server(args: argparse.Namespace,
 
 
 def run(args: argparse.Namespace) -> Dict:
-    if args.rest:
-        from bench_rest import run_rest
-
-        return run_rest(args)
+    """The Gradio ``/translate`` measured for each client count (``--rest``: ``rest.run_rest``, see benchmark.py)."""
     with contextlib.ExitStack() as stack:
         url, model, server = start_server(args, stack)
         # one request first, outside every measurement: the decoding worker has started and loaded the model
@@ -290,13 +285,3 @@ def run(args: argparse.Namespace) -> Dict:
                 print(f"        first error: {r['first_error']}")
     return report
 
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    run(parser.parse_args(argv))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""``python scripts/benchmark.py app --rest``: LibreTranslate's REST ``POST /translate`` against the page's
+"""``python -m benchmarks app --rest``: LibreTranslate's REST ``POST /translate`` against the page's
 Gradio ``/translate`` on the same server, in one run, for both engines and each client count.
 
 Every (engine, clients) cell measures the Gradio path and then the REST path back to back, with the same
@@ -15,7 +15,7 @@ import contextlib
 import json
 from typing import Dict, List
 
-from bench_app import WARMUP, measure, measure_rest, process_cpu_s, start_server
+from .app import WARMUP, measure, measure_rest, process_cpu_s, start_server
 
 ENGINES = ("pytorch", "ctranslate2")
 PATHS = ("gradio", "rest")

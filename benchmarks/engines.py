@@ -1,4 +1,4 @@
-"""``python scripts/benchmark.py engines``: the same sentences through every engine, in one run.
+"""``python -m benchmarks engines``: the same sentences through every engine, in one run.
 
 Rows: the shipped model (``--model``, default ``space/models/en-de``) through ``generate(engine="pytorch")``,
 ``engine="ctranslate2"`` float32 and int8 (a ``CTranslate2Engine``); and the paper block (``--paper``, default
