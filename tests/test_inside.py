@@ -63,6 +63,24 @@ def test_encoder_self_attention_is_what_the_layers_return_when_asked():
     assert f32_close(maps.encoder_self, torch.stack(expected))  # probabilities: scale 1
 
 
+def test_the_maps_are_what_encode_and_decode_return_and_no_hook_is_involved(monkeypatch):
+    """The views ask ``encode``/``decode`` for their weights: no module hook rewrites any argument."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a module hook was registered")
+
+    monkeypatch.setattr(torch.nn.Module, "register_forward_pre_hook", refuse)
+    monkeypatch.setattr(torch.nn.Module, "register_forward_hook", refuse)
+    model = random_model()
+    maps = attention_maps(model, TEXT, target=TARGET)
+    c = model.config
+    with torch.no_grad():
+        state = model.encode(torch.tensor([maps.source_ids]), need_weights=True)
+        out = model.decode(torch.tensor([[c.bos_id] + maps.target_ids]), state, need_weights=True)
+    assert torch.equal(maps.encoder_self, torch.stack([w[0] for w in state.self_attention]))
+    assert torch.equal(maps.decoder_self, torch.stack([w[0] for w in out.self_attention]))
+    assert torch.equal(maps.cross, torch.stack([w[0] for w in out.cross_attention]))
+
+
 @pytest.mark.parametrize("overrides", VARIANTS[:2], ids=["paper", "modern"])
 def test_decoder_self_attention_is_equation_1_on_the_modules_projections(overrides):
     model = random_model(**overrides)

@@ -1,8 +1,7 @@
 """The three kinds of attention (section 3.2.3), every layer and head, from one teacher-forced forward pass.
 
-The weights are those the model's own ``MultiHeadAttention`` modules compute: hooks ask each module for
-its weights (its ``need_weights`` argument) during an ordinary ``encode`` + ``decode`` and keep what it
-returns; nothing here re-implements attention.
+The weights are those the model's own attention modules compute: ``encode`` and ``decode`` are asked for
+them (``need_weights=True``) during an ordinary teacher-forced pass; nothing here re-implements attention.
 """
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from ..model.kernels import no_dropout
-from ..model import MultiHeadAttention
 
 Tensor = torch.Tensor
 KINDS = ("encoder_self", "decoder_self", "cross")
@@ -55,59 +53,28 @@ def _tokenizer(model):
     return model.tokenizer
 
 
-def _modules(model) -> Dict[Tuple[str, int], MultiHeadAttention]:
-    """Every attention module of an encoder-decoder model, by (kind, layer)."""
-    body = model.body
-    if not (hasattr(body, "encoder") and hasattr(body, "decoder")):
+def check_layout(model) -> None:
+    """The three kinds of attention exist in the encoder-decoder layout only (ValueError otherwise)."""
+    if model.config.layout != "encoder-decoder":
         raise ValueError(f"the {model.config.layout} layout has no encoder and decoder: the three kinds of "
                          "attention exist in the encoder-decoder layout only")
-    found = {("encoder_self", i): layer.self_attn for i, layer in enumerate(body.encoder)}
-    for i, layer in enumerate(body.decoder):
-        found[("decoder_self", i)], found[("cross", i)] = layer.self_attn, layer.cross_attn
-    return found
 
 
 def teacher_forced(model, src: List[int], tokens: List[int], capture: bool = False
                    ) -> Tuple[Tensor, Optional[Dict[str, Tensor]]]:
     """One forward pass on ``bos + tokens``: log-probabilities (T, V) of every next token, and, with
     ``capture``, each kind's weights stacked over layers (layers, heads, queries, keys)."""
-    seen: Dict[Tuple[str, int], Tensor] = {}
-    handles = []
-    if capture:
-        for key, module in _modules(model).items():
-            handles.append(module.register_forward_pre_hook(_ask_for_weights, with_kwargs=True))
-            handles.append(module.register_forward_hook(_keeper(seen, key)))
     c = model.config
-    try:
-        with torch.no_grad(), no_dropout():
-            state = model.encode(torch.tensor([src]))
-            out = model.decode(torch.tensor([[c.bos_id] + list(tokens)]), state)
-            log_probs = out.logits[0].float().log_softmax(dim=-1)
-    finally:
-        for handle in handles:
-            handle.remove()
+    with torch.no_grad(), no_dropout():
+        state = model.encode(torch.tensor([src]), need_weights=capture)
+        out = model.decode(torch.tensor([[c.bos_id] + list(tokens)]), state, need_weights=capture)
+        log_probs = out.logits[0].float().log_softmax(dim=-1)
     if not capture:
         return log_probs, None
-    layers = {kind: sorted(i for k, i in seen if k == kind) for kind in KINDS}
-    return log_probs, {kind: torch.stack([seen[(kind, i)][0] for i in layers[kind]]).float() for kind in KINDS}
-
-
-def _ask_for_weights(module, args, kwargs):
-    if len(args) > 5:  # need_weights given by position (MultiHeadAttention.forward's sixth parameter)
-        args = args[:5] + (True,) + args[6:]
-    else:
-        kwargs = {**kwargs, "need_weights": True}
-    return args, kwargs
-
-
-def _keeper(seen: Dict, key: Tuple[str, int]):
-    def keep(module, args, output) -> None:
-        weights = output[1]
-        if weights is None:
-            raise ValueError(f"the attention kernel {type(module.kernel).__name__} returned no weights")
-        seen[key] = weights.detach()
-
-    return keep
+    found = {"encoder_self": state.self_attention, "decoder_self": out.self_attention, "cross": out.cross_attention}
+    if any(w is None for weights in found.values() for w in weights):
+        raise ValueError(f"the attention kernel {c.attention!r} returned no weights")
+    return log_probs, {kind: torch.stack([w[0] for w in found[kind]]).float() for kind in KINDS}
 
 
 @dataclass
@@ -149,7 +116,7 @@ def attention_maps(model, text: str, src_lang: Optional[str] = None, tgt_lang: O
     translation; one forward pass, weights taken from the model's attention modules.  ``ValueError`` for an
     empty text, a direction the model does not serve, or a layout without an encoder and a decoder.
     """
-    _modules(model)  # the layout check first, before any decoding
+    check_layout(model)  # before any decoding
     src = source_ids(model, text, src_lang, tgt_lang)
     tokens = target_ids(model, text, src, target, src_lang, tgt_lang)
     if len(tokens) + 1 > model.config.max_len:

@@ -1,10 +1,9 @@
 """Decoding state: what ``encode`` hands to ``decode`` (``EncoderState``), and the key/value cache.
 
 Incremental decoding (one new target token per ``decode`` call) keeps, per
-decoder layer, the self-attention keys/values of the tokens so far
-(``KeyValueBuffer``) and the cross-attention keys/values of the source,
-computed once (a dict holding "k" and "v").  Beam search re-ranks rows
-between steps with ``KVCache.reorder``.
+decoder layer, two ``KeyValueBuffer``s: the self-attention keys/values of the
+tokens so far, and the cross-attention keys/values of the source, computed at
+the first step.  Beam search re-ranks rows between steps with ``KVCache.reorder``.
 """
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -51,6 +50,12 @@ class KeyValueBuffer:
         self.length = end
         return self.keys.narrow(2, 0, end), self.values.narrow(2, 0, end)
 
+    def contents(self):
+        """The keys and values stored so far, (B, h, length, d_k) each; None while empty."""
+        if not self.length:
+            return None
+        return self.keys.narrow(2, 0, self.length), self.values.narrow(2, 0, self.length)
+
     def index_select_(self, index: Tensor) -> None:
         """Keep (reorder, repeat) batch rows ``index``, in place."""
         if self.buffer is None:
@@ -77,6 +82,7 @@ class EncoderState:
     src_mask: Tensor  # (B, S) bool, True on real tokens
     memory: Optional[Tensor] = None  # (B, S, d_model); None for the decoder-only layout
     group: int = 1  # decoder rows per source
+    self_attention: Optional[List[Tensor]] = None  # per encoder layer (B, h, S, S), when ``encode`` was asked
 
     @property
     def rows(self) -> int:
@@ -109,12 +115,12 @@ class EncoderState:
 class KVCache:
     """Per-layer keys/values of the tokens decoded so far; ``length`` counts those tokens."""
 
-    layers: List[Dict] = field(default_factory=list)  # per layer {"self": KeyValueBuffer, "cross": {"k", "v"}}
+    layers: List[Dict[str, KeyValueBuffer]] = field(default_factory=list)  # per layer {"self": .., "cross": ..}
     length: int = 0
 
     @classmethod
     def empty(cls, n_layers: int) -> "KVCache":
-        return cls([{"self": KeyValueBuffer(), "cross": {}} for _ in range(n_layers)])
+        return cls([{"self": KeyValueBuffer(), "cross": KeyValueBuffer()} for _ in range(n_layers)])
 
     def reorder(self, index: Tensor, source_index: Optional[Tensor] = None, source_moved: bool = True) -> None:
         """Keep batch rows ``index`` (beam search re-ranks hypotheses each step).
@@ -126,8 +132,5 @@ class KVCache:
         """
         for layer in self.layers:
             layer["self"].index_select_(index)
-            cross = layer.get("cross")
-            if cross and source_moved:
-                rows = index if source_index is None else source_index
-                for name in cross:
-                    cross[name] = cross[name].index_select(0, rows)
+            if "cross" in layer and source_moved:
+                layer["cross"].index_select_(index if source_index is None else source_index)

@@ -133,10 +133,11 @@ class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
 
     The h projections of Q, K and V are packed in one (3 d_model, d_model)
-    matrix, so self-attention costs a single matmul.  With a ``cache``,
-    self-attention appends the new keys/values to the cached ones (a
-    ``KeyValueBuffer``), and cross-attention computes the memory's
-    keys/values once and reuses them (a dict holding "k" and "v").
+    matrix, so self-attention costs a single matmul.  With a ``cache`` (a
+    ``KeyValueBuffer``), self-attention appends the new keys/values to the
+    cached ones, and cross-attention stores the memory's keys/values at the
+    first step and reuses them.  Returns (output, weights): the weights
+    (B, h, Tq, Tk) only with ``need_weights``, else None.
     """
 
     def __init__(self, d_model: int, n_heads: int, kernel: nn.Module) -> None:
@@ -173,12 +174,13 @@ class MultiHeadAttention(nn.Module):
         else:  # encoder-decoder attention: queries from x, keys and values from the encoder output
             w, b = self.in_proj.weight, self.in_proj.bias
             q = self._heads(F.linear(x, w[:d], b[:d]))[0]
-            if cache is not None and "k" in cache:
-                k, v = cache["k"], cache["v"]
+            stored = None if cache is None else cache.contents()
+            if stored is not None:
+                k, v = stored
             else:
                 k, v = self._heads(F.linear(memory, w[d:], b[d:]), 2).unbind(0)
-                if cache is not None:  # made contiguous once, not copied by every step's matmul
-                    cache["k"], cache["v"] = k, v = k.contiguous(), v.contiguous()
+                if cache is not None:  # stored once (contiguous), read by every later step
+                    k, v = cache.append(k, v)
             if q.size(0) != k.size(0):  # g query rows per memory row (beams): one (B, h, g * Tq) block each
                 return self._grouped(x, q, k, v, mask, need_weights)
         out, weights = self.kernel(q, k, v, mask, need_weights)  # (B, h, Tq, d_k)
@@ -306,17 +308,22 @@ class DecoderLayer(nn.Module):
     def forward(self, x: Tensor, memory: Tensor, self_mask: Optional[Tensor], cross_mask: Optional[Tensor],
                 cache: Optional[Dict] = None, rotate: Optional[Rotate] = None,
                 need_weights: bool = False):
+        """-> (x, self-attention weights, cross-attention weights); the weights are None unless asked for."""
         seen: Dict[str, Optional[Tensor]] = {}
 
-        def cross(h: Tensor) -> Tensor:
-            out, seen["weights"] = self.cross_attn(h, memory, cross_mask, None if cache is None else cache["cross"],
-                                                   need_weights=need_weights)
+        def attend(h: Tensor) -> Tensor:
+            out, seen["self"] = self.self_attn(h, mask=self_mask, rotate=rotate,
+                                               cache=None if cache is None else cache["self"], need_weights=need_weights)
             return out
 
-        x = self.residuals[0](x, lambda h: self.self_attn(h, mask=self_mask, rotate=rotate,
-                                                          cache=None if cache is None else cache["self"])[0])
+        def cross(h: Tensor) -> Tensor:
+            out, seen["cross"] = self.cross_attn(h, memory, cross_mask, None if cache is None else cache["cross"],
+                                                 need_weights=need_weights)
+            return out
+
+        x = self.residuals[0](x, attend)
         x = self.residuals[1](x, cross)
-        return self.residuals[2](x, self.feed_forward), seen["weights"]
+        return self.residuals[2](x, self.feed_forward), seen["self"], seen["cross"]
 
 
 @dataclass
@@ -326,6 +333,7 @@ class DecoderOutput:
     hidden: Tensor  # (B, T, d_model), after the final norm
     generator: nn.Module  # (B, T, d_model) -> (B, T, tgt_vocab)
     cross_attention: Optional[List[Tensor]] = None  # per layer (B, h, T, S) when asked for
+    self_attention: Optional[List[Tensor]] = None  # per layer (B, h, T, past + T) when asked for
 
     @cached_property
     def logits(self) -> Tensor:  # (B, T, tgt_vocab)
@@ -380,15 +388,18 @@ class EncoderDecoder(nn.Module):
     def embed(self, embeddings: Embeddings, ids: Tensor, positions: Tensor) -> Tensor:
         return self.dropout(self.positional(embeddings(ids), positions))  # (B, T, d_model)
 
-    def encode(self, src: Tensor) -> EncoderState:
+    def encode(self, src: Tensor, need_weights: bool = False) -> EncoderState:
         src_mask = src != self.config.pad_id  # (B, S)
         positions = torch.arange(src.size(1), device=src.device)[None]  # (1, S)
         rotate = self.positional.rotation(positions)  # None unless positions rotate queries/keys
         x = self.embed(self.src_embed, src, positions)
         state = EncoderState(src, src_mask)
+        weights = []
         for layer in self.encoder:
-            x, _ = layer(x, state.key_mask, rotate)  # mask (B, 1, 1, S) or None
+            x, w = layer(x, state.key_mask, rotate, need_weights=need_weights)  # mask (B, 1, 1, S) or None
+            weights.append(w)
         state.memory = self.encoder_norm(x)
+        state.self_attention = weights if need_weights else None
         return state
 
     def decode(self, tgt: Tensor, state: EncoderState, cache: Optional[KVCache] = None,
@@ -400,14 +411,17 @@ class EncoderDecoder(nn.Module):
         # (1, 1, T, past + T); one new token may see every cached one, so it needs no mask at all
         self_mask = causal_mask(tgt.size(1), past, tgt.device) if tgt.size(1) > 1 else None
         cross_mask = state.key_mask  # (B, 1, 1, S), or None without padding
-        weights = []
+        self_weights, cross_weights = [], []
         for i, layer in enumerate(self.decoder):
-            x, w = layer(x, state.memory, self_mask, cross_mask, None if cache is None else cache.layers[i],
-                         rotate, need_weights)
-            weights.append(w)
+            x, w_self, w_cross = layer(x, state.memory, self_mask, cross_mask,
+                                       None if cache is None else cache.layers[i], rotate, need_weights)
+            self_weights.append(w_self)
+            cross_weights.append(w_cross)
         if cache is not None:
             cache.length += tgt.size(1)
-        return DecoderOutput(self.decoder_norm(x), self.generator, weights if need_weights else None)
+        if not need_weights:
+            return DecoderOutput(self.decoder_norm(x), self.generator)
+        return DecoderOutput(self.decoder_norm(x), self.generator, cross_weights, self_weights)
 
     def new_cache(self) -> KVCache:
         return KVCache.empty(len(self.decoder))
@@ -441,14 +455,16 @@ class BaseTransformer(nn.Module):
         if ids.size(1) > self.config.max_len:
             raise ValueError(f"{what} has {ids.size(1)} tokens, more than max_len={self.config.max_len}")
 
-    def encode(self, src: Tensor) -> EncoderState:
-        """(B, S) source ids -> the state ``decode`` attends to."""
+    def encode(self, src: Tensor, need_weights: bool = False) -> EncoderState:
+        """(B, S) source ids -> the state ``decode`` attends to (with ``need_weights``, its
+        ``self_attention``: the encoder's weights per layer)."""
         self._check_length(src, "source")
-        return self.body.encode(src)
+        return self.body.encode(src, need_weights)
 
     def decode(self, tgt: Tensor, state: EncoderState, cache: Optional[KVCache] = None,
                need_weights: bool = False) -> DecoderOutput:
-        """(B, T) target ids (only the new ones when ``cache`` holds the rest) -> logits (B, T, V)."""
+        """(B, T) target ids (only the new ones when ``cache`` holds the rest) -> logits (B, T, V); with
+        ``need_weights``, the output's ``self_attention`` and ``cross_attention`` hold the weights per layer."""
         self._check_length(tgt, "target")
         if tgt.size(0) != state.rows:
             raise ValueError(f"target has {tgt.size(0)} rows, the encoder state serves {state.rows}")

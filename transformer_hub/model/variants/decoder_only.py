@@ -47,8 +47,9 @@ class DecoderOnly(nn.Module):
         layers = c.n_decoder_layers * (size["attention"] + size["feed_forward"] + 2 * size["residual"])
         return embeddings + size["positional"] + layers + size["final_norm"]
 
-    def encode(self, src: Tensor) -> EncoderState:
-        """Nothing to compute ahead: the source is read by the same stack in the first ``decode`` call."""
+    def encode(self, src: Tensor, need_weights: bool = False) -> EncoderState:
+        """Nothing to compute ahead: the source is read by the same stack in the first ``decode`` call (so there
+        are no encoder weights to give)."""
         return EncoderState(src, src != self.config.pad_id)
 
     def decode(self, tgt: Tensor, state: EncoderState, cache: Optional[KVCache] = None,
