@@ -164,11 +164,10 @@ def write_card(model_dir: Path, rows: List[Dict], args: argparse.Namespace, comm
                  "table counts this run's updates only.",
         args.history,
         f"The results below (beam search, sacreBLEU 13a on detokenized output) come from `{command}`.")))
-    names = {"bleu": "sacreBLEU (cased)", "bleu_lowercase": "sacreBLEU (lowercased)", "chrf": "chrF"}
     kept = [r for r in model.card_data.get("results", []) if r.get("split") not in {row["split"] for row in rows}]
     model.card_data["results"] = kept + [
         {"dataset_name": "Multi30k", "dataset_type": "multi30k", "split": row["split"], "direction": row["direction"],
-         "metric": "bleu" if metric.startswith("bleu") else "chrf", "metric_name": names[metric], "value": value}
+         "metric": "bleu" if metric.startswith("bleu") else "chrf", "metric_name": results_json.METRICS[metric], "value": value}
         for row in rows for metric, value in row["multilingual"].items()]
     has_plot = (model_dir / "training_curves.png").is_file()
     model_card(model, has_plot=has_plot).save(model_dir / CARD_FILE)

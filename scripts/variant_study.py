@@ -172,7 +172,7 @@ def ship(model: Transformer, record: Dict[str, Any], run: Path, args: argparse.N
     """``save_pretrained`` the averaged model to <ship-to>/<name>/ with its scores on the model card."""
     dest = Path(args.ship_to) / record["name"]
     results = [{"dataset_name": "Multi30k", "dataset_type": "multi30k", "split": split, "metric": metric,
-                "metric_name": {"bleu": "sacreBLEU (cased)", "chrf": "chrF"}[metric], "value": record[split][metric]}
+                "metric_name": results_json.METRICS[metric], "value": record[split][metric]}
                for split in ("val", TEST_SPLIT) for metric in ("bleu", "chrf")]
     training = {k: record[k] for k in ("updates", "epochs", "train_seconds", "train_tokens_per_s", "seed")}
     model.card_data = {**model.card_data, "name": f"transformer_hub en-de variant study: {record['name']}",

@@ -9,6 +9,7 @@ import re
 import sys
 from typing import Iterator, List, Optional, TextIO
 
+from ..hub import is_repo_id
 from ..training.data import read_lines
 from .commands import CLIError
 
@@ -46,10 +47,6 @@ def open_output(path: Optional[str]) -> Iterator[TextIO]:
         yield fh
 
 
-def looks_like_repo_id(name: str) -> bool:
-    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?", name)) and ".." not in name
-
-
 def load_model(name: str, revision: Optional[str] = None, device: str = "cpu"):
     """A ``save_pretrained`` folder or a Hub repo id -> Transformer with a tokenizer, on ``device``."""
     from ..transformer import Transformer
@@ -57,7 +54,7 @@ def load_model(name: str, revision: Optional[str] = None, device: str = "cpu"):
     if not os.path.isdir(name):
         if os.path.exists(name):
             raise CLIError(f"--model {name} is a file; give the model folder (config.json, model.safetensors, ...)")
-        if not looks_like_repo_id(name) or name.startswith((".", "/", "~")):
+        if not is_repo_id(name):
             raise CLIError(f"model folder {name} does not exist: pass a save_pretrained folder "
                            "(e.g. --model space/models/en-de) or a Hub repo id")
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
@@ -46,6 +47,15 @@ def loading(model_id: str, revision: Optional[str] = None) -> Iterator[None]:
     except Exception as exc:  # noqa: BLE001 - one clear type for the caller, whatever went wrong
         where = str(model_id) + (f"@{revision}" if revision else "")
         raise ModelLoadError(f"could not load the model at {where}: {type(exc).__name__}: {exc}") from None
+
+
+_REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
+def is_repo_id(name: str) -> bool:
+    """Whether ``name``, when it is no folder here, reads as a Hub repo id (``name`` or ``owner/name``) rather
+    than a path: the one rule every ``--model`` / ``--init-from`` / ``from_pretrained`` caller applies."""
+    return bool(_REPO_ID.fullmatch(name)) and ".." not in name
 
 
 class CheckpointError(ValueError):

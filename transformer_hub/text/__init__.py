@@ -5,7 +5,7 @@ language detected (``detection.py``).  Imports nothing else of ours.
 """
 from .detection import Detected, detect_language, unserved_language
 from .segmentation import (LANGUAGE_NAMES, UNSERVED_RATIO, UNSERVED_THRESHOLD, Segmented, language_name,
-                           reassemble, split_sentences)
+                           split_sentences)
 
-__all__ = ["split_sentences", "Segmented", "reassemble", "detect_language", "Detected", "unserved_language",
+__all__ = ["split_sentences", "Segmented", "detect_language", "Detected", "unserved_language",
            "language_name", "LANGUAGE_NAMES", "UNSERVED_THRESHOLD", "UNSERVED_RATIO"]

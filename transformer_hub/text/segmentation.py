@@ -6,7 +6,7 @@ The stable API (the Space and the LibreTranslate routes call these by name):
     seg.segments            # ('Dr. M. Weber kommt.', 'Er lacht.', 'Ein Hund.'): what the model translates
     seg.separators          # ('', ' ', '\\n\\n', ''): the text between them, one more than segments
     seg.paragraph_sizes     # (2, 1): segments per paragraph (paragraphs are separated by a blank line)
-    reassemble(seg, ["Dr. M. Weber comes.", "He laughs.", "A dog."])   # the translations, with the text's layout
+    seg.join(["Dr. M. Weber comes.", "He laughs.", "A dog."])   # the translations, with the text's layout
     detect_language(["Ein Hund rennt über die Wiese."], ["en", "de", "fr", "cs"])   # [Detected(code='de', confidence=0.99..)]
     unserved_language(["El perro corre por el parque."], ["en", "de", "fr", "cs"])  # ['es']
 
@@ -123,8 +123,3 @@ def _from_spans(text: str, spans: List[Tuple[int, int]]) -> Segmented:
         previous = end
     separators.append(text[previous:])
     return Segmented(tuple(text[s:e] for s, e in spans), tuple(separators))
-
-
-def reassemble(segmented: Segmented, translations: Sequence[str]) -> str:
-    """The translations of ``segmented.segments`` (in order) put back into the text's layout."""
-    return segmented.join(list(translations))

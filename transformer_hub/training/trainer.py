@@ -302,13 +302,10 @@ class Trainer:
             dist.destroy_process_group()
 
 
-METRIC_NAMES = {"bleu": "sacreBLEU (cased)", "bleu_lowercase": "sacreBLEU (lowercased)", "chrf": "chrF"}
-
-
 def result_records(scores: Dict[str, float], split: str, direction: str) -> List[Dict]:
     """Model-card result entries (one per metric) for one split and direction."""
     return [{"dataset_name": "Multi30k", "dataset_type": "multi30k", "split": split, "direction": direction,
-             "metric": "bleu" if metric.startswith("bleu") else "chrf", "metric_name": METRIC_NAMES[metric],
+             "metric": "bleu" if metric.startswith("bleu") else "chrf", "metric_name": results_json.METRICS[metric],
              "value": round(value, 2)} for metric, value in scores.items()]
 
 

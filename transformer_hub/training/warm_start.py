@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ..config import TransformerConfig
 from ..errors import UserError
-from ..hub import WEIGHTS_FILE, CheckpointError
+from ..hub import WEIGHTS_FILE, CheckpointError, is_repo_id
 from ..transformer import Transformer
 from ..tokenizer import Tokenizer
 
@@ -26,8 +26,7 @@ ARCHITECTURE = ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_lay
 
 def load_init(source: str) -> Transformer:
     """The saved model ``source`` (a save_pretrained folder or a Hub repo id), with its tokenizer."""
-    if not os.path.isdir(source) and (os.path.exists(source) or source.startswith((".", "/", "~"))
-                                      or source.count("/") != 1):  # a path, not an owner/name repo id
+    if not os.path.isdir(source) and (os.path.exists(source) or not is_repo_id(source)):  # a path
         raise UserError(f"--init-from {source}: no such model folder (give a save_pretrained folder or a Hub repo id)")
     try:
         model = Transformer.from_pretrained(source)
