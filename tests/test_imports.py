@@ -14,9 +14,9 @@ FLOORS = [  # bottom first; a unit may import only units of lower floors
     {"registry", "errors", "caching"},  # the bottom floor: one Registry, error types, a weak cache
     {"config"},  # TransformerConfig (== config.json)
     {"tokenizer", "model"},  # SentencePiece; the network of section 3, its variants, cache, kernels, losses
-    {"text"},  # segmentation, language detection
     {"hub"},  # strict loading, the model card, results records, the per-direction choice of model
     {"decoding"},  # search over the model's encode/decode (+ cache)
+    {"text"},  # segmentation, language detection, and the pipeline over them: split, detect, choose, decode, join
     {"transformer"},  # the public class: the network + the Hub + translate
     {"export", "training"},  # exports and their engine; the trainer
     {"inside"},  # what a trained model shows (uses the training schedule)
@@ -74,6 +74,7 @@ def test_the_floors_are_what_the_design_says():
     assert not {"decoding", "hub", "transformer", "training"} & found["model"]
     assert not {"export", "transformer", "training", "inside", "cli"} & found["decoding"]
     assert not {"model", "transformer", "decoding"} & found["hub"]
+    assert not {"text"} & found["decoding"]  # texts reach the pipeline through decoding's TEXT_PIPELINES
 
 
 def test_the_class_defines_its_conveniences_and_the_package_attaches_nothing():

@@ -17,6 +17,7 @@ def register_builtin_parts() -> None:
     from .model import model, variants  # noqa: F401  (the paper's parts; the alternatives)
     from .decoding import beam, engines, strategies  # noqa: F401  (greedy, sample, beam; the pytorch engine)
     from .export import engine  # noqa: F401  (the ctranslate2 engine; export/__init__ registers the formats)
+    from .text import pipeline  # noqa: F401  (the text pipeline behind generate's split_sentences / "auto")
 
 
 register_builtin_parts()

@@ -1,5 +1,6 @@
-"""Text around the model: sentences out of a text and back with its layout (``segmentation.py``), and its
-language detected (``detection.py``).  Imports nothing else of ours.
+"""Text around the model: sentences out of a text and back with its layout (``segmentation.py``), its language
+detected (``detection.py``), and the pipeline that translates texts with them (``pipeline.py``: split, detect,
+choose the model, decode, join).  Segmentation and detection import nothing else of ours.
 
     from transformer_hub.text import split_sentences, detect_language
 """
