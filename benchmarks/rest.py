@@ -5,7 +5,7 @@ Every (engine, clients) cell measures the Gradio path and then the REST path bac
 sentences (Multi30k test_2016_flickr, one per request), so the machine's other load hits both alike.  Beam 4
 (the REST routes' beam), the shipped en-de model unless ``--model``.  Reported per row: requests/s, p50/p95
 latency, the handler's own time (Gradio's "time taken"; REST's ``Server-Timing`` header), errors, and the
-server's CPU per request (its decoding worker included).  Targets (issue 24): one client, REST p50 <= handler
+server's CPU per request (its decoding worker included).  Targets: one client, REST p50 <= handler
 time + 10 ms and <= 0.6x Gradio's p50; eight clients, REST >= 1.5x Gradio's requests/s with no errors.
 """
 from __future__ import annotations

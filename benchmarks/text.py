@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Issue 23's targets, measured in one run: ``python -m benchmarks.text [--parts detect,paragraphs,speed,confidence]``.
+"""The text targets (sentences, languages, confidence), measured in one run: ``python -m benchmarks.text [--parts detect,paragraphs,speed,confidence]``.
 
 * ``detect``: ``transformer_hub.text.detect_language`` among en/de/fr/cs on every test_2016_flickr sentence of the
   four languages (target: >= 99.0 % per language), and on 200 paragraphs of three consecutive test sentences

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Issue 22's pilots: one named change to the multilingual recipe, trained for a fixed wall time, scored on val.
+"""The stage-2 pilots: one named change to the multilingual recipe, trained for a fixed wall time, scored on val.
 
     python -m scripts.pilots_multilingual NAME [extra train options]     # e.g. baseline, vocab8k, deep-enc
     python -m scripts.pilots_multilingual --list                         # the pilots and their changes
