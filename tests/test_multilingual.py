@@ -10,6 +10,8 @@ from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.training.data import parse_directions, read_lines
 from transformer_hub.training.metrics import score
 from transformer_hub.decoding import generate
+from transformer_hub.hub import card_data_from_file
+from transformer_hub.hub.results import METRICS
 from transformer_hub.hub.results import load as load_results
 from transformer_hub.training.trainer import main as train_main
 
@@ -181,12 +183,23 @@ def test_results_script_scores_every_direction_and_the_pivot(trained, tmp_path, 
     assert {s.split for s in direct} == {"test_2016_flickr"}  # no test_2017_flickr files in this corpus: skipped
     pivot = {s.direction for s in saved.results if s.model == "multilingual via en"}
     assert "de-fr" in pivot and "en-fr" not in pivot
-    assert all(0 <= s.value <= 100 for s in saved.results) and saved.model("multilingual").path == "."
+    assert saved.model("multilingual").path == "."
     table = capsys.readouterr().out
-    assert "| test_2016_flickr | en-de |" in table and ("(met, +" in table or "(missed by " in table)
+    en_de = {s.metric: s.value for s in direct if s.direction == "en-de"}
+    gap = en_de["bleu_lowercase"] - multilingual_results.TARGETS["en-de"]  # the verdict the table prints
+    verdict = f"(met, +{gap:.2f})" if gap >= 0 else f"(missed by {-gap:.2f})"
+    assert f"| test_2016_flickr | en-de | {en_de['bleu']:.2f} | {en_de['bleu_lowercase']:.2f} |" in table
+    assert f"| 42.00 {verdict} |" in table
     assert "59.70 (Helcl et al. 2018, lowercased)" in table  # the published anchor beside en-fr
     card = (tmp_path / "model" / "README.md").read_text()
-    assert "dataset_config: de-fr" in card or "config: de-fr" in card
+    recorded = {(r["split"], r["direction"], r["metric"], r["metric_name"]): r["value"]
+                for r in card_data_from_file(str(tmp_path / "model" / "README.md"))["results"]}
+    assert recorded == {(s.split, s.direction, "chrf" if s.metric == "chrf" else "bleu", METRICS[s.metric]): s.value
+                        for s in direct}  # the card's model-index is the direct scores, direction by direction
+    sources = read_lines(data / "test_2016_flickr.en")[:4]  # a direct score, done by hand, is the saved one
+    by_hand = score(trained.translate(sources, src_lang="en", tgt_lang="de", strategy="beam", beam_size=2),
+                    read_lines(data / "test_2016_flickr.de")[:4])
+    assert en_de == {k: round(v, 2) for k, v in by_hand.items()}
     assert "## How this folder was made" in card and "`python -m scripts.multilingual_results --model" in card
     assert "started from the weights of `runs/stage-one/final`" in card and "Stage one ran for 3 minutes." in card
     sources = read_lines(data / "test_2016_flickr.de")[:4]  # the pivot, done by hand, scores the same

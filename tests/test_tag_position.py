@@ -66,11 +66,13 @@ def test_each_direction_follows_its_forced_tag(decoder_tagged):
         text = translate(model, [source[src_lang]], src_lang=src_lang, tgt_lang=tgt_lang, strategy="beam")[0]
         words = [w for w in text.split() if len(w) == 3]  # whole lexicon words (this tiny model's output is rough)
         assert words and languages_of(" ".join(words)) == {tgt_lang}, (src_lang, tgt_lang, text)
-    result = generate(model, [source["en"]], src_lang="en", tgt_lang="fr")[0]
+    result = generate(model, [source["en"]], src_lang="en", tgt_lang="fr", return_attention=True)[0]
     assert not any(p.startswith("<2") for p in result.source_pieces)  # the encoder never saw the tag
     tags = {model.tokenizer.lang_tag_id(lang) for lang in LANGS}
     assert not tags & set(result.best.tokens)  # forced, not output
-    assert result.best.attention is None or result.best.attention.shape[-1] == len(result.source_ids)
+    c = model.config  # one attention row per output step (the tag's step is not one), one column per source id
+    assert result.best.attention.shape == (c.n_decoder_layers, c.n_heads, len(result.best.token_logprobs),
+                                           len(result.source_ids))
 
 
 def test_the_tag_is_forced_and_not_scored(decoder_tagged):
@@ -113,6 +115,12 @@ def test_prefixes_follow_the_tag(decoder_tagged):
     word = "fr" + "abcdefghij"[7]  # a French word of the lexicon, not necessarily the model's first choice
     result = generate(model, [text], src_lang="en", tgt_lang="fr", prefix=word + " ", strategy="beam", beam_size=3)
     assert result[0].text.split()[0] == word
+    # the tag still steers what follows the prefix: the same prefix towards German goes on in German
+    german = generate(model, [text], src_lang="en", tgt_lang="de", prefix=word + " ", strategy="beam", beam_size=3)
+    assert german[0].text.split()[0] == word
+    after = {lang: [w for w in r[0].text.split()[1:] if len(w) == 3] for lang, r in (("fr", result), ("de", german))}
+    assert after["fr"] and languages_of(" ".join(after["fr"])) == {"fr"}, result[0].text
+    assert after["de"] and languages_of(" ".join(after["de"])) == {"de"}, german[0].text
 
 
 def test_save_load_round_trip_and_the_pool(decoder_tagged, tmp_path):
