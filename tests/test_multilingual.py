@@ -2,9 +2,8 @@
 import json
 
 import pytest
-import torch
 
-from helpers.multilingual import LANGS, LEXICON, four_way_corpus, languages_of
+from helpers.multilingual import LANGS, LEXICON, four_way_corpus, languages_of, train_four_way
 from helpers.tolerances import score as score_within
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.training.data import parse_directions, read_lines
@@ -18,15 +17,7 @@ from transformer_hub.training.trainer import main as train_main
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory) -> Transformer:
     """A tiny multilingual model trained long enough on the four-way corpus to follow its tags."""
-    root = tmp_path_factory.mktemp("multilingual")
-    data = four_way_corpus(root)
-    out = root / "run"
-    status = train_main(["--out", str(out), "--data-dir", str(data), "--langs", ",".join(LANGS), "--preset", "tiny",
-                         "--vocab-size", "300", "--max-tokens", "400", "--warmup", "30", "--peak-lr", "0.005",
-                         "--max-updates", "150", "--final-beam", "0", "--threads", "1", "--bleu-every", "1000",
-                         "--average-last", "1", "--test-splits", ""])
-    assert status == 0
-    return Transformer.from_pretrained(out / "final")
+    return Transformer.from_pretrained(train_four_way(tmp_path_factory.mktemp("multilingual")))
 
 
 def test_config_records_languages_and_checks_pairs():

@@ -27,7 +27,7 @@ from transformer_hub.training.data import default_data_dir, load_split
 from transformer_hub.training.trainer import main as train_main
 
 from .corpus import MULTI30K, cache_folder, synthetic_pairs
-from .multilingual import LANGS, four_way_corpus
+from .multilingual import train_four_way
 
 DATA_DIR = default_data_dir()  # $TRANSFORMER_HUB_DATA, else data/multi30k
 TINY_UPDATES = 300  # about 30 s at one thread
@@ -132,14 +132,10 @@ def multilingual_for_tests(cache_root: Optional[os.PathLike] = None) -> Path:
     if is_model_folder(out):
         return out
     with tempfile.TemporaryDirectory(prefix="space_ml_") as tmp:
-        four_way_corpus(Path(tmp))
-        assert train_main(["--out", f"{tmp}/run", "--data-dir", tmp, "--langs", ",".join(LANGS), "--preset", "tiny",
-                           "--vocab-size", "300", "--max-tokens", "400", "--warmup", "30", "--peak-lr", "0.005",
-                           "--max-updates", "150", "--final-beam", "0", "--threads", "1", "--bleu-every", "1000",
-                           "--average-last", "1", "--test-splits", ""]) == 0
+        final = train_four_way(Path(tmp))
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_out = out.with_name(out.name + f".tmp{os.getpid()}")
-        shutil.copytree(Path(tmp) / "run" / "final", tmp_out)
+        shutil.copytree(final, tmp_out)
         try:
             os.replace(tmp_out, out)
         except OSError:  # another process finished first
