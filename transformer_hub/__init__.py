@@ -14,7 +14,7 @@ def register_builtin_parts() -> None:
     entries; importing those modules is what registers them.  Called below, so any import of ``transformer_hub``
     or of a submodule sees every built-in name (``TransformerConfig`` checks its variant names against them).
     """
-    from .model import model, variants  # noqa: F401  (the paper's parts; the alternatives)
+    from .model import model, stacks, variants  # noqa: F401  (the paper's parts and layout; the alternatives)
     from .decoding import beam, engines, strategies  # noqa: F401  (greedy, sample, beam; the pytorch engine)
     from .export import engine  # noqa: F401  (the ctranslate2 engine; export/__init__ registers the formats)
     from .text import pipeline  # noqa: F401  (the text pipeline behind generate's split_sentences / "auto")

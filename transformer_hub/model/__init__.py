@@ -1,4 +1,4 @@
-"""The network of section 3 (``model.py``), its alternatives (``variants/``), the key/value cache of incremental
+"""The network of section 3 (``model.py``: the parts; ``stacks.py``: the stacks and the whole), its alternatives (``variants/``), the key/value cache of incremental
 decoding (``cache.py``), the speed-only kernels (``kernels.py``) and the losses of section 5.4 (``losses.py``).
 
 Nothing here imports decoding, the Hub or training: they take the model they are handed.  The class users
@@ -6,10 +6,9 @@ meet, ``transformer_hub.Transformer``, adds saving/loading and ``translate`` on 
 """
 from .cache import EncoderState, KeyValueBuffer, KVCache
 from .kernels import Dropout
-from .model import (BaseTransformer, DecoderLayer, DecoderOutput, Embeddings, EncoderDecoder, EncoderLayer,
-                    MathAttention, MultiHeadAttention, Parts, PositionalEncoding, PositionwiseFeedForward, PostNorm,
-                    Rotate, SinusoidalPositionalEncoding, Tensor, causal_mask, scaled_dot_product_attention,
-                    sinusoid_table)
+from .model import (Embeddings, MathAttention, MultiHeadAttention, Parts, PositionalEncoding, PositionwiseFeedForward,
+                    PostNorm, Rotate, SinusoidalPositionalEncoding, Tensor, scaled_dot_product_attention, sinusoid_table)
+from .stacks import BaseTransformer, DecoderLayer, DecoderOutput, EncoderDecoder, EncoderLayer, causal_mask
 
 __all__ = [
     "BaseTransformer", "EncoderDecoder", "Parts", "Embeddings", "PositionalEncoding", "SinusoidalPositionalEncoding",

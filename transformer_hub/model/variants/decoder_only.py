@@ -12,7 +12,10 @@ import torch
 import torch.nn as nn
 
 from ...config import TransformerConfig
-from ..model import DecoderOutput, Dropout, Embeddings, EncoderLayer, EncoderState, KVCache, Parts, Tensor, causal_mask
+from ..cache import EncoderState, KVCache
+from ..kernels import Dropout
+from ..model import Embeddings, Parts, Tensor
+from ..stacks import DecoderOutput, EncoderLayer, causal_mask
 from ...registry import LAYOUT
 
 
