@@ -7,10 +7,9 @@ import random
 import pytest
 import torch
 
-from tolerances import f64
-from decoding_fixtures import synthetic_pairs, trained_model
+from helpers.tolerances import f64
+from helpers.decoding_fixtures import synthetic_pairs, trained_model
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
-from transformer_hub import text as text_mod
 from transformer_hub.decoding import engines, generate
 from transformer_hub.text import split_sentences
 
@@ -117,9 +116,13 @@ def test_detection_is_not_run_when_the_language_is_given(tiny_model, monkeypatch
     def fail(*args, **kwargs):
         raise AssertionError("language detection ran")
 
-    monkeypatch.setattr(text_mod, "detect_language", fail)
-    monkeypatch.setattr(text_mod, "unserved_language", fail)
+    from transformer_hub.text import pipeline
+
+    monkeypatch.setattr(pipeline, "detect_language", fail)
+    monkeypatch.setattr(pipeline, "unserved_language", fail)
     given = generate(tiny_model, ["Un chien."], src_lang="en", max_length=4)[0]
+    split = generate(tiny_model, ["Un chien. Un chat."], src_lang="en", max_length=4, split_sentences=True)[0]
+    assert (split.src_lang, split.src_lang_confidence, len(split.sentences)) == ("en", None, 2)
     default = generate(tiny_model, ["Un chien."], max_length=4)[0]
     assert (given.src_lang, given.src_lang_confidence) == ("en", None)
     assert (default.src_lang, default.src_lang_confidence) == ("en", None)

@@ -10,9 +10,9 @@ import urllib.request
 
 import pytest
 
-from space_fixtures import model_for_tests, multilingual_for_tests, serving  # noqa: I001 - puts the root on sys.path
-from space.limits import Limits  # noqa: E402
-from space.rest import RestSettings  # noqa: E402
+from helpers.space_fixtures import model_for_tests, multilingual_for_tests, serving
+from space.limits import Limits
+from space.rest import RestSettings
 
 LIMITS = Limits(max_chars=300, max_lines=6, max_sentences=6, max_output_tokens=60, max_beam=6, max_models=4)
 SETTINGS = RestSettings(max_body_bytes=8192, queue=3)
@@ -20,7 +20,7 @@ SENTENCE = "A man is riding a bicycle."
 
 
 def _sources(request):
-    from conftest import MULTI30K, cache_folder, synthetic_pairs
+    from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
 
     cache = cache_folder(request, "space")
     return cache, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
