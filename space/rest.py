@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
+from transformer_hub.text.pipeline import translate_texts
 from transformer_hub.text import (Segmented, detect_language, has_words, language_name, split_sentences,
                                   unserved_language)
 
@@ -35,10 +36,10 @@ from . import service
 from .batching import QueueFull
 from .choice import AUTO
 from .context import SpaceContext
-from .decoder import Request as Sentence
 from .languages import LANGUAGES
 from .limits import CleanText, clean_text
 from .rest_input import RestError, SafeJSONResponse, error_response, read_params
+from .text_models import SpaceModels
 from transformer_hub.hub import ModelLoadError
 
 logger = logging.getLogger(__name__)
@@ -249,18 +250,30 @@ class RestAPI:
             raise RestError(400, f"Invalid request: {where}{exc.message}") from exc
 
     def translate(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        """The text pipeline over the Space's models: each text's model chosen for its direction (``model`` and
+        ``engine`` are per text: lists when ``q`` is a list), its k-th alternative the k-th best of every sentence."""
         job = self.check(params)
         # a text without sentences (no words; or detected as the target language) comes back as it is
         outputs = [[t.join([]) if t is not None and not t.segments else ""] * (job.alternatives + 1) for t in job.texts]
-        used: Dict[str, str] = {}
-        for source in dict.fromkeys(job.sources):  # one decode per source language (usually one)
-            picks = [i for i, (s, text) in enumerate(zip(job.sources, job.texts))
-                     if s == source and text is not None and text.segments]
-            if not picks:
-                continue
-            name, engine = self._decode_into(outputs, job, source, picks)
-            used.setdefault("model", name)
-            used.setdefault("engine", engine)
+        picks = [i for i, text in enumerate(job.texts) if text is not None and text.segments]
+        models: List[Optional[str]] = [None] * len(job.texts)
+        engines: List[Optional[str]] = [None] * len(job.texts)
+        if picks:
+            try:
+                config = service.decoding_config(self.ctx, "beam", max(BEAM_SIZE, job.alternatives + 1),
+                                                 LENGTH_PENALTY, n_best=job.alternatives + 1)
+                results = translate_texts(SpaceModels(self.ctx, job.model, job.engine),
+                                          [job.texts[i].join(job.texts[i].segments) for i in picks], config,
+                                          src_lang=[job.sources[i] for i in picks], tgt_lang=job.target)
+            except gr.Error as exc:
+                raise RestError(400, f"Invalid request: {exc.message}") from exc
+            except ValueError as exc:  # no model for a direction, or the library's checks of this input
+                raise RestError(400, str(exc) if "not available as a target" in str(exc)
+                                else f"Invalid request: {exc}") from exc
+            for i, result in zip(picks, results):
+                outputs[i] = [result.hypotheses[min(k, len(result.hypotheses) - 1)].text
+                              for k in range(job.alternatives + 1)]
+                models[i], engines[i] = result.model, result.engine
         best = [texts[0] for texts in outputs]
         answer: Dict[str, Any] = {"translatedText": best if job.batch else best[0]}
         if job.detected is not None:
@@ -268,41 +281,6 @@ class RestAPI:
         if job.alternatives:
             others = [texts[1:] for texts in outputs]
             answer["alternatives"] = others if job.batch else others[0]
-        answer.update(used)
+        if picks:
+            answer.update(model=models if job.batch else models[0], engine=engines if job.batch else engines[0])
         return answer
-
-    def _decode_into(self, outputs: List[List[str]], job: Job, source: str, picks: List[int]) -> Tuple[str, str]:
-        """Decode the texts ``picks`` (all from ``source``) into ``outputs``; returns the (model, engine) used."""
-        try:
-            try:
-                name = self._model(job, source)
-            except RestError as exc:  # sources detected per item: say which item has no model
-                exc.message = (job.where(picks[0]) if job.detected else "") + exc.message
-                raise
-            pair = service.languages_for(self.ctx, name, source, job.target)
-            config = service.decoding_config(self.ctx, "beam", max(BEAM_SIZE, job.alternatives + 1), LENGTH_PENALTY,
-                                             n_best=job.alternatives + 1)
-            engine = service.resolve_engine(self.ctx, service.pick_engine(job.engine, ENGINE_CHOICES), name, config)
-        except gr.Error as exc:
-            raise RestError(400, f"Invalid request: {exc.message}") from exc
-        sentences = [sentence for i in picks for sentence in job.texts[i].segments]
-        try:
-            results = self.ctx.decoder.generate(name, [Sentence(s, *pair) for s in sentences], config, engine=engine)
-        except ValueError as exc:  # the library's checks of this input
-            raise RestError(400, f"Invalid request: {exc}") from exc
-        start = 0
-        for i in picks:
-            count = len(job.texts[i].segments)
-            mine, start = results[start:start + count], start + count
-            for k in range(len(outputs[i])):  # the k-th best of every sentence, in the text's layout
-                outputs[i][k] = job.texts[i].join([r.hypotheses[min(k, len(r.hypotheses) - 1)].text for r in mine])
-        return name, engine
-
-    def _model(self, job: Job, source: str) -> str:
-        if job.model is not None:
-            return service.pick_model(self.ctx, job.model)
-        name = self.ctx.chooser.best(source, job.target)
-        if name is None:
-            raise RestError(400, f"{LANGUAGES[job.target]} ({job.target}) is not available as a target language "
-                                 f"from {LANGUAGES[source]} ({source})")
-        return name

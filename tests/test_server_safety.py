@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from space_fixtures import ROOT, model_for_tests, multilingual_for_tests, serving  # noqa: I001 - root on sys.path
+from helpers.space_fixtures import ROOT, model_for_tests, multilingual_for_tests, serving
 from space.limits import Limits  # noqa: E402
 from space.rest import RestSettings  # noqa: E402
 
@@ -29,7 +29,7 @@ FILE_ARGS = ["auto", "beam", 4, 0.6, 1.0, 0.9, 0, "en", "de", "auto"]  # /transl
 
 @pytest.fixture(scope="module")
 def served(request, tmp_path_factory):
-    from conftest import MULTI30K, cache_folder, synthetic_pairs
+    from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
 
     cache = cache_folder(request, "space")
     data = None if MULTI30K.is_dir() else synthetic_pairs(2000)
