@@ -15,7 +15,7 @@ from schemathesis.checks import not_a_server_error  # noqa: E402
 from schemathesis.specs.openapi.checks import (content_type_conformance, negative_data_rejection,  # noqa: E402
                                                response_schema_conformance, status_code_conformance)
 
-from helpers.space_fixtures import model_for_tests, serving  # noqa: E402
+from helpers.space_fixtures import model_for_tests, serving
 from space.limits import Limits  # noqa: E402
 from space.rest import RestSettings  # noqa: E402
 

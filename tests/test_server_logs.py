@@ -8,6 +8,7 @@ import pytest
 from gradio.exceptions import InvalidPathError
 from starlette.requests import ClientDisconnect
 
+
 from space import logs
 
 
