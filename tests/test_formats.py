@@ -1,0 +1,325 @@
+"""Document formats: each file translated with a fake translator, reopened with its own library, its structure
+compared with the original's (paragraphs, runs and their styles, cells, cues and timings, slides, inline tags)."""
+import io
+import re
+import zipfile
+
+import docx
+import pptx
+import pytest
+import srt
+from bs4 import BeautifulSoup
+from odf import teletype
+from odf.opendocument import OpenDocumentPresentation, OpenDocumentText, load
+from odf.style import Style, TextProperties
+from odf.table import Table, TableCell, TableRow
+from odf.text import H, LineBreak, P, Span
+
+from transformer_hub.formats import (FORMATS, DocumentError, document_texts, translate_document, translate_html,
+                                     translate_texts)
+from transformer_hub.formats.layout import Translated
+
+
+class Recorder:
+    """A fake translator that keeps every call: ``upper`` keeps each sentence's length (marks land exactly),
+    ``german`` changes lengths (marks land by proportion)."""
+
+    def __init__(self, how: str = "upper") -> None:
+        self.calls, self.how = [], how
+
+    def __call__(self, sentences):
+        self.calls.append(list(sentences))
+        if self.how == "upper":
+            return [s.upper() for s in sentences]
+        return ["Das ist " + s.lower().rstrip(".!?") + " übersetzt." for s in sentences]
+
+
+# --------------------------------------------------------------------------- the layout map
+def test_positions_stay_in_their_sentence_and_between_sentences_nothing_moves():
+    fake = Recorder("german")
+    done, = translate_texts(["  Hello big world. Bye now!\n\nEnd."], fake, "en")
+    assert fake.calls == [["Hello big world.", "Bye now!", "End."]]
+    assert done.target == "  Das ist hello big world übersetzt. Das ist bye now übersetzt.\n\nDas ist end übersetzt."
+    assert done.position(0) == 0 and done.position(2) == 2                   # leading spaces
+    assert done.target[done.position(18):done.position(19)] == " "          # the space between sentences 1 and 2
+    assert done.position(len(done.source)) == len(done.target)
+    start, end = done.spans[1][2:]
+    assert start <= done.position(24) <= end                                # inside "Bye now!": inside its translation
+    assert done.target[done.position(8):].startswith(("big", " big", "hello", "ist"))  # snapped to a word boundary
+
+
+def test_pieces_cut_the_translation_where_the_runs_were():
+    done, = translate_texts(["Hello big world."], Recorder("upper"), "en")
+    assert done.pieces([0, 6, 9, 16]) == ["HELLO ", "BIG", " WORLD."]
+    with pytest.raises(ValueError, match="bounds must rise"):
+        done.pieces([0, 9, 6, 16])
+
+
+def test_one_call_for_all_texts_and_a_wrong_count_is_an_error():
+    fake = Recorder()
+    translate_texts(["One. Two.", "", "   ", "Three."], fake, "en")
+    assert fake.calls == [["One.", "Two.", "Three."]]
+    with pytest.raises(ValueError, match="returned 1 translations for 2 sentences"):
+        translate_texts(["One. Two."], lambda s: ["x"], "en")
+    with pytest.raises(DocumentError, match="3 sentences to translate, the limit is 2"):
+        translate_texts(["One. Two. Three."], fake, "en", max_sentences=2)
+
+
+# --------------------------------------------------------------------------- html
+PAGE = ("<p>Hello <b>big <i>red</i></b> dog &amp; cat. The <a href=\"/x?a=1&amp;b=2\" title=\"Keep me\">link "
+        "here</a> works.</p>\n<script>var s = '<b>not text</b>';</script>\n<ul><li>One item</li><li>Run "
+        "<code>ls -l</code> now.</li></ul><!-- a comment -->")
+
+
+def test_html_with_same_length_translations_keeps_every_tag_exactly():
+    out = translate_html(PAGE, Recorder("upper"), "en")
+    assert out == PAGE.replace("Hello", "HELLO").replace("big", "BIG").replace("red<", "RED<").replace(
+        "dog", "DOG").replace("cat.", "CAT.").replace("The <a", "THE <a").replace("link here", "LINK HERE").replace(
+        "works", "WORKS").replace("One item", "ONE ITEM").replace("Run ", "RUN ").replace("now.", "NOW.")
+
+
+def test_html_text_equals_the_sentences_translated_as_text_and_structure_is_kept():
+    fake = Recorder("german")
+    out = translate_html(PAGE, fake, "en")
+    sentences = fake.calls[0]
+    assert sentences == ["Hello big red dog & cat.", "The link here works.", "One item", "Run now."]
+    soup, original = BeautifulSoup(out, "lxml"), BeautifulSoup(PAGE, "lxml")
+    assert [t.name for t in soup.find_all(True)] == [t.name for t in original.find_all(True)]
+    assert [t.attrs for t in soup.find_all(True)] == [t.attrs for t in original.find_all(True)]
+    assert soup.p.get_text() == " ".join(fake(sentences[:2]))
+    first, second = soup.find_all("li")
+    assert first.get_text() == fake(["One item"])[0] and second.code.get_text() == "ls -l"
+    assert " ".join(second.get_text().replace("ls -l", " ").split()) == fake(["Run now."])[0]
+    assert soup.script.string == "var s = '<b>not text</b>';" and soup.code.string == "ls -l"
+    assert "&amp;" in out and 'href="/x?a=1&amp;b=2"' in out and "<!-- a comment -->" in out
+    assert soup.b.i is not None and soup.b.get_text().strip() and soup.a.get_text().strip()  # nested tags keep text
+
+
+def test_html_document_keeps_its_head_and_doctype_and_skips_pre():
+    page = ("<!DOCTYPE html><html><head><title>The title.</title><style>p {color: red}</style></head><body>"
+            "<div>Intro text<p>Line one<br>line two.</p><pre>  keep   me  </pre></div></body></html>")
+    out = translate_html(page, Recorder("upper"), "en")
+    assert out.startswith("<!DOCTYPE html>") and "<title>THE TITLE.</title>" in out
+    assert "<pre>  keep   me  </pre>" in out and "<style>p {color: red}</style>" in out
+    assert "<p>LINE ONE<br>LINE TWO.</p>" in out and "<div>INTRO TEXT<p>" in out
+
+
+def test_html_file_round_trip_in_its_declared_encoding():
+    page = "<html><head><meta charset=\"iso-8859-1\"></head><body><p>Café au lait.</p></body></html>"
+    out = translate_document(page.encode("latin-1"), ".html", Recorder("upper"), "fr")
+    assert "<p>CAFÉ AU LAIT.</p>" in out.decode("utf-8")
+
+
+# --------------------------------------------------------------------------- txt and srt
+def test_txt_keeps_lines_blank_lines_and_line_ends():
+    data = "First line. Second one.\r\n\r\n  Indented.\r\n".encode("utf-8")
+    assert translate_document(data, ".txt", Recorder()) == b"FIRST LINE. SECOND ONE.\r\n\r\n  INDENTED.\r\n"
+    with pytest.raises(DocumentError, match="not UTF-8 text .byte 0xff at position 0"):
+        translate_document(b"\xff\xfe\x00x", ".txt", Recorder())
+
+
+SUBTITLES = ("1\r\n00:00:01,000 --> 00:00:02,500\r\nA dog runs\r\nacross the park.\r\n\r\n"
+             "2\r\n00:00:03,250 --> 00:00:04,000 X1:10\r\nHello.\r\n\r\n"
+             "3\r\n01:02:03,004 --> 01:02:05,000\r\nTwo sentences. In one cue.\r\n")
+
+
+def test_srt_timings_and_numbers_byte_identical_cues_rebroken():
+    fake = Recorder("german")
+    out = translate_document(SUBTITLES.encode(), ".srt", fake, "en").decode()
+    assert fake.calls == [["A dog runs across the park.", "Hello.", "Two sentences.", "In one cue."]]
+    before, after = SUBTITLES.split("\r\n"), out.split("\r\n")
+    timing = [i for i, line in enumerate(before) if "-->" in line]
+    assert [after[i] for i in timing] == [before[i] for i in timing]            # byte for byte, extras included
+    assert [after[i - 1] for i in timing] == ["1", "2", "3"]
+    cues, original = list(srt.parse(out)), list(srt.parse(SUBTITLES))
+    assert [(c.index, c.start, c.end, c.proprietary) for c in cues] == \
+           [(c.index, c.start, c.end, c.proprietary) for c in original]
+    assert len(cues[0].content.split("\n")) == 2                                 # two lines as before
+    assert cues[0].content.replace("\n", " ") == fake(["A dog runs across the park."])[0]
+    assert cues[2].content == " ".join(fake(["Two sentences.", "In one cue."]))
+
+
+def test_malformed_srt_is_refused_with_the_parsers_reason():
+    with pytest.raises(DocumentError, match="not valid SRT"):
+        translate_document(b"this is not\na subtitle file", ".srt", Recorder())
+
+
+# --------------------------------------------------------------------------- docx
+def make_docx() -> bytes:
+    document = docx.Document()
+    document.add_heading("A title here.", level=1)
+    paragraph = document.add_paragraph("Plain start, ")
+    paragraph.add_run("bold part").bold = True
+    paragraph.add_run(" and an ")
+    paragraph.add_run("italic end.").italic = True
+    table = document.add_table(rows=2, cols=2)
+    for r, row in enumerate(table.rows):
+        for c, cell in enumerate(row.cells):
+            cell.text = f"Cell {r} {c}."
+    inner = table.cell(1, 1).add_table(rows=1, cols=1)
+    inner.cell(0, 0).text = "Nested cell."
+    document.add_paragraph("Tab\tinside. Then a second sentence.")
+    document.sections[0].header.paragraphs[0].text = "Header text."
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def docx_shape(data: bytes):
+    document = docx.Document(io.BytesIO(data))
+    runs = [[(r.bold, r.italic, r.style.name) for r in p.runs] for p in document.paragraphs]
+    cells = [[len(row.cells) for row in t.rows] for t in document.tables]
+    return [p.style.name for p in document.paragraphs], runs, cells, len(document.tables[0].cell(1, 1).tables)
+
+
+def test_docx_keeps_paragraphs_runs_styles_tables_and_header():
+    data = make_docx()
+    same = translate_document(data, ".docx", Recorder("upper"), "en")
+    document, original = docx.Document(io.BytesIO(same)), docx.Document(io.BytesIO(data))
+    assert [p.text for p in document.paragraphs] == [p.text.upper() for p in original.paragraphs]
+    assert [[r.text for r in p.runs] for p in document.paragraphs] == \
+           [[r.text.upper() for r in p.runs] for p in original.paragraphs]
+    assert document.tables[0].cell(1, 1).tables[0].cell(0, 0).text == "NESTED CELL."
+    assert document.sections[0].header.paragraphs[0].text == "HEADER TEXT."
+    fake = Recorder("german")
+    changed = translate_document(data, ".docx", fake, "en")
+    assert docx_shape(changed) == docx_shape(data)
+    assert len(fake.calls) == 1 and "Nested cell." in fake.calls[0] and "Header text." in fake.calls[0]
+    assert docx.Document(io.BytesIO(changed)).paragraphs[2].text == fake(["Tab"])[0] + "\t" + " ".join(
+        fake(["inside.", "Then a second sentence."]))
+
+
+def test_docx_that_is_not_a_zip_or_a_zip_bomb_is_refused():
+    with pytest.raises(DocumentError, match=r"not a Word \(\.docx\) document \(not a valid ZIP"):
+        translate_document(b"PK not really", ".docx", Recorder())
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", b"<" + b" " * (65 << 20))
+    with pytest.raises(DocumentError, match="unpacks to 68,157,441 bytes, the limit is 67,108,864"):
+        translate_document(bomb.getvalue(), ".docx", Recorder())
+
+
+# --------------------------------------------------------------------------- pptx
+def make_pptx() -> bytes:
+    presentation = pptx.Presentation()
+    for number in range(2):
+        slide = presentation.slides.add_slide(presentation.slide_layouts[1])
+        slide.shapes.title.text = f"Slide {number} title."
+        frame = slide.placeholders[1].text_frame
+        frame.text = "First point."
+        paragraph = frame.add_paragraph()
+        paragraph.add_run().text = "Mixed "
+        run = paragraph.add_run()
+        run.text = "bold words."
+        run.font.bold = True
+        slide.notes_slide.notes_text_frame.text = "Speaker notes."
+    table = presentation.slides[1].shapes.add_table(1, 2, 0, 0, 100, 100).table
+    table.cell(0, 0).text, table.cell(0, 1).text = "Left cell.", "Right cell."
+    out = io.BytesIO()
+    presentation.save(out)
+    return out.getvalue()
+
+
+def pptx_shape(data: bytes):
+    presentation = pptx.Presentation(io.BytesIO(data))
+    shape = []
+    for slide in presentation.slides:
+        frames = [s.text_frame for s in slide.shapes if s.has_text_frame]
+        shape.append([[[r.font.bold for r in p.runs] for p in f.paragraphs] for f in frames])
+    return len(presentation.slides), shape
+
+
+def test_pptx_keeps_slides_shapes_runs_tables_and_notes():
+    data = make_pptx()
+    same = pptx.Presentation(io.BytesIO(translate_document(data, ".pptx", Recorder("upper"), "en")))
+    texts = [[s.text_frame.text for s in slide.shapes if s.has_text_frame] for slide in same.slides]
+    assert texts == [["SLIDE 0 TITLE.", "FIRST POINT.\nMIXED BOLD WORDS."], ["SLIDE 1 TITLE.", "FIRST POINT.\nMIXED BOLD WORDS."]]
+    assert [r.text for r in same.slides[0].placeholders[1].text_frame.paragraphs[1].runs] == ["MIXED ", "BOLD WORDS."]
+    table = [s for s in same.slides[1].shapes if s.has_table][0].table
+    assert (table.cell(0, 0).text, table.cell(0, 1).text) == ("LEFT CELL.", "RIGHT CELL.")
+    assert same.slides[1].notes_slide.notes_text_frame.text == "SPEAKER NOTES."
+    assert pptx_shape(translate_document(data, ".pptx", Recorder("german"), "en")) == pptx_shape(data)
+
+
+# --------------------------------------------------------------------------- odt / odp
+def make_odt() -> bytes:
+    document = OpenDocumentText()
+    bold = Style(name="Bold", family="text")
+    bold.addElement(TextProperties(fontweight="bold"))
+    document.automaticstyles.addElement(bold)
+    document.text.addElement(H(outlinelevel=1, text="A heading."))
+    paragraph = P(text="Start with ")
+    paragraph.addElement(Span(stylename=bold, text="bold words"))
+    paragraph.addText(" and more.")
+    paragraph.addElement(LineBreak())
+    paragraph.addText("After the break.")
+    document.text.addElement(paragraph)
+    table = Table(name="T")
+    row = TableRow()
+    for text in ("Left cell.", "Right cell."):
+        cell = TableCell()
+        cell.addElement(P(text=text))
+        row.addElement(cell)
+    table.addElement(row)
+    document.text.addElement(table)
+    out = io.BytesIO()
+    document.write(out)
+    return out.getvalue()
+
+
+def odf_shape(data: bytes):
+    document = load(io.BytesIO(data))
+    paragraphs = document.getElementsByType(P) + document.getElementsByType(H)
+    spans = [[s.getAttribute("stylename") for s in p.getElementsByType(Span)] for p in paragraphs]
+    return len(paragraphs), spans, len(document.getElementsByType(TableCell)), len(document.getElementsByType(LineBreak))
+
+
+def test_odt_keeps_paragraphs_spans_breaks_and_cells():
+    data = make_odt()
+    same = load(io.BytesIO(translate_document(data, ".odt", Recorder("upper"), "en")))
+    assert [teletype.extractText(p) for p in same.getElementsByType(P)] == \
+           ["START WITH BOLD WORDS AND MORE.\nAFTER THE BREAK.", "LEFT CELL.", "RIGHT CELL."]
+    assert teletype.extractText(same.getElementsByType(Span)[0]) == "BOLD WORDS"
+    assert teletype.extractText(same.getElementsByType(H)[0]) == "A HEADING."
+    assert odf_shape(translate_document(data, ".odt", Recorder("german"), "en")) == odf_shape(data)
+
+
+def test_odp_is_read_by_the_same_code():
+    from odf.draw import Frame, Page, TextBox
+    from odf.style import MasterPage, PageLayout
+
+    document = OpenDocumentPresentation()
+    layout = PageLayout(name="L")
+    document.automaticstyles.addElement(layout)
+    master = MasterPage(name="M", pagelayoutname=layout)
+    document.masterstyles.addElement(master)
+    page = Page(masterpagename=master)
+    frame = Frame(width="10cm", height="2cm", x="1cm", y="1cm")
+    box = TextBox()
+    box.addElement(P(text="A slide sentence."))
+    frame.addElement(box)
+    page.addElement(frame)
+    document.presentation.addElement(page)
+    out = io.BytesIO()
+    document.write(out)
+    translated = load(io.BytesIO(translate_document(out.getvalue(), ".odp", Recorder(), "en")))
+    assert [teletype.extractText(p) for p in translated.getElementsByType(P)] == ["A SLIDE SENTENCE."]
+
+
+# --------------------------------------------------------------------------- the front door
+def test_formats_listed_and_others_refused():
+    assert FORMATS == (".txt", ".html", ".htm", ".srt", ".docx", ".pptx", ".odt", ".odp")
+    with pytest.raises(DocumentError, match=r"\.pdf is not a format that can be translated; use one of .txt"):
+        translate_document(b"%PDF-1.4", ".pdf", Recorder())
+    with pytest.raises(DocumentError, match="too large: 11 bytes, the limit is 10"):
+        translate_document(b"Hello world", ".txt", Recorder(), max_bytes=10)
+    with pytest.raises(DocumentError, match="empty"):
+        translate_document(b"", ".txt", Recorder())
+    assert document_texts(SUBTITLES.encode(), ".SRT") == ["A dog runs across the park.", "Hello.",
+                                                          "Two sentences. In one cue."]
+
+
+def test_translated_positions_reject_offsets_outside_the_text():
+    done = Translated("ab", "AB", ((0, 2, 0, 2),))
+    with pytest.raises(ValueError, match="offset 3 outside a text of 2 characters"):
+        done.position(3)
