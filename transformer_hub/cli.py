@@ -28,6 +28,7 @@ import warnings
 from typing import Callable, Iterator, List, Optional, Sequence, TextIO
 
 from .data import default_data_dir, MULTI30K_LANGS, download_multi30k, read_lines
+from . import store_commands
 from .errors import Parser, UserError
 from .metrics import score_with_signatures
 from .registry import Registry
@@ -456,6 +457,13 @@ def download_command(argv: List[str]) -> int:
     print(f"{len(written)} new file(s) in {args.dest} ({', '.join(langs)}); train with "
           f"`python -m {PROG} train --data-dir {args.dest} --out runs/NAME`")
     return 0
+
+
+# --------------------------------------------------------------------------- the server's database
+command("suggestions", "export users' suggested translations (the server's /suggest) as training files")(
+    store_commands.suggestions_command)
+command("keys", "add, list or remove the server's API keys (add REQ_LIMIT [--key K] [--char-limit N])")(
+    store_commands.keys_command)
 
 
 # --------------------------------------------------------------------------- entry point
