@@ -28,6 +28,12 @@ WINDOW_SECONDS = 60.0
 MAX_CLIENTS = 50_000  # clients remembered at once; the least recently seen is forgotten first
 
 
+def client_address(request) -> str:
+    """The client of a Starlette request: its peer address (uvicorn takes it from X-Forwarded-For only for the
+    proxies it trusts, ``--forwarded-allow-ips``), so a client cannot pick its own address to escape its limit."""
+    return request.client.host if request.client else "unknown"
+
+
 class AccessDenied(Exception):
     """A request refused: its HTTP status and LibreTranslate's message."""
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from transformer_hub.decoding import DecodingConfig
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.formats import FORMATS, DocumentError, document_texts, translate_document
 
@@ -58,16 +59,17 @@ def _detected(ctx: SpaceContext, data: bytes, suffix: str, source: str, target: 
 
 def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, target: str,
                    model: Optional[str] = None, engine: str = service.TRANSLATE_ENGINE,
-                   progress: Optional[Progress] = None) -> Translation:
-    """``data`` (the file ``filename``) translated from ``source`` (or "auto") into ``target``.  Raises
-    ``DocumentError`` (a ``ValueError``) for a file that cannot be translated, ``gr.Error`` for a bad choice."""
+                   progress: Optional[Progress] = None, config: Optional[DecodingConfig] = None) -> Translation:
+    """``data`` (the file ``filename``) translated from ``source`` (or "auto") into ``target`` (``config``:
+    the decoding options, default the REST routes' beam search).  Raises ``DocumentError`` (a ``ValueError``)
+    for a file that cannot be translated, ``gr.Error`` for a bad choice."""
     stem, suffix = os.path.splitext(os.path.basename(filename or ""))
     if suffix.lower() not in FORMATS:
         raise DocumentError(f"{suffix or 'A file without an extension'} is not a format that can be translated; "
                             f"use one of {', '.join(FORMATS)}.")
     source = _detected(ctx, data, suffix, source, target)
     name = service.pick_model(ctx, model, source, target)
-    config = service.decoding_config(ctx, "beam", 4, 0.6)
+    config = config or service.decoding_config(ctx, "beam", 4, 0.6)
     engine = service.resolve_engine(ctx, service.pick_engine(engine, ENGINE_CHOICES), name, config)
     pair = service.languages_for(ctx, name, source, target)
     spent = {"seconds": 0.0, "sentences": 0}

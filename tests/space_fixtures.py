@@ -206,3 +206,17 @@ def serving(model_dirs: Iterable[os.PathLike], limits: Optional[Limits] = None, 
             thread.join(30)
             demo.space_context.decoder.close()
             torch.set_num_threads(threads)
+
+
+def untrained_model_dir(root: Path, tokenizer) -> Path:
+    """A tiny en->de model that was never trained (seeded: its outputs are fixed), saved under ``root/en-de``:
+    enough for tests of the server's plumbing, where only equal answers matter, not good ones."""
+    from transformer_hub import Transformer, TransformerConfig
+
+    vocab = tokenizer.src_vocab_size
+    torch.manual_seed(0)
+    model = Transformer(TransformerConfig.preset("tiny", src_vocab_size=vocab, tgt_vocab_size=vocab,
+                                                 share_embeddings=True, src_lang="en", tgt_lang="de")).eval()
+    model.tokenizer = tokenizer
+    model.save_pretrained(root / "en-de")
+    return root / "en-de"

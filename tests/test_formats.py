@@ -1,7 +1,6 @@
 """Document formats: each file translated with a fake translator, reopened with its own library, its structure
 compared with the original's (paragraphs, runs and their styles, cells, cues and timings, slides, inline tags)."""
 import io
-import re
 import zipfile
 
 import docx
@@ -10,11 +9,10 @@ import pytest
 import srt
 from bs4 import BeautifulSoup
 from odf import teletype
-from odf.opendocument import OpenDocumentPresentation, OpenDocumentText, load
-from odf.style import Style, TextProperties
-from odf.table import Table, TableCell, TableRow
-from odf.text import H, LineBreak, P, Span
+from odf.opendocument import OpenDocumentPresentation, load
+from odf.text import H, P, Span
 
+from document_fixtures import SUBTITLES, docx_shape, make_docx, make_odt, make_pptx, odf_shape, pptx_shape
 from transformer_hub.formats import (FORMATS, DocumentError, document_texts, translate_document, translate_html,
                                      translate_texts)
 from transformer_hub.formats.layout import Translated
@@ -118,9 +116,6 @@ def test_txt_keeps_lines_blank_lines_and_line_ends():
         translate_document(b"\xff\xfe\x00x", ".txt", Recorder())
 
 
-SUBTITLES = ("1\r\n00:00:01,000 --> 00:00:02,500\r\nA dog runs\r\nacross the park.\r\n\r\n"
-             "2\r\n00:00:03,250 --> 00:00:04,000 X1:10\r\nHello.\r\n\r\n"
-             "3\r\n01:02:03,004 --> 01:02:05,000\r\nTwo sentences. In one cue.\r\n")
 
 
 def test_srt_timings_and_numbers_byte_identical_cues_rebroken():
@@ -145,31 +140,8 @@ def test_malformed_srt_is_refused_with_the_parsers_reason():
 
 
 # --------------------------------------------------------------------------- docx
-def make_docx() -> bytes:
-    document = docx.Document()
-    document.add_heading("A title here.", level=1)
-    paragraph = document.add_paragraph("Plain start, ")
-    paragraph.add_run("bold part").bold = True
-    paragraph.add_run(" and an ")
-    paragraph.add_run("italic end.").italic = True
-    table = document.add_table(rows=2, cols=2)
-    for r, row in enumerate(table.rows):
-        for c, cell in enumerate(row.cells):
-            cell.text = f"Cell {r} {c}."
-    inner = table.cell(1, 1).add_table(rows=1, cols=1)
-    inner.cell(0, 0).text = "Nested cell."
-    document.add_paragraph("Tab\tinside. Then a second sentence.")
-    document.sections[0].header.paragraphs[0].text = "Header text."
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
 
 
-def docx_shape(data: bytes):
-    document = docx.Document(io.BytesIO(data))
-    runs = [[(r.bold, r.italic, r.style.name) for r in p.runs] for p in document.paragraphs]
-    cells = [[len(row.cells) for row in t.rows] for t in document.tables]
-    return [p.style.name for p in document.paragraphs], runs, cells, len(document.tables[0].cell(1, 1).tables)
 
 
 def test_docx_keeps_paragraphs_runs_styles_tables_and_header():
@@ -200,33 +172,8 @@ def test_docx_that_is_not_a_zip_or_a_zip_bomb_is_refused():
 
 
 # --------------------------------------------------------------------------- pptx
-def make_pptx() -> bytes:
-    presentation = pptx.Presentation()
-    for number in range(2):
-        slide = presentation.slides.add_slide(presentation.slide_layouts[1])
-        slide.shapes.title.text = f"Slide {number} title."
-        frame = slide.placeholders[1].text_frame
-        frame.text = "First point."
-        paragraph = frame.add_paragraph()
-        paragraph.add_run().text = "Mixed "
-        run = paragraph.add_run()
-        run.text = "bold words."
-        run.font.bold = True
-        slide.notes_slide.notes_text_frame.text = "Speaker notes."
-    table = presentation.slides[1].shapes.add_table(1, 2, 0, 0, 100, 100).table
-    table.cell(0, 0).text, table.cell(0, 1).text = "Left cell.", "Right cell."
-    out = io.BytesIO()
-    presentation.save(out)
-    return out.getvalue()
 
 
-def pptx_shape(data: bytes):
-    presentation = pptx.Presentation(io.BytesIO(data))
-    shape = []
-    for slide in presentation.slides:
-        frames = [s.text_frame for s in slide.shapes if s.has_text_frame]
-        shape.append([[[r.font.bold for r in p.runs] for p in f.paragraphs] for f in frames])
-    return len(presentation.slides), shape
 
 
 def test_pptx_keeps_slides_shapes_runs_tables_and_notes():
@@ -242,36 +189,8 @@ def test_pptx_keeps_slides_shapes_runs_tables_and_notes():
 
 
 # --------------------------------------------------------------------------- odt / odp
-def make_odt() -> bytes:
-    document = OpenDocumentText()
-    bold = Style(name="Bold", family="text")
-    bold.addElement(TextProperties(fontweight="bold"))
-    document.automaticstyles.addElement(bold)
-    document.text.addElement(H(outlinelevel=1, text="A heading."))
-    paragraph = P(text="Start with ")
-    paragraph.addElement(Span(stylename=bold, text="bold words"))
-    paragraph.addText(" and more.")
-    paragraph.addElement(LineBreak())
-    paragraph.addText("After the break.")
-    document.text.addElement(paragraph)
-    table = Table(name="T")
-    row = TableRow()
-    for text in ("Left cell.", "Right cell."):
-        cell = TableCell()
-        cell.addElement(P(text=text))
-        row.addElement(cell)
-    table.addElement(row)
-    document.text.addElement(table)
-    out = io.BytesIO()
-    document.write(out)
-    return out.getvalue()
 
 
-def odf_shape(data: bytes):
-    document = load(io.BytesIO(data))
-    paragraphs = document.getElementsByType(P) + document.getElementsByType(H)
-    spans = [[s.getAttribute("stylename") for s in p.getElementsByType(Span)] for p in paragraphs]
-    return len(paragraphs), spans, len(document.getElementsByType(TableCell)), len(document.getElementsByType(LineBreak))
 
 
 def test_odt_keeps_paragraphs_spans_breaks_and_cells():

@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from space_fixtures import serving  # noqa: I001 - puts the repository root on sys.path
+from space_fixtures import serving, untrained_model_dir  # noqa: I001 - puts the repository root on sys.path
 from space.limits import Limits
 
 mcp = pytest.importorskip("mcp", reason="the mcp client (gradio[mcp]) is not installed")
@@ -21,20 +21,10 @@ TEXT = "A dog runs in the park."
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, tiny_tokenizer):
-    import torch
-
-    from transformer_hub import Transformer, TransformerConfig
-
-    root = tmp_path_factory.mktemp("mcp")
-    vocab = tiny_tokenizer.src_vocab_size
-    torch.manual_seed(0)
-    model = Transformer(TransformerConfig.preset("tiny", src_vocab_size=vocab, tgt_vocab_size=vocab,
-                                                 share_embeddings=True, src_lang="en", tgt_lang="de")).eval()
-    model.tokenizer = tiny_tokenizer
-    model.save_pretrained(root / "en-de")
+    model = untrained_model_dir(tmp_path_factory.mktemp("mcp"), tiny_tokenizer)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("GRADIO_MCP_SERVER", "true")
-        with serving([root / "en-de"], Limits(max_output_tokens=12)) as running:
+        with serving([model], Limits(max_output_tokens=12)) as running:
             yield running
 
 

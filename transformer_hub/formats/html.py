@@ -164,15 +164,25 @@ def _serialize(soup: BeautifulSoup, whole: bool) -> str:
                    for part in parts if part is not None for child in part.contents)
 
 
+def read_markup(markup: str) -> Document:
+    """HTML given as text (a fragment or a whole page); ``write`` gives back the same kind, as UTF-8 bytes."""
+    soup, units = _parse(markup)
+    whole = bool(_DOCUMENT.search(markup))
+
+    def write(done: List[Translated]) -> bytes:
+        for unit, translated in zip(units, done):
+            _replace(unit, translated, soup)
+        return _serialize(soup, whole).encode("utf-8")
+
+    return Document([u.text for u in units], write)
+
+
 def translate_html(markup: str, translate: Translate, lang: Optional[str] = None,
                    max_sentences: Optional[int] = None) -> str:
     """``markup`` (a fragment or a whole page) with its text translated and its markup kept; a fragment comes
     back as a fragment."""
-    soup, units = _parse(markup)
-    done = translate_texts([u.text for u in units], translate, lang, max_sentences)
-    for unit, translated in zip(units, done):
-        _replace(unit, translated, soup)
-    return _serialize(soup, bool(_DOCUMENT.search(markup)))
+    document = read_markup(markup)
+    return document.write(translate_texts(document.texts, translate, lang, max_sentences)).decode("utf-8")
 
 
 def read(data: bytes) -> Document:
