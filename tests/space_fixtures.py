@@ -220,3 +220,17 @@ def untrained_model_dir(root: Path, tokenizer) -> Path:
     model.tokenizer = tokenizer
     model.save_pretrained(root / "en-de")
     return root / "en-de"
+
+
+@contextlib.contextmanager
+def model_context(folder: Path, model, limits: Limits) -> Iterator["SpaceContext"]:
+    """A ``SpaceContext`` over ``model`` saved as ``folder/en-de`` (no page, no server), its decoder closed after."""
+    from space.context import SpaceContext
+    from space.models_store import ModelStore
+
+    model.save_pretrained(folder / "en-de")
+    context = SpaceContext(store=ModelStore(folder, []), limits=limits)
+    try:
+        yield context
+    finally:
+        context.decoder.close()

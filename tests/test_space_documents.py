@@ -7,11 +7,9 @@ import os
 import gradio as gr
 import pytest
 
-from space_fixtures import free_port  # noqa: F401, I001 - puts the repository root on sys.path
+from space_fixtures import model_context  # noqa: I001 - puts the repository root on sys.path
 from space import documents
-from space.context import SpaceContext
 from space.limits import Limits
-from space.models_store import ModelStore
 
 DOCUMENT = "A dog runs in the park. Two children play.\n\nA man sits on a bench.\n"
 
@@ -24,14 +22,13 @@ def upload_folder(tmp_path, monkeypatch):
     return folder
 
 
+LIMITS = Limits(max_file_bytes=200, max_file_sentences=4, document_chunk=1)
+
+
 @pytest.fixture
 def ctx(tmp_path, make_model):
-    models = tmp_path / "models"
-    make_model().save_pretrained(models / "en-de")
-    context = SpaceContext(store=ModelStore(models, []), limits=Limits(max_file_bytes=200, max_file_sentences=4,
-                                                                        document_chunk=1))
-    yield context
-    context.decoder.close()
+    with model_context(tmp_path / "models", make_model(), LIMITS) as context:
+        yield context
 
 
 def upload(folder, name: str, content: bytes):

@@ -7,23 +7,20 @@ import io
 import docx
 import pytest
 
-from space_fixtures import free_port  # noqa: F401, I001 - puts the repository root on sys.path
+from space_fixtures import model_context  # noqa: I001 - puts the repository root on sys.path
 from space import files, service
-from space.context import SpaceContext
 from space.limits import Limits
-from space.models_store import ModelStore
 from transformer_hub.formats import DocumentError
 from transformer_hub.text import split_sentences
 
 
+LIMITS = Limits(max_file_bytes=100_000, max_file_sentences=8, document_chunk=2)
+
+
 @pytest.fixture
 def ctx(tmp_path, make_model):
-    models = tmp_path / "models"
-    make_model().save_pretrained(models / "en-de")
-    context = SpaceContext(store=ModelStore(models, []), limits=Limits(max_file_bytes=100_000, max_file_sentences=8,
-                                                                        document_chunk=2))
-    yield context
-    context.decoder.close()
+    with model_context(tmp_path / "models", make_model(), LIMITS) as context:
+        yield context
 
 
 def reference(ctx, sentences):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import io
 import zipfile
 from dataclasses import dataclass
-from typing import Callable, List
+from typing import Any, Callable, List, Tuple
 
-from .layout import DocumentError, Translated
+from .layout import Document, DocumentError, Translated
 
 MAX_UNPACKED_BYTES = 64 << 20  # a document's files together, uncompressed (their sizes as the archive declares
 MAX_MEMBERS = 5_000            # them: Python's zipfile never decompresses past a member's declared size)
@@ -36,6 +36,16 @@ def check_archive(data: bytes, kind: str, required: str) -> None:
                             f"{MAX_UNPACKED_BYTES:,}.")
     if required not in names:
         raise DocumentError(f"The file is not a {kind} document: it has no {required}.")
+
+
+def open_package(data: bytes, kind: str, required: str, opener: Callable[[io.BytesIO], Any],
+                 errors: Tuple[type, ...]) -> Any:
+    """``opener`` (the format's library) on the checked archive; its ``errors`` become a ``DocumentError``."""
+    check_archive(data, kind, required)
+    try:
+        return opener(io.BytesIO(data))
+    except errors as exc:
+        raise DocumentError(f"The file is not a readable {kind} document: {exc}") from None
 
 
 @dataclass
@@ -68,3 +78,17 @@ def rewrite(pieces: List[Piece], done: Translated) -> None:
     for piece, part in zip(pieces, parts):
         if piece.set is not None:
             piece.set(part)
+
+
+def office_document(paragraphs: List[List[Piece]], save: Callable[[io.BytesIO], None]) -> Document:
+    """The paragraphs with some text, as a ``Document`` whose ``write`` rewrites them and ``save``s the file."""
+    paragraphs = [pieces for pieces in paragraphs if any(piece.text.strip() for piece in pieces)]
+
+    def write(done: List[Translated]) -> bytes:
+        for pieces, translated in zip(paragraphs, done):
+            rewrite(pieces, translated)
+        out = io.BytesIO()
+        save(out)
+        return out.getvalue()
+
+    return Document([paragraph_text(pieces) for pieces in paragraphs], write)

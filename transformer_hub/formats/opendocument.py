@@ -6,7 +6,6 @@ frame's paragraphs are paragraphs of their own.
 """
 from __future__ import annotations
 
-import io
 import xml.sax
 import zipfile
 from typing import List
@@ -15,8 +14,8 @@ from odf.element import Element, Text
 from odf.namespaces import DRAWNS, OFFICENS, TEXTNS
 from odf.opendocument import load
 
-from .layout import Document, DocumentError, Translated
-from .office import Piece, check_archive, paragraph_text, rewrite
+from .layout import Document
+from .office import Piece, office_document, open_package
 
 _PARAGRAPHS = {(TEXTNS, "p"), (TEXTNS, "h")}
 _BREAKS = {(TEXTNS, "tab"), (TEXTNS, "line-break")}
@@ -50,19 +49,7 @@ def _walk(element: Element, found: List[Element]) -> List[Element]:
 
 
 def read(data: bytes, kind: str = "OpenDocument (.odt, .odp)") -> Document:
-    check_archive(data, kind, "content.xml")
-    try:
-        document = load(io.BytesIO(data))
-    except (KeyError, ValueError, zipfile.BadZipFile, xml.sax.SAXException) as exc:
-        raise DocumentError(f"The file is not a readable {kind} document: {exc}") from None
+    document = open_package(data, kind, "content.xml", load,
+                            (KeyError, ValueError, zipfile.BadZipFile, xml.sax.SAXException))
     paragraphs = [_pieces(p, []) for p in _walk(document.body, [])]
-    paragraphs = [pieces for pieces in paragraphs if any(piece.text.strip() for piece in pieces)]
-
-    def write(done: List[Translated]) -> bytes:
-        for pieces, translated in zip(paragraphs, done):
-            rewrite(pieces, translated)
-        out = io.BytesIO()
-        document.write(out)
-        return out.getvalue()
-
-    return Document([paragraph_text(pieces) for pieces in paragraphs], write)
+    return office_document(paragraphs, document.write)

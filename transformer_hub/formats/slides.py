@@ -6,7 +6,6 @@ were (``office``). Fields (slide numbers, dates) are left to PowerPoint.
 """
 from __future__ import annotations
 
-import io
 from typing import List
 
 import pptx
@@ -14,8 +13,8 @@ from lxml import etree
 from pptx.exc import PackageNotFoundError
 from pptx.oxml.ns import qn
 
-from .layout import Document, DocumentError, Translated
-from .office import Piece, check_archive, paragraph_text, rewrite
+from .layout import Document
+from .office import Piece, office_document, open_package
 
 _TEXT, _BREAK, _FIELD = qn("a:t"), qn("a:br"), qn("a:fld")
 
@@ -37,24 +36,12 @@ def _pieces(paragraph) -> List[Piece]:
 
 
 def read(data: bytes) -> Document:
-    check_archive(data, "PowerPoint (.pptx)", "ppt/presentation.xml")
-    try:
-        presentation = pptx.Presentation(io.BytesIO(data))
-    except (PackageNotFoundError, KeyError, ValueError, etree.XMLSyntaxError) as exc:
-        raise DocumentError(f"The file is not a readable PowerPoint (.pptx) document: {exc}") from None
+    presentation = open_package(data, "PowerPoint (.pptx)", "ppt/presentation.xml", pptx.Presentation,
+                                (PackageNotFoundError, KeyError, ValueError, etree.XMLSyntaxError))
     trees = []
     for slide in presentation.slides:
         trees.append(slide.element)
         if slide.has_notes_slide:
             trees.append(slide.notes_slide.element)
     paragraphs = [_pieces(p) for tree in trees for p in tree.iter(qn("a:p"))]
-    paragraphs = [pieces for pieces in paragraphs if any(piece.text.strip() for piece in pieces)]
-
-    def write(done: List[Translated]) -> bytes:
-        for pieces, translated in zip(paragraphs, done):
-            rewrite(pieces, translated)
-        out = io.BytesIO()
-        presentation.save(out)
-        return out.getvalue()
-
-    return Document([paragraph_text(pieces) for pieces in paragraphs], write)
+    return office_document(paragraphs, presentation.save)

@@ -6,7 +6,6 @@ stay as they were (``office``).
 """
 from __future__ import annotations
 
-import io
 from typing import List
 
 import docx
@@ -15,8 +14,8 @@ from docx.opc.part import XmlPart
 from docx.oxml.ns import qn
 from lxml import etree
 
-from .layout import Document, DocumentError, Translated
-from .office import Piece, check_archive, paragraph_text, rewrite
+from .layout import Document
+from .office import Piece, office_document, open_package
 
 _TEXT, _BREAKS = qn("w:t"), {qn("w:tab"), qn("w:br"), qn("w:cr")}
 _STORIES = ("document", "header", "footer", "footnotes", "endnotes")
@@ -43,21 +42,9 @@ def _pieces(paragraph) -> List[Piece]:
 
 
 def read(data: bytes) -> Document:
-    check_archive(data, "Word (.docx)", "word/document.xml")
-    try:
-        document = docx.Document(io.BytesIO(data))
-    except (PackageNotFoundError, KeyError, ValueError, etree.XMLSyntaxError) as exc:
-        raise DocumentError(f"The file is not a readable Word (.docx) document: {exc}") from None
+    document = open_package(data, "Word (.docx)", "word/document.xml", docx.Document,
+                            (PackageNotFoundError, KeyError, ValueError, etree.XMLSyntaxError))
     parts = [part for part in document.part.package.iter_parts() if isinstance(part, XmlPart)
              and str(part.partname).rsplit("/", 1)[-1].startswith(_STORIES)]
     paragraphs = [_pieces(p) for part in parts for p in part.element.iter(qn("w:p"))]
-    paragraphs = [pieces for pieces in paragraphs if any(piece.text.strip() for piece in pieces)]
-
-    def write(done: List[Translated]) -> bytes:
-        for pieces, translated in zip(paragraphs, done):
-            rewrite(pieces, translated)
-        out = io.BytesIO()
-        document.save(out)
-        return out.getvalue()
-
-    return Document([paragraph_text(pieces) for pieces in paragraphs], write)
+    return office_document(paragraphs, document.save)
