@@ -150,13 +150,11 @@ class OutputFolder:
 
 
 def _ttl_from_env() -> float:
-    raw = os.environ.get(FILE_TTL_ENV, "").strip()
-    if not raw:
-        return FILE_TTL
+    raw = os.environ.get(FILE_TTL_ENV, "").strip() or str(FILE_TTL)
     try:
         value = float(raw)
     except ValueError:
-        raise ValueError(f"{FILE_TTL_ENV} must be a number of seconds, got {raw!r}") from None
-    if value <= 0:
-        raise ValueError(f"{FILE_TTL_ENV} must be positive, got {raw!r}")
+        value = float("nan")
+    if not value > 0:  # nan (not a number) included
+        raise ValueError(f"{FILE_TTL_ENV} must be a positive number of seconds, got {raw!r}")
     return value

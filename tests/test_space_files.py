@@ -106,5 +106,8 @@ def test_file_ttl_from_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("SPACE_FILE_TTL", "60")
     assert files.OutputFolder(tmp_path / "a").ttl == 60.0
     monkeypatch.setenv("SPACE_FILE_TTL", "soon")
-    with pytest.raises(ValueError, match="SPACE_FILE_TTL must be a number of seconds, got 'soon'"):
+    with pytest.raises(ValueError, match="SPACE_FILE_TTL must be a positive number of seconds, got 'soon'"):
         files.OutputFolder(tmp_path / "b")
+    monkeypatch.setenv("SPACE_FILE_TTL", "0")
+    with pytest.raises(ValueError, match="positive number of seconds, got '0'"):
+        files.OutputFolder(tmp_path / "c")
