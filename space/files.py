@@ -1,5 +1,5 @@
 """Documents for the page's document box and ``POST /translate_file``: one code path for every format of
-``transformer_hub.formats`` (.txt .html .srt .docx .pptx .odt .odp), and the server's own folder of translations.
+``transformer_hub.formats`` (.txt .html .srt .docx .pptx .odt .odp .epub), and the server's own folder of translations.
 
 ``translate_file`` detects the language when asked ("auto": from the document's own texts), picks the model and
 engine as the page does, decodes every sentence through the shared decoder (``limits.document_chunk`` at a time,

@@ -1,6 +1,7 @@
 """Documents of every format built with their own libraries, and their structure read back (for the format and
 REST tests): paragraphs, runs and their styles, tables and cells, slides, spans and breaks."""
 import io
+import zipfile
 
 import docx
 import pptx
@@ -93,4 +94,36 @@ def odf_shape(data: bytes):
     document = load(io.BytesIO(data))
     paragraphs = document.getElementsByType(P) + document.getElementsByType(H)
     spans = [[s.getAttribute("stylename") for s in p.getElementsByType(Span)] for p in paragraphs]
-    return len(paragraphs), spans, len(document.getElementsByType(TableCell)), len(document.getElementsByType(LineBreak))
+    cells, breaks = document.getElementsByType(TableCell), document.getElementsByType(LineBreak)
+    return len(paragraphs), spans, len(cells), len(breaks)
+
+
+CHAPTER = ('<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Chapter '
+           'one.</title></head><body><h1>Chapter one.</h1><p>A dog <em>runs</em> in the park.<br/>It rains.</p>'
+           '<p>Two &amp; three.</p></body></html>')
+
+
+def make_epub() -> bytes:
+    """A minimal EPUB 3: its mimetype first and stored, a container, a package file, one chapter and a style."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")  # ZipInfo's default: stored
+        archive.writestr("META-INF/container.xml", '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:'
+                         'names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" '
+                         'media-type="application/oebps-package+xml"/></rootfiles></container>')
+        archive.writestr("OEBPS/content.opf", '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" '
+                         'version="3.0"><manifest><item id="c1" href="ch1.xhtml" media-type="application/xhtml+xml"/>'
+                         '</manifest><spine><itemref idref="c1"/></spine></package>')
+        archive.writestr("OEBPS/ch1.xhtml", CHAPTER)
+        archive.writestr("OEBPS/style.css", "p { margin: 0 }")
+    return out.getvalue()
+
+
+def epub_shape(data: bytes):
+    from bs4 import BeautifulSoup
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = [(m.filename, m.compress_type) for m in archive.infolist()]
+        others = {n: archive.read(n) for n, _ in members if not n.endswith(".xhtml")}
+        chapter = BeautifulSoup(archive.read("OEBPS/ch1.xhtml"), "xml")
+    return members, others, [(t.name, t.attrs) for t in chapter.find_all(True)]

@@ -12,7 +12,8 @@ from odf import teletype
 from odf.opendocument import OpenDocumentPresentation, load
 from odf.text import H, P, Span
 
-from document_fixtures import SUBTITLES, docx_shape, make_docx, make_odt, make_pptx, odf_shape, pptx_shape
+from document_fixtures import (CHAPTER, SUBTITLES, docx_shape, epub_shape, make_docx, make_epub, make_odt, make_pptx,
+                               odf_shape, pptx_shape)
 from transformer_hub.formats import (FORMATS, DocumentError, document_texts, translate_document, translate_html,
                                      translate_texts)
 from transformer_hub.formats.layout import Translated
@@ -162,7 +163,7 @@ def test_docx_keeps_paragraphs_runs_styles_tables_and_header():
 
 
 def test_docx_that_is_not_a_zip_or_a_zip_bomb_is_refused():
-    with pytest.raises(DocumentError, match=r"not a Word \(\.docx\) document \(not a valid ZIP"):
+    with pytest.raises(DocumentError, match=r"not a valid Word \(\.docx\) document \(not a ZIP archive"):
         translate_document(b"PK not really", ".docx", Recorder())
     bomb = io.BytesIO()
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -180,7 +181,7 @@ def test_pptx_keeps_slides_shapes_runs_tables_and_notes():
     data = make_pptx()
     same = pptx.Presentation(io.BytesIO(translate_document(data, ".pptx", Recorder("upper"), "en")))
     texts = [[s.text_frame.text for s in slide.shapes if s.has_text_frame] for slide in same.slides]
-    assert texts == [["SLIDE 0 TITLE.", "FIRST POINT.\nMIXED BOLD WORDS."], ["SLIDE 1 TITLE.", "FIRST POINT.\nMIXED BOLD WORDS."]]
+    assert texts == [[f"SLIDE {n} TITLE.", "FIRST POINT.\nMIXED BOLD WORDS."] for n in range(2)]
     assert [r.text for r in same.slides[0].placeholders[1].text_frame.paragraphs[1].runs] == ["MIXED ", "BOLD WORDS."]
     table = [s for s in same.slides[1].shapes if s.has_table][0].table
     assert (table.cell(0, 0).text, table.cell(0, 1).text) == ("LEFT CELL.", "RIGHT CELL.")
@@ -225,9 +226,30 @@ def test_odp_is_read_by_the_same_code():
     assert [teletype.extractText(p) for p in translated.getElementsByType(P)] == ["A SLIDE SENTENCE."]
 
 
+# --------------------------------------------------------------------------- epub
+def test_epub_chapters_translated_as_xhtml_and_every_other_member_kept():
+    data = make_epub()
+    fake = Recorder("german")
+    out = translate_document(data, ".epub", fake, "en")
+    assert fake.calls == [["Chapter one.", "Chapter one.", "A dog runs in the park.", "It rains.", "Two & three."]]
+    assert epub_shape(out) == epub_shape(data)  # members, order, compression, other files, the chapter's tags
+    with zipfile.ZipFile(io.BytesIO(out)) as archive:
+        assert archive.infolist()[0].filename == "mimetype" and archive.infolist()[0].compress_type == 0
+        chapter = archive.read("OEBPS/ch1.xhtml").decode()
+    same = translate_document(data, ".epub", Recorder("upper"), "en")
+    with zipfile.ZipFile(io.BytesIO(same)) as archive:
+        upper = archive.read("OEBPS/ch1.xhtml").decode()
+    assert upper == CHAPTER.replace("Chapter one.", "CHAPTER ONE.").replace("A dog <em>runs</em> in the park.",
+        "A DOG <em>RUNS</em> IN THE PARK.").replace("It rains.", "IT RAINS.").replace("Two &amp; three.",
+        "TWO &amp; THREE.")
+    assert "Das ist two & three übersetzt." not in chapter and "Das ist two &amp; three übersetzt." in chapter
+    with pytest.raises(DocumentError, match=r"not a valid EPUB \(\.epub\) document: it has no META-INF/container.xml"):
+        translate_document(make_docx(), ".epub", fake)
+
+
 # --------------------------------------------------------------------------- the front door
 def test_formats_listed_and_others_refused():
-    assert FORMATS == (".txt", ".html", ".htm", ".srt", ".docx", ".pptx", ".odt", ".odp")
+    assert FORMATS == (".txt", ".html", ".htm", ".srt", ".docx", ".pptx", ".odt", ".odp", ".epub")
     with pytest.raises(DocumentError, match=r"\.pdf is not a format that can be translated; use one of .txt"):
         translate_document(b"%PDF-1.4", ".pdf", Recorder())
     with pytest.raises(DocumentError, match="too large: 11 bytes, the limit is 10"):

@@ -1,4 +1,4 @@
-"""Documents translated with their structure kept: .txt, .html, .srt, .docx, .pptx, .odt and .odp.
+"""Documents translated with their structure kept: .txt, .html, .srt, .docx, .pptx, .odt, .odp and .epub.
 
     from transformer_hub.formats import translate_document, document_texts, FORMATS
     out = translate_document(data, ".docx", translate, lang="en")   # bytes of the translated .docx
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional
 
-from . import html, opendocument, plain, slides, subtitles, word
+from . import ebook, html, opendocument, plain, slides, subtitles, word
 from .html import translate_html
 from .layout import Document, DocumentError, Translate, Translated, translate_texts
 
@@ -27,6 +27,7 @@ READERS: Dict[str, Callable[[bytes], Document]] = {
     ".pptx": slides.read,
     ".odt": opendocument.read,
     ".odp": opendocument.read,
+    ".epub": ebook.read,
 }
 FORMATS = tuple(READERS)
 MAX_BYTES = 20 << 20  # a document as uploaded; callers set their own, lower limit

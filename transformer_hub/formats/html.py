@@ -149,8 +149,8 @@ def _replace(unit: _Unit, done: Translated, soup: BeautifulSoup) -> None:
         marker.extract()
 
 
-def _parse(markup) -> tuple:
-    soup = BeautifulSoup(markup, "lxml")
+def _parse(markup, parser: str = "lxml") -> tuple:
+    soup = BeautifulSoup(markup, parser)
     collector = _Collector()
     collector.visit(soup)
     return soup, collector.units
@@ -195,5 +195,20 @@ def read(data: bytes) -> Document:
         for unit, translated in zip(units, done):
             _replace(unit, translated, soup)
         return soup.encode("utf-8", formatter=FORMATTER)
+
+    return Document([u.text for u in units], write)
+
+
+def read_xhtml(data: bytes) -> Document:
+    """An XHTML file (an EPUB's chapter): parsed and written back as XML, so it stays well-formed XHTML."""
+    try:
+        soup, units = _parse(data, "xml")
+    except Exception as exc:  # noqa: BLE001 - lxml's and bs4's parse errors have no common type
+        raise DocumentError(f"A chapter is not readable XHTML: {exc}") from None
+
+    def write(done: List[Translated]) -> bytes:
+        for unit, translated in zip(units, done):
+            _replace(unit, translated, soup)
+        return soup.encode("utf-8", formatter="minimal")  # XML's own escaping (XML has no &nbsp;)
 
     return Document([u.text for u in units], write)

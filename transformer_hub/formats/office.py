@@ -1,4 +1,4 @@
-"""What the ZIP-packaged formats (.docx, .pptx, .odt/.odp) share: the archive checked before any library opens
+"""What the ZIP-packaged formats (.docx, .pptx, .odt/.odp, .epub) share: the archive checked before any library opens
 it, and a paragraph's text pieces rewritten in place.
 
 A paragraph is a sequence of pieces: the text of its runs (``<w:t>``, ``<a:t>``, ODF text nodes) and its breaks
@@ -27,7 +27,7 @@ def check_archive(data: bytes, kind: str, required: str) -> None:
             members = archive.infolist()
             names = {m.filename for m in members}
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
-        raise DocumentError(f"The file is not a {kind} document (not a valid ZIP archive: {exc}).") from None
+        raise DocumentError(f"The file is not a valid {kind} document (not a ZIP archive: {exc}).") from None
     if len(members) > MAX_MEMBERS:
         raise DocumentError(f"The {kind} document holds {len(members):,} files, the limit is {MAX_MEMBERS:,}.")
     unpacked = sum(m.file_size for m in members)
@@ -35,7 +35,7 @@ def check_archive(data: bytes, kind: str, required: str) -> None:
         raise DocumentError(f"The {kind} document unpacks to {unpacked:,} bytes, the limit is "
                             f"{MAX_UNPACKED_BYTES:,}.")
     if required not in names:
-        raise DocumentError(f"The file is not a {kind} document: it has no {required}.")
+        raise DocumentError(f"The file is not a valid {kind} document: it has no {required}.")
 
 
 def open_package(data: bytes, kind: str, required: str, opener: Callable[[io.BytesIO], Any],
