@@ -243,6 +243,16 @@ def test_epub_chapters_translated_as_xhtml_and_every_other_member_kept():
         "A DOG <em>RUNS</em> IN THE PARK.").replace("It rains.", "IT RAINS.").replace("Two &amp; three.",
         "TWO &amp; THREE.")
     assert "Das ist two & three übersetzt." not in chapter and "Das ist two &amp; three übersetzt." in chapter
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(bomb, "w") as archive:
+        for member in source.infolist():
+            text = source.read(member)
+            if member.filename.endswith(".xhtml"):  # an external entity: a file of the server's, if expanded
+                text = text.replace(b"<html", b'<!DOCTYPE html [<!ENTITY x SYSTEM "file:///etc/passwd">]><html')
+                text = text.replace(b"Two &amp; three.", b"Two &x; three.")
+            archive.writestr(member, text)
+    with pytest.raises(DocumentError, match="declares XML entities"):
+        translate_document(bomb.getvalue(), ".epub", fake)
     with pytest.raises(DocumentError, match=r"not a valid EPUB \(\.epub\) document: it has no META-INF/container.xml"):
         translate_document(make_docx(), ".epub", fake)
 

@@ -200,7 +200,12 @@ def read(data: bytes) -> Document:
 
 
 def read_xhtml(data: bytes) -> Document:
-    """An XHTML file (an EPUB's chapter): parsed and written back as XML, so it stays well-formed XHTML."""
+    """An XHTML file (an EPUB's chapter): parsed and written back as XML, so it stays well-formed XHTML.  One
+    that declares entities is refused: they are never expanded (no file or URL is read), and the parser would
+    otherwise drop the text that uses them."""
+    if b"<!ENTITY" in data:
+        raise DocumentError("A chapter declares XML entities (<!ENTITY ...>), which are not expanded here: "
+                            "remove the declarations and use the characters themselves.")
     try:
         soup, units = _parse(data, "xml")
     except Exception as exc:  # noqa: BLE001 - lxml's and bs4's parse errors have no common type
