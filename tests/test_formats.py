@@ -12,7 +12,7 @@ from odf import teletype
 from odf.opendocument import OpenDocumentPresentation, load
 from odf.text import H, P, Span
 
-from document_fixtures import (CHAPTER, SUBTITLES, docx_shape, epub_shape, make_docx, make_epub, make_odt, make_pptx,
+from helpers.document_fixtures import (CHAPTER, SUBTITLES, docx_shape, epub_shape, make_docx, make_epub, make_odt, make_pptx,
                                odf_shape, pptx_shape)
 from transformer_hub.formats import (FORMATS, DocumentError, document_texts, translate_document, translate_html,
                                      translate_texts)

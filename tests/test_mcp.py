@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from space_fixtures import serving, untrained_model_dir  # noqa: I001 - puts the repository root on sys.path
+from helpers.space_fixtures import serving, untrained_model_dir  # noqa: I001 - puts the repository root on sys.path
 from space.limits import Limits
 
 mcp = pytest.importorskip("mcp", reason="the mcp client (gradio[mcp]) is not installed")

@@ -7,9 +7,10 @@ import os
 import gradio as gr
 import pytest
 
-from space_fixtures import model_context  # noqa: I001 - puts the repository root on sys.path
 from space import documents
+from space.context import SpaceContext
 from space.limits import Limits
+from space.models_store import ModelStore
 
 DOCUMENT = "A dog runs in the park. Two children play.\n\nA man sits on a bench.\n"
 
@@ -22,13 +23,14 @@ def upload_folder(tmp_path, monkeypatch):
     return folder
 
 
-LIMITS = Limits(max_file_bytes=200, max_file_sentences=4, document_chunk=1)
-
-
 @pytest.fixture
 def ctx(tmp_path, make_model):
-    with model_context(tmp_path / "models", make_model(), LIMITS) as context:
-        yield context
+    models = tmp_path / "models"
+    make_model().save_pretrained(models / "en-de")
+    context = SpaceContext(store=ModelStore(models, []), limits=Limits(max_file_bytes=200, max_file_sentences=4,
+                                                                        document_chunk=1))
+    yield context
+    context.decoder.close()
 
 
 def upload(folder, name: str, content: bytes):
@@ -82,3 +84,11 @@ def test_a_document_is_translated_with_progress_and_its_layout(ctx, upload_folde
     assert "Detected: English" in note
     paragraphs = out.split("\n\n")
     assert len(paragraphs) == 2 and out.endswith("\n") and "\n" not in paragraphs[0]
+    # the content: the library's own translation of each sentence, in the document's layout
+    from transformer_hub import Transformer
+    from transformer_hub.text import split_sentences
+
+    model = Transformer.from_pretrained(tmp_path / "models" / "en-de")
+    layout = split_sentences(DOCUMENT, "en")
+    alone = model.translate(list(layout.segments), strategy="greedy", max_length=6, src_lang="en", tgt_lang="de")
+    assert out == layout.join(alone)

@@ -7,7 +7,7 @@ import io
 import docx
 import pytest
 
-from space_fixtures import model_context  # noqa: I001 - puts the repository root on sys.path
+from helpers.space_fixtures import model_context  # noqa: I001 - puts the repository root on sys.path
 from space import files, service
 from space.limits import Limits
 from transformer_hub.formats import DocumentError

@@ -5,7 +5,7 @@ import pytest
 
 from space.access import Access, AccessDenied, AccessSettings, MovingWindow
 from transformer_hub.cli import main
-from transformer_hub.data import load_split
+from transformer_hub.training.data import load_split
 from transformer_hub.store import KeyLimits, Store
 
 
