@@ -127,8 +127,8 @@ class Store:
         return self._write("DELETE FROM api_keys WHERE api_key = ?", (key,)).rowcount > 0
 
     def keys(self) -> List[Tuple[str, KeyLimits]]:
-        return [(key, KeyLimits(req, chars))
-                for key, req, chars in self._read("SELECT api_key, req_limit, char_limit FROM api_keys ORDER BY created")]
+        rows = self._read("SELECT api_key, req_limit, char_limit FROM api_keys ORDER BY created")
+        return [(key, KeyLimits(req, chars)) for key, req, chars in rows]
 
     def lookup(self, key: str) -> Optional[KeyLimits]:
         rows = self._read("SELECT req_limit, char_limit FROM api_keys WHERE api_key = ?", (key,))
