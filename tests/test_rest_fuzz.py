@@ -15,7 +15,7 @@ from schemathesis.checks import not_a_server_error  # noqa: E402
 from schemathesis.specs.openapi.checks import (content_type_conformance, negative_data_rejection,  # noqa: E402
                                                response_schema_conformance, status_code_conformance)
 
-from space_fixtures import model_for_tests, serving  # noqa: E402,I001 - puts the root on sys.path
+from helpers.space_fixtures import model_for_tests, serving
 from space.limits import Limits  # noqa: E402
 from space.rest import RestSettings  # noqa: E402
 
@@ -27,7 +27,7 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 @pytest.fixture(scope="module")
 def served(request):
-    from conftest import MULTI30K, cache_folder, synthetic_pairs
+    from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
 
     data = None if MULTI30K.is_dir() else synthetic_pairs(2000)
     with serving([model_for_tests(cache_folder(request, "space"), data=data)], LIMITS,

@@ -8,7 +8,7 @@ import pytest
 from gradio.exceptions import InvalidPathError
 from starlette.requests import ClientDisconnect
 
-import space_fixtures  # noqa: F401 - puts the root on sys.path
+
 from space import logs
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from space_fixtures import ROOT, model_for_tests, multilingual_for_tests, serving  # noqa: I001 - root on sys.path
+from helpers.space_fixtures import ROOT, model_for_tests, multilingual_for_tests, serving
 from space.limits import Limits  # noqa: E402
 from space.rest import RestSettings  # noqa: E402
 
@@ -29,7 +29,7 @@ FILE_ARGS = ["auto", "beam", 4, 0.6, 1.0, 0.9, 0, "en", "de", "auto"]  # /transl
 
 @pytest.fixture(scope="module")
 def served(request, tmp_path_factory):
-    from conftest import MULTI30K, cache_folder, synthetic_pairs
+    from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
 
     cache = cache_folder(request, "space")
     data = None if MULTI30K.is_dir() else synthetic_pairs(2000)
@@ -153,6 +153,22 @@ def test_a_fifo_is_refused_unopened_and_the_server_keeps_answering(served, tmp_p
 
 
 # ----------------------------------------------------------------------------- slow clients
+def _whole_reply(sock: socket.socket) -> bytes:
+    """One HTTP response read off a raw socket: its head and all of its body (TCP may deliver them apart)."""
+    reply = b""
+    while True:
+        head, sep, body = reply.partition(b"\r\n\r\n")
+        if sep:
+            lengths = [line.split(b":", 1)[1] for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")]
+            if lengths and len(body) >= int(lengths[0]):
+                return reply
+        chunk = sock.recv(4096)
+        if not chunk:
+            return reply
+        reply += chunk
+
+
 def test_slow_bodies_at_the_queue_size_do_not_lock_out_a_normal_client(served):
     host, port = served.url.split("//")[1].rstrip("/").split(":")
     head = (b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -169,7 +185,7 @@ def test_slow_bodies_at_the_queue_size_do_not_lock_out_a_normal_client(served):
             assert status == 200 and answer["translatedText"], answer
             assert rest(served, "/detect", {"q": "Ein Hund rennt über die Wiese."})[0] == 200
         for sock in tricklers:  # past the body deadline: each is answered 408, in JSON
-            reply = sock.recv(4096)
+            reply = _whole_reply(sock)
             assert reply.startswith(b"HTTP/1.1 408"), reply
             assert json.loads(reply.split(b"\r\n\r\n", 1)[1]) == {
                 "error": f"The request body did not arrive within {SETTINGS.body_timeout:g} seconds."}
