@@ -16,12 +16,12 @@ import requests
 import srt
 from bs4 import BeautifulSoup
 
-from document_fixtures import (SUBTITLES, docx_shape, epub_shape, make_docx, make_epub, make_odt, make_pptx,
+from helpers.document_fixtures import (SUBTITLES, docx_shape, epub_shape, make_docx, make_epub, make_odt, make_pptx,
                                odf_shape, pptx_shape)
-from space_fixtures import serving, untrained_model_dir  # noqa: I001 - puts the repository root on sys.path
+from helpers.space_fixtures import serving, untrained_model_dir
 from space.access import Access, AccessSettings, MovingWindow
 from space.limits import Limits
-from transformer_hub.data import load_split
+from transformer_hub.training.data import load_split
 from transformer_hub.store import Store
 
 pytestmark = pytest.mark.slow  # one server for the module (about 10 s to start)
