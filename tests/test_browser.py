@@ -207,7 +207,7 @@ def test_upload_a_document_see_the_progress_and_download_it(page, app, tmp_path)
     source = tmp_path / "two-paragraphs.txt"
     source.write_text("A man is riding a bicycle. A dog runs after him. Two children play in the snow.\n\n"
                       "A woman sits on a bench. She reads a book. The sun is shining.\n", encoding="utf-8")
-    page.get_by_text("Translate a document (.txt)").click()
+    page.get_by_text("Translate a document (.txt .html .srt .docx .pptx .odt .odp .epub)").click()
     page.locator("#translate-file input[type=file]").set_input_files(str(source))
     page.locator("#translate-file").get_by_text("two-paragraphs.txt").wait_for()
     # record every progress text the page shows ("Translating 2/6 sentences"): a step can be shorter than a poll

@@ -130,7 +130,6 @@ def test_paragraphs_are_split_into_sentences_and_keep_their_layout(served):
     ({"q": "A dog.", "source": "en", "target": "xx"}, "xx is not supported"),
     ({"q": "A dog.", "source": "zz", "target": "de"}, "zz is not supported"),
     ({"q": "A dog.", "source": "en", "target": "de", "format": "xml"}, "xml format is not supported"),
-    ({"q": "A dog.", "source": "en", "target": "de", "format": "html"}, "html format is not supported by this server"),
     ({"q": "A dog.", "source": "en", "target": "de", "alternatives": "abc"},
      "Invalid request: alternatives parameter is not a number"),
     ({"q": "A dog.", "source": "en", "target": "de", "alternatives": 9},
