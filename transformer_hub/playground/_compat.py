@@ -1,0 +1,12 @@
+"""Every name the playground takes from the rest of the library, imported in this one place.
+
+Modules of the library may move; the playground reads them only through here.
+"""
+from ..config import TransformerConfig
+from ..decoding import decode_ids
+from ..losses import label_smoothed_cross_entropy
+from ..model import PositionalEncoding, Tensor, Transformer, scaled_dot_product_attention
+from ..schedule import lr_factor, noam_lr
+
+__all__ = ["TransformerConfig", "Transformer", "PositionalEncoding", "Tensor", "scaled_dot_product_attention",
+           "decode_ids", "label_smoothed_cross_entropy", "lr_factor", "noam_lr"]
