@@ -83,6 +83,11 @@ class PlaygroundRunner:
                     job.updates.put(("end", -1, None))
             return bool(jobs)
 
+    def in_line(self) -> int:
+        """Jobs training or waiting."""
+        with self._lock:
+            return len(self._line)
+
     def models(self, session: str) -> List[Tuple[RunConfig, object]]:
         """The (config, trained model) pairs of this session's last job, A first."""
         with self._lock:
