@@ -7,7 +7,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import gradio as gr
 
-from transformer_hub.playground import LESSONS, RunConfig, predict
+from transformer_hub.playground import LESSONS, MAX_BUDGET_SECONDS, RunConfig, predict
 
 from .context import SpaceContext
 from .playground_plots import RunCurves, attention_figure, curves_figure
@@ -35,7 +35,7 @@ def build_configs(ctx: SpaceContext, task: str, seed, budget, peak_lr, ab: bool,
     """A (and B when ``ab``) from the page's settings; the budget is capped at ``SPACE_PLAYGROUND_SECONDS``."""
     if len(switches) != 2 * len(SWITCHES):
         raise ValueError(f"expected {2 * len(SWITCHES)} switch values, got {len(switches)}")
-    cap = float(ctx.limits.playground_seconds)
+    cap = float(min(ctx.limits.playground_seconds, MAX_BUDGET_SECONDS))
     budget = _number(budget, "budget")
     if not 0 < budget <= cap:
         raise ValueError(f"the time budget must be between 1 and {cap:g} seconds on this server, got {budget:g}")

@@ -5,7 +5,7 @@ from typing import Dict, List
 
 import gradio as gr
 
-from transformer_hub.playground import LESSONS, POSITIONS, SWITCH_NOTES, TASKS, RunConfig
+from transformer_hub.playground import LESSONS, MAX_BUDGET_SECONDS, POSITIONS, SWITCH_NOTES, TASKS, RunConfig
 
 from .. import playground_service as service
 from ..registry import tab
@@ -48,14 +48,14 @@ def _session(request: gr.Request) -> str:
 @tab("playground", title="Playground", order=70, description="train a small Transformer live")
 def render(ctx) -> None:
     gr.Markdown(INTRO)
-    cap = ctx.limits.playground_seconds
+    cap = min(ctx.limits.playground_seconds, int(MAX_BUDGET_SECONDS))
     with gr.Row():
         lesson = gr.Dropdown([(l.title, name) for name, l in LESSONS.items()], value=None, label="Lesson presets",
                              elem_id="playground-lesson", scale=2)
         task = gr.Dropdown([(f"{name}: {t.description}", name) for name, t in TASKS.items()], value=DEFAULTS.task,
                            label="Task", elem_id="playground-task", scale=2)
         seed = gr.Number(value=0, precision=0, minimum=0, label="Seed (data and initialisation)", scale=1)
-        budget = gr.Slider(5, cap, value=cap, step=1, label="Time budget per run (s)", elem_id="playground-budget")
+        budget = gr.Slider(1, max(cap, 2), value=cap, step=1, label="Time budget per run (s)", elem_id="playground-budget")
         peak_lr = gr.Radio([0.003, 0.01], value=DEFAULTS.peak_lr, label="Peak learning rate", scale=1)
     lesson_text = gr.Markdown(elem_id="playground-lesson-text")
     with gr.Row():
