@@ -7,7 +7,8 @@
 Each lesson trains its runs A and B (``transformer_hub.playground.LESSONS``) one after the other, each in its own
 process with one torch thread and ``--budget`` seconds, as the Space's Playground tab does; then *number-to-words*
 with the default switches.  Last, the Space (``python app.py``, shipped en-de model) is started and the p50 of
-REST ``POST /translate`` (greedy, one client) is measured idle and again while a playground run trains in it.
+REST ``POST /translate`` (beam 4, the REST routes' decoding; one client) is measured idle and again while a
+playground run trains in it.
 Writes ``results.json`` (every run's final numbers and curve, the targets and whether each was met) and one
 ``<lesson>.png`` per lesson (curves of A and B on the same axes, and their attention), and prints the targets.
 """
@@ -76,8 +77,33 @@ def targets(runs: Dict[str, Dict], translate: Optional[Dict]) -> List[Dict]:
             for name, value, op, bound in rows if value is not None]
 
 
+def percent(value: Optional[float]) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def markdown_tables(report: Dict) -> List[str]:
+    """The lines of docs/playground.md's tables, from ``results.json`` (its test compares them)."""
+    lines = ["| run | steps in budget | teacher-forced token accuracy | greedy exact match | 99% exact match after |",
+             "|---|---:|---:|---:|---:|"]
+    for key, run in report["runs"].items():
+        final, reached = run["final"], run["seconds_to_99"]
+        lines.append(f"| {key.split('/')[0]} {run['label']} | {final['step']} | {percent(final['token_accuracy'])} | "
+                     f"{percent(final['exact_match'])} | {'-' if reached is None else f'{reached:.1f} s'} |")
+    lines += ["", "| target | measured | bound | met |", "|---|---:|---:|---|"]
+    for row in report["targets"]:
+        value = row["value"] if isinstance(row["value"], int) else percent(row["value"])
+        lines.append(f"| {row['target']} | {value} | {row['bound']} | {'yes' if row['met'] else 'no'} |")
+    translate = report.get("translate")
+    if translate:
+        lines += ["", "| REST /translate, beam 4, 1 client | p50 | p95 | errors |", "|---|---:|---:|---:|"]
+        for name, key in (("idle", "idle"), ("while a playground run trains", "training")):
+            row = translate[key]
+            lines.append(f"| {name} | {row['p50_ms']} ms | {row['p95_ms']} ms | {row['errors']} |")
+    return lines
+
+
 def translate_while_training(budget: float) -> Dict:
-    """REST /translate p50 (greedy, one client) on the Space idle, then while a playground run trains in it."""
+    """REST /translate p50 (beam 4, one client) on the Space idle, then while a playground run trains in it."""
     from bench_app import app_process, measure_rest
     from gradio_client import Client
 
@@ -141,6 +167,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                                          "torch_threads_per_run": 1},
               "runs": runs, "pictures": pictures, "translate": translate, "targets": targets(runs, translate)}
     (args.out / "results.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    print("\n".join(markdown_tables(report)))
     for row in report["targets"]:
         print(f"{'met ' if row['met'] else 'MISS'} {row['target']}: {row['value']} (target {row['bound']})")
     if translate:

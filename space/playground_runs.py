@@ -108,7 +108,8 @@ class PlaygroundRunner:
             job = self._next()
             try:
                 for index, config in enumerate(job.configs):
-                    if job.stop.is_set() or job.abandoned(self.abandoned_seconds) or not self._train(job, index, config):
+                    gone = job.stop.is_set() or job.abandoned(self.abandoned_seconds)
+                    if gone or not self._train(job, index, config):
                         break
             except Exception as exc:  # noqa: BLE001 - reported to the visitor; the runner goes on
                 logger.exception("playground run failed")

@@ -39,7 +39,8 @@ def build_configs(ctx: SpaceContext, task: str, seed, budget, peak_lr, ab: bool,
     budget = _number(budget, "budget")
     if not 0 < budget <= cap:
         raise ValueError(f"the time budget must be between 1 and {cap:g} seconds on this server, got {budget:g}")
-    shared = dict(task=task, seed=_number(seed, "seed", int), budget_seconds=budget, peak_lr=_number(peak_lr, "peak lr"))
+    shared = dict(task=task, seed=_number(seed, "seed", int), budget_seconds=budget,
+                  peak_lr=_number(peak_lr, "peak lr"))
     runs = [switches[:len(SWITCHES)], switches[len(SWITCHES):]][: 2 if ab else 1]
     configs = []
     for values in runs:

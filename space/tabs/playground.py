@@ -55,7 +55,8 @@ def render(ctx) -> None:
         task = gr.Dropdown([(f"{name}: {t.description}", name) for name, t in TASKS.items()], value=DEFAULTS.task,
                            label="Task", elem_id="playground-task", scale=2)
         seed = gr.Number(value=0, precision=0, minimum=0, label="Seed (data and initialisation)", scale=1)
-        budget = gr.Slider(1, max(cap, 2), value=cap, step=1, label="Time budget per run (s)", elem_id="playground-budget")
+        budget = gr.Slider(1, max(cap, 2), value=cap, step=1, label="Time budget per run (s)",
+                           elem_id="playground-budget")
         peak_lr = gr.Radio([0.003, 0.01], value=DEFAULTS.peak_lr, label="Peak learning rate", scale=1)
     lesson_text = gr.Markdown(elem_id="playground-lesson-text")
     with gr.Row():

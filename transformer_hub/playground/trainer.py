@@ -48,7 +48,7 @@ class Event:
 
 
 def learning_rate(config: RunConfig, step: int) -> float:
-    """Section 5.3's schedule scaled to peak at ``peak_lr``; without warm-up, the peak from step 1, then the same decay."""
+    """Section 5.3's schedule scaled to peak at ``peak_lr``; without warm-up: the peak from step 1, the same decay."""
     factor = lr_factor(config.peak_lr, config.d_model, config.warmup_steps)
     if config.warmup or step >= config.warmup_steps:
         return noam_lr(step, config.d_model, config.warmup_steps, factor)
