@@ -5,6 +5,7 @@ Every wait is on a page condition.  Screenshots (mid-run, after A/B) land in ``a
 from __future__ import annotations
 
 import tempfile
+import time
 
 import pytest
 
@@ -29,16 +30,12 @@ def app():
             demo.space_context.decoder.close()
 
 
-def playground(url: str):
-    for page in browser_page(url):
+@pytest.fixture(scope="module")
+def page(app):
+    for page in browser_page(app[0]):
         open_tab(page, "Playground")
         page.locator("#playground-train").wait_for(state="visible")
         yield page
-
-
-@pytest.fixture(scope="module")
-def page(app):
-    yield from playground(app[0])
 
 
 def image_source(page, selector: str) -> str:
@@ -76,12 +73,20 @@ def test_a_preset_trains_a_and_b_live_and_the_model_answers(page, app):
 def test_a_second_visitor_waits_in_line_and_stop_ends_a_run(page, app):
     page.locator("#playground-train").click()
     wait_for_inner_text(page, "#playground-status", "training, step")
-    for other in playground(app[0]):
-        other.locator("#playground-train").click()
-        wait_for_inner_text(other, "#playground-status", "Waiting in line: 1 run ahead of yours")
-        page.locator("#playground-stop").click()
-        wait_for_inner_text(page, "#playground-status", "done (stopped)")
-        wait_for_inner_text(other, "#playground-status", "training, step")  # the line moved on
-        other.locator("#playground-stop").click()
-        wait_for_inner_text(other, "#playground-status", "done (stopped)")
-    assert not page.errors
+    visitor = page.context.browser.new_context(viewport={"width": 1400, "height": 1000})  # another session
+    other = visitor.new_page()
+    other.goto(app[0], wait_until="domcontentloaded")
+    open_tab(other, "Playground")
+    other.locator("#playground-train").click()
+    wait_for_inner_text(other, "#playground-status", "Waiting in line: 1 run ahead of yours")
+    other.screenshot(path=str(SHOTS / "playground-waiting.png"), full_page=True)
+    page.locator("#playground-stop").click()
+    wait_for_inner_text(page, "#playground-status", "done (stopped)")
+    wait_for_inner_text(other, "#playground-status", "training, step")  # the line moved on
+    other.locator("#playground-stop").click()
+    wait_for_inner_text(other, "#playground-status", "done (stopped)")
+    visitor.close()
+    deadline = time.monotonic() + 30  # the runner closes the stopped run's process after its last event
+    while app[1].in_line() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not page.errors and app[1].in_line() == 0
