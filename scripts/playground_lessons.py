@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The playground's four lessons, and its targets, measured on this machine; results and curves into docs/.
 
-    python scripts/playground_lessons.py [--budget 60] [--out docs/playground] [--only positions,warm-up]
+    python -m scripts.playground_lessons [--budget 60] [--out docs/playground] [--only positions,warm-up]
                                          [--skip-translate]
 
 Each lesson trains its runs A and B (``transformer_hub.playground.LESSONS``) one after the other, each in its own
@@ -24,13 +24,11 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from space.playground_plots import RunCurves, attention_figure, curves_figure
+from transformer_hub.playground import LESSONS, RunConfig, TrainingProcess
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
-
-from space.playground_plots import RunCurves, attention_figure, curves_figure  # noqa: E402
-from transformer_hub.playground import LESSONS, RunConfig, TrainingProcess  # noqa: E402
-
-COMMAND = "python scripts/playground_lessons.py"
+COMMAND = "python -m scripts.playground_lessons"
 TRANSLATE_REQUESTS = 40
 
 
@@ -104,7 +102,7 @@ def markdown_tables(report: Dict) -> List[str]:
 
 def translate_while_training(budget: float) -> Dict:
     """REST /translate p50 (beam 4, one client) on the Space idle, then while a playground run trains in it."""
-    from bench_app import app_process, measure_rest
+    from benchmarks.app import app_process, measure_rest
     from gradio_client import Client
 
     os.environ["SPACE_PLAYGROUND_SECONDS"] = str(int(budget))

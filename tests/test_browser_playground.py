@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-# skips without Chromium
-from test_browser import SHOTS, browser_page, choose, open_tab, wait_for_inner_text  # noqa: I001
-from space_fixtures import launch_local
+from helpers.browser import (SHOTS, browser_page, choose, open_tab, screenshot_on_failure,  # noqa: F401
+                             wait_for_inner_text)  # skips without Chromium
+from helpers.space_fixtures import launch_local
 from space.limits import Limits
 from transformer_hub.playground import LESSONS
 

@@ -232,3 +232,12 @@ def test_a_run_in_its_own_process_streams_stops_and_returns_its_model():
     budget = TrainingProcess(RunConfig(**{**SMALL, "budget_seconds": 2.0}))
     done = list(budget.events())[-1]
     assert done.reason == "budget" and 2.0 <= done.seconds < 10.0
+
+
+def test_the_label_smoothing_note_states_the_loss_floor():
+    from transformer_hub.model.losses import smoothed_targets
+    from transformer_hub.playground import SWITCH_NOTES, VOCAB
+
+    target = smoothed_targets(torch.tensor([5]), len(VOCAB), 0.1)[0]
+    floor = float(-(target * target.log()).sum())  # cross-entropy against it is at least its entropy
+    assert f"below about {floor:.2f}" in SWITCH_NOTES["label_smoothing"]

@@ -1,16 +1,14 @@
-"""docs/playground.md: every number in it is scripts/playground_lessons.py's, as its results.json holds."""
+"""docs/playground.md: every number in it is ``python -m scripts.playground_lessons``'s, as its results.json holds."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
+from scripts.playground_lessons import COMMAND, markdown_tables, targets
 
-from playground_lessons import COMMAND, markdown_tables, targets  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 DOC = ROOT / "docs" / "playground.md"
 RESULTS = ROOT / "docs" / "playground" / "results.json"

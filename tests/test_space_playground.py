@@ -9,7 +9,7 @@ import pytest
 gr = pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
-from space_fixtures import launch_local  # noqa: E402, I001 - puts the repository root on sys.path
+from helpers.space_fixtures import launch_local  # noqa: E402
 from space.limits import Limits  # noqa: E402
 from space.playground_service import build_configs, labels, lesson_values  # noqa: E402
 from transformer_hub.playground import LESSONS  # noqa: E402

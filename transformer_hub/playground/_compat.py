@@ -4,9 +4,10 @@ Modules of the library may move; the playground reads them only through here.
 """
 from ..config import TransformerConfig
 from ..decoding import decode_ids
-from ..losses import label_smoothed_cross_entropy
-from ..model import PositionalEncoding, Tensor, Transformer, scaled_dot_product_attention
-from ..schedule import lr_factor, noam_lr
+from ..model import PositionalEncoding, Tensor, scaled_dot_product_attention
+from ..model.losses import label_smoothed_cross_entropy
+from ..training.schedule import lr_factor, noam_lr
+from ..transformer import Transformer
 
 __all__ = ["TransformerConfig", "Transformer", "PositionalEncoding", "Tensor", "scaled_dot_product_attention",
            "decode_ids", "label_smoothed_cross_entropy", "lr_factor", "noam_lr"]
