@@ -57,7 +57,7 @@ def draw(name: str, title: str, runs: List[Dict], out: Path) -> str:
 
 
 def targets(runs: Dict[str, Dict], translate: Optional[Dict]) -> List[Dict]:
-    """The issue's targets: (name, measured value, the bound, met)."""
+    """The playground's targets: (name, measured value, the bound, met)."""
     final = lambda key, field: runs[key]["final"][field] if key in runs else None  # noqa: E731
     rows = [
         ("reverse, sinusoidal: greedy exact match", final("positions/A", "exact_match"), ">=", 0.99),

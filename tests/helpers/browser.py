@@ -73,5 +73,5 @@ def choose(page, selector: str, option: str) -> None:
 
 
 def wait_for_inner_text(page, selector: str, text: str) -> None:
-    page.wait_for_function("([sel, t]) => { const e = document.querySelector(sel); return e && e.innerText.includes(t); }",
-                           arg=[selector, text], timeout=TIMEOUT_MS)
+    page.wait_for_function("([sel, t]) => { const e = document.querySelector(sel);"
+                           " return e && e.innerText.includes(t); }", arg=[selector, text], timeout=TIMEOUT_MS)
