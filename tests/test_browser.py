@@ -12,7 +12,7 @@ import re
 import pytest
 
 from helpers.browser import (SHOTS, TIMEOUT_MS, browser_page, choose, open_tab, screenshot_on_failure,  # noqa: F401
-                             textarea_value, wait_for_text)
+                             textarea_value, wait_for_inner_text, wait_for_text)
 from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
 from helpers.multilingual import LEXICON, languages_of
 from helpers.space_fixtures import model_for_tests, multilingual_for_tests, running_app
@@ -157,11 +157,6 @@ def test_beam_vs_greedy_tab(page):
     page.locator("#compare-tree img").first.wait_for()
     page.screenshot(path=str(SHOTS / "compare.png"), full_page=True)
     page.locator("#compare-tree").screenshot(path=str(SHOTS / "beam-tree.png"))
-
-
-def wait_for_inner_text(page, selector: str, text: str) -> None:
-    page.wait_for_function("([sel, t]) => { const e = document.querySelector(sel); return e && e.innerText.includes(t); }",
-                           arg=[selector, text], timeout=TIMEOUT_MS)
 
 
 def test_variants_tab(page, app):
