@@ -16,7 +16,7 @@ from typing import List, Optional, Sequence
 
 import torch
 
-from ..kernels import no_dropout
+from ..kernels import Projection, no_dropout
 from .config import length_penalty as penalty
 from .engines import _device
 
@@ -103,8 +103,8 @@ def _score_batch(model, sources: List[List[int]], targets: List[List[int]]) -> L
     mask = torch.zeros(len(wanted), longest, dtype=torch.bool)
     for row, n in enumerate(lengths):
         mask[row, first: first + n] = True
-    # only the scored positions go through the output layer: (tokens, V) instead of (B, T, V)
-    log_probs = torch.log_softmax(out.generator(out.hidden[mask.to(device)]).float(), dim=-1)
+    # only the scored positions go through the output layer (the beam's kernel): (tokens, V), not (B, T, V)
+    log_probs = Projection()(out.generator, out.hidden[mask.to(device)])
     ids = torch.tensor([i for w in wanted for i in w], device=device)
     flat = log_probs.gather(1, ids[:, None])[:, 0].tolist()
     scores, at = [], 0
