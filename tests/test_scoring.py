@@ -123,3 +123,12 @@ def test_the_shipped_model_scores_its_own_beam_outputs():
         forced = score_ids(model, [s for s, _ in pairs], [h.tokens for _, h in pairs])
     for (_, hyp), got in zip(pairs, forced):
         assert got.normalized_score == score(hyp.normalized_score, len(hyp))
+
+
+def test_a_source_longer_than_the_model_reads_is_truncated_as_generate_does():
+    model = random_model()
+    long_source = [5] * (model.config.max_len + 10) + [model.config.eos_id]
+    with pytest.warns(UserWarning, match="truncated to 64 tokens"):
+        (cut,) = score_ids(model, [long_source], [[6, 7]])
+    (expected,) = score_ids(model, [[5] * 63 + [model.config.eos_id]], [[6, 7]])
+    assert cut.score == expected.score

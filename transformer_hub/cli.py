@@ -277,7 +277,12 @@ def translate_command(argv: List[str]) -> int:
                         help="decode with PyTorch (default) or CTranslate2 (pip install ctranslate2; converted once)")
     parser.add_argument("--compute-type", default="float32",
                         help="with --engine ctranslate2: float32 (default: our greedy output), int8, ...")
+    parser.add_argument("--quality", choices=["fast", "best"], default="fast",
+                        help="fast: the decoding options above; best: rerank beam search's n-best with the weights "
+                             "tuned beside the model (rerank.json), slower")
     args = parser.parse_args(argv)
+    if args.quality == "best":
+        return translate_best(args)
     config = decoding_config(args)
     engine = decoding_engine(args, config)
     set_threads(args.threads)
@@ -304,6 +309,34 @@ def translate_command(argv: List[str]) -> int:
             for i, r in enumerate(results):
                 for rank, h in enumerate(r.hypotheses):
                     out.write(f"{i}\t{rank}\t{h.score:.4f}\t{h.normalized_score:.4f}\t{one_line(h.text)}\n")
+    return 0
+
+
+def translate_best(args: argparse.Namespace) -> int:
+    """``translate --quality best``: the model folder's reranker (``transformer_hub.rerank``), one line per line."""
+    from .rerank import Reranker
+
+    refused = [flag for flag, given in (("--prefix-file", args.prefix_file), ("--alternatives", args.alternatives),
+                                        ("--json", args.json), ("--split-sentences", args.split_sentences),
+                                        ("--n-best", args.n_best != 1), ("--engine", args.engine != "pytorch"))
+               if given]
+    if refused:
+        raise CLIError(f"--quality best does not combine with {', '.join(refused)}: it returns one reranked line each")
+    set_threads(args.threads)
+    lines = read_input(args.input)
+    name = args.model or best_model_for(args)
+    model = load_model(name, args.revision, args.device)
+    check_languages(args, model)
+    if args.src_lang == "auto":
+        raise CLIError("--quality best needs --src-lang: the weights are tuned per direction")
+    try:
+        reranker = Reranker.from_pretrained(name, model=model)
+        outputs = reranker.generate(lines, args.src_lang, args.tgt_lang, progress=_progress(args, len(lines)))
+    except ValueError as exc:  # no rerank.json, a direction it has no weights for
+        raise CLIError(str(exc))
+    with open_output(args.output) as out:
+        for r in outputs:
+            out.write(one_line(r.text) + "\n")
     return 0
 
 

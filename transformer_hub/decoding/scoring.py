@@ -17,6 +17,8 @@ from typing import List, Optional, Sequence
 import torch
 
 from ..kernels import Projection, no_dropout
+from .batching import prepare_sources
+from .config import DecodingConfig
 from .config import length_penalty as penalty
 from .engines import _device
 
@@ -63,12 +65,14 @@ def score_ids(model, sources: Sequence[List[int]], targets: Sequence[List[int]],
     """Score target ids (without bos and eos) given source ids (ending in eos, a multilingual tag first).
 
     With decoder-start tags (``tag_position == "decoder"``) a source's first id is moved after bos in the
-    decoder, as decoding does.  A pair longer than the model's positions raises ``ValueError``.
+    decoder, as decoding does.  A source longer than the model reads is truncated as ``generate`` truncates
+    it (with its warning); a target longer than the model's positions raises ``ValueError``.
     """
     if len(sources) != len(targets):
         raise ValueError(f"{len(sources)} sources but {len(targets)} targets")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    sources, _, _ = prepare_sources(model, sources, DecodingConfig(max_len_offset=max(map(len, targets), default=0) + 1))
     order = sorted(range(len(sources)), key=lambda i: (-len(sources[i]), -len(targets[i])))
     out: List[Optional[ForcedScore]] = [None] * len(sources)
     with torch.inference_mode(), no_dropout():

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
+from ..decoding import generate
 from .features import FEATURES, NBestList, SearchSettings, collect
 
 RERANK_FILE = "rerank.json"
@@ -124,12 +125,17 @@ class Reranker:
         return found
 
     def generate(self, texts: Sequence[str], src_lang: Optional[str] = None, tgt_lang: Optional[str] = None,
-                 progress: bool = False) -> List[Reranked]:
-        """Rerank each text's n-best; empty texts give empty outputs without running a model."""
+                 progress: bool = False, quality: str = "best") -> List[Reranked]:
+        """Rerank each text's n-best (``quality="best"``), or keep the beam's best (``"fast"``: the direction's
+        tuned search alone, no features); empty texts give empty outputs without running a model."""
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings; wrap a single sentence in a list")
+        if quality not in QUALITIES:
+            raise ValueError(f"quality must be one of {', '.join(QUALITIES)}, got {quality!r}")
         tuned = self.direction(src_lang, tgt_lang)
         src, tgt = self.model.config.check_pair(src_lang, tgt_lang)
+        if quality == "fast":
+            return self._beam(texts, src_lang, tgt_lang, tuned.search, progress)
         real = [i for i, t in enumerate(texts) if t.strip()]
         lists = collect(self.model, [texts[i] for i in real], src, tgt, tuned.search, self.helpers, progress)
         out = [Reranked(t, "", [], [], {}) for t in texts]
@@ -139,6 +145,15 @@ class Reranker:
                               {"forward": nbest.forward(tuned.alpha), **nbest.features})
         return out
 
-    def translate(self, texts: Sequence[str], src_lang: Optional[str] = None,
-                  tgt_lang: Optional[str] = None) -> List[str]:
-        return [r.text for r in self.generate(texts, src_lang, tgt_lang)]
+    def _beam(self, texts: Sequence[str], src_lang: Optional[str], tgt_lang: Optional[str], search: SearchSettings,
+              progress: bool) -> List[Reranked]:
+        languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.model.config.multilingual else {}
+        results = generate(self.model, list(texts), strategy="beam", beam_size=search.beam_size,
+                           length_penalty=search.length_penalty, progress=progress, **languages)
+        return [Reranked(t, r.text, [r.text] if t.strip() else [], [r.best.normalized_score] if t.strip() else [], {})
+                for t, r in zip(texts, results)]
+
+    def translate(self, texts: Sequence[str], src_lang: Optional[str] = None, tgt_lang: Optional[str] = None,
+                  quality: str = "best") -> List[str]:
+        """The output strings of ``generate``."""
+        return [r.text for r in self.generate(texts, src_lang, tgt_lang, quality=quality)]
