@@ -99,6 +99,14 @@ def test_a_second_model_scores_through_its_own_tokenizer_and_adds_its_candidates
     assert union.forward_raw[len(alone.texts):] == [s.score for s in forced]
 
 
+def test_only_the_needed_features_are_computed(model, lists):
+    with one_thread():
+        lean = collect(model, TEXTS, "en", "de", SearchSettings(4, 0.6), needed=["forward", "mbr_chrf"])
+    assert [n.texts for n in lean] == [n.texts for n in lists]
+    assert all(set(n.features) == {"mbr_chrf"} for n in lean)
+    assert [n.features["mbr_chrf"] for n in lean] == [n.features["mbr_chrf"] for n in lists]
+
+
 def test_weights_combine_features_linearly():
     nbest = NBestList("x y", ["a", "b"], [-2.0, -1.0], [2, 2], {"reverse": [0.0, -3.0]})
     w = DirectionWeights({"forward": 1.0, "reverse": 1.0}, alpha=0.0)
@@ -225,3 +233,31 @@ def test_the_cli_quality_mode_refuses_in_one_line(tuned_dir, monkeypatch, capsys
     argv = ["translate", "--model", str(tuned_dir), "--quality", "best", "--src-lang", "en", "--tgt-lang", "de"]
     status, out, err = run_cli(argv + extra, "a dog .\n", monkeypatch, capsys)
     assert status == 2 and message in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+def test_the_results_script_scores_both_modes_and_names_the_weights_in_the_card(tuned_dir, tmp_path):
+    import shutil
+
+    from scripts import rerank_results
+    from transformer_hub.hub import card_data_from_file
+    from transformer_hub.results import load as load_results
+
+    folder = tmp_path / "model"
+    shutil.copytree(tuned_dir, folder)
+    data = tmp_path / "data"
+    data.mkdir()
+    references = ["ein grosser hund .", "zwei kleine leute .", "gruen ."]
+    (data / "test_2016_flickr.en").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    (data / "test_2016_flickr.de").write_text("\n".join(references) + "\n", encoding="utf-8")
+    assert rerank_results.main(["--model", str(folder), "--data-dir", str(data), "--splits", "test_2016_flickr",
+                                "--card"]) == 0
+    saved = load_results(folder / "rerank_results.json")
+    got = {(s.model, s.metric): s.value for s in saved.results}
+    with one_thread():
+        best = Reranker.from_pretrained(folder).translate(TEXTS, "en", "de")
+    assert got["quality best", "chrf"] == round(corpus_score(best, references)["chrf"], 2)
+    assert {s.direction for s in saved.results} == {"en-de"} and saved.settings["time_ratio"] > 0
+    assert saved.settings["features"] == {"en-de": ["forward", "reverse", "mbr_chrf"]}
+    card = card_data_from_file(str(folder / "README.md"))
+    assert "rerank.json" in card["quality"] and "translate --quality best" in card["quality"]
+    assert "## Quality mode" in (folder / "README.md").read_text(encoding="utf-8")

@@ -71,9 +71,12 @@ def _nbest(model, sources: List[str], src: str, tgt: str, settings: SearchSettin
 
 
 def collect(model, sources: Sequence[str], src: str, tgt: str, settings: Optional[SearchSettings] = None,
-            helpers: Sequence = (), progress: bool = False, batch_size: int = 64) -> List[NBestList]:
-    """The n-best lists of ``sources`` (``src`` -> ``tgt``) with every feature the models can give."""
+            helpers: Sequence = (), progress: bool = False, batch_size: int = 64,
+            needed: Optional[Sequence[str]] = None) -> List[NBestList]:
+    """The n-best lists of ``sources`` (``src`` -> ``tgt``) with every feature the models can give, or only
+    the ``needed`` ones (the quality mode computes what its weights use)."""
     settings = settings or SearchSettings()
+    wanted = set(FEATURES if needed is None else needed)
     sources = list(sources)
     lists = [NBestList(s, [], [], []) for s in sources]
     for nbest, result in zip(lists, _nbest(model, sources, src, tgt, settings, progress, batch_size)):
@@ -94,16 +97,16 @@ def collect(model, sources: Sequence[str], src: str, tgt: str, settings: Optiona
         return [g.normalized_score for g in got]
 
     columns: Dict[str, List[float]] = {}
-    if serves(model, tgt, src):
+    if "reverse" in wanted and serves(model, tgt, src):
         columns["reverse"] = forced(model, src, tgt, reverse=True)
     for helper in helpers[:1]:  # one helper: the features are named for a second model
-        if serves(helper, src, tgt):
+        if "second" in wanted and serves(helper, src, tgt):
             columns["second"] = forced(helper, src, tgt, reverse=False)
-        if serves(helper, tgt, src):
+        if "second_reverse" in wanted and serves(helper, tgt, src):
             columns["second_reverse"] = forced(helper, src, tgt, reverse=True)
     _spread(lists, columns)
     for nbest in lists:
-        _local_features(nbest)
+        _local_features(nbest, wanted)
     return lists
 
 
@@ -139,12 +142,15 @@ def _spread(lists: List[NBestList], columns: Dict[str, List[float]]) -> None:
         at += n
 
 
-def _local_features(nbest: NBestList) -> None:
+def _local_features(nbest: NBestList, wanted: set) -> None:
     """The features of a list alone: length ratio and the MBR utilities."""
     words = max(1, len(nbest.source.split()))
-    nbest.features["length_ratio"] = [len(y.split()) / words for y in nbest.texts]
+    if "length_ratio" in wanted:
+        nbest.features["length_ratio"] = [len(y.split()) / words for y in nbest.texts]
     weights = mbr.posterior(nbest.forward_raw) if nbest.texts else []
     for name in ("chrf", "bleu"):
+        if f"mbr_{name}" not in wanted:
+            continue
         utilities = mbr.expected_utility(nbest.texts, _UTILITIES[name], weights)
         nbest.features[f"mbr_{name}"] = [u / 100.0 for u in utilities]
 

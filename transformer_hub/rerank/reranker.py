@@ -137,7 +137,8 @@ class Reranker:
         if quality == "fast":
             return self._beam(texts, src_lang, tgt_lang, tuned.search, progress)
         real = [i for i, t in enumerate(texts) if t.strip()]
-        lists = collect(self.model, [texts[i] for i in real], src, tgt, tuned.search, self.helpers, progress)
+        lists = collect(self.model, [texts[i] for i in real], src, tgt, tuned.search, self.helpers, progress,
+                        needed=tuned.used())
         out = [Reranked(t, "", [], [], {}) for t in texts]
         for i, nbest in zip(real, lists):
             scores = tuned.scores(nbest)
