@@ -12,7 +12,6 @@ prints a Markdown table with the targets of ``multilingual_results.py`` (the piv
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import shlex
 import sys
 import time
@@ -31,6 +30,7 @@ from transformer_hub.rerank import RERANK_FILE, Reranker, RerankFile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from scripts.multilingual_results import PIVOT_MARGIN, SPLITS, TARGETS, rounded, split_lines  # noqa: E402
+from scripts.tune_rerank import process_pool  # noqa: E402
 
 BEAM, BEST = "beam 5", "quality best"
 _RERANKERS: Dict[str, Reranker] = {}
@@ -71,24 +71,12 @@ def evaluate(args: argparse.Namespace) -> List[Dict]:
     pairs = [(s, t) for s, t in Transformer.from_pretrained(args.model).config.pairs() if f"{s}-{t}" in tuned]
     jobs = [(args, split, s, t) for split in args.splits for s, t in pairs]
     rows = []
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(args.workers) if args.workers > 1 else _Serial() as pool:
+    with process_pool(args.workers) as pool:
         for row in tqdm(pool.imap_unordered(score_job, jobs), total=len(jobs), desc="test sets", unit="set"):
             if row is not None:
                 rows.append(row)
     order = [f"{s}-{t}" for s, t in pairs]
     return sorted(rows, key=lambda r: (args.splits.index(r["split"]), order.index(r["direction"])))
-
-
-class _Serial:
-    def __enter__(self) -> "_Serial":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-    def imap_unordered(self, fn, jobs):
-        return map(fn, jobs)
 
 
 def pivot_targets(path: Optional[Path]) -> Dict[str, float]:

@@ -92,7 +92,7 @@ def run(args: argparse.Namespace, command: str) -> RerankFile:
     jobs = [(args, s, t) for s, t in pairs]
     tuned = {}
     helpers = [Transformer.from_pretrained(h) for h in args.helper]
-    with multiprocessing.get_context("spawn").Pool(args.workers) if args.workers > 1 else _InProcess() as pool:
+    with process_pool(args.workers) as pool:
         for direction, rows, references in tqdm(pool.imap_unordered(lists_for, jobs), total=len(jobs),
                                                 desc="directions", unit="dir"):
             src, tgt = direction.split("-")
@@ -102,6 +102,11 @@ def run(args: argparse.Namespace, command: str) -> RerankFile:
                                     if args.limit else "every sentence")
     out = args.out or args.model / RERANK_FILE
     return RerankFile(tuned, [results_json.relative_path(h, out.parent) for h in args.helper], command, data)
+
+
+def process_pool(workers: int):
+    """``workers`` spawned processes (one model copy each), or this process alone when ``workers`` is 1."""
+    return multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else _InProcess()
 
 
 class _InProcess:
