@@ -261,3 +261,16 @@ def test_the_results_script_scores_both_modes_and_names_the_weights_in_the_card(
     card = card_data_from_file(str(folder / "README.md"))
     assert "rerank.json" in card["quality"] and "translate --quality best" in card["quality"]
     assert "## Quality mode" in (folder / "README.md").read_text(encoding="utf-8")
+
+
+def test_tuning_drops_a_model_pass_that_another_feature_makes_redundant():
+    """``reverse`` finds the reference in half the lists and is picked first; ``mbr_chrf`` then finds it in all,
+    so the costly ``reverse`` goes."""
+    lists, refs = synthetic_lists()
+    for i, nbest in enumerate(lists):
+        nbest.forward_raw, nbest.forward_length = [-1.0, -1.1, -1.2, -1.3], [6] * 4
+        nbest.features["reverse"] = [-3.0, -0.5, -2.5, -4.0] if i % 2 == 0 else [-3.0, -2.5, -0.5, -4.0]
+        nbest.features["mbr_chrf"] = [0.0, 1.0, 0.0, 0.0]
+    tuned = tune(lists, refs, SearchSettings(4, 0.6))
+    assert "reverse" not in tuned.weights and tuned.weights["mbr_chrf"] > 0
+    assert tuned.val["reranked_bleu_lowercase"] == 100.0

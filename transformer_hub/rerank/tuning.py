@@ -4,7 +4,8 @@ The objective is lowercased corpus sacreBLEU of the chosen candidates against th
 metric), computed from each candidate's cached n-gram statistics, so one trial of a weight costs a few array
 operations.  The search starts from the beam's choice (all weight on ``forward``, normalised with the beam's
 length penalty), then visits the length penalty and each feature's weight in turn, keeping a value only if
-it gains at least ``min_gain`` BLEU, for up to ``rounds`` rounds.
+it gains at least ``min_gain`` BLEU, for up to ``rounds`` rounds.  Last, a feature that needs a model pass
+(``EXPENSIVE``) is dropped when the weights do as well, within ``min_gain``, without it.
 """
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ GRIDS: Dict[str, Sequence[float]] = {
     "mbr_chrf": (0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 12.0, 20.0),
     "mbr_bleu": (0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 12.0, 20.0),
 }
+
+
+# features that cost a forward pass of a model over every candidate (the others cost a little Python)
+EXPENSIVE = ("second_reverse", "second", "reverse")
 
 
 class CorpusBleu:
@@ -92,6 +97,12 @@ def tune(lists: Sequence[NBestList], references: Sequence[str], search: SearchSe
                 progress()
         if not improved:
             break
+    for name in EXPENSIVE:  # a model pass costs about what the search does: keep it only where it earns its time
+        if weights.get(name):
+            without = {**weights, name: 0.0}
+            got = bleu(table.choose(without, alpha))
+            if got > best - min_gain:
+                best, weights = max(best, got), without
     kept = {k: v for k, v in weights.items() if v != 0.0}
     return DirectionWeights(weights=kept, alpha=alpha, search=search,
                             val={"sentences": len(lists), "beam_bleu_lowercase": round(beam, 2),
