@@ -274,3 +274,18 @@ def test_tuning_drops_a_model_pass_that_another_feature_makes_redundant():
     tuned = tune(lists, refs, SearchSettings(4, 0.6))
     assert "reverse" not in tuned.weights and tuned.weights["mbr_chrf"] > 0
     assert tuned.val["reranked_bleu_lowercase"] == 100.0
+
+
+def test_without_a_model_the_cli_quality_mode_takes_the_folder_tuned_for_the_direction(tuned_dir, tmp_path,
+                                                                                         monkeypatch, capsys):
+    import shutil
+
+    models = tmp_path / "models"
+    shutil.copytree(tuned_dir, models / "multi")
+    monkeypatch.setenv("TRANSFORMER_HUB_SPACE_MODELS", str(models))
+    status, out, err = run_cli(["translate", "--quality", "best", "--src-lang", "en", "--tgt-lang", "de",
+                                "--threads", "1"], TEXTS[0] + "\n", monkeypatch, capsys)
+    assert status == 0, err
+    assert f"model: {models / 'multi'}" in err
+    with one_thread():
+        assert out == Reranker.from_pretrained(tuned_dir).translate(TEXTS[:1], "en", "de")[0] + "\n"

@@ -25,6 +25,7 @@ import sys
 import time
 import traceback
 import warnings
+from pathlib import Path
 from typing import Callable, Iterator, List, Optional, Sequence, TextIO
 
 from .data import default_data_dir, MULTI30K_LANGS, download_multi30k, read_lines
@@ -324,7 +325,7 @@ def translate_best(args: argparse.Namespace) -> int:
         raise CLIError(f"--quality best does not combine with {', '.join(refused)}: it returns one reranked line each")
     set_threads(args.threads)
     lines = read_input(args.input)
-    name = args.model or best_model_for(args)
+    name = args.model or tuned_model_for(args)
     model = load_model(name, args.revision, args.device)
     check_languages(args, model)
     if args.src_lang == "auto":
@@ -338,6 +339,18 @@ def translate_best(args: argparse.Namespace) -> int:
         for r in outputs:
             out.write(one_line(r.text) + "\n")
     return 0
+
+
+def tuned_model_for(args: argparse.Namespace) -> str:
+    """Without --model: the folder of space/models whose rerank.json has weights for the direction (else the best)."""
+    from .rerank import RERANK_FILE, RerankFile
+
+    folder = Path(os.environ.get(MODELS_DIR_ENV) or os.path.join("space", "models"))
+    for path in sorted(folder.glob(f"*/{RERANK_FILE}")):
+        if f"{args.src_lang}-{args.tgt_lang}" in RerankFile.load(path).directions:
+            print(f"model: {path.parent} (its reranker is tuned for {args.src_lang}->{args.tgt_lang})", file=sys.stderr)
+            return str(path.parent)
+    return best_model_for(args)
 
 
 def translation_prefixes(args: argparse.Namespace, n_lines: int) -> Optional[List[str]]:
