@@ -21,11 +21,11 @@ from typing import Dict, List, Optional, Tuple
 from tqdm.auto import tqdm
 
 from transformer_hub import Transformer
-from transformer_hub import results as results_json
-from transformer_hub.data import default_data_dir
+from transformer_hub.hub import results as results_json
+from transformer_hub.training.data import default_data_dir
 from transformer_hub.decoding import translate
 from transformer_hub.hub import CARD_FILE, model_card
-from transformer_hub.metrics import score
+from transformer_hub.training.metrics import score
 from transformer_hub.rerank import RERANK_FILE, Reranker, RerankFile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))

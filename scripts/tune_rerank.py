@@ -21,8 +21,8 @@ from typing import Dict, List, Optional, Tuple
 from tqdm.auto import tqdm
 
 from transformer_hub import Transformer
-from transformer_hub import results as results_json
-from transformer_hub.data import DataError, corpus_file, default_data_dir, read_lines
+from transformer_hub.hub import results as results_json
+from transformer_hub.training.data import DataError, corpus_file, default_data_dir, read_lines
 from transformer_hub.rerank import RERANK_FILE, NBestList, RerankFile, SearchSettings, collect
 from transformer_hub.rerank.tuning import tune
 

@@ -11,7 +11,7 @@ from test_scoring import MULTILINGUAL, random_model
 from tolerances import f64
 from transformer_hub.decoding import generate
 from transformer_hub.decoding.scoring import score_texts
-from transformer_hub.metrics import score as corpus_score
+from transformer_hub.training.metrics import score as corpus_score
 from transformer_hub.rerank import (RERANK_FILE, DirectionWeights, NBestList, Reranker, RerankFile, SearchSettings,
                                     collect, expected_utility, mbr_choice, utility)
 from transformer_hub.rerank.tuning import CorpusBleu, Table, tune
@@ -240,7 +240,7 @@ def test_the_results_script_scores_both_modes_and_names_the_weights_in_the_card(
 
     from scripts import rerank_results
     from transformer_hub.hub import card_data_from_file
-    from transformer_hub.results import load as load_results
+    from transformer_hub.hub.results import load as load_results
 
     folder = tmp_path / "model"
     shutil.copytree(tuned_dir, folder)

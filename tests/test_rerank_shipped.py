@@ -7,7 +7,7 @@ import pytest
 
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.rerank import FEATURES, RERANK_FILE, RerankFile
-from transformer_hub.results import load as load_results
+from transformer_hub.hub.results import load as load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 MULTILINGUAL = ROOT / "space" / "models" / "multilingual"

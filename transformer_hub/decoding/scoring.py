@@ -16,7 +16,7 @@ from typing import List, Optional, Sequence
 
 import torch
 
-from ..kernels import Projection, no_dropout
+from ..model.kernels import Projection, no_dropout
 from .batching import prepare_sources
 from .config import DecodingConfig
 from .config import length_penalty as penalty

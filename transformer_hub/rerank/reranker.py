@@ -105,7 +105,7 @@ class Reranker:
     @classmethod
     def from_pretrained(cls, folder: Union[str, Path], model=None) -> "Reranker":
         """The model in ``folder`` (or ``model``, loaded from it), its ``rerank.json`` and the helpers it names."""
-        from ..model import Transformer
+        from ..transformer import Transformer
 
         folder = Path(folder)
         path = folder / RERANK_FILE
