@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from decoding_fixtures import one_thread
+from helpers.decoding_fixtures import one_thread
 from test_scoring import MULTILINGUAL, random_model
-from tolerances import f64
+from helpers.tolerances import f64
 from transformer_hub.decoding import generate
 from transformer_hub.decoding.scoring import score_texts
 from transformer_hub.training.metrics import score as corpus_score

@@ -1,10 +1,10 @@
 """The shipped reranker: rerank.json beside the multilingual model, named in its card, and the README's quality
 table is the results file that scripts/rerank_results.py wrote."""
-import re
 from pathlib import Path
 
 import pytest
 
+from test_shipped_models import readme_rows
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.rerank import FEATURES, RERANK_FILE, RerankFile
 from transformer_hub.hub.results import load as load_results
@@ -33,21 +33,9 @@ def test_the_card_names_the_weights_file_and_the_results_command():
     assert load_results(RESULTS).settings["command"] in card["quality"]
 
 
-def _readme_rows() -> dict:
-    """README's quality-mode table: (split, direction) -> its cells."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("#### The quality mode"):text.index("### `space/models/en-de`")]
-    rows = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 11 and re.fullmatch(r"test_\w+", cells[0]):
-            rows[cells[0], cells[1]] = cells[2:]
-    return rows
-
-
 def test_the_readme_table_is_the_results_file():
     saved = load_results(RESULTS)
-    rows = _readme_rows()
+    rows = readme_rows("#### The quality mode", width=11)
     assert len(rows) == 24
     column = {("beam 5", "bleu"): 0, ("beam 5", "bleu_lowercase"): 1, ("beam 5", "chrf"): 2,
               ("quality best", "bleu"): 3, ("quality best", "bleu_lowercase"): 4, ("quality best", "chrf"): 5}

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import read_multi30k
-from decoding_fixtures import one_thread, synthetic_pairs
-from tolerances import f32, score
+from helpers.corpus import read_multi30k
+from helpers.decoding_fixtures import one_thread, synthetic_pairs
+from helpers.tolerances import f32, score
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.decoding import generate
 from transformer_hub.decoding.scoring import score_ids, score_texts, source_ids

@@ -9,7 +9,7 @@ it gains at least ``min_gain`` BLEU, for up to ``rounds`` rounds.  Last, a featu
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
 import numpy as np
 
