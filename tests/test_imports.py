@@ -19,7 +19,7 @@ FLOORS = [  # bottom first; a unit may import only units of lower floors
     {"decoding"},  # search over the model's encode/decode (+ cache)
     {"text"},  # segmentation, language detection, and the pipeline over them: split, detect, choose, decode, join
     {"transformer", "formats"},  # the public class: the network + the Hub + translate; documents (text's sentences)
-    {"export", "training"},  # exports and their engine; the trainer
+    {"export", "training", "rerank"},  # exports and their engine; the trainer; the quality mode (n-best reranking)
     {"inside", "playground"},  # what a trained model shows; training one live (both use the schedule)
     {"cli"},  # the command line
     {"__main__"},  # ``python -m transformer_hub``
