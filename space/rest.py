@@ -39,6 +39,7 @@ from .access import Access, AccessDenied, client_address
 from .batching import QueueFull
 from .choice import AUTO
 from .context import SpaceContext
+from .decoder import Request as Sentence
 from .languages import LANGUAGES
 from .limits import CleanText, clean_text
 from .rest_input import RestError, SafeJSONResponse, error_response, read_params
