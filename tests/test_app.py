@@ -690,7 +690,11 @@ def test_variants_table_reads_a_models_own_card_for_its_measurements(tmp_path, m
     rows = {r[0]: dict(zip(describe.MODEL_COLUMNS, r)) for r in describe.describe_models(SpaceContext(store))}
     shipped = rows["en-de"]
     assert (shipped["test BLEU"], shipped["test chrF"]) == ("41.06", "64.78")  # cased test BLEU, not val or lowercased
-    assert shipped["training time"] == "120.0 min" and shipped["decoding speed"] == "4,291 tok/s (training)"
+    assert shipped["training time"] == "120.0 min" and shipped["training speed"] == "4,291 tok/s"
+    assert shipped["decoding speed"] == "—"  # a training speed is not a decoding one
+    page = dict(zip(describe.PAGE_COLUMNS, describe.page_rows([[shipped[c] for c in describe.MODEL_COLUMNS]])[0]))
+    assert page["training (tokens/s)"] == "4,291" and page["training (min)"] == "120.0"
+    assert page["architecture"].startswith("encoder-decoder, sinusoidal positions, post-norm")
     broken = rows[store.name_of(str(tmp_path / "broken"))]
     assert broken["test BLEU"] == "—" and broken["layout"] == "encoder-decoder"  # a bad card hides nothing else
 
