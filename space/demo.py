@@ -25,8 +25,10 @@ CONCURRENCY = int(os.environ.get("SPACE_CONCURRENCY", "1"))
 TORCH_THREADS = int(os.environ.get("SPACE_TORCH_THREADS", "1"))
 CSS = """
 #translate-output textarea, #compare-greedy textarea, #compare-beam textarea { font-size: 1.05em; }
-/* tables: numbers and short headers never break inside a word */
-.table-wrap td, .table-wrap th { overflow-wrap: normal; word-break: normal; hyphens: none; }
+/* tables: numbers, names and headers never break inside a word (a cell wraps at spaces only) */
+.table-wrap td, .table-wrap th, .table-wrap td *, .table-wrap th * {
+  overflow-wrap: normal !important; word-break: normal !important; hyphens: none; }
+#variants-table td, #variants-results td { font-family: var(--font); font-size: 0.9em; }
 @media (max-width: 600px) {
   /* a phone: the tab names wrap onto lines instead of hiding behind a menu; pickers take the whole width */
   .tab-wrapper .tab-container { flex-wrap: wrap; height: auto; row-gap: 2px; }

@@ -100,6 +100,10 @@ def _entries(data: Dict[str, Any]) -> List[Tuple[str, Optional[str], Optional[in
             out.append((data["separators"][n], None, None))
         for k, w in enumerate(by_sentence.get(n, [])):
             word = data["words"][w]
+            if k > 0 and not word.get("space", True) and not any(c.isalnum() for c in word["text"]):
+                text, label, previous = out[-1]  # punctuation shown with the word before it ("Park.")
+                out[-1] = (text + word["text"], label, previous)
+                continue
             out.append((" " * (k > 0 and word.get("space", True)) + word["text"], band(word["probability"]), w))
         if sentence["unsure"]:
             out.append((" ⚠", UNSURE, None))

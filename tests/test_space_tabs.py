@@ -241,6 +241,7 @@ def test_word_view_colours_whole_words_of_every_sentence(tiny_tokenizer):
     pieces = tiny_tokenizer.pieces(tiny_tokenizer.encode(" ".join(outputs), side="target"))
     assert "." in pieces  # the full stop is a piece of its own here: a word written without a space
     assert [w["text"] for w in data["words"]] == " ".join(outputs).replace(".", " .").split()
+    # shown with the word before it, in that word's colour: "rennt." (a click on it is a click on "rennt")
     for word in data["words"]:
         pieces = [data["tokens"][i] for i in word["tokens"]]
         assert word["probability"] == f64(math.prod(t["probability"] for t in pieces))  # exp(sum of logs), float64

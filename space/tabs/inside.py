@@ -53,7 +53,7 @@ def render(ctx) -> None:
         with gr.Column():
             text = text_input(ctx, "Source sentence", value=examples_of(source.value)[0][0], lines=2,
                               elem_id="inside-input")
-    examples(text, source, "inside")
+            examples(text, source, "inside")
     common = [text, model, source, target]
     with gr.Tabs(overflow_behavior="wrap"):  # every view's name in sight, at any width
         with gr.Tab("Attention, all three kinds", id="inside-attention"):

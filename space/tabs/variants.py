@@ -41,7 +41,7 @@ def render(ctx) -> None:
     full = describe.describe_models(ctx)
     table = gr.Dataframe(value=describe.page_rows(full), headers=describe.PAGE_COLUMNS,
                          label="Available models", interactive=False, wrap=True, elem_id="variants-table",
-                         column_widths=["11%", "8%", "33%", "10%", "7%", "7%", "7%", "8%", "9%"])
+                         column_widths=["15%", "8%", "30%", "9%", "6%", "6%", "7%", "9%", "10%"], max_height=2000)
     every_column = gr.Dataframe(value=full, headers=describe.MODEL_COLUMNS, visible=False)  # /models: all of it
     refresh = gr.Button("Refresh table", size="sm")
     refresh.click(bind(ctx, describe.describe_models), None, every_column, api_name="models").then(
@@ -58,6 +58,7 @@ def render(ctx) -> None:
             source, target = language_pickers(ctx, None, "variants")  # several models: every language
             text = text_input(ctx, "Source text", value=examples_of(source.value)[1][0], lines=2,
                               elem_id="variants-input")
+            examples(text, source, "variants")
             with gr.Row():
                 strategy = gr.Radio(["greedy", "beam"], value="beam", label="Decoding")
                 beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size")
@@ -70,10 +71,9 @@ def render(ctx) -> None:
             answer = gr.Dataframe(headers=ANSWER, visible=False)
             # ... shown as the translations in a table and what could not run in a note under it
             results = gr.Dataframe(headers=SHOWN, datatype=["str", "str", "str", "number", "number"], wrap=True,
-                                   column_widths=["20%", "12%", "44%", "10%", "14%"],
+                                   column_widths=["24%", "14%", "38%", "10%", "14%"], max_height=2000,
                                    label="Side by side", interactive=False, elem_id="variants-results")
             failed = gr.Markdown(elem_id="variants-failed")
-    examples(text, source, "variants")
     button.click(bind(ctx, service.variants_translate), [text, models, strategy, beam_size, source, target, engines],
                  answer, api_name="variants", **decode_event(ctx)).then(_shown, answer, [results, failed], **UI)
     with gr.Row():
