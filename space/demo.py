@@ -34,8 +34,8 @@ CSS = """
   .tab-wrapper .tab-container { flex-wrap: wrap; height: auto; row-gap: 2px; }
   .tab-wrapper { height: auto !important; padding-bottom: 4px; }
   .tab-container button { padding: 4px 8px; font-size: 0.95em; }
-  .gradio-container .row { flex-wrap: wrap; }
-  .gradio-container .row > .form, .gradio-container .row > div { min-width: min(100%, 160px) !important; }
+  .language-pickers { flex-wrap: wrap !important; }
+  .language-pickers > * { flex: 1 1 100% !important; min-width: 100% !important; }
   #intro h1 { font-size: 1.35em; margin-bottom: 0.2em; }
   #intro p { font-size: 0.92em; }
   .gradio-container { padding: 6px !important; }

@@ -80,7 +80,7 @@ def language_pickers(ctx: SpaceContext, model: Optional[gr.Dropdown], prefix: st
     sources, targets, source, target = fit_pair(_config(ctx, start), AUTO if detect else DEFAULT_PAIR[0],
                                                 DEFAULT_PAIR[1], ctx.chooser.pairs() if start == BEST_MODEL else None,
                                                 detect)
-    with gr.Row(equal_height=True):
+    with gr.Row(equal_height=True, elem_classes=["language-pickers"]):
         src = gr.Dropdown(choices(sources), value=source, label="From", elem_id=f"{prefix}-source-lang",
                           interactive=True, min_width=120)
         swap = gr.Button("⇄", size="sm", elem_id=f"{prefix}-swap", min_width=40, scale=0)
