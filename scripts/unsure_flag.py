@@ -1,4 +1,4 @@
-"""Choose the unsure-sentence flag on Multi30k val and measure it: ``python scripts/unsure_flag.py``.
+"""Choose the unsure-sentence flag on Multi30k val and measure it: ``python -m scripts.unsure_flag``.
 
 Every val sentence (``--n`` per direction, en<->de/fr/cs) is translated as the Space does (beam 4, the
 multilingual model) and scored by sentence chrF against its reference.  The flag to beat is the mean token
@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Dict, List, Sequence
 
+import sacrebleu
+
+from transformer_hub import Transformer
+from transformer_hub.decoding import generate
+from transformer_hub.decoding.words import doubt
+from transformer_hub.training.data import corpus_file, default_data_dir, read_lines
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # run from a checkout without installing
-
-import sacrebleu  # noqa: E402
-
-from transformer_hub import Transformer  # noqa: E402
-from transformer_hub.data import corpus_file, default_data_dir, read_lines  # noqa: E402
-from transformer_hub.decoding import generate  # noqa: E402
-from transformer_hub.decoding.words import doubt  # noqa: E402
 
 DIRECTIONS = [("en", "de"), ("de", "en"), ("en", "fr"), ("fr", "en"), ("en", "cs"), ("cs", "en")]
 BEFORE = {"mean": 0.58, "lowest_word": 0.0}  # the flag before: the mean token probability alone
@@ -87,7 +85,7 @@ def main(argv=None) -> None:
         rows = records(model, args.data or default_data_dir(), args.split, args.n)
         if args.records is not None:
             args.records.write_text(json.dumps(rows))
-    result = {"command": "python scripts/unsure_flag.py", "model": Path(args.model).name, "split": args.split,
+    result = {"command": "python -m scripts.unsure_flag", "model": Path(args.model).name, "split": args.split,
               "per_direction": args.n, "decoding": "beam 4, length penalty 0.6", **measure(rows)}
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     for name in ("before", "after", "mean_only"):

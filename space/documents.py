@@ -2,12 +2,15 @@
 
 The file is checked before anything is decoded (size, UTF-8, number of sentences: ``Limits``), and the
 translation is written only inside the Space's temporary folder (Gradio's upload folder, where the upload
-itself already is), from which Gradio serves it.
+itself already is), from which Gradio serves it.  Only a regular file inside that folder is read (its path
+resolved, so a link out of it is refused; a FIFO or a device is never opened), and the upload is deleted once
+read, refused or not: a visitor's file does not outlive its request.
 """
 from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 import unicodedata
 from pathlib import Path
@@ -28,7 +31,8 @@ def temporary_folder() -> Path:
 
 
 def _uploaded(value: Any) -> Path:
-    """The uploaded file's path; only files inside the temporary folder (the events skip Gradio's checks)."""
+    """The uploaded file's path: a regular file inside the temporary folder (Gradio checks uploads too, but
+    only on Blocks it marks launched; this holds however the app is served)."""
     if isinstance(value, dict):
         value = value.get("path")
     if not value or not isinstance(value, (str, os.PathLike)):
@@ -36,19 +40,24 @@ def _uploaded(value: Any) -> Path:
     path = Path(value).resolve()
     if temporary_folder() not in path.parents:
         raise gr.Error("The file must be uploaded to this Space (its path is outside the upload folder).")
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        raise gr.Error("The uploaded file is no longer on the server (an upload is deleted once translated): "
+                       "upload it again.") from None
+    if not stat.S_ISREG(mode):
+        raise gr.Error("The file must be an uploaded regular file.")
     return path
 
 
 def read_document(value: Any, max_bytes: int) -> Tuple[Path, str]:
-    """The uploaded .txt's path and text: at most ``max_bytes``, UTF-8, newlines normalised, controls dropped."""
+    """The uploaded .txt's path and text: at most ``max_bytes``, UTF-8, newlines normalised, controls dropped.
+    The upload is deleted once read (or refused)."""
     path = _uploaded(value)
-    if path.suffix.lower() != ".txt":
-        raise gr.Error(f"Only .txt files can be translated, got {path.suffix or 'a file without extension'}.")
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise gr.Error(f"The file is too large: {size:,} bytes, the limit is {max_bytes:,}. Split it into "
-                       "smaller files.")
-    raw = path.read_bytes()
+    try:
+        raw = _read(path, max_bytes)
+    finally:
+        path.unlink(missing_ok=True)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -59,6 +68,16 @@ def read_document(value: Any, max_bytes: int) -> Tuple[Path, str]:
     if not text.strip():
         raise gr.Error("The file is empty: there is nothing to translate.")
     return path, text
+
+
+def _read(path: Path, max_bytes: int) -> bytes:
+    if path.suffix.lower() != ".txt":
+        raise gr.Error(f"Only .txt files can be translated, got {path.suffix or 'a file without extension'}.")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise gr.Error(f"The file is too large: {size:,} bytes, the limit is {max_bytes:,}. Split it into "
+                       "smaller files.")
+    return path.read_bytes()
 
 
 def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str = "beam", beam_size: int = 4,

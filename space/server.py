@@ -4,23 +4,28 @@
     serve(app)                              # uvicorn on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT (127.0.0.1:7860)
 
 The REST routes come before the mounted page, so they answer first; they share the demo's ``SpaceContext``.
-CORS is off unless ``SPACE_CORS_ORIGINS`` names origins (or ``*``), and then applies to the REST routes only
-(the page keeps Gradio's own rules).
+CORS is LibreTranslate's on the REST routes (``Access-Control-Allow-Origin: *``: they carry no credentials);
+``SPACE_CORS_ORIGINS`` narrows it to the origins it names (empty: no CORS headers).  The page keeps Gradio's
+own rules.  uvicorn bounds the connections: ``SPACE_MAX_CONNECTIONS`` at once (more get 503) and
+``SPACE_KEEP_ALIVE`` seconds for an idle kept-alive one.
 """
 from __future__ import annotations
 
 import os
 import threading
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import gradio as gr
+from transformer_hub import __version__
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from . import logs
 from .demo import QUEUE_MAX_SIZE, launch_options
-from .rest import PATHS, RestAPI, RestSettings
+from .rest import PATHS, RestAPI, RestSettings, env_number
+from .rest_schema import OPERATIONS
 
 MOUNT_OPTIONS = ("css", "theme", "show_error", "footer_links")  # the launch options mount_gradio_app takes too
 
@@ -43,13 +48,21 @@ class RestCORS:
 def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastAPI:
     """A FastAPI app serving LibreTranslate's routes over ``demo.space_context`` and the page at ``/``."""
     settings = settings or RestSettings.from_env(queue=QUEUE_MAX_SIZE)
-    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="LibreTranslate-compatible translation API", version=__version__, docs_url=None,
+                  redoc_url=None, openapi_url="/openapi.json")  # the REST routes' description (space/rest_schema.py)
     rest = RestAPI(demo.space_context, settings)
-    app.router.routes.extend(rest.routes())
+    for path, endpoint in rest.endpoints().items():
+        app.add_api_route(path, endpoint, **OPERATIONS[path])
     if settings.cors_origins:
         app.add_middleware(RestCORS, origins=settings.cors_origins)
     options = {k: v for k, v in launch_options().items() if k in MOUNT_OPTIONS}
-    app = gr.mount_gradio_app(app, demo, path="", **options)
+    app = gr.mount_gradio_app(app, demo, path="", max_file_size=demo.space_context.limits.max_file_bytes,
+                              allowed_paths=[], **options)
+    # Gradio checks that a file input was uploaded (processing_utils._check_allowed) only once the Blocks are
+    # marked launched, which launch() does and mount_gradio_app does not: without this, an API call naming any
+    # path on the server has that file copied into the cache and handed to the event.
+    demo.has_launched = True
+    logs.install()
     app.state.rest = rest  # for tests and benchmarks
     return app
 
@@ -57,6 +70,13 @@ def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastA
 def host_and_port() -> tuple:
     """Where to listen: Gradio's own GRADIO_SERVER_NAME / GRADIO_SERVER_PORT (default 127.0.0.1:7860)."""
     return os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
+
+
+def connection_limits() -> Dict[str, int]:
+    """uvicorn's connection limits: ``SPACE_MAX_CONNECTIONS`` (default 512) connections and tasks at once,
+    ``SPACE_KEEP_ALIVE`` (default 5) seconds before an idle kept-alive connection is closed."""
+    return {"limit_concurrency": env_number("SPACE_MAX_CONNECTIONS", 512),
+            "timeout_keep_alive": env_number("SPACE_KEEP_ALIVE", 5)}
 
 
 def serve(app: FastAPI, announce: str = "", **uvicorn_options: Any) -> None:
@@ -67,8 +87,9 @@ def serve(app: FastAPI, announce: str = "", **uvicorn_options: Any) -> None:
     host, port = host_and_port()
     # a bounded graceful shutdown: an open event stream (a page, a Gradio client) must not hold SIGTERM forever
     server = uvicorn.Server(uvicorn.Config(app, **{"host": host, "port": port, "log_level": "warning",
-                                                   "timeout_graceful_shutdown": 5,
+                                                   "timeout_graceful_shutdown": 5, **connection_limits(),
                                                    **uvicorn_options}))
+    logs.configure()
 
     def announce_when_listening() -> None:
         while not (server.started or server.should_exit):

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -128,7 +127,7 @@ def test_one_doubtful_word_among_sure_ones_flags_the_sentence(tiny_tokenizer):
 
 
 def test_the_val_measurement_chose_the_thresholds_the_library_uses():
-    """docs/unsure_flag.json (``python scripts/unsure_flag.py``): its chosen pair is the library's, its
+    """docs/unsure_flag.json (``python -m scripts.unsure_flag``): its chosen pair is the library's, its
     'before' is the mean-only flag, the new flag catches more of the lowest-chrF sentences, and the
     figures in docs/design.md and README.md are the file's."""
     saved = json.loads(RESULTS.read_text())
@@ -149,8 +148,7 @@ def test_the_val_measurement_chose_the_thresholds_the_library_uses():
 def test_the_measurement_counts_what_it_says():
     """``measure`` on records whose answer is known: the two worst of 20 sentences by chrF are the lowest
     10 %; a mean threshold flagging exactly them has precision, recall and F1 of 1."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import unsure_flag
+    from scripts import unsure_flag
 
     rows = [{"chrf": 10.0 * i, "mean": 0.3 if i < 2 else 0.9, "lowest_word": 0.5} for i in range(20)]
     result = unsure_flag.measure(rows)

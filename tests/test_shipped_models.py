@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MULTI30K, MULTI30K_MISSING
+from helpers.corpus import MULTI30K, MULTI30K_MISSING
 from transformer_hub import Transformer
-from transformer_hub.data import corpus_file, read_lines
+from transformer_hub.training.data import corpus_file, read_lines
 from transformer_hub.hub import card_data_from_file
-from transformer_hub.metrics import score
-from transformer_hub.results import load as load_results
+from transformer_hub.training.metrics import score
+from transformer_hub.hub.results import load as load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "space" / "models"

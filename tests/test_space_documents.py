@@ -7,7 +7,6 @@ import os
 import gradio as gr
 import pytest
 
-from space_fixtures import free_port  # noqa: F401, I001 - puts the repository root on sys.path
 from space import documents
 from space.context import SpaceContext
 from space.limits import Limits
@@ -85,3 +84,11 @@ def test_a_document_is_translated_with_progress_and_its_layout(ctx, upload_folde
     assert "Detected: English" in note
     paragraphs = out.split("\n\n")
     assert len(paragraphs) == 2 and out.endswith("\n") and "\n" not in paragraphs[0]
+    # the content: the library's own translation of each sentence, in the document's layout
+    from transformer_hub import Transformer
+    from transformer_hub.text import split_sentences
+
+    model = Transformer.from_pretrained(tmp_path / "models" / "en-de")
+    layout = split_sentences(DOCUMENT, "en")
+    alone = model.translate(list(layout.segments), strategy="greedy", max_length=6, src_lang="en", tgt_lang="de")
+    assert out == layout.join(alone)

@@ -9,10 +9,10 @@ import pytest
 
 gr = pytest.importorskip("gradio")
 
-from tolerances import f64
-from space_fixtures import free_port  # noqa: E402, I001 - puts the repository root on sys.path
-from space import TAB_ENTRY_POINT_GROUP, TABS, build_demo, ordered_tabs, tab  # noqa: E402
-from space.limits import Limits  # noqa: E402
+from helpers.tolerances import f64
+from helpers.space_fixtures import free_port
+from space import TAB_ENTRY_POINT_GROUP, TABS, build_demo, ordered_tabs, tab
+from space.limits import Limits
 
 BUILT_IN = ["translate", "compare", "variants", "attention"]
 

@@ -15,7 +15,7 @@ from typing import List, Optional, Sequence, Union
 
 import torch
 
-from . import paragraphs
+from ..registry import Registry
 from .batching import prepare_sources
 from .config import DecodingConfig, one_per_text
 from .engines import get_engine
@@ -23,6 +23,17 @@ from .prefix import Prefix, PrefixArg, check_prefix_lengths, prefixes_for_ids, p
 from .results import Hypothesis, TranslationResult
 
 Tensor = torch.Tensor
+# Texts rather than sentences (split_sentences=True, src_lang="auto") go to the text pipeline, which
+# transformer_hub.text.pipeline registers as "default": it detects, splits, and calls generate per sentence.
+TEXT_PIPELINES: Registry = Registry("text pipeline")
+AUTO = "auto"
+
+
+def _wants_detection(src_lang) -> bool:
+    """True when ``src_lang`` (one code or one per text) asks for detection anywhere."""
+    if src_lang is None or isinstance(src_lang, str):
+        return src_lang == AUTO
+    return any(lang == AUTO for lang in src_lang)
 
 
 def _resolve(config: Optional[DecodingConfig], overrides: dict) -> DecodingConfig:
@@ -105,10 +116,11 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     model complete that word (see ``decoding/prefix.py``).  ``return_alternatives=K`` gives each hypothesis
     its per-token ``alternatives``; ``return_search=True`` (beam) gives each result its ``search`` trace.
 
-    ``src_lang="auto"`` (or "auto" for some texts) detects each text's language among the model's own
-    (``transformer_hub.text``); every result reports ``src_lang`` and, when detected, ``src_lang_confidence``.
-    ``split_sentences=True`` translates each sentence of a text on its own (all of them in one call) and
-    puts the outputs back in the text's layout; ``result.sentences`` holds the per-sentence results.
+    ``src_lang="auto"`` (or "auto" for some texts) detects each text's language among the model's own, and
+    ``split_sentences=True`` translates each sentence of a text on its own (all of them in one call) and puts
+    the outputs back in the text's layout: both are the text pipeline's (``transformer_hub.text.pipeline``).
+    Every result reports ``src_lang`` and, when detected, ``src_lang_confidence``; ``result.sentences`` holds
+    the per-sentence results.
     """
     config = _resolve(config, overrides)
     if isinstance(texts, str):
@@ -118,15 +130,10 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
         raise ValueError("the model has no tokenizer attached (model.tokenizer is None); "
                          "attach one or call decode_ids with token ids")
     texts = [_clean(t) for t in texts]
-    confidences = [None] * len(texts)
-    if paragraphs.wants_detection(src_lang):
-        src_lang, confidences = paragraphs.detect_sources(model.config, texts, src_lang, tgt_lang)
-    if split_sentences:
-        sources = paragraphs.given_sources(model.config, len(texts), src_lang)
-        results = paragraphs.generate_split(generate, model, texts, config, sources, tgt_lang, prefix,
-                                            progress=progress, workers=workers, engine=engine)
-        paragraphs.label(results, sources, confidences)
-        return results
+    if split_sentences or _wants_detection(src_lang):
+        return TEXT_PIPELINES.get("default")(model, texts, config, src_lang=src_lang, tgt_lang=tgt_lang,
+                                             split_sentences=split_sentences, prefix=prefix, progress=progress,
+                                             workers=workers, engine=engine)
     eos = model.config.eos_id
     tags = _language_tags(model, tokenizer, len(texts), src_lang, tgt_lang)
     sources = [tag + tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t, tag in zip(texts, tags)]
@@ -138,7 +145,8 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     results = [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
                                  source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None))
                for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
-    paragraphs.label(results, paragraphs.given_sources(model.config, len(texts), src_lang), confidences)
+    for result, lang in zip(results, one_per_text(src_lang, len(texts), "src_lang", "one code")):
+        result.src_lang = lang if lang is not None else model.config.src_lang
     return results
 
 

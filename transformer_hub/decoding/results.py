@@ -10,8 +10,8 @@ import torch
 from ..tokenizer import EOS_ID
 
 # The mean-only unsure flag: the ``Hypothesis.confidence`` that flags 5 % of Multi30k val sentences
-# (en<->de/fr/cs, 300 each, the multilingual model, beam 4), from ``python scripts/bench_text.py --parts
-# confidence``.  The Space's flag also looks at the least likely word: ``decoding.words.doubt`` (docs/design.md).
+# (en<->de/fr/cs, 300 each, the multilingual model, beam 4), from ``python -m benchmarks.text
+# --parts confidence``.  The Space's flag also looks at the least likely word: ``decoding.words.doubt`` (docs/design.md).
 CONFIDENCE_THRESHOLD = 0.58
 
 
@@ -91,6 +91,11 @@ class TranslationResult:
     src_lang_confidence: Optional[float] = None  # the detection's probability among the candidates; None if given
     # split_sentences=True: each sentence's own result, in order (``text`` puts their best outputs in the layout)
     sentences: Optional[List["TranslationResult"]] = None
+    # what the text pipeline (transformer_hub.text.pipeline) did: the model and engine that translated the text,
+    # and why it came back unchanged when it did ("empty", "no words to translate", "already in German")
+    model: Optional[str] = None
+    engine: Optional[str] = None
+    unchanged: Optional[str] = None
 
     @property
     def best(self) -> Hypothesis:

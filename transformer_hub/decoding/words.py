@@ -137,7 +137,7 @@ def word_alternatives(model, text: str, word: int, k: int = 5, *, src_lang=None,
 
 # A sentence is unsure when its least likely word or its mean token probability is below these: chosen on
 # Multi30k val (en<->de/fr/cs, the Space's models, beam 4) to flag the sentences of lowest chrF, by
-# ``python scripts/unsure_flag.py`` (its results: docs/unsure_flag.json; docs/design.md).
+# ``python -m scripts.unsure_flag`` (its results: docs/unsure_flag.json; docs/design.md).
 LOWEST_WORD_THRESHOLD = 0.005
 MEAN_THRESHOLD = 0.65
 
