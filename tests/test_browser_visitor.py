@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import ARGS, CHROMIUM, TIMEOUT_MS, sync_api  # noqa: E402  (skips without a browser)
-from conftest import MULTI30K  # noqa: E402
-from space_fixtures import launch_local  # noqa: E402
+from helpers.browser import (ARGS, CHROMIUM, TIMEOUT_MS, screenshot_on_failure,  # noqa: F401  (skips without a browser)
+                             sync_api)
+from helpers.corpus import MULTI30K
+from helpers.space_fixtures import launch_local
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "space" / "models"
@@ -67,16 +68,6 @@ def page(request, browser, app_url):
     (SCREENS / request.param).mkdir(parents=True, exist_ok=True)
     yield page
     context.close()
-
-
-@pytest.fixture(autouse=True)
-def screenshot_on_failure(request):
-    """A failed test leaves ``failed-<test>.png``: what the page showed when the wait gave up."""
-    failed = request.session.testsfailed
-    yield
-    if request.session.testsfailed > failed and "page" in request.fixturenames:
-        page = request.getfixturevalue("page")
-        page.screenshot(path=str(SCREENS / page.size / f"failed-{request.node.name}.png"), full_page=True)
 
 
 def shoot(page, name: str) -> None:
