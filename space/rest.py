@@ -28,10 +28,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
+from transformer_hub.text.pipeline import translate_texts
 from transformer_hub.text import (Segmented, detect_language, has_words, language_name, split_sentences,
                                   unserved_language)
 
-from . import service
+from transformer_hub.formats import Document
+
+from . import rest_html, service
+from .access import Access, AccessDenied, client_address
 from .batching import QueueFull
 from .choice import AUTO
 from .context import SpaceContext
@@ -39,6 +43,7 @@ from .decoder import Request as Sentence
 from .languages import LANGUAGES
 from .limits import CleanText, clean_text
 from .rest_input import RestError, SafeJSONResponse, error_response, read_params
+from .text_models import SpaceModels
 from transformer_hub.hub import ModelLoadError
 
 logger = logging.getLogger(__name__)
@@ -113,13 +118,16 @@ class Job:
     model: Optional[str]
     engine: str
     where: Callable[[int], str]       # how an error names item i ("q[3]: " in a list, "" for one text)
+    documents: Optional[List[Optional[Document]]] = None  # format=html: each text's markup (space/rest_html.py)
 
 
 class RestAPI:
     """The routes, over one Space context (``routes()`` for a Starlette/FastAPI app)."""
 
-    def __init__(self, ctx: SpaceContext, settings: Optional[RestSettings] = None) -> None:
+    def __init__(self, ctx: SpaceContext, settings: Optional[RestSettings] = None,
+                 access: Optional[Access] = None) -> None:
         self.ctx, self.settings = ctx, settings or RestSettings.from_env()
+        self.access = access or Access()  # API keys and per-client limits (all off unless configured)
         self.active = 0  # REST requests admitted (changed on the event loop only)
         self._limiter: Optional[anyio.CapacityLimiter] = None
 
@@ -142,7 +150,13 @@ class RestAPI:
         ``work`` in a thread, answer.  A slot is taken only once the body is in: a slow client holds none."""
         try:
             params = await read_params(request, self.settings.max_body_bytes, self.settings.body_timeout)
-        except RestError as exc:
+            q = params.get("q")
+            texts = [t for t in (q if isinstance(q, list) else [q]) if isinstance(t, str)]
+            key = params.get("api_key")
+            if key is not None and not isinstance(key, str):
+                raise RestError(400, "Invalid request: api_key must be a text")
+            self.access.check(key, client_address(request), texts, cost=len(q) if isinstance(q, list) else 1)
+        except (RestError, AccessDenied) as exc:
             logger.info("REST %s: %d %s", request.url.path, exc.status, exc.message)
             return error_response(exc.status, exc.message)
         if self.active >= self.settings.queue:
@@ -214,14 +228,17 @@ class RestAPI:
             raise RestError(400, f"Invalid request: request ({len(raw)}) exceeds text limit "
                                  f"({self.ctx.limits.max_lines})")
         text_format = params.get("format") or "text"
-        if text_format == "html":
-            raise RestError(400, "html format is not supported by this server; send plain text (format=text)")
-        if text_format != "text":
+        if text_format not in ("text", "html"):
             raise RestError(400, f"{text_format!s} format is not supported")
         alternatives = _alternatives(params.get("alternatives"), self.ctx.limits.max_beam - 1)
         target = _language(target)
-        cleaned = ["\n".join(self._clean(t, where(i)).lines) if t.strip() or not batch else None
-                   for i, t in enumerate(raw)]
+        documents = None
+        if text_format == "html":  # its visible text is what is detected, counted and translated
+            documents = rest_html.read_markups(raw, batch, self.ctx.limits, where)
+            cleaned = [None if d is None else "\n".join(d.texts) for d in documents]
+        else:
+            cleaned = ["\n".join(self._clean(t, where(i)).lines) if t.strip() or not batch else None
+                       for i, t in enumerate(raw)]
         detected = None
         if source == "auto":
             detected = self._detect([t or "" for t in cleaned], where)
@@ -240,7 +257,7 @@ class RestAPI:
             raise RestError(400, "Invalid request: model must be a model name")
         if not isinstance(engine, str) or engine not in ENGINE_CHOICES:
             raise RestError(400, f"Invalid request: engine must be one of {', '.join(ENGINE_CHOICES)}")
-        return Job(texts, batch, sources, detected, target, alternatives, model, engine, where)
+        return Job(texts, batch, sources, detected, target, alternatives, model, engine, where, documents)
 
     def _clean(self, text: str, where: str = "") -> CleanText:
         try:
@@ -249,18 +266,32 @@ class RestAPI:
             raise RestError(400, f"Invalid request: {where}{exc.message}") from exc
 
     def translate(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        """The text pipeline over the Space's models: each text's model chosen for its direction (``model`` and
+        ``engine`` are per text: lists when ``q`` is a list), its k-th alternative the k-th best of every sentence."""
         job = self.check(params)
+        if job.documents is not None:
+            return rest_html.translate(self, job)
         # a text without sentences (no words; or detected as the target language) comes back as it is
         outputs = [[t.join([]) if t is not None and not t.segments else ""] * (job.alternatives + 1) for t in job.texts]
-        used: Dict[str, str] = {}
-        for source in dict.fromkeys(job.sources):  # one decode per source language (usually one)
-            picks = [i for i, (s, text) in enumerate(zip(job.sources, job.texts))
-                     if s == source and text is not None and text.segments]
-            if not picks:
-                continue
-            name, engine = self._decode_into(outputs, job, source, picks)
-            used.setdefault("model", name)
-            used.setdefault("engine", engine)
+        picks = [i for i, text in enumerate(job.texts) if text is not None and text.segments]
+        models: List[Optional[str]] = [None] * len(job.texts)
+        engines: List[Optional[str]] = [None] * len(job.texts)
+        if picks:
+            try:
+                config = service.decoding_config(self.ctx, "beam", max(BEAM_SIZE, job.alternatives + 1),
+                                                 LENGTH_PENALTY, n_best=job.alternatives + 1)
+                results = translate_texts(SpaceModels(self.ctx, job.model, job.engine),
+                                          [job.texts[i].join(job.texts[i].segments) for i in picks], config,
+                                          src_lang=[job.sources[i] for i in picks], tgt_lang=job.target)
+            except gr.Error as exc:
+                raise RestError(400, f"Invalid request: {exc.message}") from exc
+            except ValueError as exc:  # no model for a direction, or the library's checks of this input
+                raise RestError(400, str(exc) if "not available as a target" in str(exc)
+                                else f"Invalid request: {exc}") from exc
+            for i, result in zip(picks, results):
+                outputs[i] = [result.hypotheses[min(k, len(result.hypotheses) - 1)].text
+                              for k in range(job.alternatives + 1)]
+                models[i], engines[i] = result.model, result.engine
         best = [texts[0] for texts in outputs]
         answer: Dict[str, Any] = {"translatedText": best if job.batch else best[0]}
         if job.detected is not None:
@@ -268,16 +299,18 @@ class RestAPI:
         if job.alternatives:
             others = [texts[1:] for texts in outputs]
             answer["alternatives"] = others if job.batch else others[0]
-        answer.update(used)
+        if picks:
+            answer.update(model=models if job.batch else models[0], engine=engines if job.batch else engines[0])
         return answer
 
-    def _decode_into(self, outputs: List[List[str]], job: Job, source: str, picks: List[int]) -> Tuple[str, str]:
-        """Decode the texts ``picks`` (all from ``source``) into ``outputs``; returns the (model, engine) used."""
+    def decode(self, job: Job, source: str, first: int, sentences: List[str]) -> Tuple[str, str, list]:
+        """``sentences`` (from ``source``, the first of them in item ``first``) decoded in one call with the
+        job's model and engine; returns (model, engine, results)."""
         try:
             try:
                 name = self._model(job, source)
             except RestError as exc:  # sources detected per item: say which item has no model
-                exc.message = (job.where(picks[0]) if job.detected else "") + exc.message
+                exc.message = (job.where(first) if job.detected else "") + exc.message
                 raise
             pair = service.languages_for(self.ctx, name, source, job.target)
             config = service.decoding_config(self.ctx, "beam", max(BEAM_SIZE, job.alternatives + 1), LENGTH_PENALTY,
@@ -285,18 +318,11 @@ class RestAPI:
             engine = service.resolve_engine(self.ctx, service.pick_engine(job.engine, ENGINE_CHOICES), name, config)
         except gr.Error as exc:
             raise RestError(400, f"Invalid request: {exc.message}") from exc
-        sentences = [sentence for i in picks for sentence in job.texts[i].segments]
         try:
             results = self.ctx.decoder.generate(name, [Sentence(s, *pair) for s in sentences], config, engine=engine)
         except ValueError as exc:  # the library's checks of this input
             raise RestError(400, f"Invalid request: {exc}") from exc
-        start = 0
-        for i in picks:
-            count = len(job.texts[i].segments)
-            mine, start = results[start:start + count], start + count
-            for k in range(len(outputs[i])):  # the k-th best of every sentence, in the text's layout
-                outputs[i][k] = job.texts[i].join([r.hypotheses[min(k, len(r.hypotheses) - 1)].text for r in mine])
-        return name, engine
+        return name, engine, results
 
     def _model(self, job: Job, source: str) -> str:
         if job.model is not None:

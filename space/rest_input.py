@@ -41,17 +41,22 @@ async def read_params(request: Request, max_bytes: int, timeout: float) -> Dict[
     """The request's parameters (query string, then the body read within ``timeout`` s and ``max_bytes``)."""
     params: Dict[str, Any] = dict(request.query_params)
     if request.method == "POST":
-        try:
-            with anyio.fail_after(timeout):
-                body = await _body(request, max_bytes)
-        except TimeoutError:
-            raise RestError(408, f"The request body did not arrive within {timeout:g} seconds.") from None
-        except ClientDisconnect:  # nobody is left to read the answer; the log gets one line
-            raise RestError(400, "The client disconnected before its request body arrived.") from None
+        body = await read_body(request, max_bytes, timeout)
         if body:
             params.update(await _parse(request, body))
     _check_text(params)
     return params
+
+
+async def read_body(request: Request, max_bytes: int, timeout: float) -> bytes:
+    """The request's body, refused (408) unless it arrives within ``timeout`` s, (413) when over ``max_bytes``."""
+    try:
+        with anyio.fail_after(timeout):
+            return await _body(request, max_bytes)
+    except TimeoutError:
+        raise RestError(408, f"The request body did not arrive within {timeout:g} seconds.") from None
+    except ClientDisconnect:  # nobody is left to read the answer; the log gets one line
+        raise RestError(400, "The client disconnected before its request body arrived.") from None
 
 
 async def _body(request: Request, max_bytes: int) -> bytes:

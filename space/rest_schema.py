@@ -2,7 +2,7 @@
 
 The routes read their parameters themselves (JSON, form or query string, as LibreTranslate does), so FastAPI
 is given the request bodies here rather than inferring them (other fields, such as LibreTranslate's
-``api_key``, are accepted and ignored: this server has no keys); the answers are pydantic models, and every
+``api_key``, which counts only when the server runs with keys, are accepted); the answers are pydantic models, and every
 refusal is ``{"error": "..."}`` with the statuses the routes actually use.  The fuzzing test
 (tests/test_rest_fuzz.py) holds the routes to this description.
 """
@@ -23,14 +23,17 @@ class TranslateRequest(BaseModel):
     q: Union[str, List[str]] = Field(description="a text, or a list of texts (answered item by item)")
     source: Literal[("auto", *LANGUAGES)] = Field(description="a language code, or auto to detect each text's")  # type: ignore[valid-type]
     target: Code = Field(description="the language to translate into")
-    format: Literal["text", "html"] = Field("text", description="text; html is refused (400)")
+    format: Literal["text", "html"] = Field("text", description="text, or html: the text of its blocks translated, "
+                                                                 "tags, attributes, scripts and code kept")
     alternatives: int = Field(0, ge=0, description="other translations to give per text (up to beam size - 1)")
     model: Optional[str] = Field(None, description="a model name, or auto (the best model for the direction)")
     engine: Literal[tuple(ENGINE_CHOICES)] = "auto"  # type: ignore[valid-type]
+    api_key: Optional[str] = Field(None, description="an API key (its own limits; SPACE_API_KEYS=1)")
 
 
 class DetectRequest(BaseModel):
     q: str
+    api_key: Optional[str] = None
 
 
 class Detection(BaseModel):
@@ -56,7 +59,7 @@ class Error(BaseModel):
     error: str = Field(description="what is wrong, in a sentence a person can act on")
 
 
-REFUSALS = {400: "a bad request", 408: "the body did not arrive in time", 413: "the body is too large",
+REFUSALS = {400: "a bad request", 403: "an unknown API key (SPACE_API_KEYS=1)", 408: "the body did not arrive in time", 413: "the body is too large",
             429: "the server is busy", 500: "a fault of the server", 503: "a model could not be loaded"}
 
 

@@ -20,13 +20,20 @@ import gradio as gr
 from transformer_hub import __version__
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import HTMLResponse, JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from . import logs
 from .demo import QUEUE_MAX_SIZE, launch_options
 from .rest import PATHS, RestAPI, RestSettings, env_number
 from .rest_schema import OPERATIONS
+from . import api_docs
+from .access import Access
+from .libre import LibreAPI
+from .libre_schema import OPERATIONS as LIBRE_OPERATIONS
 
+# the LibreTranslate paths that get CORS headers (a download's path ends with its name)
+REST_PATHS = (*PATHS, "/frontend/settings", "/translate_file", "/suggest", "/health", "/spec", "/download_file/")
 MOUNT_OPTIONS = ("css", "theme", "show_error", "footer_links")  # the launch options mount_gradio_app takes too
 
 
@@ -39,7 +46,8 @@ class RestCORS:
                                    allow_headers=["Content-Type", "Authorization"], max_age=600)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope.get("path") in self.paths:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and (path in self.paths or path.startswith("/download_file/")):
             await self.cors(scope, receive, send)
         else:
             await self.app(scope, receive, send)
@@ -50,11 +58,17 @@ def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastA
     settings = settings or RestSettings.from_env(queue=QUEUE_MAX_SIZE)
     app = FastAPI(title="LibreTranslate-compatible translation API", version=__version__, docs_url=None,
                   redoc_url=None, openapi_url="/openapi.json")  # the REST routes' description (space/rest_schema.py)
-    rest = RestAPI(demo.space_context, settings)
-    for path, endpoint in rest.endpoints().items():
-        app.add_api_route(path, endpoint, **OPERATIONS[path])
+    access = Access()
+    rest = RestAPI(demo.space_context, settings, access)
+    libre = LibreAPI(demo.space_context, access, settings.body_timeout, max_body_bytes=settings.max_body_bytes)
+    operations = {**OPERATIONS, **LIBRE_OPERATIONS}
+    for path, endpoint in {**rest.endpoints(), **libre.endpoints()}.items():
+        app.add_api_route(path, endpoint, **operations[path])
+    app.add_api_route("/spec", lambda: JSONResponse(app.openapi()), methods=["GET"], include_in_schema=False)
+    app.add_api_route("/docs", lambda: HTMLResponse(api_docs.render(app.openapi())), methods=["GET"],
+                      include_in_schema=False)
     if settings.cors_origins:
-        app.add_middleware(RestCORS, origins=settings.cors_origins)
+        app.add_middleware(RestCORS, origins=settings.cors_origins, paths=REST_PATHS)
     options = {k: v for k, v in launch_options().items() if k in MOUNT_OPTIONS}
     app = gr.mount_gradio_app(app, demo, path="", max_file_size=demo.space_context.limits.max_file_bytes,
                               allowed_paths=[], **options)
@@ -63,7 +77,8 @@ def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastA
     # path on the server has that file copied into the cache and handed to the event.
     demo.has_launched = True
     logs.install()
-    app.state.rest = rest  # for tests and benchmarks
+    app.state.rest, app.state.libre = rest, libre  # for tests and benchmarks
+    libre.folder.start_sweeping()
     return app
 
 

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from helpers.browser import (SHOTS, TIMEOUT_MS, browser_page, choose, open_tab, screenshot_on_failure,  # noqa: F401
-                             textarea_value, wait_for_text)
+                             textarea_value, wait_for_inner_text, wait_for_text)
 from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
 from helpers.multilingual import LEXICON, languages_of
 from helpers.space_fixtures import model_for_tests, multilingual_for_tests, running_app
@@ -164,11 +164,6 @@ def test_beam_vs_greedy_tab(page):
     page.locator("#compare-tree").screenshot(path=str(SHOTS / "beam-tree.png"))
 
 
-def wait_for_inner_text(page, selector: str, text: str) -> None:
-    page.wait_for_function("([sel, t]) => { const e = document.querySelector(sel); return e && e.innerText.includes(t); }",
-                           arg=[selector, text], timeout=TIMEOUT_MS)
-
-
 def test_variants_tab(page, app):
     open_tab(page, "Architecture variants")
     wait_for_inner_text(page, "#variants-table", "encoder-decoder")
@@ -212,7 +207,7 @@ def test_upload_a_document_see_the_progress_and_download_it(page, app, tmp_path)
     source = tmp_path / "two-paragraphs.txt"
     source.write_text("A man is riding a bicycle. A dog runs after him. Two children play in the snow.\n\n"
                       "A woman sits on a bench. She reads a book. The sun is shining.\n", encoding="utf-8")
-    page.get_by_text("Translate a document (.txt)").click()
+    page.get_by_text("Translate a document (.txt .html .srt .docx .pptx .odt .odp .epub)").click()
     page.locator("#translate-file input[type=file]").set_input_files(str(source))
     page.locator("#translate-file").get_by_text("two-paragraphs.txt").wait_for()
     # record every progress text the page shows ("Translating 2/6 sentences"): a step can be shorter than a poll

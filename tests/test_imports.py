@@ -11,15 +11,16 @@ from scripts.import_graph import imports, module_name  # the resolver deploy_spa
 PACKAGE = Path(__file__).resolve().parents[1] / "transformer_hub"
 
 FLOORS = [  # bottom first; a unit may import only units of lower floors
-    {"registry", "errors", "caching"},  # the bottom floor: one Registry, error types, a weak cache
+    {"registry", "errors", "caching", "store"},  # the bottom floor: one Registry, error types, a weak cache, the
+    # server's SQLite file (suggestions, API keys)
     {"config"},  # TransformerConfig (== config.json)
     {"tokenizer", "model"},  # SentencePiece; the network of section 3, its variants, cache, kernels, losses
     {"hub"},  # strict loading, the model card, results records, the per-direction choice of model
     {"decoding"},  # search over the model's encode/decode (+ cache)
     {"text"},  # segmentation, language detection, and the pipeline over them: split, detect, choose, decode, join
-    {"transformer"},  # the public class: the network + the Hub + translate
-    {"export", "training"},  # exports and their engine; the trainer
-    {"inside"},  # what a trained model shows (uses the training schedule)
+    {"transformer", "formats"},  # the public class: the network + the Hub + translate; documents (text's sentences)
+    {"export", "training", "rerank"},  # exports and their engine; the trainer; the quality mode (n-best reranking)
+    {"inside", "playground"},  # what a trained model shows; training one live (both use the schedule)
     {"cli"},  # the command line
     {"__main__"},  # ``python -m transformer_hub``
 ]

@@ -97,6 +97,23 @@ def test_shapes_for_a_string_a_list_and_alternatives(served):
     assert as_json == as_form == as_query == as_auto and "alternatives" not in as_json
 
 
+def test_a_mixed_batch_reports_the_model_of_each_text(served):
+    """English and French to German with source auto: each text goes to the best model of its own direction,
+    and the answer names the model (and engine) per text, a list as q is one."""
+    texts = [SENTENCE, "Un homme descend la rue à vélo et un chien court derrière lui."]
+    status, answer, _ = call(served, "/translate", {"q": texts, "source": "auto", "target": "de"})
+    assert status == 200 and [d["language"] for d in answer["detectedLanguage"]] == ["en", "fr"]
+    chooser = served.demo.space_context.chooser
+    assert answer["model"] == [chooser.best("en", "de"), chooser.best("fr", "de")]
+    assert answer["model"][1] == "multilingual"  # the one model here that reads French
+    assert isinstance(answer["engine"], list) and len(answer["engine"]) == 2
+    for i, source in enumerate(("en", "fr")):  # each as the library translates it with its model and engine
+        one = {"model": answer["model"][i], "engine": answer["engine"][i]}
+        assert answer["translatedText"][i] == expected(served, one, [texts[i]], source, "de")[0].text
+    single = call(served, "/translate", {"q": texts[1], "source": "auto", "target": "de"})[1]
+    assert (single["model"], single["engine"]) == (answer["model"][1], answer["engine"][1])  # one text: one name
+
+
 def test_paragraphs_are_split_into_sentences_and_keep_their_layout(served):
     text = "A man is riding a bicycle. Two dogs play in the snow.\n\nA woman sings."
     status, answer, _ = call(served, "/translate", {"q": text, "source": "en", "target": "de"})
@@ -113,7 +130,6 @@ def test_paragraphs_are_split_into_sentences_and_keep_their_layout(served):
     ({"q": "A dog.", "source": "en", "target": "xx"}, "xx is not supported"),
     ({"q": "A dog.", "source": "zz", "target": "de"}, "zz is not supported"),
     ({"q": "A dog.", "source": "en", "target": "de", "format": "xml"}, "xml format is not supported"),
-    ({"q": "A dog.", "source": "en", "target": "de", "format": "html"}, "html format is not supported by this server"),
     ({"q": "A dog.", "source": "en", "target": "de", "alternatives": "abc"},
      "Invalid request: alternatives parameter is not a number"),
     ({"q": "A dog.", "source": "en", "target": "de", "alternatives": 9},

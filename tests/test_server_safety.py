@@ -285,7 +285,8 @@ def test_the_readme_lists_every_setting_of_the_server_with_its_default():
     import dataclasses
     import re
 
-    from space import context, demo, models_store, server
+    from space import access, context, demo, files, models_store, server
+    from transformer_hub import store
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     table = text[text.index("| Variable | Default |"):]
@@ -299,7 +300,12 @@ def test_the_readme_lists_every_setting_of_the_server_with_its_default():
                      "SPACE_MAX_CONNECTIONS": str(server.connection_limits()["limit_concurrency"]),
                      "SPACE_KEEP_ALIVE": str(server.connection_limits()["timeout_keep_alive"]),
                      "GRADIO_SERVER_NAME": server.host_and_port()[0], "GRADIO_SERVER_PORT": str(server.host_and_port()[1]),
-                     models_store.MODELS_DIR_ENV: "space/models"})
+                     models_store.MODELS_DIR_ENV: "space/models", "SPACE_FILE_TTL": str(files.FILE_TTL),
+                     store.DB_ENV: store.DEFAULT_DB})
+    keys = access.AccessSettings()
+    expected.update({"SPACE_REQ_LIMIT": str(keys.req_limit), "SPACE_CHAR_LIMIT": str(keys.char_limit),
+                     "SPACE_API_KEYS": str(keys.api_keys), "SPACE_REQUIRE_API_KEY": str(keys.require_key),
+                     "SPACE_SUGGESTIONS": str(keys.suggestions)})
     for name, default in expected.items():
         if name not in os.environ:  # set here: the code's value is not its default
             assert rows.get(name) == default, (name, rows.get(name), default)

@@ -46,7 +46,7 @@ def test_blank_text_has_no_segments(text):
 def test_text_without_words_has_no_segments_and_comes_back_unchanged(text):
     seg = split_sentences(text, "en")
     assert seg.segments == () and seg.separators == (text,) and not text_mod.has_words(text)
-    assert reassemble(seg, []) == text
+    assert seg.join([]) == text
 
 
 def test_wordless_pieces_around_sentences_stay_out_of_the_segments():
@@ -54,7 +54,7 @@ def test_wordless_pieces_around_sentences_stay_out_of_the_segments():
     seg = split_sentences(text, "en")
     assert seg.segments == ("A dog runs.", "Two cats sleep!", "See")
     assert seg.separators == ("😀 ", " 12:45 ... ", " 🎉\n- ", " https://example.org")
-    assert reassemble(seg, ["<0>", "<1>", "<2>"]) == "😀 <0> 12:45 ... <1> 🎉\n- <2> https://example.org"
+    assert seg.join(["<0>", "<1>", "<2>"]) == "😀 <0> 12:45 ... <1> 🎉\n- <2> https://example.org"
     assert text_mod.has_words("Mail anna@example.cz now") and text_mod.has_words("Straße")
 
 

@@ -70,3 +70,8 @@ def choose(page, selector: str, option: str) -> None:
     page.locator(f"{selector} input").click()
     page.locator(selector).get_by_role("option", name=option, exact=True).click()
     page.wait_for_function("([s, o]) => document.querySelector(s + ' input').value === o", arg=[selector, option])
+
+
+def wait_for_inner_text(page, selector: str, text: str) -> None:
+    page.wait_for_function("([sel, t]) => { const e = document.querySelector(sel);"
+                           " return e && e.innerText.includes(t); }", arg=[selector, text], timeout=TIMEOUT_MS)

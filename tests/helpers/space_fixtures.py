@@ -193,3 +193,31 @@ def app_models(request):
     """pytest's cache folder, and synthetic pairs (conftest's) when the Multi30k corpus is absent."""
     cache = cache_folder(request, "space")
     return cache, TINY_UPDATES, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
+
+
+def untrained_model_dir(root: Path, tokenizer) -> Path:
+    """A tiny en->de model that was never trained (seeded: its outputs are fixed), saved under ``root/en-de``:
+    enough for tests of the server's plumbing, where only equal answers matter, not good ones."""
+    from transformer_hub import Transformer, TransformerConfig
+
+    vocab = tokenizer.src_vocab_size
+    torch.manual_seed(0)
+    model = Transformer(TransformerConfig.preset("tiny", src_vocab_size=vocab, tgt_vocab_size=vocab,
+                                                 share_embeddings=True, src_lang="en", tgt_lang="de")).eval()
+    model.tokenizer = tokenizer
+    model.save_pretrained(root / "en-de")
+    return root / "en-de"
+
+
+@contextlib.contextmanager
+def model_context(folder: Path, model, limits: Limits) -> Iterator["SpaceContext"]:
+    """A ``SpaceContext`` over ``model`` saved as ``folder/en-de`` (no page, no server), its decoder closed after."""
+    from space.context import SpaceContext
+    from space.models_store import ModelStore
+
+    model.save_pretrained(folder / "en-de")
+    context = SpaceContext(store=ModelStore(folder, []), limits=limits)
+    try:
+        yield context
+    finally:
+        context.decoder.close()

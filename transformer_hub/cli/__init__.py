@@ -14,7 +14,8 @@ unreadable file, an unknown command) end with exit status 2 and one line on
 stderr saying what is wrong and what to do, never a traceback; ``--debug`` (or
 ``TRANSFORMER_HUB_DEBUG=1``) shows the traceback, for developers.
 
-One module per command (``translate.py``, ``evaluate.py``, ``export.py``, ``train.py``, ``download.py``); what they
+One module per command (``translate.py``, ``evaluate.py``, ``export.py``, ``train.py``, ``download.py``; the
+server's database, ``suggestions`` and ``keys``, in ``database.py``); what they
 share in ``options.py``; the registry in ``commands.py``; ``main`` in ``main.py``.
 """
 from .commands import COMMANDS, CLIError, command

@@ -11,6 +11,7 @@ from .commands import PROG, CLIError, command
 from .options import (add_decoding_arguments, add_model_arguments, best_model_for, check_languages, decoding_config,
                       decoding_engine, decoding_workers, load_model, one_line, open_output, progress, read_input,
                       set_threads)
+from .quality import translate_best
 
 
 @command("translate", "translate stdin (or --input) line by line to stdout (or --output)")
@@ -35,7 +36,12 @@ def translate_command(argv: List[str]) -> int:
                         help="decode with PyTorch (default) or CTranslate2 (pip install ctranslate2; converted once)")
     parser.add_argument("--compute-type", default="float32",
                         help="with --engine ctranslate2: float32 (default: our greedy output), int8, ...")
+    parser.add_argument("--quality", choices=["fast", "best"], default="fast",
+                        help="fast: the decoding options above; best: rerank beam search's n-best with the weights "
+                             "tuned beside the model (rerank.json), slower")
     args = parser.parse_args(argv)
+    if args.quality == "best":
+        return translate_best(args)
     config = decoding_config(args)
     engine = decoding_engine(args, config)
     set_threads(args.threads)
