@@ -111,9 +111,10 @@ def upload(served, name: str, content: bytes):
 def test_an_upload_is_translated_then_deleted_and_one_over_the_size_limit_is_refused(served):
     status, path = upload(served, "story.txt", b"A dog runs.\n\nA man sits on a bench.\n")
     assert status == 200 and Path(path).is_file()
-    kind, (download, note) = gradio_call(served, "translate_file", [file_arg(path), *FILE_ARGS])
+    kind, (download, note, shown) = gradio_call(served, "translate_file", [file_arg(path), *FILE_ARGS])
     assert kind == "complete" and "2 sentence(s) translated" in note
-    assert Path(download["path"]).read_text(encoding="utf-8").count("\n\n") == 1
+    written = Path(download["path"]).read_text(encoding="utf-8")
+    assert written.count("\n\n") == 1 and shown["value"] == written  # the page shows what it offers for download
     assert not Path(path).exists()  # the upload is gone once translated
     kind, data = gradio_call(served, "translate_file", [file_arg(path), *FILE_ARGS])
     assert kind == "error"
