@@ -22,7 +22,7 @@ from ..decoding import DecodingConfig, Hypothesis, TranslationResult, generate
 from ..decoding.api import TEXT_PIPELINES
 from ..decoding.config import length_penalty, one_per_text
 from ..hub.selection import Candidate, best_model, candidate
-from .detection import detect_language, unserved_language
+from .detection import detect_language, too_short_to_detect, unserved_language
 from .segmentation import Segmented, has_words, language_name, split_sentences
 
 AUTO = "auto"
@@ -117,7 +117,8 @@ class ModelSet(Models):
 def detect_sources(models: Models, texts: List[str], src_lang, tgt_lang, keep_target_language: bool = False
                    ) -> Tuple[list, List[Optional[float]], List[Optional[str]]]:
     """Per text: the source code to use ("auto" entries detected), the detection's confidence (else None), and
-    why it stays as it is (``keep_target_language``: already in its target language; else None).
+    why it stays as it is (too short to detect: ``detection.too_short_to_detect``; ``keep_target_language``:
+    already in its target language; else None).
 
     A text in a language outside ``models.languages()`` is a ``ValueError``, and so is one already in its target
     language unless ``keep_target_language``.
@@ -134,9 +135,13 @@ def detect_sources(models: Models, texts: List[str], src_lang, tgt_lang, keep_ta
     foreign = unserved_language([texts[i] for i in auto], served)
     default_target = models.default_languages()[1]
     does, serves = ("this model does", "it serves") if models.one_model else ("the models do", "they serve")
-    for i, (code, confidence), other in zip(auto, picked, foreign):
+    for i, found, other in zip(auto, picked, foreign):
+        code, confidence = found
         if not has_words(texts[i]):  # nothing to detect (blank, emoji, numbers): the default, not detected
             sources[i] = None
+            continue
+        if too_short_to_detect(texts[i], found):  # a guess on a word or two: left as it is
+            sources[i], confidences[i], unchanged[i] = code, confidence, "too short to detect its language"
             continue
         if other is not None:
             raise ValueError(f"text {i + 1} looks like {language_name(other)} ({other}), which {does} not read; "
@@ -177,7 +182,8 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
     (``progress``, ``workers``, ``engine``, ...).  ``prefix`` (one per text) needs ``split_sentences=False``.
 
     A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
-    ``unchanged`` saying why; so does one already in its target language with ``keep_target_language``."""
+    ``unchanged`` saying why; so does one too short to detect (``src_lang="auto"``), and one already in its
+    target language with ``keep_target_language``."""
     config = config or DecodingConfig()
     texts = list(texts)
     if split_sentences and prefix not in (None, "") and (isinstance(prefix, str) or any(prefix)):
