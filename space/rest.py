@@ -11,8 +11,8 @@ a request takes one of ``SPACE_REST_QUEUE`` slots only once its body is in. Erro
 sentences (``transformer_hub.text``: text without words is left as it is), all sentences of a request are
 decoded as one batch, and the translations are put back in the text's layout. A list answers item by item (with
 ``source=auto`` an item already in the target language, or too short to detect, comes back unchanged; an error
-names its item, ``q[3]: ...``). Our extensions: the request fields ``model`` (a model name) and ``engine`` (``auto``, the
-default, ``pytorch`` or ``ctranslate2``), echoed in every translation's response.
+names its item, ``q[3]: ...``). Our extensions: the request fields ``model`` (a model name) and ``engine``
+(``auto``, the default, ``pytorch`` or ``ctranslate2``), echoed in every translation's response.
 """
 from __future__ import annotations
 
