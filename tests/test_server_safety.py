@@ -234,6 +234,10 @@ def test_text_without_words_comes_back_unchanged_from_rest_and_the_page(served):
     status, mixed = rest(served, "/translate", {"q": "😀 A dog runs. 12:45", "source": "en", "target": "de"})
     _, alone = rest(served, "/translate", {"q": "A dog runs.", "source": "en", "target": "de"})
     assert mixed["translatedText"] == f"😀 {alone['translatedText']} 12:45"
+    status, inside = rest(served, "/translate", {"q": ["Mail anna@example.cz now.", "Meet me at 12:45 😀 by the river."],
+                                                 "source": "en", "target": "de"})
+    assert status == 200 and "anna@example.cz" in inside["translatedText"][0], inside
+    assert all(piece in inside["translatedText"][1] for piece in ("12:45", "😀")), inside
     page = gradio_client.Client(served.url, verbose=False)
     for text, source in (("😀 🎉", "en"), ("12:45", "en"), ("♪ ♪", "auto")):
         translation, _, _ = page.predict(text=text, source_lang=source, target_lang="de", api_name="/translate")
