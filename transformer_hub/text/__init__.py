@@ -4,9 +4,9 @@ choose the model, decode, join).  Segmentation and detection import nothing else
 
     from transformer_hub.text import split_sentences, detect_language
 """
-from .detection import Detected, detect_language, unserved_language
+from .detection import Detected, detect_language, too_short_to_detect, unserved_language
 from .segmentation import (LANGUAGE_NAMES, UNSERVED_RATIO, UNSERVED_THRESHOLD, Segmented, has_words, language_name,
                            split_sentences)
 
-__all__ = ["split_sentences", "Segmented", "detect_language", "Detected", "unserved_language",
+__all__ = ["split_sentences", "Segmented", "detect_language", "Detected", "unserved_language", "too_short_to_detect",
            "has_words", "language_name", "LANGUAGE_NAMES", "UNSERVED_THRESHOLD", "UNSERVED_RATIO"]
