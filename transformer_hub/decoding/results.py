@@ -96,6 +96,7 @@ class TranslationResult:
     model: Optional[str] = None
     engine: Optional[str] = None
     unchanged: Optional[str] = None
+    layout: Optional[Any] = None  # the text pipeline's ``Segmented``: the segments decoded and the text between them
 
     @property
     def best(self) -> Hypothesis:

@@ -16,7 +16,7 @@ check, the language tag and the sentence splitter use.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ..decoding import DecodingConfig, Hypothesis, TranslationResult, generate
 from ..decoding.api import TEXT_PIPELINES
@@ -188,10 +188,15 @@ def combined(sentences: List[TranslationResult], layout: Segmented, alpha: float
 
 def translate_texts(models: Models, texts: Sequence[str], config: Optional[DecodingConfig] = None, *,
                     src_lang=None, tgt_lang=None, split_sentences: bool = True, prefix=None,
-                    keep_target_language: bool = False, **options: Any) -> List[TranslationResult]:
+                    keep_target_language: bool = False, check_size: Optional[Callable[[int], None]] = None,
+                    on_chunk: Optional[Callable[[int, int], None]] = None, chunk_size: Optional[int] = None,
+                    **options: Any) -> List[TranslationResult]:
     """One result per text, in order: split (``split_sentences``) or whole, each sentence decoded by the model
-    chosen for its text's direction, all sentences of one model in one call; ``options`` go to that call
-    (``progress``, ``workers``, ``engine``, ...).  ``prefix`` (one per text) needs ``split_sentences=False``.
+    chosen for its text's direction, all sentences of one model in one call (``chunk_size`` at a time when
+    given, ``on_chunk(done, total)`` before each); ``options`` go to that call (``progress``, ``workers``,
+    ``engine``, ...).  ``prefix`` (one per text) needs ``split_sentences=False``.  ``check_size(n)`` sees the
+    number of sentences to decode before any is (it raises to refuse them).  Each result's ``layout`` is the
+    ``Segmented`` its text was cut into (``layout.join`` puts sentence outputs back in place).
 
     A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
     ``unchanged`` saying why; so does one too short to detect (``src_lang="auto"``), and one already in its
@@ -210,20 +215,18 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
         if not layout.segments and unchanged[i] is None:
             unchanged[i] = "empty" if not texts[i].strip() else "no words to translate"
     names = [models.choose(s, t) if layout.segments else None for s, t, layout in zip(sources, targets, layouts)]
+    if check_size is not None:
+        check_size(sum(len(layout.segments) for layout in layouts))
     decoded: Dict[int, List[TranslationResult]] = {}
     engines: Dict[str, str] = {}
+    chunks = _Chunks(sum(len(layout.segments) for layout in layouts), chunk_size, on_chunk)
     for name in dict.fromkeys(n for n in names if n is not None):  # one call per model
-        mine = [i for i, n in enumerate(names) if n == name]
-        flat = [(i, s) for i in mine for s in layouts[i].segments]
-        extra = {} if split_sentences else {"prefix": [prefixes[i] for i in mine]}
-        sentences, tokenizer = [s for _, s in flat], models.tokenizer(name, options) if split_sentences else None
-        asked = with_attention(config, sentences) if tokenizer is not None else config  # to keep pieces verbatim
-        results, engines[name] = models.decode(name, sentences, [sources[i] for i, _ in flat],
-                                               [targets[i] for i, _ in flat], asked, **extra, **options)
-        if split_sentences:
-            restore_results(results, tokenizer, keep_attention=config.return_attention)
-        for (i, _), result in zip(flat, results):
-            decoded.setdefault(i, []).append(result)
+        flat = [(i, s, prefixes[i]) for i, n in enumerate(names) if n == name for s in layouts[i].segments]
+        for part in chunks.split(flat):
+            results, engines[name] = _decode(models, name, part, sources, targets, config, split_sentences,
+                                             options)
+            for (i, _, _), result in zip(part, results):
+                decoded.setdefault(i, []).append(result)
     out = []
     for i, text in enumerate(texts):
         part = decoded.get(i, [])
@@ -235,10 +238,39 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
         else:
             result = part[0]
         result.model, result.engine, result.unchanged = names[i], engines.get(names[i]), unchanged[i]
+        result.layout = layouts[i]
         for r in [result] + (result.sentences or []):
             r.src_lang, r.src_lang_confidence = sources[i], confidences[i]
         out.append(result)
     return out
+
+
+class _Chunks:
+    """Cuts each model's sentences into calls of ``size`` (None: one call), telling ``report(done, total)``."""
+
+    def __init__(self, total: int, size: Optional[int], report: Optional[Callable[[int, int], None]]) -> None:
+        self.total, self.size, self.report, self.done = total, size, report, 0
+
+    def split(self, items: list) -> Iterator[list]:
+        step = max(1, self.size or len(items))
+        for start in range(0, len(items), step):
+            if self.report is not None:  # before the call, so a bar shows where a slow chunk is
+                self.report(self.done, self.total)
+            yield items[start:start + step]
+            self.done += len(items[start:start + step])
+
+
+def _decode(models: Models, name: str, part: list, sources: list, targets: list, config: DecodingConfig,
+            split: bool, options: Dict[str, Any]) -> Tuple[List[TranslationResult], str]:
+    """One decoding call: the ``(text index, sentence, prefix)`` of ``part`` with model ``name``."""
+    extra = {} if split else {"prefix": [p for _, _, p in part]}
+    sentences, tokenizer = [s for _, s, _ in part], models.tokenizer(name, options) if split else None
+    asked = with_attention(config, sentences) if tokenizer is not None else config  # to keep pieces verbatim
+    results, engine = models.decode(name, sentences, [sources[i] for i, _, _ in part],
+                                    [targets[i] for i, _, _ in part], asked, **extra, **options)
+    if split:
+        restore_results(results, tokenizer, keep_attention=config.return_attention)
+    return results, engine
 
 
 def _layout(text: str, lang: Optional[str], split: bool, unchanged: Optional[str]) -> Segmented:
