@@ -54,7 +54,7 @@ def _detected(ctx: SpaceContext, data: bytes, suffix: str, source: str, target: 
     text = "\n".join(document_texts(data, suffix, ctx.limits.max_file_bytes))[:DETECT_CHARS]
     if not text.strip():
         raise DocumentError("The document has no text to translate.")
-    return service.detect(text, source, target)[0]
+    return service.detect(ctx, text, source, target)[0]
 
 
 def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, target: str,

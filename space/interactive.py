@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import gradio as gr
 
 from transformer_hub.decoding import words as word_level
+from transformer_hub.text import Segmented
 
 from . import view
 from .context import SpaceContext
@@ -94,9 +95,8 @@ def splice(whole: Dict[str, Any], sentence: int, part: Dict[str, Any]) -> Dict[s
              + [dict(w, sentence=sentence, tokens=[i + first for i in w["tokens"]]) for w in part["words"]]
              + [dict(w, tokens=[i + shift for i in w["tokens"]]) for w in whole["words"] if w["sentence"] > sentence])
     sentences = whole["sentences"][:sentence] + part["sentences"] + whole["sentences"][sentence + 1:]
-    outputs = [s["translation"] for s in sentences]
-    separators = whole["separators"]
-    joined = separators[0] + "".join(o + sep for o, sep in zip(outputs, separators[1:]))
+    layout = Segmented(tuple(s["source"] for s in sentences), tuple(whole["separators"]))
+    joined = layout.join([s["translation"] for s in sentences])
     return {**whole, "tokens": whole["tokens"][:first] + new_tokens + whole["tokens"][end:], "words": words,
             "sentences": sentences, "translation": joined}
 

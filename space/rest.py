@@ -43,7 +43,7 @@ from .decoder import Request as Sentence
 from .languages import LANGUAGES
 from .limits import CleanText, clean_text
 from .rest_input import RestError, SafeJSONResponse, error_response, read_params
-from .text_models import SpaceModels
+from .service import SpaceModels
 from transformer_hub.hub import ModelLoadError
 
 logger = logging.getLogger(__name__)

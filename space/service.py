@@ -19,9 +19,8 @@ from transformer_hub.decoding import STRATEGIES as STRATEGY_REGISTRY
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.export.engine import choose_engine, engine_available
 from transformer_hub.hub import ModelLoadError
-from transformer_hub.text import split_sentences
 from transformer_hub.text.pipeline import AUTO as DETECT
-from transformer_hub.text.pipeline import Models, detect_sources
+from transformer_hub.text.pipeline import Models, detect_sources, translate_texts
 
 from .batching import QueueFull
 from .choice import AUTO
@@ -126,55 +125,90 @@ def languages_for(ctx: SpaceContext, name: str, source_lang, target_lang) -> Tup
     return direction(ctx.store.config(name), source_lang, target_lang)
 
 
-def detect(text: str, source_lang, target_lang) -> Tuple[str, Optional[float]]:
+def detect(ctx: SpaceContext, text: str, source_lang, target_lang) -> Tuple[str, Optional[float]]:
     """``source_lang``, or for "auto" the language of ``text`` among the Space's (one per request: a visitor's
     text is one language) and how sure the detector is; a text in another language is a ``ValueError``."""
     if source_lang != DETECT:
         return source_lang, None
-    (code,), (confidence,), _ = detect_sources(SpaceLanguages(), [text], DETECT,
+    (code,), (confidence,), _ = detect_sources(SpaceModels(ctx), [text], DETECT,
                                                target_lang if target_lang in LANGUAGES else None)
     return code, confidence
 
 
-class SpaceLanguages(Models):
-    """The Space's models as the text pipeline sees them when detecting: any of the Space's languages."""
+class SpaceModels(Models):
+    """The Space's models as the text pipeline (``transformer_hub.text.pipeline``) sees them: ``model`` (a picker
+    name; None or "auto": the best for each direction, ``choice.py``) over ``ctx``'s store, decoded by its worker
+    with the engine the options allow."""
+
+    def __init__(self, ctx: SpaceContext, model: Optional[str] = None, engine: str = TRANSLATE_ENGINE,
+                 languages: Optional[List[str]] = None) -> None:
+        self.ctx, self.engine = ctx, engine
+        self.model = None if model is None or model == "" or model == AUTO else model
+        self._languages = list(languages) if languages is not None else list(LANGUAGES)
 
     def languages(self) -> List[str]:
-        return list(LANGUAGES)
+        return self._languages
+
+    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str]) -> str:
+        """The model asked for, else the best-scored one for the direction (ValueError naming it when none)."""
+        if self.model is not None or not self.ctx.store.names():  # no model at all: pick_model says so
+            return pick_model(self.ctx, self.model)
+        name = self.ctx.chooser.best(src_lang, tgt_lang)
+        if name is None:
+            raise ValueError(f"{LANGUAGES.get(tgt_lang, tgt_lang)} ({tgt_lang}) is not available as a target "
+                             f"language from {LANGUAGES.get(src_lang, src_lang)} ({src_lang})")
+        return name
+
+    def decode(self, name: str, sentences: List[str], src_langs: list, tgt_langs: list, config: DecodingConfig,
+               prefix: Optional[list] = None, **options) -> Tuple[List[TranslationResult], str]:
+        """The sentences decoded by the worker (``prefix``: each one's forced start, or None)."""
+        engine = resolve_engine(self.ctx, pick_engine(self.engine, ENGINE_CHOICES), name, config)
+        pairs: Dict[Tuple, Tuple] = {}
+        for pair in zip(src_langs, tgt_langs):
+            if pair not in pairs:
+                pairs[pair] = languages_for(self.ctx, name, *pair)
+        starts = prefix if prefix is not None else [None] * len(sentences)
+        requests = [Request(s, *pairs[pair], start)
+                    for s, pair, start in zip(sentences, zip(src_langs, tgt_langs), starts)]
+        return self.ctx.decoder.generate(name, requests, config, engine=engine), engine
 
 
 def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConfig, source_lang, target_lang,
                 engine: str = DEFAULT_ENGINE, prefix: Optional[str] = None, progress=None):
-    """Detect (source "auto"), split into sentences, decode them, and build the view; returns (view, seconds).
+    """``clean`` through the text pipeline (detected for source "auto", split into sentences, each direction's
+    model chosen, decoded, joined), and the view built from its result; returns (view, seconds).
 
-    The detected language is what picks the pair (and the model, when none is named).  With a ``progress``
-    (a document) the sentences are decoded ``limits.document_chunk`` at a time, each step reported."""
-    text = "\n".join(clean.lines)
-    source, confidence = detect(text, source_lang, target_lang)
-    if source is None:  # no words to detect: nothing is decoded, so any direction into the target will do
-        source = next((s for s, t in ctx.chooser.pairs() if t == target_lang), None)
-    name = pick_model(ctx, model, source, target_lang)
-    engine = resolve_engine(ctx, engine, name, config)
-    pair = languages_for(ctx, name, source, target_lang)
-    layout = split_sentences(text, source)
-    if progress is None and len(layout.segments) > ctx.limits.max_sentences:
-        raise gr.Error(f"Too many sentences: {len(layout.segments)}. Send at most {ctx.limits.max_sentences} per "
-                       "request, or upload the text as a .txt file.")
-    if progress is not None and len(layout.segments) > ctx.limits.max_file_sentences:
-        raise gr.Error(f"The document has too many sentences: {len(layout.segments)}, the limit is "
-                       f"{ctx.limits.max_file_sentences}. Split it into smaller files.")
-    results, seconds = [], 0.0
-    step = max(1, len(layout.segments) if progress is None else ctx.limits.document_chunk)
-    for start in range(0, len(layout.segments), step):
-        if progress is not None:
-            progress((start, len(layout.segments)), desc="Translating", unit="sentences")
-        done, took = run(ctx, name, layout.segments[start:start + step], config, pair, engine, prefix)
-        results += done
-        seconds += took
-    _truncation_note(results)
-    data = view.build(results, layout, ctx.store.tokenizer(name), _special(ctx, name), model=name,
-                      source_lang=source, target_lang=target_lang, detected=confidence, ms=round(seconds * 1e3, 1))
-    data["engine"] = engine
+    With a ``progress`` (a document) the sentences are decoded ``limits.document_chunk`` at a time, each step
+    reported."""
+    text, limits = "\n".join(clean.lines), ctx.limits
+
+    def check_size(count: int) -> None:
+        if progress is None and count > limits.max_sentences:
+            raise gr.Error(f"Too many sentences: {count}. Send at most {limits.max_sentences} per request, or "
+                           "upload the text as a .txt file.")
+        if progress is not None and count > limits.max_file_sentences:
+            raise gr.Error(f"The document has too many sentences: {count}, the limit is "
+                           f"{limits.max_file_sentences}. Split it into smaller files.")
+
+    def report(done: int, total: int) -> None:
+        progress((done, total), desc="Translating", unit="sentences")
+
+    start = time.perf_counter()
+    (result,) = translate_texts(SpaceModels(ctx, model, engine), [text], config, src_lang=source_lang,
+                                tgt_lang=target_lang, split_sentences=prefix is None, prefix=prefix,
+                                check_size=check_size, on_chunk=None if progress is None else report,
+                                chunk_size=None if progress is None else limits.document_chunk)
+    seconds = time.perf_counter() - start
+    sentences = result.sentences if result.sentences is not None else [result]
+    _truncation_note(sentences)
+    source, name = result.src_lang, result.model
+    if name is None:  # nothing was decoded (no words): any model into the target names the view
+        source = source or next((s for s, t in ctx.chooser.pairs() if t == target_lang), None)
+        name = pick_model(ctx, model, source, target_lang)
+    data = view.build(sentences, result.layout, ctx.store.tokenizer(name), _special(ctx, name), model=name,
+                      source_lang=source, target_lang=target_lang, detected=result.src_lang_confidence,
+                      ms=round(seconds * 1e3, 1))
+    data["engine"] = result.engine or resolve_engine(ctx, pick_engine(engine, ENGINE_CHOICES), name, config)
     return data, seconds
 
 
