@@ -270,6 +270,37 @@ def test_a_detected_language_the_model_does_not_read_is_named(client, app):
                        api_name="/translate")
 
 
+def test_the_page_translates_through_the_pipeline_each_detected_direction_with_its_model(client, app,
+                                                                                       multilingual_dir, monkeypatch):
+    """Source and model "auto": the text pipeline detects the language and picks the model for that direction
+    (French -> German: only the multilingual model serves it), and the page shows what it chose."""
+    from space import service
+    from transformer_hub import Transformer
+    from transformer_hub.decoding import generate
+
+    calls = []
+
+    def recorded(*args, **kwargs):
+        calls.append(service_pipeline(*args, **kwargs))
+        return calls[-1]
+
+    service_pipeline = service.translate_texts
+    monkeypatch.setattr(service, "translate_texts", recorded)
+    french = "Un homme descend la rue à vélo. Un chien court derrière lui."
+    out, _, note = client.predict(text=french, model="auto", strategy="greedy", source_lang="auto",
+                                  target_lang="de", engine="pytorch", api_name="/translate")
+    assert re.search(r"Detected: French, (0\.9\d|1\.00)", note) and "model **multilingual**" in note, note
+    model = Transformer.from_pretrained(multilingual_dir)
+    assert out == generate(model, [french], src_lang="fr", tgt_lang="de", split_sentences=True, strategy="greedy",
+                           length_penalty=0.6, max_length=LIMITS.max_output_tokens)[0].text
+    assert [(r.src_lang, r.model, r.text) for (r,) in calls] == [("fr", "multilingual", out)]  # what the page showed
+    english = "A man rides a bike down the street."
+    _, _, note = client.predict(text=english, model="auto", strategy="greedy", source_lang="auto",
+                                target_lang="de", engine="pytorch", api_name="/translate")
+    chosen = app.demo.space_context.chooser.best("en", "de")
+    assert "Detected: English" in note and f"model **{chosen}**" in note, note
+
+
 @pytest.mark.parametrize("name", list(BAD))
 def test_bad_input_gets_a_message_and_the_server_keeps_serving(client, app, name):
     text, message = BAD[name]

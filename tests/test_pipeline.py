@@ -118,3 +118,29 @@ def strategy_config():
     from transformer_hub.decoding import DecodingConfig
 
     return DecodingConfig(strategy="beam", beam_size=2, n_best=2)
+
+
+def test_chunks_report_progress_and_each_result_carries_its_layout(models):
+    chooser, reported, sizes = Counting(models), [], []
+    texts = [EN + "\n\nTwo children play in the snow.", FR]
+    results = translate_texts(chooser, texts, src_lang="auto", tgt_lang="de", max_length=6, chunk_size=2,
+                              on_chunk=lambda done, total: reported.append((done, total)), check_size=sizes.append)
+    assert sizes == [5]  # every sentence of the call, counted before any is decoded
+    assert [len(s) for _, s in chooser.calls] == [2, 1, 2]  # en-de's three sentences two at a time, then French
+    assert reported == [(0, 5), (2, 5), (3, 5)]
+    for text, result in zip(texts, results):
+        assert result.layout == split_sentences(text, result.src_lang)  # what the page's word view is built from
+        assert result.layout.join([s.text for s in result.sentences]) == result.text
+    whole = translate_texts(Counting(models), texts, src_lang="auto", tgt_lang="de", max_length=6)
+    assert [r.text for r in whole] == [r.text for r in results]  # chunking changes nothing in the output
+
+
+def test_check_size_refuses_before_anything_is_decoded(models):
+    chooser = Counting(models)
+
+    def refuse(count):
+        raise ValueError(f"{count} sentences is too many")
+
+    with pytest.raises(ValueError, match=r"^3 sentences is too many$"):
+        translate_texts(chooser, [EN + " One more."], src_lang="en", tgt_lang="de", check_size=refuse)
+    assert chooser.calls == []
