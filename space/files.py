@@ -1,9 +1,10 @@
 """Documents for the page's document box and ``POST /translate_file``: one code path for every format of
 ``transformer_hub.formats`` (.txt .html .srt .docx .pptx .odt .odp .epub), and the server's own folder of translations.
 
-``translate_file`` detects the language when asked ("auto": from the document's own texts), picks the model and
-engine as the page does, decodes every sentence through the shared decoder (``limits.document_chunk`` at a time,
-each step reported to ``progress``) and writes the document back with its structure kept.
+``translate_file`` detects the language when asked ("auto": from the document's own texts, by the text pipeline's
+detection), hands the format's sentences to the text pipeline (``translate_texts``: the model for the direction,
+the shared decoder, ``limits.document_chunk`` at a time, each step reported to ``progress``) and writes the
+document back with its structure kept.
 
 ``OutputFolder`` keeps the translations that ``GET /download_file/<name>`` serves: a folder of its own, each file
 under a random name (never one a client chose), forgotten and deleted ``SPACE_FILE_TTL`` seconds (default 1800,
@@ -25,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from transformer_hub.decoding import DecodingConfig
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.formats import FORMATS, DocumentError, document_texts, translate_document
+from transformer_hub.text.pipeline import translate_texts
 
 from . import service
 from .context import SpaceContext
@@ -68,28 +70,32 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
         raise DocumentError(f"{suffix or 'A file without an extension'} is not a format that can be translated; "
                             f"use one of {', '.join(FORMATS)}.")
     source = _detected(ctx, data, suffix, source, target)
-    name = service.pick_model(ctx, model, source, target)
     config = config or service.decoding_config(ctx, "beam", 4, 0.6)
-    engine = service.resolve_engine(ctx, service.pick_engine(engine, ENGINE_CHOICES), name, config)
-    pair = service.languages_for(ctx, name, source, target)
-    spent = {"seconds": 0.0, "sentences": 0}
+    models = service.SpaceModels(ctx, model, engine)
+    ran: Dict[str, Any] = {"seconds": 0.0, "sentences": 0, "model": None, "engine": None}
+
+    def report(done: int, total: int) -> None:
+        progress((done, total), desc="Translating", unit="sentences")
 
     def translate(sentences: List[str]) -> List[str]:
-        out, step = [], max(1, ctx.limits.document_chunk)
-        for start in range(0, len(sentences), step):
-            if progress is not None:
-                progress((start, len(sentences)), desc="Translating", unit="sentences")
-            results, seconds = service.run(ctx, name, sentences[start:start + step], config, pair, engine)
-            out += [r.hypotheses[0].text for r in results]
-            spent["seconds"] += seconds
-        spent["sentences"] = len(sentences)
-        return out
+        start = time.perf_counter()  # each sentence is one text: the format split them, the pipeline decodes
+        results = translate_texts(models, sentences, config, src_lang=source, tgt_lang=target,
+                                  split_sentences=False, on_chunk=None if progress is None else report,
+                                  chunk_size=max(1, ctx.limits.document_chunk))
+        ran.update(seconds=time.perf_counter() - start, sentences=len(sentences))
+        if results:
+            ran.update(model=results[0].model, engine=results[0].engine)
+        return [r.hypotheses[0].text for r in results]
 
     translated = translate_document(data, suffix, translate, source, ctx.limits.max_file_bytes,
                                     ctx.limits.max_file_sentences)
+    if ran["model"] is None:  # nothing was decoded: the model and engine that would have run
+        ran["model"] = models.choose(source, target)
+        ran["engine"] = service.resolve_engine(ctx, service.pick_engine(engine, ENGINE_CHOICES), ran["model"],
+                                               config)
     safe_stem = re.sub(r"[^\w.-]+", "_", stem)[:80].strip("._") or "document"
-    return Translation(translated, f"{safe_stem}.{target}{suffix.lower()}", name, engine, source,
-                       spent["sentences"], spent["seconds"])
+    return Translation(translated, f"{safe_stem}.{target}{suffix.lower()}", ran["model"], ran["engine"], source,
+                       ran["sentences"], ran["seconds"])
 
 
 class OutputFolder:
