@@ -78,13 +78,15 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
         progress((done, total), desc="Translating", unit="sentences")
 
     def translate(sentences: List[str]) -> List[str]:
-        start = time.perf_counter()  # each sentence is one text: the format split them, the pipeline decodes
+        # each of the format's sentences is one text, split and kept verbatim where it must be, as REST's are
+        start = time.perf_counter()
         results = translate_texts(models, sentences, config, src_lang=source, tgt_lang=target,
-                                  split_sentences=False, on_chunk=None if progress is None else report,
+                                  on_chunk=None if progress is None else report,
                                   chunk_size=max(1, ctx.limits.document_chunk))
         ran.update(seconds=time.perf_counter() - start, sentences=len(sentences))
-        if results:
-            ran.update(model=results[0].model, engine=results[0].engine)
+        used = [r for r in results if r.model is not None]
+        if used:
+            ran.update(model=used[0].model, engine=used[0].engine)
         return [r.hypotheses[0].text for r in results]
 
     translated = translate_document(data, suffix, translate, source, ctx.limits.max_file_bytes,
