@@ -48,6 +48,7 @@ class Hypothesis:
     attention: Optional[torch.Tensor] = None
     finished: bool = True  # False when the length cap stopped it before eos
     alternatives: Optional[List[List[Tuple[int, float]]]] = None
+    constraints_met: Optional[List[bool]] = None  # with constraints: per phrase, whether this output contains it
 
     def alternative_pieces(self, tokenizer) -> List[List[Tuple[str, float]]]:
         """``alternatives`` with each id as its display piece."""
@@ -91,6 +92,8 @@ class TranslationResult:
     src_lang_confidence: Optional[float] = None  # the detection's probability among the candidates; None if given
     # split_sentences=True: each sentence's own result, in order (``text`` puts their best outputs in the layout)
     sentences: Optional[List["TranslationResult"]] = None
+    constraints: List[str] = field(default_factory=list)  # the target phrases the output had to contain
+    warnings: List[str] = field(default_factory=list)  # e.g. a constraint that could not fit the length budget
 
     @property
     def best(self) -> Hypothesis:
