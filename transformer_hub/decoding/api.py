@@ -16,6 +16,7 @@ from typing import List, Optional, Sequence, Union
 import torch
 
 from . import paragraphs
+from ..glossary import Glossary
 from .batching import prepare_sources
 from .config import DecodingConfig, one_per_text
 from .constraints import Constraints, constraints_for_texts
@@ -104,9 +105,26 @@ def _language_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Lang
     return tags
 
 
+def _with_glossary(glossary: Glossary, texts: List[str], src_lang: Languages, tgt_lang: Languages, constraints):
+    """``constraints`` plus each text's glossary terms; and per text, the entries that applied."""
+    n = len(texts)
+    given = one_per_text(constraints, n, "constraints", "one list of phrases per text") if constraints else [None] * n
+    pairs = list(zip(one_per_text(src_lang, n, "src_lang", "one code"), one_per_text(tgt_lang, n, "tgt_lang", "one code")))
+    per_pair = {pair: glossary.for_pair(*pair) for pair in dict.fromkeys(pairs)}
+    merged, applied = [], []
+    for text, pair, phrases in zip(texts, pairs, given):
+        if isinstance(phrases, str):
+            raise ValueError(f"each text's constraints are a list of phrases; got the string {phrases!r}: "
+                             f"wrap it in a list")
+        (terms,), (entries,) = per_pair[pair].constraints([text])
+        merged.append(list(dict.fromkeys(list(phrases or []) + terms)))
+        applied.append(entries)
+    return (merged if any(merged) else None), applied
+
+
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, src_lang: Languages = None,
              tgt_lang: Languages = None, progress: bool = False, workers: int = 1, engine="pytorch",
-             prefix: PrefixArg = None, split_sentences: bool = False, constraints=None,
+             prefix: PrefixArg = None, split_sentences: bool = False, constraints=None, glossary=None,
              **overrides) -> List[TranslationResult]:
     """Translate ``texts`` with ``model.tokenizer``; one :class:`TranslationResult` per input, in input order.
 
@@ -137,6 +155,9 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     each of which the output must contain (lexically constrained decoding, ``decoding/constraints.py``).
     Every hypothesis reports ``constraints_met``; a phrase that cannot fit the sentence's length budget is
     left out and named in ``result.warnings``.  ``constraints=None`` is plain beam search, token for token.
+    ``glossary`` (a :class:`transformer_hub.glossary.Glossary`, a dict of source -> target terms, or TSV text):
+    every entry whose source term occurs in a sentence adds its target term to that sentence's constraints
+    (per sentence with ``split_sentences=True``); ``result.glossary`` lists the entries that applied.
     """
     config = _resolve(config, overrides)
     if isinstance(texts, str):
@@ -149,18 +170,24 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     confidences = [None] * len(texts)
     if paragraphs.wants_detection(src_lang):
         src_lang, confidences = paragraphs.detect_sources(model.config, texts, src_lang, tgt_lang)
+    if glossary is not None:
+        glossary = Glossary.coerce(glossary)
     if split_sentences:
         if constraints is not None and any(constraints):
             raise ValueError("constraints are given per sentence: they cannot be used with split_sentences=True")
         sources = paragraphs.given_sources(model.config, len(texts), src_lang)
         results = paragraphs.generate_split(generate, model, texts, config, sources, tgt_lang, prefix,
-                                            progress=progress, workers=workers, engine=engine)
+                                            progress=progress, workers=workers, engine=engine, glossary=glossary)
         paragraphs.label(results, sources, confidences)
         return results
     eos = model.config.eos_id
     tags = _language_tags(model, tokenizer, len(texts), src_lang, tgt_lang)
     sources = [tag + tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t, tag in zip(texts, tags)]
     prefixes = prefixes_for_texts(model, tokenizer, prefix, len(texts))
+    applied = [[] for _ in texts]
+    if glossary is not None:
+        constraints, applied = _with_glossary(glossary, texts, paragraphs.given_sources(model.config, len(texts),
+                                                                                         src_lang), tgt_lang, constraints)
     specs = constraints_for_texts(model, tokenizer, constraints, len(texts))
     hyps, truncated, used, caps = _run(model, sources, config, progress, workers, engine, prefixes, specs)
     _fill_text(model, hyps)
@@ -169,6 +196,8 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     results = [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
                                  source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None))
                for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
+    for result, entries in zip(results, applied):
+        result.glossary = entries
     for result, spec, h, cap in zip(results, specs or [], hyps, caps):
         if spec is not None:
             result.constraints = [p.text for p in spec.phrases]

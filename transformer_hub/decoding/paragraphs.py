@@ -106,7 +106,9 @@ def generate_split(generate: Callable[..., List[TranslationResult]], model, text
         results.append(TranslationResult(
             source=text, hypotheses=[_combined(part, layout, config.length_penalty)],
             source_pieces=[p for r in part for p in r.source_pieces], source_ids=[i for r in part for i in r.source_ids],
-            truncated=any(r.truncated for r in part), sentences=part))
+            truncated=any(r.truncated for r in part), sentences=part,
+            constraints=[c for r in part for c in r.constraints], warnings=[w for r in part for w in r.warnings],
+            glossary=list(dict.fromkeys(e for r in part for e in r.glossary))))
     return results
 
 

@@ -94,6 +94,7 @@ class TranslationResult:
     sentences: Optional[List["TranslationResult"]] = None
     constraints: List[str] = field(default_factory=list)  # the target phrases the output had to contain
     warnings: List[str] = field(default_factory=list)  # e.g. a constraint that could not fit the length budget
+    glossary: List[Any] = field(default_factory=list)  # the glossary entries (``glossary.Entry``) that applied
 
     @property
     def best(self) -> Hypothesis:
