@@ -127,7 +127,8 @@ class BeamSearch:
                                       self.eos)
         ranked = self.rank(log_probs, t)
         if self.allocation is not None:
-            ranked = self.allocation.extend(ranked, log_probs, self.sentence, self.beam_scores, self.eos)
+            ranked = self.allocation.extend(ranked, log_probs, self.sentence, self.beam_scores, self.eos,
+                                            self.row_best)
         full_att = None
         if att is not None:  # the attention history including this step, for hypotheses finishing now
             full_att = att.unsqueeze(3) if self.history_att is None else torch.cat(
@@ -157,6 +158,7 @@ class BeamSearch:
             return tokens, values
 
         top_tok, top_lp = next_tokens(log_probs, t, None, best_tokens, self.eos, self.config.min_len)
+        self.row_best = top_tok[:, 0]  # each row's most likely token (constrained search proposes it)
         sums = torch.tensor(self.beam_scores, dtype=torch.float64, device=self.device).view(-1, 1)
         scores, index = (sums + top_lp.double()).view(n, -1).topk(n_cand, dim=1)  # (n, 2k), best first
         tokens = top_tok.view(n, -1).gather(1, index).tolist()
@@ -173,11 +175,14 @@ class BeamSearch:
         # among the k best pairs, those ending in eos (all of them at the cap) are finished hypotheses
         hits = [c for c in range(k) if cands.scores[c] > NEG_INF and (cands.tokens[c] == eos or at_cap)]
         finished = self.finished[b]
-        if at_cap and self.allocation is not None:
-            hits = self.allocation.at_cap(self.sentence[b], cands, hits, len(finished) > 0)
+        if self.allocation is not None:
+            hits = self.allocation.finishing(self.sentence[b], cands, hits, at_cap, len(finished) > 0, eos)
         for c in hits:
             finished.add(self.hypothesis(cands, c, full_att, alternatives))
-        best_live = max((x for x, tok in zip(cands.scores, cands.tokens) if tok != eos), default=NEG_INF)
+        live = [c for c in range(len(cands.tokens)) if cands.tokens[c] != eos]
+        if self.allocation is not None:  # with constraints only the beams that met them all can end
+            live = self.allocation.complete(self.sentence[b], cands, live)
+        best_live = max((cands.scores[c] for c in live), default=NEG_INF)
         done = at_cap or finished.is_done(best_live, t + 1)
         picked = None
         if not done:  # the next beams: the k best pairs that do not end in eos (at most k of the 2k do)

@@ -77,6 +77,8 @@ class Constraints:
         self.top = sum(p.length for p in self.phrases)  # the bank of a hypothesis that met them all
         self._next: Dict[Tuple[State, int], State] = {}
         self._wanted: Dict[State, List[int]] = {}
+        self._banks: Dict[State, int] = {}
+        self._firsts = {s[0] for p in self.phrases for s in p.variants}  # tokens that can start a match
 
     def __len__(self) -> int:
         return len(self.phrases)
@@ -88,6 +90,8 @@ class Constraints:
 
     def advance(self, state: State, token: int) -> State:
         """The state after emitting ``token``."""
+        if not state[1] and token not in self._firsts:  # the common case: nothing under way, nothing starts
+            return state
         key = (state, token)
         found = self._next.get(key)
         if found is None:
@@ -117,9 +121,12 @@ class Constraints:
 
     def bank(self, state: State) -> int:
         """Constraint tokens met: whole phrases (at their ``length``), plus the furthest partial match."""
-        met, partial = state
-        whole = sum(p.length for i, p in enumerate(self.phrases) if met >> i & 1)
-        return whole + max((j for _, _, j in partial), default=0)
+        found = self._banks.get(state)
+        if found is None:
+            met, partial = state
+            whole = sum(p.length for i, p in enumerate(self.phrases) if met >> i & 1)
+            found = self._banks[state] = whole + max((j for _, _, j in partial), default=0)
+        return found
 
     def done(self, state: State) -> bool:
         return state[0] == self.all
@@ -188,18 +195,18 @@ class BeamAllocation:
             log_probs[torch.tensor(rows, device=self.device), eos] = NEG_INF
 
     def extend(self, ranked: list, log_probs: Tensor, live: Sequence[int], beam_scores: Sequence[List[float]],
-               eos: int) -> list:
+               eos: int, row_best: Tensor) -> list:
         """Each constrained sentence's candidates plus the pairs its beams propose, dealt out across the banks.
 
         ``ranked[b]`` (sentence ``live[b]``) holds scores/tokens/logprobs/beams best first; the result's
-        entries carry ``banks`` too.  The proposals' log-probabilities come from one gather for the batch."""
+        entries carry ``banks`` too.  ``row_best``: each row's most likely token (N,).  The proposals'
+        log-probabilities come from one gather for the batch."""
         k = self.k
         rows, tokens = [], []
         constrained = [b for b, s in enumerate(live) if self.of[s] is not None]
         if not constrained:
             return ranked
-        best = log_probs[torch.tensor([b * k + i for b in constrained for i in range(k)], device=self.device)]
-        best = best.argmax(-1).tolist()
+        best = row_best[torch.tensor([b * k + i for b in constrained for i in range(k)], device=self.device)].tolist()
         for n, b in enumerate(constrained):
             spec = self.of[live[b]]
             for i in range(k):
@@ -237,13 +244,31 @@ class BeamAllocation:
         out.banks = [banks[c] for c in dealt]
         return out
 
-    def at_cap(self, sentence: int, cands, hits: List[int], any_finished: bool) -> List[int]:
-        """The candidates kept at the length cap: those of the highest bank (only complete ones when some
-        hypothesis already ended having met everything)."""
-        if self.of[sentence] is None or not hits:
+    def finishing(self, sentence: int, cands, hits: List[int], at_cap: bool, any_finished: bool,
+                  eos: int) -> List[int]:
+        """The candidates that become finished hypotheses, given plain beam search's ``hits``.
+
+        Before the cap: the pairs ending in eos among the k best of the top bank (eos is blocked elsewhere; a
+        finished hypothesis takes no beam, so the top bank's share of beams does not ration them).  At the
+        cap: the candidates of the highest bank among ``hits`` (only complete ones when some hypothesis
+        already ended having met everything)."""
+        spec = self.of[sentence]
+        if spec is None:
             return hits
-        level = self.of[sentence].top if any_finished else max(cands.banks[c] for c in hits)
+        if not at_cap:
+            top = [c for c in range(len(cands.tokens)) if cands.banks[c] == spec.top][:self.k]
+            return [c for c in top if cands.tokens[c] == eos and cands.scores[c] > NEG_INF]
+        if not hits:
+            return hits
+        level = spec.top if any_finished else max(cands.banks[c] for c in hits)
         return [c for c in hits if cands.banks[c] == level]
+
+    def complete(self, sentence: int, cands, live: List[int]) -> List[int]:
+        """The candidates among ``live`` that met every phrase (all of them for a sentence without phrases): the
+        stopping rule weighs only these, as the others must still pay for forced tokens before they may end."""
+        if self.of[sentence] is None:
+            return live
+        return [c for c in live if cands.banks[c] == self.of[sentence].top]
 
     def met(self, sentence: int, row: int, token: int, eos: int) -> Optional[List[bool]]:
         """Which phrases a hypothesis (``row`` extended by ``token``) met; None for a sentence without any."""
