@@ -176,3 +176,15 @@ def test_auto_engine_runs_pytorch_for_a_constrained_call():
     config = DecodingConfig(**BEAM)
     assert choose_engine("auto", config, constrained=True) == "pytorch"
     assert choose_engine("ctranslate2", config, constrained=True) == "ctranslate2"  # named: its check refuses
+
+
+@pytest.mark.slow
+def test_a_decoding_pool_runs_the_same_constrained_search(model):
+    from transformer_hub.decoding import DecodingPool
+
+    cases = [["blau"], [], ["rot", "hund"], ["gross kind"]]
+    expected = generate(model, TEXTS, constraints=cases, **BEAM)
+    with DecodingPool(model, processes=1, threads=1) as pool:
+        got = generate(model, TEXTS, constraints=cases, engine=pool, **BEAM)
+    assert [r.best.tokens for r in got] == [r.best.tokens for r in expected]
+    assert [r.best.constraints_met for r in got] == [r.best.constraints_met for r in expected]

@@ -226,11 +226,10 @@ class BeamAllocation:
         return out
 
     def _dealt(self, cands, proposals, scores: List[float], spec: Constraints, eos: int):
-        k = self.k
+        """One sentence's candidates and its beams' proposals (new pairs only), dealt out across the banks."""
         seen = set(zip(cands.beams, cands.tokens))
-        extra = sorted(((scores[row % k] + lp, token, lp, row) for row, token, lp in proposals
-                        if lp > NEG_INF and (row, token) not in seen), key=lambda e: -e[0])
-        extra = list({(row, token): (s, token, lp, row) for s, token, lp, row in extra}.values())
+        extra = list({(row, token): (scores[row % self.k] + lp, token, lp, row) for row, token, lp in proposals
+                      if lp > NEG_INF and (row, token) not in seen}.values())
         all_scores = cands.scores + [e[0] for e in extra]
         all_tokens = cands.tokens + [e[1] for e in extra]
         all_lps = cands.logprobs + [e[2] for e in extra]

@@ -2,7 +2,9 @@
 
 An engine has ``check(config, workers)`` (``ValueError`` for an option it cannot honour, before any work)
 and ``decode(model, sources, caps, config, progress=, prefixes=, workers=)`` (id lists, each ending in
-eos, and each one's output cap -> n-best lists in input order).  Engines are found by name in the
+eos, and each one's output cap -> n-best lists in input order); an engine whose ``constrains`` is true also
+takes ``constraints=`` (one ``constraints.Constraints`` or None per source; ``generate`` refuses constraints
+for the others, CTranslate2 among them).  Engines are found by name in the
 ``ENGINES`` registry, whose entries are factories returning a shared engine: ``"pytorch"`` (below)
 and ``"ctranslate2"`` (``transformer_hub.export.engine``, registered by ``transformer_hub.parts``);
 plugins add theirs through entry points.  An engine object (a ``CTranslate2Engine`` with its own
