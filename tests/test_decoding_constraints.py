@@ -168,6 +168,10 @@ def test_bad_uses_are_clear_errors(model):
         generate(model, TEXTS[:1], constraints=["blau"], **BEAM)
     with pytest.raises(ValueError, match="a constraint is an empty phrase"):
         generate(model, TEXTS[:1], constraints=[[" "]], **BEAM)
+    with pytest.raises(ValueError, match="a constraint is 1001 characters, more than the 1000 allowed"):
+        generate(model, TEXTS[:1], constraints=[["x" * 1001]], **BEAM)
+    with pytest.raises(ValueError, match="33 constraints for one sentence; at most 32"):
+        generate(model, TEXTS[:1], constraints=[[f"w{i}" for i in range(33)]], **BEAM)
     with pytest.raises(ValueError, match="cannot be used with split_sentences=True"):
         generate(model, TEXTS[:1], constraints=[["blau"]], split_sentences=True, **BEAM)
 

@@ -86,7 +86,9 @@ def test_generate_applies_a_glossary_and_reports_the_entries(model):
     assert results[0].constraints == ["blau"] and results[2].constraints == []
     plain = generate(model, ["the child plays ."], **BEAM)
     assert results[2].best.tokens == plain[0].best.tokens  # no term: plain beam search
-    assert generate(model, ["a dog runs ."], glossary="dog\tblau\n", **BEAM)[0].glossary == [Entry("dog", "blau")]
+    (tsv,) = generate(model, ["a dog runs ."], glossary="dog\tblau\n", constraints=[["rot"]], **BEAM)
+    assert tsv.glossary == [Entry("dog", "blau")] and tsv.constraints == ["rot", "blau"]
+    assert tsv.best.constraints_met == [True, True]
 
 
 def test_a_term_in_one_sentence_of_a_paragraph_constrains_that_sentence_only(model):

@@ -30,6 +30,7 @@ State = Tuple[int, Tuple[Tuple[int, int, int], ...]]  # (bitmask of met phrases,
 START: State = (0, ())
 MAX_PHRASES = 32  # per sentence
 MAX_VARIANTS = 4  # tokenizations tried per phrase
+MAX_PHRASE_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class Phrase:
         if not text.strip():
             raise ValueError("a constraint is an empty phrase: give the target words the output must contain")
         text = text.strip()
+        if len(text) > MAX_PHRASE_CHARS:
+            raise ValueError(f"a constraint is {len(text)} characters, more than the {MAX_PHRASE_CHARS} allowed")
         variants = [tuple(tokenizer.encode(text, side="target"))]
         variants += [tuple(v) for v in tokenizer.segmentations(text, MAX_VARIANTS, side="target")]
         special = set(special_ids)
