@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Constrained decoding and glossaries, measured: ``python scripts/bench_glossary.py [--limit N] [--out docs]``.
+"""Constrained decoding and glossaries, measured: ``python -m scripts.bench_glossary [--limit N] [--out docs]``.
 
 Two protocols on test_2016_flickr, English into German, French and Czech (the shipped multilingual model, and
 the en-de model for German), every system with beam 5:
@@ -17,7 +17,6 @@ the en-de model for German), every system with beam 5:
   (plain and two phrases: the best of ``--repeats`` interleaved rounds).
 
 Writes ``OUT/glossary.json`` and ``OUT/glossary.md`` (the table, made from the JSON; a test checks that they agree).
-Run it with PYTHONPATH pointing at the checkout (or the package installed).
 """
 from __future__ import annotations
 
@@ -35,7 +34,7 @@ import sacrebleu
 import torch
 
 from transformer_hub import Transformer
-from transformer_hub.data import corpus_file, default_data_dir, read_lines
+from transformer_hub.training.data import corpus_file, default_data_dir, read_lines
 from transformer_hub.decoding import generate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -269,7 +268,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         results.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "dictionary"}), flush=True)
     limit = f" --limit {args.limit}" if args.limit else ""
-    report = {"command": f"python scripts/bench_glossary.py{limit} --out docs", "sentences": len(read("en")),
+    report = {"command": f"python -m scripts.bench_glossary{limit} --out docs", "sentences": len(read("en")),
               "threads": args.threads, "seed": args.seed, "results": results}
     if args.out:
         out = Path(args.out)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Assemble the Hugging Face Space folder and upload it: ``python scripts/deploy_space.py --repo-id USER/SPACE``.
+"""Assemble the Hugging Face Space folder and upload it: ``python -m scripts.deploy_space --repo-id USER/SPACE``.
 
 The Space folder holds only what the Space runs: ``README.md`` (the Space card with its front matter, from
 ``space/README.md``), ``app.py``, ``requirements.txt`` (the project's, minus gradio, which the Space's
@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # `space` and `scripts` live at the repository root
 
-from scripts.import_graph import imports, module_file  # noqa: E402
+from .import_graph import imports, module_file
 PACKAGES = ("space", "transformer_hub")
 # what the Space reads of a model folder: config, weights, tokenizer files (named in tokenizer_config.json), card,
 # and the training log that the "Inside the Transformer" tab draws its curves from

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Per-direction learning curves of a multilingual run, over all its stages, as one picture.
 
-    python scripts/learning_curves.py STAGE1/metrics.jsonl [STAGE2/metrics.jsonl ...] --out MODEL/learning_curves.png
+    python -m scripts.learning_curves STAGE1/metrics.jsonl [STAGE2/metrics.jsonl ...] --out MODEL/learning_curves.png
 
 A stage is one training run's ``metrics.jsonl``; a later stage (``train --init-from`` the earlier one's model)
 counts its updates on from where the earlier one stopped.  Left: the validation loss of every direction after each
@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from transformer_hub.metrics import MetricsLog  # noqa: E402
+from transformer_hub.training.metrics import MetricsLog
 
 
 def joined(stages: List[Path]) -> Tuple[List[Dict], List[int]]:

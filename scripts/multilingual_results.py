@@ -1,6 +1,6 @@
 """The multilingual model's results table: every direction, direct and pivoting through English, beside the bilingual model.
 
-    python scripts/multilingual_results.py --model space/models/multilingual --bilingual space/models/en-de
+    python -m scripts.multilingual_results --model space/models/multilingual --bilingual space/models/en-de
 
 For each test split and each direction the model serves (where Multi30k has both files: no Czech for the 2017
 tests), beam search (default 5) is scored with sacreBLEU cased and lowercased (13a) and chrF. Beside them: the
@@ -22,11 +22,11 @@ from typing import Dict, List, Optional, Tuple
 from tqdm.auto import tqdm
 
 from transformer_hub import Transformer
-from transformer_hub import results as results_json
-from transformer_hub.data import default_data_dir, DataError, corpus_file, read_lines
+from transformer_hub.hub import results as results_json
+from transformer_hub.training.data import default_data_dir, DataError, corpus_file, read_lines
 from transformer_hub.decoding import DecodingPool, translate
 from transformer_hub.hub import CARD_FILE, model_card
-from transformer_hub.metrics import score
+from transformer_hub.training.metrics import score
 
 SPLITS = ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
 PIVOT = "en"
@@ -164,11 +164,10 @@ def write_card(model_dir: Path, rows: List[Dict], args: argparse.Namespace, comm
                  "table counts this run's updates only.",
         args.history,
         f"The results below (beam search, sacreBLEU 13a on detokenized output) come from `{command}`.")))
-    names = {"bleu": "sacreBLEU (cased)", "bleu_lowercase": "sacreBLEU (lowercased)", "chrf": "chrF"}
     kept = [r for r in model.card_data.get("results", []) if r.get("split") not in {row["split"] for row in rows}]
     model.card_data["results"] = kept + [
         {"dataset_name": "Multi30k", "dataset_type": "multi30k", "split": row["split"], "direction": row["direction"],
-         "metric": "bleu" if metric.startswith("bleu") else "chrf", "metric_name": names[metric], "value": value}
+         "metric": "bleu" if metric.startswith("bleu") else "chrf", "metric_name": results_json.METRICS[metric], "value": value}
         for row in rows for metric, value in row["multilingual"].items()]
     has_plot = (model_dir / "training_curves.png").is_file()
     model_card(model, has_plot=has_plot).save(model_dir / CARD_FILE)
@@ -195,7 +194,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     rows = evaluate(args)
     out = args.out or args.model / "multilingual_results.json"
-    command = shlex.join(["python", "scripts/multilingual_results.py", *(argv if argv is not None else sys.argv[1:])])
+    command = shlex.join(["python", "-m", "scripts.multilingual_results", *(argv if argv is not None else sys.argv[1:])])
     results_json.save(as_results(rows, args, out, command), out)
     print(markdown(rows))
     if args.card:

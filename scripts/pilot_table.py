@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The table of the finished recipe pilots (``runs/pilots/*/pilot.json``) as Markdown, into docs/multilingual-pilots.md.
 
-    python scripts/pilot_table.py [--pilots runs/pilots] [--out docs/multilingual-pilots.md]
+    python -m scripts.pilot_table [--pilots runs/pilots] [--out docs/multilingual-pilots.md]
 
 One row per pilot: its change, parameters, updates, epochs and wall minutes (from the final model's card), the
 mean over directions of lowercased BLEU, cased BLEU and chrF with the difference to ``baseline``, then the
@@ -61,8 +61,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = p.parse_args(argv)
     records = load_pilots(args.pilots)
     text = ("# Multilingual recipe pilots\n\nEach pilot is `scripts/train_multilingual.sh` with one change, "
-            "trained for the same wall time by `python scripts/pilots_multilingual.py NAME`; this table is written "
-            "by `python scripts/pilot_table.py`.\n\n" + markdown(records))
+            "trained for the same wall time by `python -m scripts.pilots_multilingual NAME`; this table is written "
+            "by `python -m scripts.pilot_table`.\n\n" + markdown(records))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     print(text)

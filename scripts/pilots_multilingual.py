@@ -1,10 +1,10 @@
 #!/usr/bin/env python
-"""Issue 22's pilots: one named change to the multilingual recipe, trained for a fixed wall time, scored on val.
+"""The stage-2 pilots: one named change to the multilingual recipe, trained for a fixed wall time, scored on val.
 
-    python scripts/pilots_multilingual.py NAME [extra train options]     # e.g. baseline, vocab8k, deep-enc
-    python scripts/pilots_multilingual.py --list                         # the pilots and their changes
-    python scripts/pilots_multilingual.py shipped --score-model space/models/multilingual   # a reference row
-    python scripts/pilot_table.py                                        # docs/multilingual-pilots.md
+    python -m scripts.pilots_multilingual NAME [extra train options]     # e.g. baseline, vocab8k, deep-enc
+    python -m scripts.pilots_multilingual --list                         # the pilots and their changes
+    python -m scripts.pilots_multilingual shipped --score-model space/models/multilingual   # a reference row
+    python -m scripts.pilot_table                                        # docs/multilingual-pilots.md
 
 A pilot runs exactly the options of ``scripts/train_multilingual.sh`` (read from that file, so the two cannot
 drift apart), then the pilot's changes (``PILOTS``), then ``PILOT_OPTIONS`` and any extra options, into
@@ -12,7 +12,7 @@ drift apart), then the pilot's changes (``PILOTS``), then ``PILOT_OPTIONS`` and 
 ``--resume``: rerunning the same command continues an interrupted pilot.  ``THREADS`` sets torch's threads
 (default 2).  The pilot's ``final/`` model then translates the first ``PILOT_SENTENCES`` (200) val sentences of
 every direction it serves (beam ``PILOT_BEAM``, default 4; 1 is greedy), scored with sacreBLEU cased and
-lowercased and chrF (``transformer_hub.metrics.score``), into ``runs/pilots/NAME/pilot.json``.
+lowercased and chrF (``transformer_hub.training.metrics.score``), into ``runs/pilots/NAME/pilot.json``.
 
 ``PILOT_OPTIONS``: a pilot lasts a few hundred updates, so its warm-up is 200 updates (the recipe's 1,000 would
 not end inside a pilot) and the final model averages the last 2 checkpoints (the long run's ``--average-last 6``
@@ -31,8 +31,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # this checkout's transformer_hub, not an installed one
-sys.path.insert(0, str(ROOT / "scripts"))
 
 if TYPE_CHECKING:
     from transformer_hub import Transformer
@@ -83,9 +81,9 @@ def train_options(name: str, minutes: float, extra: List[str]) -> List[str]:
 def score_model(model: "Transformer", data_dir: Path, sentences: int, beam: int, batch_size: int = 100) -> Dict:
     """{direction: {bleu, bleu_lowercase, chrf}} on the first ``sentences`` val lines of every direction."""
     import torch
-    from multilingual_results import rounded, split_lines
+    from .multilingual_results import rounded, split_lines
     from transformer_hub.decoding import translate
-    from transformer_hub.metrics import score
+    from transformer_hub.training.metrics import score
 
     torch.set_num_threads(int(os.environ.get("THREADS", "2")))
     decoding = {"strategy": "beam", "beam_size": beam} if beam > 1 else {"strategy": "greedy"}
@@ -148,7 +146,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     os.chdir(ROOT)
     from transformer_hub import Transformer
-    from transformer_hub.data import default_data_dir
+    from transformer_hub.training.data import default_data_dir
 
     if args.score_model is None:
         command, status = train(args.name, extra)
@@ -156,7 +154,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             return status
         model_dir = PILOTS_DIR / args.name / "final"
     else:
-        command, model_dir = "python scripts/pilots_multilingual.py " + shlex.join(argv or sys.argv[1:]), args.score_model
+        command, model_dir = "python -m scripts.pilots_multilingual " + shlex.join(argv or sys.argv[1:]), args.score_model
     sentences, beam = int(os.environ.get("PILOT_SENTENCES", "200")), int(os.environ.get("PILOT_BEAM", "4"))
     data_dir = Path(extra[extra.index("--data-dir") + 1]) if "--data-dir" in extra[:-1] else default_data_dir()
     model = Transformer.from_pretrained(model_dir)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The shipped multilingual model's training run (issue 16): one model over en, de, fr, cs, all 12 directions.
+# The shipped multilingual model's training run: one model over en, de, fr, cs, all 12 directions.
 #   bash scripts/train_multilingual.sh RUN_DIR [extra train options]
 # Rerun the same command to continue an interrupted run (--resume; --max-minutes counts wall time over resumes).
 # THREADS sets torch's intra-op threads (default 2). The run's final/ folder is what ships as

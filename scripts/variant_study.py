@@ -1,13 +1,13 @@
 #!/usr/bin/env python
 """A reproducible "Table 3" on Multi30k En->De: architecture variants trained on one identical budget.
 
-    python scripts/variant_study.py --out runs/variant-study              # all variants, resumable
-    python scripts/variant_study.py --variants paper,modern --max-updates 300 --limit 2000   # a quick look
+    python -m scripts.variant_study --out runs/variant-study              # all variants, resumable
+    python -m scripts.variant_study --variants paper,modern --max-updates 300 --limit 2000   # a quick look
 
 Every variant gets the same budget: the same number of updates (--max-updates, each of at
 most --max-tokens tokens), the same learning-rate schedule, the same SentencePiece vocabulary
 (trained once into <out>/tokenizer and copied into every run), the same seed and therefore the
-same batches in the same order.  Each run is an ordinary ``transformer_hub.train.Trainer`` run
+same batches in the same order.  Each run is an ordinary ``transformer_hub.training.trainer.Trainer`` run
 in <out>/<variant> (checkpoints every epoch, last 10 averaged); the averaged model is then
 scored with the same decoding (beam --final-beam, default 5) on val and test_2016_flickr.
 
@@ -27,21 +27,19 @@ import json
 import logging
 import shutil
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from transformer_hub import Tokenizer, Transformer, TransformerConfig  # noqa: E402
-from transformer_hub import checkpoint as ckpt  # noqa: E402
-from transformer_hub import results as results_json  # noqa: E402
-from transformer_hub.config import MAX_LAYERS, PRESETS  # noqa: E402
-from transformer_hub.data import default_data_dir, load_split  # noqa: E402
-from transformer_hub.decoding import translate  # noqa: E402
-from transformer_hub.metrics import MetricsLog, score  # noqa: E402
-from transformer_hub.train import Trainer, build_parser as train_parser  # noqa: E402
+from transformer_hub import Tokenizer, Transformer, TransformerConfig
+from transformer_hub.training import checkpoint as ckpt
+from transformer_hub.hub import results as results_json
+from transformer_hub.config import MAX_LAYERS, PRESETS
+from transformer_hub.training.data import default_data_dir, load_split
+from transformer_hub.decoding import translate
+from transformer_hub.training.metrics import MetricsLog, score
+from transformer_hub.training.trainer import Trainer, build_parser as train_parser
 
 logger = logging.getLogger("variant_study")
 
@@ -130,33 +128,33 @@ def train_variant(args: argparse.Namespace, name: str, overrides: Dict[str, Any]
         (run / "metrics.jsonl").unlink(missing_ok=True)  # a run killed before its first checkpoint starts over
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     trainer = Trainer(trainer_args(args, run, config, overrides["seed"]))
-    if dataclasses.asdict(trainer.config) != dataclasses.asdict(config):
-        raise RuntimeError(f"{name}: the Trainer built {trainer.config}, not the planned {config}")
-    count = len(trainer.train_examples)
+    if dataclasses.asdict(trainer.run.config) != dataclasses.asdict(config):
+        raise RuntimeError(f"{name}: the Trainer built {trainer.run.config}, not the planned {config}")
+    count = len(trainer.run.train_examples)
     if count != n_pairs:  # check_lengths() should have caught it: the same data for every variant
         raise RuntimeError(f"{name} kept {count} of the {n_pairs} training pairs; raise --max-len")
-    c = trainer.config
+    c = trainer.run.config
     logger.info("%s: %s, %s positions, %s-norm, %s, %d+%d layers, %s parameters, seed %d, %d pairs, step %d of %d",
                 name, c.layout, c.positional, c.norm, c.feed_forward, c.n_encoder_layers, c.n_decoder_layers,
-                f"{trainer.model.num_parameters():,}", overrides["seed"], count, trainer.state["step"],
+                f"{trainer.run.model.num_parameters():,}", overrides["seed"], count, trainer.run.state["step"],
                 args.max_updates)
     try:
-        final = trainer.run()
+        final = trainer.train()
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
     if final is None:
         return None
-    s, training = trainer.state, results_json.load(run / "results.json").models[0].training
+    s, training = trainer.run.state, results_json.load(run / "results.json").models[0].training
     if not s["step"] == training["updates"] == args.max_updates:
         raise RuntimeError(f"{name} stopped after {training['updates']} updates, not the budget's {args.max_updates}")
-    val, _ = evaluate(trainer.model, trainer.valid_pairs, args.final_beam)
-    test, seconds = evaluate(trainer.model, test_pairs, args.final_beam)
+    val, _ = evaluate(trainer.run.model, trainer.run.valid_pairs, args.final_beam)
+    test, seconds = evaluate(trainer.run.model, test_pairs, args.final_beam)
     record = {
         "name": name, "seed": overrides["seed"], "layout": c.layout, "positional": c.positional, "norm": c.norm,
         "feed_forward": c.feed_forward, "attention": c.attention, "d_model": c.d_model, "n_heads": c.n_heads,
         "d_ff": c.d_ff, "n_encoder_layers": c.n_encoder_layers, "n_decoder_layers": c.n_decoder_layers,
-        "layers": f"{c.n_encoder_layers}+{c.n_decoder_layers}", "parameters": trainer.model.num_parameters(),
+        "layers": f"{c.n_encoder_layers}+{c.n_decoder_layers}", "parameters": trainer.run.model.num_parameters(),
         "updates": training["updates"], "epochs": training["epochs"], "train_pairs": count,
         "train_seconds": round(s["train_seconds"], 2),  # training updates only: no validation, checkpoints, eval
         "train_wall_seconds": round(s["wall_seconds"], 2),  # the Trainer's clock: + validation between epochs
@@ -164,7 +162,7 @@ def train_variant(args: argparse.Namespace, name: str, overrides: Dict[str, Any]
         "beam": args.final_beam, "val": val, TEST_SPLIT: test, "decode_sentences": len(test_pairs),
         "decode_seconds": round(seconds, 3), "decode_sentences_per_s": round(len(test_pairs) / max(seconds, 1e-9), 2),
     }
-    record["model"] = ship(trainer.model, record, run, args) if not name.startswith("paper-seed") else None
+    record["model"] = ship(trainer.run.model, record, run, args) if not name.startswith("paper-seed") else None
     (run / (RECORD + ".tmp")).write_text(json.dumps(record, indent=1))
     (run / (RECORD + ".tmp")).replace(run / RECORD)
     return record
@@ -174,7 +172,7 @@ def ship(model: Transformer, record: Dict[str, Any], run: Path, args: argparse.N
     """``save_pretrained`` the averaged model to <ship-to>/<name>/ with its scores on the model card."""
     dest = Path(args.ship_to) / record["name"]
     results = [{"dataset_name": "Multi30k", "dataset_type": "multi30k", "split": split, "metric": metric,
-                "metric_name": {"bleu": "sacreBLEU (cased)", "chrf": "chrF"}[metric], "value": record[split][metric]}
+                "metric_name": results_json.METRICS[metric], "value": record[split][metric]}
                for split in ("val", TEST_SPLIT) for metric in ("bleu", "chrf")]
     training = {k: record[k] for k in ("updates", "epochs", "train_seconds", "train_tokens_per_s", "seed")}
     model.card_data = {**model.card_data, "name": f"transformer_hub en-de variant study: {record['name']}",
@@ -194,7 +192,7 @@ METRICS = ("bleu", "bleu_lowercase", "chrf")
 
 
 def study_results(budget: Dict[str, Any], records: List[Dict[str, Any]], folder: Path) -> results_json.Results:
-    """The study as a ``results.json`` (``transformer_hub.results``): model paths relative to ``folder``."""
+    """The study as a ``results.json`` (``transformer_hub.hub.results``): model paths relative to ``folder``."""
     models, scores = [], []
     for r in records:
         path = results_json.relative_path(r["model"], folder) if r.get("model") else None

@@ -10,7 +10,7 @@ import logging
 import threading
 from typing import Dict, List, Optional, Tuple
 
-from transformer_hub.selection import Candidate, best_model, candidate
+from transformer_hub.hub.selection import Candidate, best_model, candidate
 
 from .models_store import ModelStore
 

@@ -8,6 +8,7 @@ from .choice import ModelChooser
 from .decoder import Decoder
 from .limits import Limits
 from .models_store import ModelStore
+from .playground_runs import PlaygroundRunner
 
 # Requests admitted to the decoding handlers at once (Gradio's concurrency limit of their group): those
 # beyond the decoder's one running call wait inside the micro-batcher, where concurrent requests with the
@@ -23,6 +24,7 @@ class SpaceContext:
     decoder: Optional[Decoder] = None  # None: built from the store with one torch thread
     decode_workers: int = DECODE_WORKERS
     chooser: Optional[ModelChooser] = None  # None: built from the store
+    playground: PlaygroundRunner = field(default_factory=PlaygroundRunner)  # one training at a time
 
     def __post_init__(self) -> None:
         if self.decoder is None:

@@ -14,6 +14,7 @@ from .languages import LANGUAGES
 from .limits import Limits
 from .models_store import ModelStore, model_ids_from_env
 from .plugins import ordered_tabs
+from .tools import add_tools, hide_page_events
 
 TITLE = "Attention Is All You Need: a Transformer from scratch"
 QUEUE_MAX_SIZE = int(os.environ.get("SPACE_QUEUE_SIZE", "64"))      # waiting requests before "queue full"
@@ -59,6 +60,8 @@ def build_demo(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optiona
             for tab in tabs:
                 with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):
                     tab.render(ctx)
+        tools = add_tools(ctx)  # translate, detect, languages: the MCP server's tools (GRADIO_MCP_SERVER=true)
+    hide_page_events(demo, tools)
     demo.space_context = ctx  # for tests and benchmarks: the store, decoder and limits behind this demo
     demo.queue(max_size=QUEUE_MAX_SIZE, default_concurrency_limit=CONCURRENCY)
     return demo

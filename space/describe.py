@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
-from transformer_hub import results as results_json
+from transformer_hub.hub import results as results_json
 
 from .context import SpaceContext
 

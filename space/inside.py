@@ -1,4 +1,4 @@
-"""What the "Inside the Transformer" tab's buttons do: check the input, call ``transformer_hub.inspect``, draw.
+"""What the "Inside the Transformer" tab's buttons do: check the input, call ``transformer_hub.inside``, draw.
 
 Views that need the weights (attention, positions, steps) run the library function in the decoding
 worker (``Decoder.call``: the server process never loads weights); the training recipe needs only the
@@ -12,10 +12,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import gradio as gr
 
-from transformer_hub.inspect import (attention_maps, positional_encoding, smoothed_target, step_by_step,
+from transformer_hub.inside import (attention_maps, positional_encoding, smoothed_target, step_by_step,
                                      teacher_forcing, training_recipe)
 from transformer_hub import hub
-from transformer_hub.metrics import MetricsLog
+from transformer_hub.training.metrics import MetricsLog
 
 from . import inside_plots as plots
 from .context import SpaceContext

@@ -6,8 +6,9 @@ from typing import Dict, List, Optional, Tuple
 import gradio as gr
 
 from transformer_hub import TransformerConfig
+from transformer_hub.text import LANGUAGE_NAMES
 
-LANGUAGES: Dict[str, str] = {"en": "English", "de": "German", "fr": "French", "cs": "Czech"}
+LANGUAGES: Dict[str, str] = dict(LANGUAGE_NAMES)  # the languages the Space offers: those the library names
 DEFAULT_PAIR = ("en", "de")
 AUTO = "auto"  # the source picker's "Detect language" entry (transformer_hub's src_lang="auto")
 DETECT_LABEL = "Detect language"

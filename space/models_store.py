@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from transformer_hub import Tokenizer, TransformerConfig
 from transformer_hub import hub
-from transformer_hub import results as results_json
+from transformer_hub.hub import results as results_json
 from transformer_hub.hub import card_data_from_file
 
 logger = logging.getLogger(__name__)

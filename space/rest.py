@@ -3,41 +3,47 @@
 Programs that speak LibreTranslate (``libretranslatepy``, browser extensions, subtitle tools) use the Space's
 models without Gradio's queue protocol. The routes share everything with the page: the model store, the decoder
 (one ``DecodingPool`` worker behind the micro-batcher, whose bounded first-come-first-served queue the page's
-events use too), the limits and the per-direction default model. Parameters are read as LibreTranslate reads them:
-a JSON body, a form body (urlencoded or multipart) or the query string. Errors are LibreTranslate's: ``{"error":
-"..."}`` with 400 for a bad request, 413 for a body over ``SPACE_MAX_BODY_BYTES`` (refused from its ``Content-
-Length``, or as soon as a streamed body passes it, never read whole), 429 when the queue is full, 500 when decoding
-fails; never a stack trace. Each text is cut into sentences (``transformer_hub.text``), all sentences of a request
-are decoded as one batch, and the translations are put back in the text's layout. Our extensions: the request
-fields ``model`` (a model name) and ``engine`` (``auto``, the default, ``pytorch`` or ``ctranslate2``), echoed in
-every translation's response.
+events use too), the limits and the per-direction default model. Parameters are read as LibreTranslate reads them
+(space/rest_input.py: a JSON body, a form body or the query string, the body within a deadline and a size), and
+a request takes one of ``SPACE_REST_QUEUE`` slots only once its body is in. Errors are LibreTranslate's:
+``{"error": "..."}`` with 400 for a bad request, 408 for a body too slow, 413 for one too large, 429 when busy,
+503 when a model cannot be loaded, 500 for a fault of the server; never a stack trace. Each text is cut into
+sentences (``transformer_hub.text``: text without words is left as it is), all sentences of a request are
+decoded as one batch, and the translations are put back in the text's layout. A list answers item by item (with
+``source=auto`` an item already in the target language comes back unchanged; an error names its item,
+``q[3]: ...``). Our extensions: the request fields ``model`` (a model name) and ``engine`` (``auto``, the
+default, ``pytorch`` or ``ctranslate2``), echoed in every translation's response.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
-from urllib.parse import parse_qsl
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import anyio
 import gradio as gr
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
-from transformer_hub.text import Segmented, detect_language, language_name, split_sentences, unserved_language
+from transformer_hub.text.pipeline import translate_texts
+from transformer_hub.text import (Segmented, detect_language, has_words, language_name, split_sentences,
+                                  unserved_language)
 
-from . import service
+from transformer_hub.formats import Document
+
+from . import rest_html, service
+from .access import Access, AccessDenied, client_address
 from .batching import QueueFull
 from .choice import AUTO
 from .context import SpaceContext
 from .decoder import Request as Sentence
 from .languages import LANGUAGES
 from .limits import CleanText, clean_text
+from .rest_input import RestError, SafeJSONResponse, error_response, read_params
+from .text_models import SpaceModels
 from transformer_hub.hub import ModelLoadError
 
 logger = logging.getLogger(__name__)
@@ -45,67 +51,31 @@ PATHS = ("/translate", "/detect", "/languages")
 CORS_ENV = "SPACE_CORS_ORIGINS"      # comma-separated origins, or "*"; unset: no CORS headers (the default)
 BODY_ENV = "SPACE_MAX_BODY_BYTES"
 QUEUE_ENV = "SPACE_REST_QUEUE"
+BODY_TIMEOUT_ENV = "SPACE_BODY_TIMEOUT"
 BEAM_SIZE, LENGTH_PENALTY = 4, 0.6   # the Space's defaults (the Translate tab's)
-
-
-class RestError(Exception):
-    """An answer other than 200: its HTTP status and LibreTranslate's ``{"error": message}``."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
 
 
 @dataclass(frozen=True)
 class RestSettings:
     max_body_bytes: int = 1 << 18     # the largest text the limits allow (16 lines of 1,000 characters), form-encoded
     queue: int = 64                   # REST requests admitted at once (decoding or waiting); more get 429
-    cors_origins: Tuple[str, ...] = ()
+    cors_origins: Tuple[str, ...] = ("*",)  # LibreTranslate's: the routes carry no credentials
+    body_timeout: float = 10.0        # seconds a request body may take to arrive (a slower one gets 408)
 
     @classmethod
     def from_env(cls, queue: int = 64) -> "RestSettings":
-        def number(name: str, default: int) -> int:
-            raw = os.environ.get(name, "")
-            try:
-                return max(1, int(raw)) if raw else default
-            except ValueError:
-                raise ValueError(f"{name} must be an integer, got {raw!r}") from None
-
-        origins = tuple(o.strip() for o in os.environ.get(CORS_ENV, "").split(",") if o.strip())
-        return cls(number(BODY_ENV, cls.max_body_bytes), number(QUEUE_ENV, queue), origins)
+        origins = tuple(o.strip() for o in os.environ.get(CORS_ENV, "*").split(",") if o.strip())
+        return cls(env_number(BODY_ENV, cls.max_body_bytes), env_number(QUEUE_ENV, queue), origins,
+                   env_number(BODY_TIMEOUT_ENV, cls.body_timeout))
 
 
-async def read_params(request: Request, max_bytes: int) -> Dict[str, Any]:
-    """The request's parameters: the query string, overridden by a JSON or form body (read up to ``max_bytes``)."""
-    params: Dict[str, Any] = dict(request.query_params)
-    if request.method != "POST":
-        return params
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > max_bytes):
-        raise RestError(413, f"Request body too large: {declared} bytes, the limit is {max_bytes}.")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > max_bytes:
-            raise RestError(413, f"Request body too large: over {max_bytes} bytes.")
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if not body:
-        return params
+def env_number(name: str, default):
+    """The number in environment variable ``name`` (of ``default``'s type, at least 1), else ``default``."""
+    raw = os.environ.get(name, "")
     try:
-        if kind == "application/json":
-            data = json.loads(body)
-            if not isinstance(data, dict):
-                raise RestError(400, "Invalid JSON format")
-            return {**params, **data}
-        if kind == "multipart/form-data":
-            request._body = bytes(body)  # starlette parses the form from the body already read
-            form = await request.form()
-            return {**params, **{k: v for k, v in form.items() if isinstance(v, str)}}
-        return {**params, **dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))}  # urlencoded
-    except (ValueError, UnicodeDecodeError) as exc:
-        if isinstance(exc, json.JSONDecodeError):
-            raise RestError(400, "Invalid JSON format") from exc
-        raise RestError(400, f"Invalid request body: {exc}") from exc
+        return max(1, type(default)(raw)) if raw else default
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from None
 
 
 def _required(params: Dict[str, Any], name: str) -> Any:
@@ -147,20 +117,23 @@ class Job:
     alternatives: int
     model: Optional[str]
     engine: str
+    where: Callable[[int], str]       # how an error names item i ("q[3]: " in a list, "" for one text)
+    documents: Optional[List[Optional[Document]]] = None  # format=html: each text's markup (space/rest_html.py)
 
 
 class RestAPI:
     """The routes, over one Space context (``routes()`` for a Starlette/FastAPI app)."""
 
-    def __init__(self, ctx: SpaceContext, settings: Optional[RestSettings] = None) -> None:
+    def __init__(self, ctx: SpaceContext, settings: Optional[RestSettings] = None,
+                 access: Optional[Access] = None) -> None:
         self.ctx, self.settings = ctx, settings or RestSettings.from_env()
+        self.access = access or Access()  # API keys and per-client limits (all off unless configured)
         self.active = 0  # REST requests admitted (changed on the event loop only)
         self._limiter: Optional[anyio.CapacityLimiter] = None
 
-    def routes(self) -> List[Route]:
-        return [Route("/translate", self.translate_route, methods=["POST"]),
-                Route("/detect", self.detect_route, methods=["POST"]),
-                Route("/languages", self.languages_route, methods=["GET"])]
+    def endpoints(self) -> Dict[str, Callable]:
+        """The route handlers by path (their methods and description: space/rest_schema.py)."""
+        return {"/translate": self.translate_route, "/detect": self.detect_route, "/languages": self.languages_route}
 
     # ------------------------------------------------------------------ routes
     async def translate_route(self, request: Request) -> JSONResponse:
@@ -173,13 +146,24 @@ class RestAPI:
         return JSONResponse(self.languages())
 
     async def _answer(self, request: Request, work) -> JSONResponse:
-        """Admit the request (429 when ``queue`` are in already), read it, run ``work`` in a thread, answer."""
+        """Read the request (within the body deadline), admit it (429 when ``queue`` are in already), run
+        ``work`` in a thread, answer.  A slot is taken only once the body is in: a slow client holds none."""
+        try:
+            params = await read_params(request, self.settings.max_body_bytes, self.settings.body_timeout)
+            q = params.get("q")
+            texts = [t for t in (q if isinstance(q, list) else [q]) if isinstance(t, str)]
+            key = params.get("api_key")
+            if key is not None and not isinstance(key, str):
+                raise RestError(400, "Invalid request: api_key must be a text")
+            self.access.check(key, client_address(request), texts, cost=len(q) if isinstance(q, list) else 1)
+        except (RestError, AccessDenied) as exc:
+            logger.info("REST %s: %d %s", request.url.path, exc.status, exc.message)
+            return error_response(exc.status, exc.message)
         if self.active >= self.settings.queue:
-            return JSONResponse({"error": f"Slowdown: the server is busy ({self.active} requests in progress); "
-                                          "retry in a moment"}, status_code=429)
+            return error_response(429, f"Slowdown: the server is busy ({self.active} requests in progress); "
+                                       "retry in a moment")
         self.active += 1
         try:
-            params = await read_params(request, self.settings.max_body_bytes)
             if self._limiter is None:  # a thread for every admitted request: none waits for a thread
                 self._limiter = anyio.CapacityLimiter(self.settings.queue)
             self._limiter.total_tokens = self.settings.queue
@@ -187,18 +171,18 @@ class RestAPI:
             answer = await anyio.to_thread.run_sync(work, params, limiter=self._limiter)
             # the time in the handler (waiting for the decoder included), as the page's "time taken" counts it
             timing = f"handler;dur={1000 * (time.perf_counter() - start):.1f}"
-            return JSONResponse(answer, headers={"Server-Timing": timing})
+            return SafeJSONResponse(answer, headers={"Server-Timing": timing})
         except RestError as exc:
-            return JSONResponse({"error": exc.message}, status_code=exc.status)
+            logger.info("REST %s: %d %s", request.url.path, exc.status, exc.message)
+            return error_response(exc.status, exc.message)
         except QueueFull as exc:
-            return JSONResponse({"error": f"Slowdown: {exc}; retry in a moment"}, status_code=429)
+            return error_response(429, f"Slowdown: {exc}; retry in a moment")
         except ModelLoadError as exc:
             logger.warning("REST %s: a model could not be loaded: %s", request.url.path, exc)
-            return JSONResponse({"error": f"Cannot translate text: the model could not be loaded: {exc}"},
-                                status_code=500)
-        except Exception as exc:  # noqa: BLE001 - logged with its traceback, answered in one line
+            return error_response(503, f"Cannot translate text: the model could not be loaded: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a fault of the server: logged with its traceback
             logger.exception("REST %s failed", request.url.path)
-            return JSONResponse({"error": f"Cannot translate text: {type(exc).__name__}: {exc}"}, status_code=500)
+            return error_response(500, f"Cannot translate text: {type(exc).__name__}: {exc}")
         finally:
             self.active -= 1
 
@@ -213,47 +197,56 @@ class RestAPI:
         q = _required(params, "q")
         if not isinstance(q, str):
             raise RestError(400, "Invalid request: q must be a text")
-        return [self._detect([q])[0]]
+        return [self._detect([q], lambda i: "")[0]]
 
-    def _detect(self, texts: List[str]) -> List[Dict[str, Any]]:
+    def _detect(self, texts: List[str], where: Callable[[int], str]) -> List[Dict[str, Any]]:
         """LibreTranslate's ``{"confidence": 0-100, "language"}`` per text, among the languages translated from;
-        a text in another language the detector knows well is refused (400), not guessed."""
+        a text in another language the detector knows well is refused (400, ``where`` names it), not guessed."""
         served = list(dict.fromkeys(s for s, _ in self.ctx.chooser.pairs()))
         if not served:
             raise RestError(400, "No model is available to detect languages for")
-        for number, other in enumerate(unserved_language(texts, served), 1):
-            if other is not None:
-                raise RestError(400, f"{other} is not supported (text {number} looks like {language_name(other)}); "
-                                     f"this server translates from {', '.join(served)}")
+        for number, other in enumerate(unserved_language(texts, served)):
+            if other is not None and has_words(texts[number]):
+                raise RestError(400, f"{where(number)}{other} is not supported (the text looks like "
+                                     f"{language_name(other)}); this server translates from {', '.join(served)}")
         return [{"confidence": round(100.0 * d.confidence, 2), "language": d.code}
                 for d in detect_language(texts, served)]
 
     def check(self, params: Dict[str, Any]) -> Job:
-        """``params`` as a job, or ``RestError`` (400) naming what is wrong, in LibreTranslate's order."""
+        """``params`` as a job, or ``RestError`` (400) naming what is wrong (and in a list, which item: ``q[3]``),
+        in LibreTranslate's order."""
         q = _required(params, "q")
         source, target = _required(params, "source"), _required(params, "target")
         batch = isinstance(q, list)
         raw = q if batch else [q]
-        if not all(isinstance(t, str) for t in raw):
-            raise RestError(400, "Invalid request: q must be a text or a list of texts")
+        where = (lambda i: f"q[{i}]: ") if batch else (lambda i: "")
+        for i, text in enumerate(raw):
+            if not isinstance(text, str):
+                raise RestError(400, f"Invalid request: {where(i)}q must be a text or a list of texts, "
+                                     f"got {type(text).__name__}")
         if batch and len(raw) > self.ctx.limits.max_lines:
             raise RestError(400, f"Invalid request: request ({len(raw)}) exceeds text limit "
                                  f"({self.ctx.limits.max_lines})")
         text_format = params.get("format") or "text"
-        if text_format == "html":
-            raise RestError(400, "html format is not supported by this server; send plain text (format=text)")
-        if text_format != "text":
-            raise RestError(400, f"{text_format} format is not supported")
+        if text_format not in ("text", "html"):
+            raise RestError(400, f"{text_format!s} format is not supported")
         alternatives = _alternatives(params.get("alternatives"), self.ctx.limits.max_beam - 1)
         target = _language(target)
-        cleaned = ["\n".join(self._clean(t).lines) if t.strip() or not batch else None for t in raw]
+        documents = None
+        if text_format == "html":  # its visible text is what is detected, counted and translated
+            documents = rest_html.read_markups(raw, batch, self.ctx.limits, where)
+            cleaned = [None if d is None else "\n".join(d.texts) for d in documents]
+        else:
+            cleaned = ["\n".join(self._clean(t, where(i)).lines) if t.strip() or not batch else None
+                       for i, t in enumerate(raw)]
         detected = None
         if source == "auto":
-            detected = self._detect([t or "" for t in cleaned])
+            detected = self._detect([t or "" for t in cleaned], where)
             sources = [d["language"] for d in detected]
         else:
             sources = [_language(source)] * len(raw)
-        texts = [split_sentences(t, lang) if t is not None else None for t, lang in zip(cleaned, sources)]
+        texts = [None if t is None else Segmented((), (t,)) if detected and lang == target  # already in it
+                 else split_sentences(t, lang) for t, lang in zip(cleaned, sources)]
         count = sum(len(t.segments) for t in texts if t is not None)
         if count > self.ctx.limits.max_sentences:
             raise RestError(400, f"Invalid request: request ({count} sentences) exceeds text limit "
@@ -264,27 +257,41 @@ class RestAPI:
             raise RestError(400, "Invalid request: model must be a model name")
         if not isinstance(engine, str) or engine not in ENGINE_CHOICES:
             raise RestError(400, f"Invalid request: engine must be one of {', '.join(ENGINE_CHOICES)}")
-        return Job(texts, batch, sources, detected, target, alternatives, model, engine)
+        return Job(texts, batch, sources, detected, target, alternatives, model, engine, where, documents)
 
-    def _clean(self, text: str) -> CleanText:
+    def _clean(self, text: str, where: str = "") -> CleanText:
         try:
             return clean_text(text, self.ctx.limits, what="a text to translate")
         except gr.Error as exc:
-            raise RestError(400, f"Invalid request: {exc.message}") from exc
+            raise RestError(400, f"Invalid request: {where}{exc.message}") from exc
 
     def translate(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        """The text pipeline over the Space's models: each text's model chosen for its direction (``model`` and
+        ``engine`` are per text: lists when ``q`` is a list), its k-th alternative the k-th best of every sentence."""
         job = self.check(params)
-        # a text without sentences (punctuation, symbols) comes back as it is, as LibreTranslate does
+        if job.documents is not None:
+            return rest_html.translate(self, job)
+        # a text without sentences (no words; or detected as the target language) comes back as it is
         outputs = [[t.join([]) if t is not None and not t.segments else ""] * (job.alternatives + 1) for t in job.texts]
-        used: Dict[str, str] = {}
-        for source in dict.fromkeys(job.sources):  # one decode per source language (usually one)
-            picks = [i for i, (s, text) in enumerate(zip(job.sources, job.texts))
-                     if s == source and text is not None and text.segments]
-            if not picks:
-                continue
-            name, engine = self._decode_into(outputs, job, source, picks)
-            used.setdefault("model", name)
-            used.setdefault("engine", engine)
+        picks = [i for i, text in enumerate(job.texts) if text is not None and text.segments]
+        models: List[Optional[str]] = [None] * len(job.texts)
+        engines: List[Optional[str]] = [None] * len(job.texts)
+        if picks:
+            try:
+                config = service.decoding_config(self.ctx, "beam", max(BEAM_SIZE, job.alternatives + 1),
+                                                 LENGTH_PENALTY, n_best=job.alternatives + 1)
+                results = translate_texts(SpaceModels(self.ctx, job.model, job.engine),
+                                          [job.texts[i].join(job.texts[i].segments) for i in picks], config,
+                                          src_lang=[job.sources[i] for i in picks], tgt_lang=job.target)
+            except gr.Error as exc:
+                raise RestError(400, f"Invalid request: {exc.message}") from exc
+            except ValueError as exc:  # no model for a direction, or the library's checks of this input
+                raise RestError(400, str(exc) if "not available as a target" in str(exc)
+                                else f"Invalid request: {exc}") from exc
+            for i, result in zip(picks, results):
+                outputs[i] = [result.hypotheses[min(k, len(result.hypotheses) - 1)].text
+                              for k in range(job.alternatives + 1)]
+                models[i], engines[i] = result.model, result.engine
         best = [texts[0] for texts in outputs]
         answer: Dict[str, Any] = {"translatedText": best if job.batch else best[0]}
         if job.detected is not None:
@@ -292,31 +299,30 @@ class RestAPI:
         if job.alternatives:
             others = [texts[1:] for texts in outputs]
             answer["alternatives"] = others if job.batch else others[0]
-        answer.update(used)
+        if picks:
+            answer.update(model=models if job.batch else models[0], engine=engines if job.batch else engines[0])
         return answer
 
-    def _decode_into(self, outputs: List[List[str]], job: Job, source: str, picks: List[int]) -> Tuple[str, str]:
-        """Decode the texts ``picks`` (all from ``source``) into ``outputs``; returns the (model, engine) used."""
+    def decode(self, job: Job, source: str, first: int, sentences: List[str]) -> Tuple[str, str, list]:
+        """``sentences`` (from ``source``, the first of them in item ``first``) decoded in one call with the
+        job's model and engine; returns (model, engine, results)."""
         try:
-            name = self._model(job, source)
+            try:
+                name = self._model(job, source)
+            except RestError as exc:  # sources detected per item: say which item has no model
+                exc.message = (job.where(first) if job.detected else "") + exc.message
+                raise
             pair = service.languages_for(self.ctx, name, source, job.target)
             config = service.decoding_config(self.ctx, "beam", max(BEAM_SIZE, job.alternatives + 1), LENGTH_PENALTY,
                                              n_best=job.alternatives + 1)
             engine = service.resolve_engine(self.ctx, service.pick_engine(job.engine, ENGINE_CHOICES), name, config)
         except gr.Error as exc:
             raise RestError(400, f"Invalid request: {exc.message}") from exc
-        sentences = [sentence for i in picks for sentence in job.texts[i].segments]
         try:
             results = self.ctx.decoder.generate(name, [Sentence(s, *pair) for s in sentences], config, engine=engine)
         except ValueError as exc:  # the library's checks of this input
             raise RestError(400, f"Invalid request: {exc}") from exc
-        start = 0
-        for i in picks:
-            count = len(job.texts[i].segments)
-            mine, start = results[start:start + count], start + count
-            for k in range(len(outputs[i])):  # the k-th best of every sentence, in the text's layout
-                outputs[i][k] = job.texts[i].join([r.hypotheses[min(k, len(r.hypotheses) - 1)].text for r in mine])
-        return name, engine
+        return name, engine, results
 
     def _model(self, job: Job, source: str) -> str:
         if job.model is not None:

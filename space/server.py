@@ -4,24 +4,36 @@
     serve(app)                              # uvicorn on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT (127.0.0.1:7860)
 
 The REST routes come before the mounted page, so they answer first; they share the demo's ``SpaceContext``.
-CORS is off unless ``SPACE_CORS_ORIGINS`` names origins (or ``*``), and then applies to the REST routes only
-(the page keeps Gradio's own rules).
+CORS is LibreTranslate's on the REST routes (``Access-Control-Allow-Origin: *``: they carry no credentials);
+``SPACE_CORS_ORIGINS`` narrows it to the origins it names (empty: no CORS headers).  The page keeps Gradio's
+own rules.  uvicorn bounds the connections: ``SPACE_MAX_CONNECTIONS`` at once (more get 503) and
+``SPACE_KEEP_ALIVE`` seconds for an idle kept-alive one.
 """
 from __future__ import annotations
 
 import os
 import threading
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import gradio as gr
+from transformer_hub import __version__
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import HTMLResponse, JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from . import logs
 from .demo import QUEUE_MAX_SIZE, launch_options
-from .rest import PATHS, RestAPI, RestSettings
+from .rest import PATHS, RestAPI, RestSettings, env_number
+from .rest_schema import OPERATIONS
+from . import api_docs
+from .access import Access
+from .libre import LibreAPI
+from .libre_schema import OPERATIONS as LIBRE_OPERATIONS
 
+# the LibreTranslate paths that get CORS headers (a download's path ends with its name)
+REST_PATHS = (*PATHS, "/frontend/settings", "/translate_file", "/suggest", "/health", "/spec", "/download_file/")
 MOUNT_OPTIONS = ("css", "theme", "show_error", "footer_links")  # the launch options mount_gradio_app takes too
 
 
@@ -34,7 +46,8 @@ class RestCORS:
                                    allow_headers=["Content-Type", "Authorization"], max_age=600)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope.get("path") in self.paths:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and (path in self.paths or path.startswith("/download_file/")):
             await self.cors(scope, receive, send)
         else:
             await self.app(scope, receive, send)
@@ -43,20 +56,42 @@ class RestCORS:
 def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastAPI:
     """A FastAPI app serving LibreTranslate's routes over ``demo.space_context`` and the page at ``/``."""
     settings = settings or RestSettings.from_env(queue=QUEUE_MAX_SIZE)
-    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
-    rest = RestAPI(demo.space_context, settings)
-    app.router.routes.extend(rest.routes())
+    app = FastAPI(title="LibreTranslate-compatible translation API", version=__version__, docs_url=None,
+                  redoc_url=None, openapi_url="/openapi.json")  # the REST routes' description (space/rest_schema.py)
+    access = Access()
+    rest = RestAPI(demo.space_context, settings, access)
+    libre = LibreAPI(demo.space_context, access, settings.body_timeout, max_body_bytes=settings.max_body_bytes)
+    operations = {**OPERATIONS, **LIBRE_OPERATIONS}
+    for path, endpoint in {**rest.endpoints(), **libre.endpoints()}.items():
+        app.add_api_route(path, endpoint, **operations[path])
+    app.add_api_route("/spec", lambda: JSONResponse(app.openapi()), methods=["GET"], include_in_schema=False)
+    app.add_api_route("/docs", lambda: HTMLResponse(api_docs.render(app.openapi())), methods=["GET"],
+                      include_in_schema=False)
     if settings.cors_origins:
-        app.add_middleware(RestCORS, origins=settings.cors_origins)
+        app.add_middleware(RestCORS, origins=settings.cors_origins, paths=REST_PATHS)
     options = {k: v for k, v in launch_options().items() if k in MOUNT_OPTIONS}
-    app = gr.mount_gradio_app(app, demo, path="", **options)
-    app.state.rest = rest  # for tests and benchmarks
+    app = gr.mount_gradio_app(app, demo, path="", max_file_size=demo.space_context.limits.max_file_bytes,
+                              allowed_paths=[], **options)
+    # Gradio checks that a file input was uploaded (processing_utils._check_allowed) only once the Blocks are
+    # marked launched, which launch() does and mount_gradio_app does not: without this, an API call naming any
+    # path on the server has that file copied into the cache and handed to the event.
+    demo.has_launched = True
+    logs.install()
+    app.state.rest, app.state.libre = rest, libre  # for tests and benchmarks
+    libre.folder.start_sweeping()
     return app
 
 
 def host_and_port() -> tuple:
     """Where to listen: Gradio's own GRADIO_SERVER_NAME / GRADIO_SERVER_PORT (default 127.0.0.1:7860)."""
     return os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
+
+
+def connection_limits() -> Dict[str, int]:
+    """uvicorn's connection limits: ``SPACE_MAX_CONNECTIONS`` (default 512) connections and tasks at once,
+    ``SPACE_KEEP_ALIVE`` (default 5) seconds before an idle kept-alive connection is closed."""
+    return {"limit_concurrency": env_number("SPACE_MAX_CONNECTIONS", 512),
+            "timeout_keep_alive": env_number("SPACE_KEEP_ALIVE", 5)}
 
 
 def serve(app: FastAPI, announce: str = "", **uvicorn_options: Any) -> None:
@@ -67,8 +102,9 @@ def serve(app: FastAPI, announce: str = "", **uvicorn_options: Any) -> None:
     host, port = host_and_port()
     # a bounded graceful shutdown: an open event stream (a page, a Gradio client) must not hold SIGTERM forever
     server = uvicorn.Server(uvicorn.Config(app, **{"host": host, "port": port, "log_level": "warning",
-                                                   "timeout_graceful_shutdown": 5,
+                                                   "timeout_graceful_shutdown": 5, **connection_limits(),
                                                    **uvicorn_options}))
+    logs.configure()
 
     def announce_when_listening() -> None:
         while not (server.started or server.should_exit):

@@ -16,12 +16,12 @@ import gradio as gr
 
 from transformer_hub.decoding import ENGINES, DecodingConfig, TranslationResult
 from transformer_hub.decoding import STRATEGIES as STRATEGY_REGISTRY
-from transformer_hub.decoding.paragraphs import AUTO as DETECT
-from transformer_hub.decoding.paragraphs import detect_sources
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.export.engine import choose_engine, engine_available
 from transformer_hub.hub import ModelLoadError
 from transformer_hub.text import split_sentences
+from transformer_hub.text.pipeline import AUTO as DETECT
+from transformer_hub.text.pipeline import Models, detect_sources
 
 from .batching import QueueFull
 from .choice import AUTO
@@ -131,9 +131,16 @@ def detect(text: str, source_lang, target_lang) -> Tuple[str, Optional[float]]:
     text is one language) and how sure the detector is; a text in another language is a ``ValueError``."""
     if source_lang != DETECT:
         return source_lang, None
-    (code,), (confidence,) = detect_sources(None, [text], DETECT, target_lang if target_lang in LANGUAGES else None,
-                                            served=list(LANGUAGES))
+    (code,), (confidence,), _ = detect_sources(SpaceLanguages(), [text], DETECT,
+                                               target_lang if target_lang in LANGUAGES else None)
     return code, confidence
+
+
+class SpaceLanguages(Models):
+    """The Space's models as the text pipeline sees them when detecting: any of the Space's languages."""
+
+    def languages(self) -> List[str]:
+        return list(LANGUAGES)
 
 
 def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConfig, source_lang, target_lang,
@@ -144,6 +151,8 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
     (a document) the sentences are decoded ``limits.document_chunk`` at a time, each step reported."""
     text = "\n".join(clean.lines)
     source, confidence = detect(text, source_lang, target_lang)
+    if source is None:  # no words to detect: nothing is decoded, so any direction into the target will do
+        source = next((s for s, t in ctx.chooser.pairs() if t == target_lang), None)
     name = pick_model(ctx, model, source, target_lang)
     engine = resolve_engine(ctx, engine, name, config)
     pair = languages_for(ctx, name, source, target_lang)

@@ -14,31 +14,20 @@ import pytest
 pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
-from tolerances import f64
-from space_fixtures import TINY_UPDATES, languages_of, model_for_tests, multilingual_for_tests, running_app  # noqa: E402, I001
-from space import view  # noqa: E402
-from space.limits import Limits  # noqa: E402
-from transformer_hub import Tokenizer  # noqa: E402
-
-LIMITS = Limits(max_chars=300, max_lines=8, max_output_tokens=60, max_beam=6, max_models=4)
-
-
-def _model_source(request):
-    """pytest's cache folder, and synthetic pairs (conftest's) when the Multi30k corpus is absent."""
-    from conftest import MULTI30K, cache_folder, synthetic_pairs
-
-    cache = cache_folder(request, "space")
-    return cache, TINY_UPDATES, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
-
+from helpers.tolerances import f64
+from helpers.multilingual import LEXICON, languages_of
+from helpers.space_fixtures import LIMITS, app_models, model_for_tests, multilingual_for_tests, running_app
+from space import view
+from transformer_hub import Tokenizer
 
 @pytest.fixture(scope="module")
 def model_dir(request):
-    return model_for_tests(*_model_source(request))
+    return model_for_tests(*app_models(request))
 
 
 @pytest.fixture(scope="module")
 def multilingual_dir(request):
-    return multilingual_for_tests(_model_source(request)[0])
+    return multilingual_for_tests(app_models(request)[0])
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +44,9 @@ def client(app):
 def translate(client, app, text, strategy="beam", **kw):
     args = dict(beam_size=4, length_penalty=0.6, temperature=1.0, top_p=0.9, max_length=0, source_lang="en")
     args.update(kw)
+    extra = [args[k] for k in ("target_lang", "engine") if k in args]  # the page's defaults otherwise
     out, ms, _ = client.predict(text, app.model, strategy, args["beam_size"], args["length_penalty"],
-                                args["temperature"], args["top_p"], args["max_length"], args["source_lang"],
+                                args["temperature"], args["top_p"], args["max_length"], args["source_lang"], *extra,
                                 api_name="/translate")
     return out, ms
 
@@ -78,16 +68,30 @@ def test_every_event_has_a_named_endpoint(client):
         assert engine["parameter_default"] == default
 
 
-def test_translate_returns_text_and_time(client, app):
-    out, ms = translate(client, app, "A group of people standing in front of an igloo.")
-    assert isinstance(out, str) and out.strip()
+def library(app, text, **options):
+    """What the library's generate gives for the page's options (its sentences in one call, the layout kept)."""
+    from transformer_hub import Transformer
+    from transformer_hub.decoding import generate
+
+    model = Transformer.from_pretrained(app.model_dir)
+    return generate(model, [text], src_lang="en", tgt_lang="de", split_sentences=True,
+                    max_length=LIMITS.max_output_tokens, **options)[0].text
+
+
+def test_translate_is_the_librarys_generate_and_takes_time(client, app):
+    text = "A group of people standing in front of an igloo."
+    out, ms = translate(client, app, text, target_lang="de", engine="pytorch")
+    assert out == library(app, text, strategy="beam", beam_size=4, length_penalty=0.6)
     assert isinstance(ms, (int, float)) and ms > 0
 
 
 @pytest.mark.parametrize("strategy", ["greedy", "sample"])
-def test_translate_strategies(client, app, strategy):
-    out, _ = translate(client, app, "A dog runs on the beach.", strategy=strategy, temperature=0.7, top_p=0.9)
-    assert isinstance(out, str) and out.strip()
+def test_translate_strategies_are_the_librarys(client, app, strategy):
+    """Greedy equals the library's greedy; sampling from a nucleus of one token (top-p 1e-6) is greedy too."""
+    text = "A dog runs on the beach."
+    out, _ = translate(client, app, text, strategy=strategy, temperature=0.7, top_p=1e-6, target_lang="de",
+                       engine="pytorch")
+    assert out == library(app, text, strategy="greedy", length_penalty=0.6)
 
 
 def test_several_lines_are_one_batch_and_keep_their_places(client, app):
@@ -166,7 +170,6 @@ def test_attention_choices_follow_the_model(client, app):
 # ---------------------------------------------------------------------------- languages and engines
 @pytest.mark.parametrize("source, target", [("de", "fr"), ("cs", "en"), ("en", "cs")])
 def test_translate_takes_the_languages_by_name(client, source, target):
-    from space_fixtures import LEXICON
 
     text = " ".join(LEXICON[source][:4])
     out, ms, _ = client.predict(text=text, model="multilingual", source_lang=source, target_lang=target,
@@ -281,8 +284,12 @@ def test_bad_input_gets_a_message_and_the_server_keeps_serving(client, app, name
 @pytest.mark.parametrize("text", ["\x00\x07A dog\x1b[31m runs.\x7f", "😀🐶 A dog runs! 🎉", "مرحبا، كلب يجري",
                                   "一只狗在雪地里奔跑。", "‮A dog‬ runs", "Ａ　ｄｏｇ"])
 def test_unusual_unicode_is_translated(client, app, text):
-    out, ms = translate(client, app, text, strategy="greedy")
-    assert isinstance(out, str) and ms >= 0
+    """Control characters are cleaned (``clean_text``); what remains is translated as the library would."""
+    from space.limits import clean_text
+
+    out, ms = translate(client, app, text, strategy="greedy", target_lang="de", engine="pytorch")
+    assert out == library(app, "\n".join(clean_text(text, LIMITS).lines), strategy="greedy", length_penalty=0.6)
+    assert ms >= 0
 
 
 @pytest.mark.parametrize("endpoint,args,message", [
@@ -399,7 +406,7 @@ def test_results_json_is_read_through_the_library_schema(tmp_path):
     import json
 
     from space.models_store import ModelStore
-    from transformer_hub import results as results_json
+    from transformer_hub.hub import results as results_json
 
     _fake_model_folder(tmp_path / "variants" / "paper")
     results_json.save(results_json.Results(
@@ -622,7 +629,7 @@ def test_app_py_serves_on_the_host_and_port_gradio_reads(model_dir, tmp_path):
     import sys
     from pathlib import Path
 
-    from space_fixtures import free_port
+    from helpers.space_fixtures import free_port
 
     root = Path(__file__).resolve().parents[1]
     port = free_port()
@@ -651,7 +658,7 @@ def test_variants_table_shows_configuration_and_measurements(tmp_path, make_mode
     from space import describe
     from space.context import SpaceContext
     from space.models_store import ModelStore
-    from transformer_hub import results as results_json
+    from transformer_hub.hub import results as results_json
 
     make_model().save_pretrained(tmp_path / "en-de")
     make_model(norm="pre", positional="rope", feed_forward="swiglu").save_pretrained(tmp_path / "variants" / "paper")

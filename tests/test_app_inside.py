@@ -12,12 +12,11 @@ import pytest
 pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
-from tolerances import f32, f64, rounded
-from space_fixtures import running_app  # noqa: E402
-from space.examples import EXAMPLES  # noqa: E402
-from test_app import LIMITS, _model_source, model_for_tests, multilingual_for_tests  # noqa: E402
-from transformer_hub.hub import card_data_from_file  # noqa: E402
-from transformer_hub.schedule import lr_factor, noam_lr  # noqa: E402
+from helpers.tolerances import f32, f64, rounded
+from helpers.space_fixtures import LIMITS, app_models, model_for_tests, multilingual_for_tests, running_app
+from space.examples import EXAMPLES
+from transformer_hub.hub import card_data_from_file
+from transformer_hub.training.schedule import lr_factor, noam_lr
 
 TEXT = "A man in a blue shirt is sitting on a bench."
 pytestmark = pytest.mark.slow  # a server and its decoding worker
@@ -25,7 +24,7 @@ pytestmark = pytest.mark.slow  # a server and its decoding worker
 
 @pytest.fixture(scope="module")
 def app(request):
-    source = _model_source(request)
+    source = app_models(request)
     with running_app(model_for_tests(*source), LIMITS, extra=[multilingual_for_tests(source[0])]) as running:
         yield running
 

@@ -1,17 +1,14 @@
 """The micro-batcher's queue: first come, first served across option sets, and bounded (space/batching.py)."""
 from __future__ import annotations
 
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # `space` lives at the repository root
-    sys.path.insert(0, str(ROOT))
 
-from space.batching import MicroBatcher, QueueFull  # noqa: E402
+from space.batching import MicroBatcher, QueueFull
 
 
 def _hold_first(batcher, calls):

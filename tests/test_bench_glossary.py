@@ -1,8 +1,6 @@
 """scripts/bench_glossary.py: phrase sampling, FreeDict reading, term selection, and docs/glossary.md == its JSON."""
 import gzip
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,13 +10,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def bench():
-    path = ROOT / "scripts" / "bench_glossary.py"
-    spec = importlib.util.spec_from_file_location("bench_glossary_script", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_glossary_script"] = module
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules["bench_glossary_script"]
+    from scripts import bench_glossary
+
+    return bench_glossary
 
 
 def test_reference_phrases_are_seeded_short_and_disjoint(bench):
@@ -82,7 +76,7 @@ def test_the_published_tables_are_the_json(bench):
     report = json.loads((ROOT / "docs" / "glossary.json").read_text(encoding="utf-8"))
     text = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
     assert text.split("\n", 2)[2] == bench.markdown(report)
-    assert report["command"] == "python scripts/bench_glossary.py --out docs" and report["sentences"] == 1000
+    assert report["command"] == "python -m scripts.bench_glossary --out docs" and report["sentences"] == 1000
     for row in report["results"]:
         assert row["targets"] == bench.targets_met(row)
         for c in (1, 2):

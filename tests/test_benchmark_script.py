@@ -1,23 +1,16 @@
-"""scripts/benchmark.py's decode report: ratios against the naive loop, and BLEU through metrics.score."""
-import importlib.util
-import sys
-from pathlib import Path
+"""benchmarks/benchmark.py's decode report: ratios against the naive loop, and BLEU through metrics.score."""
 from types import SimpleNamespace
 
 import pytest
 
-from transformer_hub.metrics import score
+from transformer_hub.training.metrics import score
 
 
 @pytest.fixture
-def bench(monkeypatch):
-    path = Path(__file__).resolve().parents[1] / "scripts" / "benchmark.py"
-    spec = importlib.util.spec_from_file_location("benchmark_script", path)
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "benchmark_script", module)  # its dataclasses look their module up there
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    spec.loader.exec_module(module)
-    return module
+def bench():
+    from benchmarks import benchmark
+
+    return benchmark
 
 
 def test_ratios_are_against_the_naive_loop_and_say_whether_the_target_is_met(bench):

@@ -7,28 +7,17 @@ the browser is ``/usr/bin/chromium`` (``apt-get install chromium``); without it 
 """
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-if not os.path.exists(CHROMIUM):
-    pytest.skip(f"{CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium) to run browser tests",
-                allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")
-
-from conftest import MULTI30K, cache_folder, synthetic_pairs  # noqa: E402
-from space_fixtures import LEXICON, languages_of, model_for_tests, multilingual_for_tests, running_app  # noqa: E402
-from space.examples import EXAMPLES  # noqa: E402
-from space.limits import Limits  # noqa: E402
-
-SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage"]
-TIMEOUT_MS = 60_000
-
+from helpers.browser import (SHOTS, TIMEOUT_MS, browser_page, choose, open_tab, screenshot_on_failure,  # noqa: F401
+                             textarea_value, wait_for_inner_text, wait_for_text)
+from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
+from helpers.multilingual import LEXICON, languages_of
+from helpers.space_fixtures import model_for_tests, multilingual_for_tests, running_app
+from space.examples import EXAMPLES
+from space.limits import Limits
 
 pytestmark = pytest.mark.slow  # a server and a browser: seconds per test
 
@@ -43,55 +32,9 @@ def app(request):
         yield running
 
 
-def browser_page(url: str):
-    """A Chromium page on ``url`` once the Space has rendered (a generator: the page, then the browser closes);
-    ``page.errors`` collects the page's JavaScript errors."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as pw:
-        try:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        except Exception as exc:  # noqa: BLE001 - a broken browser install is an environment problem
-            pytest.skip(f"cannot start {CHROMIUM}: {exc}")
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        errors = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(url, wait_until="domcontentloaded")
-        page.locator("#translate-button").wait_for(state="visible")
-        page.errors = errors
-        yield page
-        context.close()
-        browser.close()
-
-
 @pytest.fixture(scope="module")
 def page(app):
     yield from browser_page(app.url)
-
-
-@pytest.fixture(autouse=True)
-def screenshot_on_failure(request):
-    """A failed test leaves ``failed-<test>.png``: what the page showed when the wait gave up."""
-    failed = request.session.testsfailed
-    yield
-    if request.session.testsfailed > failed and "page" in request.fixturenames:
-        request.getfixturevalue("page").screenshot(path=str(SHOTS / f"failed-{request.node.name}.png"), full_page=True)
-
-
-def open_tab(page, title: str) -> None:
-    page.get_by_role("tab", name=title).click()
-
-
-def textarea_value(page, selector: str) -> str:
-    return page.locator(f"{selector} textarea").input_value()
-
-
-def wait_for_text(page, selector: str) -> str:
-    page.wait_for_function(
-        "sel => { const t = document.querySelector(sel + ' textarea'); return t && t.value.trim().length > 0; }",
-        arg=selector, timeout=TIMEOUT_MS)
-    return textarea_value(page, selector)
 
 
 def test_translate_tab_is_open_and_translates(page, app):
@@ -104,13 +47,6 @@ def test_translate_tab_is_open_and_translates(page, app):
     page.wait_for_function("() => { const i = document.querySelector('#translate-time input');"
                            " return i && parseFloat(i.value) > 0; }")
     page.screenshot(path=str(SHOTS / "translate.png"), full_page=True)
-
-
-def choose(page, selector: str, option: str) -> None:
-    """Pick ``option`` in the Gradio dropdown ``selector``."""
-    page.locator(f"{selector} input").click()
-    page.locator(selector).get_by_role("option", name=option, exact=True).click()
-    page.wait_for_function("([s, o]) => document.querySelector(s + ' input').value === o", arg=[selector, option])
 
 
 def test_german_to_french_on_the_multilingual_model(page, app):
@@ -223,11 +159,6 @@ def test_beam_vs_greedy_tab(page):
     page.locator("#compare-tree").screenshot(path=str(SHOTS / "beam-tree.png"))
 
 
-def wait_for_inner_text(page, selector: str, text: str) -> None:
-    page.wait_for_function("([sel, t]) => { const e = document.querySelector(sel); return e && e.innerText.includes(t); }",
-                           arg=[selector, text], timeout=TIMEOUT_MS)
-
-
 def test_variants_tab(page, app):
     open_tab(page, "Architecture variants")
     wait_for_inner_text(page, "#variants-table", "encoder-decoder")
@@ -271,7 +202,7 @@ def test_upload_a_document_see_the_progress_and_download_it(page, app, tmp_path)
     source = tmp_path / "two-paragraphs.txt"
     source.write_text("A man is riding a bicycle. A dog runs after him. Two children play in the snow.\n\n"
                       "A woman sits on a bench. She reads a book. The sun is shining.\n", encoding="utf-8")
-    page.get_by_text("Translate a document (.txt)").click()
+    page.get_by_text("Translate a document (.txt .html .srt .docx .pptx .odt .odp .epub)").click()
     page.locator("#translate-file input[type=file]").set_input_files(str(source))
     page.locator("#translate-file").get_by_text("two-paragraphs.txt").wait_for()
     # record every progress text the page shows ("Translating 2/6 sentences"): a step can be shorter than a poll

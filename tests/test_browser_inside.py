@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import (SHOTS, TIMEOUT_MS, browser_page, choose, open_tab,  # noqa: E402,F401
-                          screenshot_on_failure, wait_for_text)
-from space_fixtures import running_app  # noqa: E402
-from space.examples import EXAMPLES  # noqa: E402
-from space.limits import Limits  # noqa: E402
+from helpers.browser import (SHOTS, TIMEOUT_MS, browser_page, choose, open_tab,  # noqa: F401
+                             screenshot_on_failure, wait_for_text)
+from helpers.space_fixtures import running_app
+from space.examples import EXAMPLES
+from space.limits import Limits
 
 MODELS = Path(__file__).resolve().parent.parent / "space" / "models"
 pytestmark = pytest.mark.slow  # a server and a browser

@@ -1,6 +1,5 @@
 """The command line: translate (plain and n-best TSV), evaluate (sacreBLEU, chrF), train forwarding, errors."""
 import gzip
-import io
 import json
 import os
 import subprocess
@@ -10,13 +9,15 @@ from pathlib import Path
 import pytest
 import sacrebleu
 
-from conftest import MULTI30K, MULTI30K_MISSING
-from decoding_fixtures import one_thread, random_model
-from tolerances import exactly, f64
+from helpers.cli import run
+from helpers.corpus import MULTI30K, MULTI30K_MISSING
+from helpers.decoding_fixtures import one_thread, random_model
+from helpers.tolerances import exactly, f64
 from transformer_hub import Registry, cli
-from transformer_hub import data as data_module
-from transformer_hub import train as train_module
-from transformer_hub.metrics import score, score_with_signatures
+from transformer_hub.cli.options import one_line, read_input
+from transformer_hub.training import data as data_module
+from transformer_hub.training import trainer as train_module
+from transformer_hub.training.metrics import score, score_with_signatures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,20 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 def _one_thread():
     with one_thread():
         yield
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cli") / "model"
-    random_model().save_pretrained(path)
-    return path
-
-
-def run(argv, stdin=b"", monkeypatch=None, capsys=None):
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
-    status = cli.main(argv)
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_translate_one_line_in_one_line_out(model_dir, monkeypatch, capsys):
@@ -52,7 +39,7 @@ def test_translate_one_line_in_one_line_out(model_dir, monkeypatch, capsys):
     assert got[1] == "" and got[2] == ""
     model = random_model()
     expected = model.translate([line.rstrip("\r") for line in lines], max_length=5)
-    assert got == [cli.one_line(t) for t in expected]
+    assert got == [one_line(t) for t in expected]
 
 
 def test_translate_without_final_newline_and_empty_input(model_dir, monkeypatch, capsys):
@@ -121,7 +108,7 @@ def test_score_is_sacrebleu_and_the_cli_uses_the_library_scorer():
     assert lowered["bleu"] == exactly(sacrebleu.corpus_bleu([r.lower() for r in refs], [refs]).score)  # the same call
     assert signatures.keys() == lowered.keys() and "case:lc" in signatures["bleu_lowercase"]
     assert set(score(refs, refs, lowercase=False)) == {"bleu", "chrf"}
-    assert not hasattr(cli, "score")  # one scorer: transformer_hub.metrics
+    assert not hasattr(cli, "score")  # one scorer: transformer_hub.training.metrics
 
 
 @pytest.mark.skipif(not (MULTI30K / "val.en.gz").is_file(), reason=MULTI30K_MISSING)
@@ -233,7 +220,7 @@ def test_n_best_alone_means_beam_search(model_dir, monkeypatch, capsys):
     rows = [line.split("\t") for line in out.rstrip("\n").split("\n")]
     assert [int(r[1]) for r in rows] == list(range(6))  # beam search with beam_size raised to 6
     expected = random_model().translate(["a dog runs ."], strategy="beam", beam_size=6, max_length=4)
-    assert rows[0][4] == cli.one_line(expected[0])
+    assert rows[0][4] == one_line(expected[0])
 
 
 def offline(url: str) -> bytes:
@@ -292,4 +279,4 @@ def test_input_errors_replace_bad_bytes_and_allow_empty_input(model_dir, tmp_pat
     status, out, err = run(["translate", "--model", str(model_dir), "--input", str(src), "--max-length", "3"], b"",
                            monkeypatch, capsys)
     assert status == 0 and out.count("\n") == 1, err
-    assert cli.read_input(str(src)) == ["caf\ufffd ."]
+    assert read_input(str(src)) == ["caf\ufffd ."]

@@ -3,12 +3,18 @@ import json
 
 import pytest
 
-from decoding_fixtures import random_model
-from test_cli import _one_thread, model_dir, run  # noqa: F401 - the CLI tests' fixtures: one thread, a saved tiny model
-from transformer_hub import cli
+from helpers.cli import run
+from helpers.decoding_fixtures import one_thread, random_model
+from transformer_hub.cli.options import one_line
 from transformer_hub.decoding import generate
 
 LINES = ["a dog runs .", "the man sits .", "two people sit on a bench ."]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    with one_thread():
+        yield
 
 
 def test_glossary_terms_appear_in_the_translations(model_dir, tmp_path, monkeypatch, capsys):
@@ -19,9 +25,9 @@ def test_glossary_terms_appear_in_the_translations(model_dir, tmp_path, monkeypa
     assert status == 0, err
     got = out.rstrip("\n").split("\n")
     expected = generate(random_model(), LINES, strategy="beam", glossary={"dog": "wasser", "Bench": "gruen"})
-    assert got == [cli.one_line(r.text) for r in expected]
+    assert got == [one_line(r.text) for r in expected]
     assert "wasser" in got[0] and "gruen" in got[2]
-    assert got[1] == cli.one_line(random_model().translate([LINES[1]], strategy="beam")[0])
+    assert got[1] == one_line(random_model().translate([LINES[1]], strategy="beam")[0])
 
 
 def test_glossary_json_lists_the_entries_applied(model_dir, tmp_path, monkeypatch, capsys):

@@ -236,7 +236,7 @@ def test_a_part_without_parameter_count_is_counted_exactly():
 
 
 def test_swiglu_hidden_size_has_one_definition():
-    from transformer_hub.variants.feed_forward import SwiGLUFeedForward
+    from transformer_hub.model.variants.feed_forward import SwiGLUFeedForward
 
     cfg = TransformerConfig.preset("tiny", feed_forward="swiglu", d_ff=100)
     block = SwiGLUFeedForward(cfg.d_model, cfg.d_ff)

@@ -5,7 +5,7 @@ import io
 import pytest
 import torch
 
-from transformer_hub.data import (DataError, Example, collate, corpus_file, download_multi30k, iterate_batches,
+from transformer_hub.training.data import (DataError, Example, collate, corpus_file, download_multi30k, iterate_batches,
                                   load_split, read_lines, read_parallel, token_batches)
 
 
@@ -138,7 +138,7 @@ def test_default_data_dir_is_the_environment_or_the_download_folder(tmp_path, mo
     """Nothing derived from where the package sits: $TRANSFORMER_HUB_DATA, else data/multi30k (what download fills)."""
     from pathlib import Path
 
-    from transformer_hub import data
+    from transformer_hub.training import data
 
     monkeypatch.setenv(data.DATA_ENV, str(tmp_path / "mine"))
     assert data.default_data_dir() == tmp_path / "mine"

@@ -5,8 +5,9 @@ import warnings
 import pytest
 import torch
 
-from decoding_fixtures import one_thread, pad_ids, random_model, synthetic_pairs, tiny_tokenizer
-from tolerances import exactly, f32, f32_close, f64, score, sum_close
+from helpers.decoding_fixtures import (STRATEGY_OPTIONS, one_thread, pad_ids, random_model, same_hypotheses,
+                                       synthetic_pairs, tiny_tokenizer)
+from helpers.tolerances import exactly, f64, score, sum_close
 from transformer_hub import Transformer, TransformerConfig
 from transformer_hub.decoding import (
     STRATEGIES, DecodingConfig, Hypothesis, TranslationResult, decode_ids, generate, length_penalty, translate,
@@ -39,34 +40,6 @@ VARIANTS = {
     "decoder-only-rope-pre-swiglu-sdpa": {"layout": "decoder-only", "positional": "rope", "norm": "pre",
                                           "feed_forward": "swiglu", "attention": "sdpa"},
 }
-STRATEGY_OPTIONS = {
-    "greedy": {},
-    "beam": {"beam_size": 3, "n_best": 3},
-    "sample": {"n_best": 2, "temperature": 0.8, "top_k": 40, "top_p": 0.95, "seed": 7},
-}
-
-
-def same_hypotheses(a, b, exact=False, attention=True):
-    """Same tokens and texts; scores, log-probabilities and attention equal bit for bit (``exact``: the same code
-    path) or within float32's tolerance for other kernels (another batch, thread count or process)."""
-    assert len(a) == len(b)
-    for ra, rb in zip(a, b):
-        ha_list = ra.hypotheses if isinstance(ra, TranslationResult) else ra
-        hb_list = rb.hypotheses if isinstance(rb, TranslationResult) else rb
-        assert [h.tokens for h in ha_list] == [h.tokens for h in hb_list]
-        for ha, hb in zip(ha_list, hb_list):
-            assert ha.finished == hb.finished and ha.text == hb.text
-            n = len(hb.token_logprobs)
-            if exact:
-                assert (ha.score, ha.normalized_score, ha.token_logprobs) == \
-                    exactly((hb.score, hb.normalized_score, hb.token_logprobs))
-            else:
-                assert ha.score == score(hb.score, n) and ha.normalized_score == score(hb.normalized_score, n)
-                assert ha.token_logprobs == f32(hb.token_logprobs)
-            if attention and ha.attention is not None:  # probabilities: scale 1
-                assert torch.equal(ha.attention, hb.attention) if exact else f32_close(ha.attention, hb.attention)
-
-
 # --------------------------------------------------------------------------- cache == no cache
 @pytest.mark.parametrize("strategy", sorted(STRATEGY_OPTIONS))
 @pytest.mark.parametrize("variant", sorted(VARIANTS))

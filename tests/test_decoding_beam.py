@@ -9,12 +9,12 @@ import pytest
 import torch
 from torch import nn
 
-from decoding_fixtures import one_thread, pad_ids, random_model
-from tolerances import score
+from helpers.decoding_fixtures import one_thread, pad_ids, random_model
+from helpers.tolerances import score
 from transformer_hub.decoding import DecodingConfig, Hypothesis, decode_ids, generate, length_penalty
 from transformer_hub.decoding.hypotheses import FinishedHypotheses
 from transformer_hub.model import DecoderOutput
-from transformer_hub.state import EncoderState, KVCache
+from transformer_hub.model.cache import EncoderState, KVCache
 
 BOS, EOS, PAD = 1, 2, 0
 A, B = 3, 4  # the hand-made vocabulary: pad, bos, eos, a, b

@@ -1,22 +1,17 @@
 """``translate --prefix-file`` and ``--alternatives K`` (JSON lines)."""
-import io
 import json
-import sys
 
-from decoding_fixtures import random_model
-from test_cli import _one_thread, model_dir  # noqa: F401 - the CLI tests' fixtures: one thread, a saved tiny model
-from transformer_hub import cli
+import pytest
+
+from helpers.cli import run
+from helpers.decoding_fixtures import one_thread, random_model
+from transformer_hub.cli.options import one_line
 from transformer_hub.decoding import generate
 
-
-
-
-def run(argv, stdin, monkeypatch, capsys):
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
-    status = cli.main(argv)
-    out, err = capsys.readouterr()
-    return status, out, err
-
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    with one_thread():
+        yield
 
 def test_prefix_file_forces_each_lines_prefix(model_dir, tmp_path, monkeypatch, capsys):
     prefixes = tmp_path / "prefixes.txt"
@@ -29,9 +24,8 @@ def test_prefix_file_forces_each_lines_prefix(model_dir, tmp_path, monkeypatch, 
     got = out.rstrip("\n").split("\n")
     expected = random_model().translate(lines, strategy="beam", max_len_offset=5,
                                         prefix=["ein hund ", "", "der k"])
-    assert got == [cli.one_line(t) for t in expected]
+    assert got == [one_line(t) for t in expected]
     assert got[0].startswith("ein hund") and got[2].startswith("der k")
-
 
 def test_prefix_file_errors_are_one_line(model_dir, tmp_path, monkeypatch, capsys):
     prefixes = tmp_path / "two.txt"
@@ -42,7 +36,6 @@ def test_prefix_file_errors_are_one_line(model_dir, tmp_path, monkeypatch, capsy
     status, _, err = run(["translate", "--model", str(model_dir), "--prefix-file", str(prefixes), "--max-length",
                           "3"], b"a dog .\nthe man .\n", monkeypatch, capsys)
     assert status == 2 and "more than the 3 output tokens" in err and "Traceback" not in err
-
 
 def test_alternatives_write_json_lines(model_dir, monkeypatch, capsys):
     status, out, err = run(["translate", "--model", str(model_dir), "--alternatives", "3", "--max-length", "4"],
@@ -60,7 +53,6 @@ def test_alternatives_write_json_lines(model_dir, monkeypatch, capsys):
     status, _, err = run(["translate", "--model", str(model_dir), "--alternatives", "-2"], b"a\n", monkeypatch, capsys)
     assert status == 2 and "return_alternatives" in err
 
-
 def test_split_sentences_json_lines_keep_each_line(model_dir, monkeypatch, capsys):
     lines = ["A dog runs. The man sits.", "", "The child plays."]
     status, out, err = run(["translate", "--model", str(model_dir), "--split-sentences", "--json", "--max-length",
@@ -76,8 +68,7 @@ def test_split_sentences_json_lines_keep_each_line(model_dir, monkeypatch, capsy
     assert all(r["src_lang"] is None and r["src_lang_confidence"] is None for r in records)  # names no languages
     status, out, err = run(["translate", "--model", str(model_dir), "--split-sentences", "--max-length", "4"],
                            "\n".join(lines).encode(), monkeypatch, capsys)
-    assert status == 0 and out.split("\n")[:3] == [cli.one_line(e.text) for e in expected]
-
+    assert status == 0 and out.split("\n")[:3] == [one_line(e.text) for e in expected]
 
 def test_src_lang_auto_reports_the_detected_language(tmp_path, monkeypatch, capsys):
     folder = tmp_path / "en-de"
@@ -92,7 +83,6 @@ def test_src_lang_auto_reports_the_detected_language(tmp_path, monkeypatch, caps
                          monkeypatch, capsys)
     assert status == 2 and "Traceback" not in err
     assert "text 2 looks like French (fr), which this model does not read; it serves en, de" in err
-
 
 def test_src_lang_auto_needs_named_languages(model_dir, monkeypatch, capsys):
     status, _, err = run(["translate", "--model", str(model_dir), "--src-lang", "auto"], b"A dog.\n",

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from decoding_fixtures import one_thread, trained_model
-from tolerances import score
+from helpers.decoding_fixtures import one_thread, trained_model
+from helpers.tolerances import score
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.decoding import generate
 from transformer_hub.decoding.constraints import START, Constraints, Phrase, deal

@@ -7,10 +7,9 @@ import random
 import pytest
 import torch
 
-from tolerances import f64
-from decoding_fixtures import synthetic_pairs, trained_model
+from helpers.tolerances import f64
+from helpers.decoding_fixtures import synthetic_pairs, trained_model
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
-from transformer_hub import text as text_mod
 from transformer_hub.decoding import engines, generate
 from transformer_hub.text import split_sentences
 
@@ -69,6 +68,20 @@ def test_blank_text_with_split_sentences_keeps_its_whitespace(tiny_model):
     assert result.text == "\n \n" and result.sentences == []
 
 
+def test_text_without_words_is_passed_through_not_decoded(multilingual, monkeypatch):
+    calls = []
+    original = engines.decode_batch
+    monkeypatch.setattr(engines, "decode_batch", lambda model, rows, *a, **k: calls.append(len(rows)) or
+                        original(model, rows, *a, **k))
+    texts = ["😀 🎉", "12:45", "...", "♪ A dog runs. ♪"]
+    results = generate(multilingual, texts, split_sentences=True, src_lang="auto", tgt_lang="de", max_length=4)
+    assert calls == [1]  # only "A dog runs." reaches the model
+    assert [r.text for r in results[:3]] == texts[:3] and all(r.sentences == [] for r in results[:3])
+    assert [r.src_lang for r in results[:3]] == [None] * 3  # nothing to detect, reported as not detected
+    inner = results[3].sentences[0].text
+    assert results[3].text == f"♪ {inner} ♪" and results[3].sentences[0].source == "A dog runs."
+
+
 def test_auto_detects_each_text_in_one_call(multilingual):
     targets = {"en": "de", "de": "fr", "fr": "cs", "cs": "en"}
     results = generate(multilingual, list(ONE_PER_LANGUAGE.values()), src_lang="auto",
@@ -103,9 +116,13 @@ def test_detection_is_not_run_when_the_language_is_given(tiny_model, monkeypatch
     def fail(*args, **kwargs):
         raise AssertionError("language detection ran")
 
-    monkeypatch.setattr(text_mod, "detect_language", fail)
-    monkeypatch.setattr(text_mod, "unserved_language", fail)
+    from transformer_hub.text import pipeline
+
+    monkeypatch.setattr(pipeline, "detect_language", fail)
+    monkeypatch.setattr(pipeline, "unserved_language", fail)
     given = generate(tiny_model, ["Un chien."], src_lang="en", max_length=4)[0]
+    split = generate(tiny_model, ["Un chien. Un chat."], src_lang="en", max_length=4, split_sentences=True)[0]
+    assert (split.src_lang, split.src_lang_confidence, len(split.sentences)) == ("en", None, 2)
     default = generate(tiny_model, ["Un chien."], max_length=4)[0]
     assert (given.src_lang, given.src_lang_confidence) == ("en", None)
     assert (default.src_lang, default.src_lang_confidence) == ("en", None)

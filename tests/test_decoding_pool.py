@@ -6,10 +6,10 @@ import time
 import pytest
 import torch
 
-from tolerances import f32, f32_close
-from decoding_fixtures import one_thread, random_model, synthetic_pairs
+from helpers.tolerances import f32, f32_close
+from helpers.decoding_fixtures import one_thread, random_model, synthetic_pairs
 from transformer_hub.decoding import DecodingPool, generate
-from test_decoding import STRATEGY_OPTIONS, same_hypotheses
+from helpers.decoding_fixtures import STRATEGY_OPTIONS, same_hypotheses
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +196,7 @@ def test_pool_from_a_source_reports_a_model_it_cannot_load_and_keeps_serving(fol
 
 @pytest.mark.slow
 def test_call_runs_a_function_on_the_workers_model(model, pool):
-    from transformer_hub.inspect import attention_maps
+    from transformer_hub.inside import attention_maps
 
     with one_thread():
         expected = attention_maps(model, "a dog runs in the park .")

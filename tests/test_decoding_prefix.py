@@ -4,8 +4,8 @@ import json
 import pytest
 import torch
 
-from decoding_fixtures import one_thread, pad_ids, random_model
-from tolerances import f32, score, sum_close
+from helpers.decoding_fixtures import one_thread, pad_ids, random_model
+from helpers.tolerances import f32, score, sum_close
 from transformer_hub.decoding import DecodingConfig, decode_ids, generate
 from transformer_hub.decoding.prefix import WORD_START, Prefix
 

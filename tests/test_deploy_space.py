@@ -1,7 +1,6 @@
 """scripts/deploy_space.py: the Space folder is assembled right and uploads to the local Hub test double."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -11,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from scripts import deploy_space as deploy
+
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("deploy_space", ROOT / "scripts" / "deploy_space.py")
-deploy = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(deploy)
 
 REPO = "user/transformer-space"
 
@@ -26,7 +24,7 @@ def models_dir(tmp_path, make_model):
     make_model().save_pretrained(root / "en-de")
     make_model(norm="pre").save_pretrained(root / "variants" / "pre-norm")
     make_model(positional="learned").save_pretrained(root / "variants" / "learned-pos")
-    from transformer_hub import results as results_json
+    from transformer_hub.hub import results as results_json
 
     results_json.save(results_json.Results(models=[results_json.ModelResult("pre-norm", path="pre-norm")]),
                       root / "variants" / "results.json")
@@ -64,16 +62,16 @@ def test_dry_run_assembles_the_space_folder(tmp_path, models_dir, capsys):
     files = set(deploy.files_of(out))
     assert {"README.md", "app.py", "requirements.txt", "space/__init__.py", "space/demo.py",
             "space/tabs/translate.py", "space/tabs/attention.py", "transformer_hub/__init__.py",
-            "transformer_hub/model.py", "transformer_hub/decoding/api.py", "space/models/en-de/config.json",
+            "transformer_hub/model/model.py", "transformer_hub/decoding/api.py", "space/models/en-de/config.json",
             "space/models/en-de/model.safetensors", "space/models/en-de/metrics.jsonl",
                 "space/models/variants/pre-norm/config.json",
             "space/models/variants/learned-pos/model.safetensors", "space/models/variants/results.json"} <= files
     assert not any("__pycache__" in f or f.endswith(".pyc") or f.startswith("tests/") for f in files)
     assert "space/README.md" not in files and "scripts/deploy_space.py" not in files
     # only what the Space runs: no training, CLI or benchmark code, no training by-products of the models
-    assert not {"transformer_hub/train.py", "transformer_hub/cli.py", "transformer_hub/data.py",
-                "scripts/bench_app.py", "space/models/en-de/training_curves.png"} & files
-    assert {"transformer_hub/decoding/pool.py", "transformer_hub/results.py", "space/plots.py",
+    assert not {"transformer_hub/training/trainer.py", "transformer_hub/cli/translate.py", "transformer_hub/training/data.py",
+                "benchmarks/app.py", "space/models/en-de/training_curves.png"} & files
+    assert {"transformer_hub/decoding/pool.py", "transformer_hub/hub/results.py", "space/plots.py",
             "space/models/en-de/spm.model" if (models_dir / "en-de" / "spm.model").is_file() else "app.py"} <= files
     assert (out / "README.md").read_text().startswith("---\ntitle:")
     requirements = (out / "requirements.txt").read_text().splitlines()
@@ -144,7 +142,7 @@ def test_upload_to_the_hub_creates_and_updates_the_space(hub_server, models_dir,
 
     assert deploy.main(["--repo-id", REPO, "--models-dir", str(models_dir)]) == 0
     files = hub_server.files_at(REPO, repo_type="space")
-    assert {"README.md", "app.py", "requirements.txt", "space/demo.py", "transformer_hub/model.py",
+    assert {"README.md", "app.py", "requirements.txt", "space/demo.py", "transformer_hub/model/model.py",
             "space/models/en-de/model.safetensors", "space/models/variants/results.json"} <= set(files)
     local = deploy.assemble(models_dir.parent / "check", ["all"], models_dir=models_dir)
     assert files["app.py"] == (local / "app.py").read_bytes()

@@ -4,9 +4,10 @@ import sys
 import pytest
 import torch
 
-from decoding_fixtures import one_thread, random_model
-from tolerances import RUNTIME_REL, f64, runtime, score
+from helpers.decoding_fixtures import one_thread, random_model
+from helpers.tolerances import RUNTIME_REL, f64, runtime, score
 from transformer_hub import cli
+from transformer_hub.cli.options import one_line
 from transformer_hub.decoding import DecodingConfig, generate, length_penalty
 from transformer_hub.decoding import get_engine
 from transformer_hub.export import CTranslate2Engine, MissingDependencyError, engine_available
@@ -164,7 +165,7 @@ def test_cli_translate_with_ctranslate2_engine(model, tmp_path, monkeypatch, cap
                        "10"])
     out, err = capsys.readouterr()
     assert status == 0, err
-    assert out.split("\n")[:3] == [cli.one_line(t) for t in model.translate(lines, max_length=10)]
+    assert out.split("\n")[:3] == [one_line(t) for t in model.translate(lines, max_length=10)]
     status = cli.main(["translate", "--model", str(tmp_path / "model"), "--engine", "ctranslate2", "--workers", "2"])
     assert status == 2 and "workers=1" in capsys.readouterr().err
 

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from tolerances import f32
-from decoding_fixtures import one_thread, random_model
+from helpers.tolerances import f32
+from helpers.decoding_fixtures import one_thread, random_model
 from transformer_hub import cli
-from conftest import MULTI30K, MULTI30K_MISSING
+from helpers.corpus import MULTI30K, MULTI30K_MISSING
 from transformer_hub.decoding import generate
 from transformer_hub.export import UnsupportedModelError, check_exportable, export_ctranslate2
 

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from decoding_fixtures import one_thread, random_model
-from tolerances import f32_close, magnitude
+from helpers.decoding_fixtures import one_thread, random_model
+from helpers.tolerances import f32_close, magnitude
 from transformer_hub import cli
 from transformer_hub.decoding import generate
 from transformer_hub.export import UnsupportedModelError, export_marian

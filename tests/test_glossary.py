@@ -1,9 +1,10 @@
-"""Glossaries: parsing and limits, term matching, and what generate does with them (transformer_hub/glossary.py)."""
+"""Glossaries: parsing and limits, term matching, and what generate does with them (transformer_hub/text/glossary.py)."""
 import pytest
 
-from decoding_fixtures import one_thread, trained_model
-from transformer_hub.decoding import generate
-from transformer_hub.glossary import MAX_ENTRIES, MAX_TERM_CHARS, Entry, Glossary
+from helpers.decoding_fixtures import one_thread, random_model, trained_model
+from transformer_hub.decoding import DecodingConfig, generate
+from transformer_hub.text.pipeline import ModelSet, translate_texts
+from transformer_hub.text.glossary import MAX_ENTRIES, MAX_TERM_CHARS, Entry, Glossary
 
 BEAM = dict(strategy="beam", beam_size=4)
 
@@ -100,3 +101,24 @@ def test_a_term_in_one_sentence_of_a_paragraph_constrains_that_sentence_only(mod
     assert result.glossary == [Entry("bench", "wasser")] and "wasser" in result.text
     (alone,) = generate(model, [first.source], **BEAM)
     assert first.best.tokens == alone.best.tokens
+
+
+def test_the_pipeline_applies_each_directions_entries_to_its_model():
+    models = ModelSet({"en-de": random_model(src_lang="en", tgt_lang="de"),
+                       "en-fr": random_model(seed=1, src_lang="en", tgt_lang="fr")})
+    glossary = Glossary.parse("dog,blau,en,de\ndog,vert,en,fr\n", "csv")
+    with one_thread():
+        de, fr = translate_texts(models, ["a dog runs .", "a dog runs ."], DecodingConfig(**BEAM), src_lang="en",
+                                 tgt_lang=["de", "fr"], split_sentences=False, glossary=glossary)
+    assert (de.model, de.glossary, de.constraints) == ("en-de", [Entry("dog", "blau", "en", "de")], ["blau"])
+    assert (fr.model, fr.glossary, fr.constraints) == ("en-fr", [Entry("dog", "vert", "en", "fr")], ["vert"])
+    assert "blau" in de.text and "vert" in fr.text and de.best.constraints_met == [True]
+
+
+def test_constraints_belong_to_whole_texts_and_a_bad_glossary_names_its_fault(model):
+    with pytest.raises(ValueError, match="cannot be used with split_sentences=True"):
+        generate(model, ["A dog. A cat."], constraints=[["blau"]], split_sentences=True, **BEAM)
+    with pytest.raises(ValueError, match="glossary line 2: expected source<TAB>target, got 3 fields"):
+        generate(model, ["a dog ."], glossary="dog\tblau\ncat\trot\tx\n", **BEAM)
+    with pytest.raises(ValueError, match="constraints need beam search"):
+        generate(model, ["a dog ."], glossary={"dog": "blau"}, strategy="greedy")

@@ -17,8 +17,8 @@ from huggingface_hub.errors import HfHubHTTPError
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-from hub_server import HubServer, fast_retries, use_hub, validate_card_metadata
-from isolated_load import IsolatedLoader, error_types
+from helpers.hub_server import HubServer, fast_retries, use_hub, validate_card_metadata
+from helpers.isolated_load import IsolatedLoader, error_types
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.hub import CheckpointError
 
@@ -527,3 +527,18 @@ def test_model_card_names_no_invented_address(tiny_model, tmp_path):
     assert re.findall(r"https?://[^\s)\]]+", text) == ["https://arxiv.org/abs/1706.03762"]
     assert "github.com" not in text and tiny_model._hub_mixin_info.repo_url is None
     assert 'Transformer.from_pretrained("<this repo or folder>")' in text  # a placeholder, not a made-up id
+
+
+def test_one_rule_tells_a_hub_repo_id_from_a_path(tmp_path, capsys):
+    """``is_repo_id`` is what the CLI's --model and the trainer's --init-from both ask (a folder wins first)."""
+    from transformer_hub.cli import main
+    from transformer_hub.hub import is_repo_id
+
+    assert is_repo_id("user/model") and is_repo_id("gpt2") and is_repo_id("user/model-v1.2")
+    assert not any(is_repo_id(name) for name in ("a/b/c", "../model", "./model", "/abs/path", "~/model", "a b", ""))
+    missing = str(tmp_path / "nowhere")
+    (tmp_path / "in.txt").write_text("A dog.\n", encoding="utf-8")
+    assert main(["translate", "--model", missing, "--input", str(tmp_path / "in.txt")]) == 2
+    assert f"model folder {missing} does not exist" in capsys.readouterr().err
+    assert main(["train", "--out", str(tmp_path / "run"), "--init-from", missing, "--max-updates", "1"]) == 2
+    assert f"--init-from {missing}: no such model folder" in capsys.readouterr().err

@@ -1,16 +1,30 @@
-"""Imports flow one way (lazy imports count too): registry <- config <- state/tokenizer/kernels <- decoding/hub
-<- model/variants <- export/train/cli."""
+"""Imports flow one way (lazy imports count too), floor by floor: each top-level unit of the package (a module or
+a subpackage) imports only units on lower floors, and the package has no import cycle."""
 import ast
-import sys
 from pathlib import Path
 from typing import Dict, Set
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "transformer_hub"
-sys.path.insert(0, str(PACKAGE.parent))  # `scripts` lives at the repository root
+from scripts.import_graph import imports, module_name  # the resolver deploy_space.py uses too
 
-from scripts.import_graph import imports, module_name  # noqa: E402  (the resolver deploy_space.py uses too)
+PACKAGE = Path(__file__).resolve().parents[1] / "transformer_hub"
+
+FLOORS = [  # bottom first; a unit may import only units of lower floors
+    {"registry", "errors", "caching", "store"},  # the bottom floor: one Registry, error types, a weak cache, the
+    # server's SQLite file (suggestions, API keys)
+    {"config"},  # TransformerConfig (== config.json)
+    {"tokenizer", "model"},  # SentencePiece; the network of section 3, its variants, cache, kernels, losses
+    {"hub"},  # strict loading, the model card, results records, the per-direction choice of model
+    {"decoding"},  # search over the model's encode/decode (+ cache)
+    {"text"},  # segmentation, language detection, and the pipeline over them: split, detect, choose, decode, join
+    {"transformer", "formats"},  # the public class: the network + the Hub + translate; documents (text's sentences)
+    {"export", "training", "rerank"},  # exports and their engine; the trainer; the quality mode (n-best reranking)
+    {"inside", "playground"},  # what a trained model shows; training one live (both use the schedule)
+    {"cli"},  # the command line
+    {"__main__"},  # ``python -m transformer_hub``
+]
+FLOOR = {unit: level for level, units in enumerate(FLOORS) for unit in units}
 
 
 def our_imports(path: Path) -> Set[str]:
@@ -19,49 +33,49 @@ def our_imports(path: Path) -> Set[str]:
     return {name for name in found if name.startswith("transformer_hub.")}
 
 
-def imports_of(relative: str) -> Set[str]:
-    path = PACKAGE / relative
-    files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-    return set().union(*(our_imports(f) for f in files))
+def unit_of(name: str) -> str:
+    """``transformer_hub.decoding.beam`` -> ``decoding``."""
+    return name.split(".")[1]
 
 
-def touches(names: Set[str], unit: str) -> Set[str]:
-    """The names that are ``transformer_hub.<unit>`` or inside it."""
-    prefix = f"transformer_hub.{unit}"
-    return {n for n in names if n == prefix or n.startswith(prefix + ".")}
+def is_unit(name: str) -> bool:
+    """A module or subpackage (not a name such as ``__version__`` imported from the package)."""
+    return (PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file()
 
 
-def test_the_resolver_sees_lazy_and_relative_imports(tmp_path):
-    assert "transformer_hub.registry" in imports_of("config.py")
-    assert "transformer_hub.model" in imports_of("variants/norm.py")  # ``from ..model import ...``
+def units() -> Dict[str, Set[str]]:
+    """Each unit -> the units it imports (itself excluded)."""
+    found: Dict[str, Set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.parent == PACKAGE and path.name == "__init__.py":
+            continue  # the package's front door re-exports from every floor
+        unit = unit_of(module_name(PACKAGE.parent, path))
+        found.setdefault(unit, set()).update(unit_of(n) for n in our_imports(path) if is_unit(unit_of(n)))
+    return {unit: targets - {unit} for unit, targets in found.items()}
 
 
-def test_registry_imports_nothing_of_ours():
-    assert imports_of("registry.py") == set()
+def test_the_resolver_sees_lazy_and_relative_imports():
+    assert "transformer_hub.registry" in our_imports(PACKAGE / "config.py")
+    assert "transformer_hub.model.model" in our_imports(PACKAGE / "model" / "variants" / "norm.py")  # ``..model``
 
 
-def test_config_imports_only_the_registry():
-    assert {n.rsplit(".", 1)[0] if n.count(".") > 1 else n for n in imports_of("config.py")} == \
-        {"transformer_hub.registry"}
+def test_every_unit_has_a_floor():
+    assert set(units()) - set(FLOOR) == set()
 
 
-@pytest.mark.parametrize("lower", ["config.py", "state.py", "losses.py", "tokenizer.py", "kernels.py"])
-@pytest.mark.parametrize("upper", ["model", "variants", "decoding", "hub", "export", "train", "cli", "checkpoint"])
-def test_the_foundations_do_not_import_what_sits_above_them(lower, upper):
-    assert touches(imports_of(lower), upper) == set()
+@pytest.mark.parametrize("unit", sorted(FLOOR))
+def test_each_unit_imports_only_lower_floors(unit):
+    above = {target for target in units().get(unit, ()) if FLOOR[target] >= FLOOR[unit]}
+    assert above == set(), f"{unit} (floor {FLOOR[unit]}) imports {sorted(above)} from its floor or above"
 
 
-@pytest.mark.parametrize("lower", ["decoding", "hub.py"])
-@pytest.mark.parametrize("upper", ["model", "variants", "export", "train", "cli", "checkpoint"])
-def test_decoding_and_the_hub_take_the_model_they_are_given(lower, upper):
-    """Both work on the model's interface (or the class they are handed): the model sits above them."""
-    assert touches(imports_of(lower), upper) == set()
-
-
-@pytest.mark.parametrize("lower", ["model.py", "variants"])
-@pytest.mark.parametrize("upper", ["export", "train", "cli", "checkpoint"])
-def test_the_model_does_not_import_what_sits_above_it(lower, upper):
-    assert touches(imports_of(lower), upper) == set()
+def test_the_floors_are_what_the_design_says():
+    """The model never imports decoding or the Hub; decoding never imports export; the Hub never the model."""
+    found = units()
+    assert not {"decoding", "hub", "transformer", "training"} & found["model"]
+    assert not {"export", "transformer", "training", "inside", "cli"} & found["decoding"]
+    assert not {"model", "transformer", "decoding"} & found["hub"]
+    assert not {"text"} & found["decoding"]  # texts reach the pipeline through decoding's TEXT_PIPELINES
 
 
 def test_the_class_defines_its_conveniences_and_the_package_attaches_nothing():

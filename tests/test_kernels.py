@@ -1,11 +1,11 @@
-"""transformer_hub.kernels: each speed-only kernel against the plain reference it must equal."""
+"""transformer_hub.model.kernels: each speed-only kernel against the plain reference it must equal."""
 import pytest
 import torch
 from torch import nn
 
-from tolerances import f32_close, magnitude, sum_close
-from transformer_hub import kernels
-from transformer_hub.kernels import BLOCK, Projection, max_and_argmax, output_logits, prepared, topk
+from helpers.tolerances import f32_close, magnitude, sum_close
+from transformer_hub.model import kernels
+from transformer_hub.model.kernels import BLOCK, Projection, max_and_argmax, output_logits, prepared, topk
 
 SIZES = [7, 2 * BLOCK, 5 * BLOCK, 5 * BLOCK + 37, 10_000]
 

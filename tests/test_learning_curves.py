@@ -1,10 +1,8 @@
 """scripts/learning_curves.py: stages joined on one update axis, per-direction losses at each stage's end."""
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import learning_curves  # noqa: E402
+from scripts import learning_curves
 
 
 def write(path: Path, rows: list) -> Path:

@@ -3,8 +3,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tolerances import f32, f64, f64_close, magnitude
-from transformer_hub.losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
+from helpers.tolerances import f32, f64, f64_close, magnitude
+from transformer_hub.model.losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
 
 
 @pytest.mark.parametrize("eps", [0.0, 0.1, 0.3])

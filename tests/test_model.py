@@ -9,15 +9,15 @@ import torch.nn as nn
 import torch.nn.functional as F
 from safetensors import safe_open
 
-from tolerances import f32, f32_close, f64, f64_close, magnitude
+from helpers.tolerances import f32, f32_close, f64, f64_close, magnitude
 from transformer_hub import Transformer, TransformerConfig
-from transformer_hub.losses import label_smoothed_cross_entropy
+from transformer_hub.model.losses import label_smoothed_cross_entropy
 from transformer_hub.model import (Dropout, Embeddings, EncoderState, KeyValueBuffer, MathAttention, MultiHeadAttention,
                                    PositionwiseFeedForward,
                                    PostNorm, SinusoidalPositionalEncoding, causal_mask, scaled_dot_product_attention,
                                    sinusoid_table)
-from transformer_hub.variants.attention import SDPAttention
-from transformer_hub.variants.norm import PreNorm
+from transformer_hub.model.variants.attention import SDPAttention
+from transformer_hub.model.variants.norm import PreNorm
 
 LAYOUTS = ["encoder-decoder", "decoder-only"]
 POSITIONALS = ["sinusoidal", "learned", "rope"]
@@ -144,7 +144,7 @@ def test_cross_attention_equals_torch_multihead_attention(kernel, padded):
     expected = reference(x, memory, memory, need_weights=False, **kwargs)[0]
     out, _ = ours(x, memory, mask)
     assert close(out, expected)
-    cache = {}  # the memory's keys/values are computed once and reused
+    cache = KeyValueBuffer()  # the memory's keys/values are computed once and reused
     first, _ = ours(x, memory, mask, cache=cache)
     again, _ = ours(x, memory * 0 + 123.0, mask, cache=cache)
     assert close(first, expected) and close(again, expected)
@@ -272,7 +272,7 @@ def test_encoder_and_decoder_layers_equal_torch_reference_layers(make_model, nor
     ref_enc = enc_ref(x, src_key_padding_mask=~src_mask[:, 0, 0])  # grad enabled: no fast path
     assert close(ours_enc[0], ref_enc[0]) and close(ours_enc[1, :3], ref_enc[1, :3])
 
-    ours_dec, _ = body.decoder[0](y, x, causal_mask(5, 0, y.device), src_mask)
+    ours_dec, _, _ = body.decoder[0](y, x, causal_mask(5, 0, y.device), src_mask)
     ref_dec = dec_ref(y, x, tgt_mask=~causal_mask(5, 0, y.device)[0, 0], memory_key_padding_mask=~src_mask[:, 0, 0])
     assert close(ours_dec, ref_dec)
 
@@ -344,6 +344,30 @@ def test_kv_cache_equals_full_forward(make_model, ids, layout, positional, atten
         assert close(torch.cat(chunks, dim=1), full)
 
 
+def test_encode_and_decode_return_their_attention_only_when_asked(make_model, ids):
+    """Weights come back on request (None otherwise), per layer; decoding one token at a time over the cache
+    gives each step's row of the full pass's weights (self-attention over the tokens so far, cross over the source)."""
+    model = make_model(tokenizer=False)
+    c = model.config
+    _, src, tgt = _padded_batch(ids, c.tgt_vocab_size, [6, 3], [5, 5], c.pad_id)
+    with torch.no_grad():
+        plain = model.encode(src)
+        assert plain.self_attention is None and model.decode(tgt, plain).cross_attention is None
+        assert model.decode(tgt, plain).self_attention is None
+        state = model.encode(src, need_weights=True)
+        full = model.decode(tgt, state, need_weights=True)
+        assert [w.shape for w in state.self_attention] == [(2, c.n_heads, 6, 6)] * c.n_encoder_layers
+        assert [w.shape for w in full.self_attention] == [(2, c.n_heads, 5, 5)] * c.n_decoder_layers
+        assert [w.shape for w in full.cross_attention] == [(2, c.n_heads, 5, 6)] * c.n_decoder_layers
+        assert torch.equal(state.self_attention[0][1, :, :, 3:], torch.zeros(c.n_heads, 6, 3))  # padding: no weight
+        cache = model.new_cache()
+        for t in range(tgt.size(1)):
+            step = model.decode(tgt[:, t:t + 1], state, cache, need_weights=True)
+            for layer in range(c.n_decoder_layers):  # probabilities: scale 1
+                assert f32_close(step.self_attention[layer][:, :, 0], full.self_attention[layer][:, :, t, :t + 1])
+                assert f32_close(step.cross_attention[layer][:, :, 0], full.cross_attention[layer][:, :, t])
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_cache_reorder_follows_the_selected_rows(make_model, ids, layout):
     """What beam search does: decode, re-rank rows (reorder the cache), continue."""
@@ -373,9 +397,9 @@ def test_cache_reorder_of_beams_within_their_sentences(make_model, ids):
     with torch.no_grad():
         state, cache = model.encode(src), model.new_cache()
         model.decode(tgt[:, :3], state, cache)
-        cross_before = [layer["cross"]["k"] for layer in cache.layers]
+        cross_before = [layer["cross"].buffer for layer in cache.layers]
         cache.reorder(index, source_moved=False)
-        assert all(layer["cross"]["k"] is k for layer, k in zip(cache.layers, cross_before))
+        assert all(layer["cross"].buffer is k for layer, k in zip(cache.layers, cross_before))
         continued = model.decode(tgt[index, 3:4], state, cache).logits
         assert close(continued, model(src[index], tgt[index])[:, 3:4])
         keep = torch.tensor([2, 3])  # sentence 0 leaves: the source rows move too

@@ -1,52 +1,23 @@
 """One model, several languages: target-language tags, direction checks, mixed batches, training on {split}.{lang}."""
 import json
-import random
-import sys
-from pathlib import Path
 
 import pytest
-import torch
 
-from tolerances import score as score_within
+from helpers.multilingual import LANGS, LEXICON, four_way_corpus, languages_of, train_four_way
+from helpers.tolerances import score as score_within
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
-from transformer_hub.data import parse_directions, read_lines
-from transformer_hub.metrics import score
+from transformer_hub.training.data import parse_directions, read_lines
+from transformer_hub.training.metrics import score
 from transformer_hub.decoding import generate
-from transformer_hub.results import load as load_results
-from transformer_hub.train import main as train_main
-
-LANGS = ("en", "de", "fr", "cs")
-# A four-way "corpus" over disjoint lexicons: word i of every language means the same thing, so the output's
-# words say which language the model chose (and whether the tag reached it).
-LEXICON = {lang: [f"{lang}{word}" for word in "abcdefghij"] for lang in LANGS}
-
-
-def four_way_corpus(folder: Path, n: int = 200, seed: int = 0) -> Path:
-    rng = random.Random(seed)
-    for split, count in (("train", n), ("val", 16), ("test_2016_flickr", 8)):
-        rows = [[rng.randrange(10) for _ in range(rng.randint(2, 5))] for _ in range(count)]
-        for lang in LANGS:
-            lines = [" ".join(LEXICON[lang][i] for i in row) for row in rows]
-            (folder / f"{split}.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder
-
+from transformer_hub.hub import card_data_from_file
+from transformer_hub.hub.results import METRICS
+from transformer_hub.hub.results import load as load_results
+from transformer_hub.training.trainer import main as train_main
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory) -> Transformer:
     """A tiny multilingual model trained long enough on the four-way corpus to follow its tags."""
-    root = tmp_path_factory.mktemp("multilingual")
-    data = four_way_corpus(root)
-    out = root / "run"
-    status = train_main(["--out", str(out), "--data-dir", str(data), "--langs", ",".join(LANGS), "--preset", "tiny",
-                         "--vocab-size", "300", "--max-tokens", "400", "--warmup", "30", "--peak-lr", "0.005",
-                         "--max-updates", "150", "--final-beam", "0", "--threads", "1", "--bleu-every", "1000",
-                         "--average-last", "1", "--test-splits", ""])
-    assert status == 0
-    return Transformer.from_pretrained(out / "final")
-
-
-def languages_of(text: str) -> set:
-    return {word[:2] for word in text.split()}
+    return Transformer.from_pretrained(train_four_way(tmp_path_factory.mktemp("multilingual")))
 
 
 def test_config_records_languages_and_checks_pairs():
@@ -187,8 +158,7 @@ def test_cli_translate_and_evaluate_take_languages(trained, tmp_path, capsys, mo
 
 
 def test_results_script_scores_every_direction_and_the_pivot(trained, tmp_path, capsys):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    import multilingual_results
+    from scripts import multilingual_results
 
     data = four_way_corpus(tmp_path)
     trained.save_pretrained(tmp_path / "model")
@@ -204,13 +174,24 @@ def test_results_script_scores_every_direction_and_the_pivot(trained, tmp_path, 
     assert {s.split for s in direct} == {"test_2016_flickr"}  # no test_2017_flickr files in this corpus: skipped
     pivot = {s.direction for s in saved.results if s.model == "multilingual via en"}
     assert "de-fr" in pivot and "en-fr" not in pivot
-    assert all(0 <= s.value <= 100 for s in saved.results) and saved.model("multilingual").path == "."
+    assert saved.model("multilingual").path == "."
     table = capsys.readouterr().out
-    assert "| test_2016_flickr | en-de |" in table and ("(met, +" in table or "(missed by " in table)
+    en_de = {s.metric: s.value for s in direct if s.direction == "en-de"}
+    gap = en_de["bleu_lowercase"] - multilingual_results.TARGETS["en-de"]  # the verdict the table prints
+    verdict = f"(met, +{gap:.2f})" if gap >= 0 else f"(missed by {-gap:.2f})"
+    assert f"| test_2016_flickr | en-de | {en_de['bleu']:.2f} | {en_de['bleu_lowercase']:.2f} |" in table
+    assert f"| 42.00 {verdict} |" in table
     assert "59.70 (Helcl et al. 2018, lowercased)" in table  # the published anchor beside en-fr
     card = (tmp_path / "model" / "README.md").read_text()
-    assert "dataset_config: de-fr" in card or "config: de-fr" in card
-    assert "## How this folder was made" in card and "`python scripts/multilingual_results.py --model" in card
+    recorded = {(r["split"], r["direction"], r["metric"], r["metric_name"]): r["value"]
+                for r in card_data_from_file(str(tmp_path / "model" / "README.md"))["results"]}
+    assert recorded == {(s.split, s.direction, "chrf" if s.metric == "chrf" else "bleu", METRICS[s.metric]): s.value
+                        for s in direct}  # the card's model-index is the direct scores, direction by direction
+    sources = read_lines(data / "test_2016_flickr.en")[:4]  # a direct score, done by hand, is the saved one
+    by_hand = score(trained.translate(sources, src_lang="en", tgt_lang="de", strategy="beam", beam_size=2),
+                    read_lines(data / "test_2016_flickr.de")[:4])
+    assert en_de == {k: round(v, 2) for k, v in by_hand.items()}
+    assert "## How this folder was made" in card and "`python -m scripts.multilingual_results --model" in card
     assert "started from the weights of `runs/stage-one/final`" in card and "Stage one ran for 3 minutes." in card
     sources = read_lines(data / "test_2016_flickr.de")[:4]  # the pivot, done by hand, scores the same
     middle = trained.translate(sources, src_lang="de", tgt_lang="en", strategy="beam", beam_size=2)
@@ -221,8 +202,7 @@ def test_results_script_scores_every_direction_and_the_pivot(trained, tmp_path, 
 
 
 def test_results_targets_gaps_and_anchors():
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    import multilingual_results as mr
+    from scripts import multilingual_results as mr
 
     def row(direction, lc, split="test_2016_flickr", pivot=None):
         found = {"split": split, "direction": direction, "multilingual": {"bleu_lowercase": lc}}

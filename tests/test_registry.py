@@ -127,20 +127,12 @@ def test_unknown_name_triggers_plugin_loading(fake_plugins):
     assert "thub_fake_module" in sys.modules
 
 
-def test_every_registered_kind_is_a_registry(monkeypatch):
+def test_every_registered_kind_is_a_registry():
     """CLI commands and benchmarks use the same mechanism as the architecture's parts and the strategies."""
-    import importlib.util
-    from pathlib import Path
-
+    from benchmarks import benchmark as bench
     from transformer_hub import cli
     from transformer_hub.decoding import STRATEGIES
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "benchmark.py"
-    spec = importlib.util.spec_from_file_location("benchmark_script", path)
-    bench = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "benchmark_script", bench)  # its dataclass looks its module up there
-    monkeypatch.setattr(sys, "path", list(sys.path))  # it puts scripts/ on the path for its sibling modules
-    spec.loader.exec_module(bench)
     for reg in (cli.COMMANDS, bench.BENCHMARKS, STRATEGIES):
         assert isinstance(reg, Registry)
     assert {"decode", "train", "app"} <= set(bench.BENCHMARKS.names())

@@ -10,9 +10,9 @@ import urllib.request
 
 import pytest
 
-from space_fixtures import model_for_tests, multilingual_for_tests, serving  # noqa: I001 - puts the root on sys.path
-from space.limits import Limits  # noqa: E402
-from space.rest import RestSettings  # noqa: E402
+from helpers.space_fixtures import model_for_tests, multilingual_for_tests, serving
+from space.limits import Limits
+from space.rest import RestSettings
 
 LIMITS = Limits(max_chars=300, max_lines=6, max_sentences=6, max_output_tokens=60, max_beam=6, max_models=4)
 SETTINGS = RestSettings(max_body_bytes=8192, queue=3)
@@ -20,7 +20,7 @@ SENTENCE = "A man is riding a bicycle."
 
 
 def _sources(request):
-    from conftest import MULTI30K, cache_folder, synthetic_pairs
+    from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
 
     cache = cache_folder(request, "space")
     return cache, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
@@ -97,6 +97,23 @@ def test_shapes_for_a_string_a_list_and_alternatives(served):
     assert as_json == as_form == as_query == as_auto and "alternatives" not in as_json
 
 
+def test_a_mixed_batch_reports_the_model_of_each_text(served):
+    """English and French to German with source auto: each text goes to the best model of its own direction,
+    and the answer names the model (and engine) per text, a list as q is one."""
+    texts = [SENTENCE, "Un homme descend la rue à vélo et un chien court derrière lui."]
+    status, answer, _ = call(served, "/translate", {"q": texts, "source": "auto", "target": "de"})
+    assert status == 200 and [d["language"] for d in answer["detectedLanguage"]] == ["en", "fr"]
+    chooser = served.demo.space_context.chooser
+    assert answer["model"] == [chooser.best("en", "de"), chooser.best("fr", "de")]
+    assert answer["model"][1] == "multilingual"  # the one model here that reads French
+    assert isinstance(answer["engine"], list) and len(answer["engine"]) == 2
+    for i, source in enumerate(("en", "fr")):  # each as the library translates it with its model and engine
+        one = {"model": answer["model"][i], "engine": answer["engine"][i]}
+        assert answer["translatedText"][i] == expected(served, one, [texts[i]], source, "de")[0].text
+    single = call(served, "/translate", {"q": texts[1], "source": "auto", "target": "de"})[1]
+    assert (single["model"], single["engine"]) == (answer["model"][1], answer["engine"][1])  # one text: one name
+
+
 def test_paragraphs_are_split_into_sentences_and_keep_their_layout(served):
     text = "A man is riding a bicycle. Two dogs play in the snow.\n\nA woman sings."
     status, answer, _ = call(served, "/translate", {"q": text, "source": "en", "target": "de"})
@@ -113,7 +130,6 @@ def test_paragraphs_are_split_into_sentences_and_keep_their_layout(served):
     ({"q": "A dog.", "source": "en", "target": "xx"}, "xx is not supported"),
     ({"q": "A dog.", "source": "zz", "target": "de"}, "zz is not supported"),
     ({"q": "A dog.", "source": "en", "target": "de", "format": "xml"}, "xml format is not supported"),
-    ({"q": "A dog.", "source": "en", "target": "de", "format": "html"}, "html format is not supported by this server"),
     ({"q": "A dog.", "source": "en", "target": "de", "alternatives": "abc"},
      "Invalid request: alternatives parameter is not a number"),
     ({"q": "A dog.", "source": "en", "target": "de", "alternatives": 9},
@@ -167,30 +183,46 @@ def test_a_body_over_the_limit_is_refused_without_being_read_whole(served):
     assert streamed.startswith(b"HTTP/1.1 413") and b"over 8192 bytes" in streamed  # the end never came
 
 
-def test_cors_is_off_by_default(served):
-    _, _, headers = call(served, "/languages", method="GET", headers={"Origin": "http://example.org"})
-    assert headers.get("access-control-allow-origin") is None
+def test_cors_is_libretranslates_on_the_rest_paths_and_narrowed_by_its_setting(served):
+    origin = {"Origin": "http://example.org"}
+    for path, method in (("/languages", "GET"), ("/translate", "POST")):
+        _, _, headers = call(served, path, {"q": SENTENCE, "source": "en", "target": "de"} if method == "POST" else None,
+                             method=method, headers=origin)
+        assert headers.get("access-control-allow-origin") == "*", path
+    preflight = urllib.request.Request(served.url + "translate", method="OPTIONS",
+                                       headers={**origin, "Access-Control-Request-Method": "POST"})
+    with urllib.request.urlopen(preflight, timeout=30) as response:
+        assert response.status == 200 and "POST" in response.headers["access-control-allow-methods"]
+    with urllib.request.urlopen(urllib.request.Request(served.url + "config", headers=origin), timeout=30) as page:
+        assert page.headers.get("access-control-allow-origin") != "*"  # the page keeps Gradio's own rules
 
 
-def test_cors_when_enabled_covers_the_rest_paths_only():
-    from starlette.applications import Starlette
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
+def test_cors_narrowed_to_the_origins_named(monkeypatch):
+    from space.server import build_app
     from starlette.testclient import TestClient
 
-    from space.server import RestCORS
+    monkeypatch.setenv("SPACE_CORS_ORIGINS", "https://tools.example, https://other.example")
+    settings = RestSettings.from_env()
+    assert settings.cors_origins == ("https://tools.example", "https://other.example")
+    demo = _bare_demo()
+    try:
+        client = TestClient(build_app(demo, settings))
+        named = client.get("/languages", headers={"Origin": "https://other.example"})
+        assert named.headers["access-control-allow-origin"] == "https://other.example"
+        assert "access-control-allow-origin" not in client.get("/languages", headers={"Origin": "https://x.example"}).headers
+    finally:
+        demo.space_context.decoder.close()
+    monkeypatch.setenv("SPACE_CORS_ORIGINS", "")
+    assert RestSettings.from_env().cors_origins == ()  # empty: no CORS headers at all
 
-    async def ok(request):
-        return JSONResponse({"ok": True})
 
-    app = Starlette(routes=[Route("/translate", ok, methods=["POST"]), Route("/page", ok)])
-    app.add_middleware(RestCORS, origins=["*"])
-    client = TestClient(app)
-    origin = {"Origin": "http://example.org"}
-    assert client.post("/translate", headers=origin).headers["access-control-allow-origin"] == "*"
-    preflight = client.options("/translate", headers={**origin, "Access-Control-Request-Method": "POST"})
-    assert preflight.status_code == 200 and "POST" in preflight.headers["access-control-allow-methods"]
-    assert "access-control-allow-origin" not in client.get("/page", headers=origin).headers
+def _bare_demo():
+    import tempfile
+
+    from space.demo import build_demo
+
+    with tempfile.TemporaryDirectory() as empty:
+        return build_demo([], models_dir=empty)
 
 
 def test_rest_and_page_requests_with_the_queue_full_get_answers_or_429(served, monkeypatch):

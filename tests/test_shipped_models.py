@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MULTI30K, MULTI30K_MISSING
+from helpers.corpus import MULTI30K, MULTI30K_MISSING
 from transformer_hub import Transformer
-from transformer_hub.data import corpus_file, read_lines
+from transformer_hub.training.data import corpus_file, read_lines
 from transformer_hub.hub import card_data_from_file
-from transformer_hub.metrics import score
-from transformer_hub.results import load as load_results
+from transformer_hub.training.metrics import score
+from transformer_hub.hub.results import load as load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "space" / "models"
@@ -39,21 +39,22 @@ def test_the_space_serves_the_multilingual_model_by_default():
     assert {"multilingual", "en-de"} <= set(store.names()) and store.default() == "multilingual"
 
 
-def _readme_rows() -> dict:
-    """The multilingual table of README.md: (split, direction) -> its cells."""
+def readme_rows(start: str = "### `space/models/multilingual`", width: int = 9) -> dict:
+    """A table of README.md's multilingual section (from ``start``): (split, direction) -> its cells, for rows of
+    ``width`` cells."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### `space/models/multilingual`"):text.index("### `space/models/en-de`")]
+    section = text[text.index(start):text.index("### `space/models/en-de`")]
     rows = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 9 and re.fullmatch(r"test_\w+", cells[0]):
+        if len(cells) == width and re.fullmatch(r"test_\w+", cells[0]):
             rows[cells[0], cells[1]] = cells[2:]
     return rows
 
 
 def test_the_readme_table_is_the_results_file(multilingual):
     saved = load_results(MULTILINGUAL / "multilingual_results.json")
-    rows = _readme_rows()
+    rows = readme_rows()
     assert len(rows) == 24  # 12 directions on test_2016_flickr, 6 on each 2017 test set (no Czech there)
     for s in saved.results:
         cells = rows[s.split, s.direction]

@@ -1,4 +1,4 @@
-"""The translate tab's documents: a .txt upload checked (size, UTF-8, sentences), translated with progress, its
+"""The translate tab's documents: an upload checked (size, format, sentences), translated with progress, its
 layout kept, and written only inside the Space's temporary folder."""
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import os
 import gradio as gr
 import pytest
 
-from space_fixtures import free_port  # noqa: F401, I001 - puts the repository root on sys.path
 from space import documents
 from space.context import SpaceContext
 from space.limits import Limits
@@ -43,31 +42,35 @@ def upload(folder, name: str, content: bytes):
 def test_bad_files_are_refused_with_a_clear_message(upload_folder, tmp_path):
     cases = [
         (upload(upload_folder, "big.txt", b"A dog runs. " * 30), 200, "The file is too large: 360 bytes, the limit is 200"),
-        (upload(upload_folder, "latin1.txt", "Un chien très rapide.".encode("latin-1")), 200,
-         "The file is not UTF-8 text (byte 0xe8 at position 11)"),
-        (upload(upload_folder, "doc.pdf", b"%PDF"), 200, "Only .txt files can be translated, got .pdf"),
-        (upload(upload_folder, "empty.txt", b" \n\n"), 200, "The file is empty"),
-        (None, 200, "Upload a .txt file to translate first"),
+        (upload(upload_folder, "doc.pdf", b"%PDF"), 200, ".pdf files cannot be translated; upload one of .txt, .html"),
+        (None, 200, "Upload a document to translate first"),
     ]
     outside = tmp_path / "outside.txt"  # a path a client could send: not an upload
     outside.write_text("A dog.", encoding="utf-8")
     cases.append(({"path": str(outside)}, 200, "The file must be uploaded to this Space"))
     for value, limit, message in cases:
         with pytest.raises(gr.Error, match=message.replace("(", r"\(").replace(")", r"\)")):
-            documents.read_document(value, limit)
+            documents.read_upload(value, limit)
+    assert not (upload_folder / "big.txt").exists() and not (upload_folder / "doc.pdf").exists()  # deleted
 
 
-def test_a_document_over_the_sentence_limit_is_refused_before_decoding(ctx, upload_folder):
-    value = upload(upload_folder, "five.txt", b"One. Two. Three.\n\nFour. Five.\n")
-    with pytest.raises(gr.Error, match="The document has too many sentences: 5, the limit is 4"):
-        documents.translate_document(ctx, value, None, "greedy", source_lang="en", target_lang="de",
-                                     engine="auto")  # the tab's engine choices, "auto" included
+def test_unreadable_documents_are_refused_before_decoding(ctx, upload_folder):
+    cases = [("five.txt", b"One. Two. Three.\n\nFour. Five.\n", "The document has 5 sentences to translate, the "
+                                                                   "limit is 4"),
+             ("latin1.txt", "Un chien très rapide.".encode("latin-1"), "not UTF-8 text (byte 0xe8 at position 11)"),
+             ("broken.docx", b"PK not a zip", "not a valid Word (.docx) document"),
+             ("empty.txt", b"", "The file is empty")]
+    for name, data, message in cases:
+        with pytest.raises(gr.Error, match=message.replace("(", r"\(").replace(")", r"\)")):
+            documents.translate_document(ctx, upload(upload_folder, name, data), None, "greedy", source_lang="en",
+                                         target_lang="de", engine="auto")  # the tab's engine choices, "auto" too
     assert ctx.decoder._pool is None  # nothing was decoded: the worker never started
 
 
 def test_utf8_with_bom_and_crlf_is_read(upload_folder):
-    _, text = documents.read_document(upload(upload_folder, "bom.txt", "\ufeffA dog.\r\n\r\nEin Hund.\r\n".encode()), 200)
-    assert text == "A dog.\n\nEin Hund.\n"
+    _, data = documents.read_upload(upload(upload_folder, "bom.txt", "\ufeffA dog.\r\n\r\nEin Hund.\r\n".encode()),
+                                    200)
+    assert data == "\ufeffA dog.\r\n\r\nEin Hund.\r\n".encode()
 
 
 @pytest.mark.slow  # starts the Space's decoding worker process
@@ -85,3 +88,11 @@ def test_a_document_is_translated_with_progress_and_its_layout(ctx, upload_folde
     assert "Detected: English" in note
     paragraphs = out.split("\n\n")
     assert len(paragraphs) == 2 and out.endswith("\n") and "\n" not in paragraphs[0]
+    # the content: the library's own translation of each sentence, in the document's layout
+    from transformer_hub import Transformer
+    from transformer_hub.text import split_sentences
+
+    model = Transformer.from_pretrained(tmp_path / "models" / "en-de")
+    layout = split_sentences(DOCUMENT, "en")
+    alone = model.translate(list(layout.segments), strategy="greedy", max_length=6, src_lang="en", tgt_lang="de")
+    assert out == layout.join(alone)

@@ -4,15 +4,15 @@ import json
 import pytest
 import torch
 
-from tolerances import RUNTIME_REL, f32, f64, score
-from test_multilingual import LANGS, LEXICON, four_way_corpus, languages_of
+from helpers.tolerances import RUNTIME_REL, f32, f64, score
+from helpers.multilingual import LANGS, LEXICON, four_way_corpus, languages_of
 from transformer_hub import Transformer, TransformerConfig
-from transformer_hub.data import Example, collate, encode_pairs
+from transformer_hub.training.data import Example, collate, encode_pairs
 from transformer_hub.decoding import DecodingPool, generate, translate
 from transformer_hub.errors import UserError
 from transformer_hub.export import export_ctranslate2
 from transformer_hub.export.common import UnsupportedModelError, check_exportable
-from transformer_hub.train import main as train_main
+from transformer_hub.training.trainer import main as train_main
 
 PAIRS = [(s, t) for s in LANGS for t in LANGS if s != t]
 
@@ -66,11 +66,13 @@ def test_each_direction_follows_its_forced_tag(decoder_tagged):
         text = translate(model, [source[src_lang]], src_lang=src_lang, tgt_lang=tgt_lang, strategy="beam")[0]
         words = [w for w in text.split() if len(w) == 3]  # whole lexicon words (this tiny model's output is rough)
         assert words and languages_of(" ".join(words)) == {tgt_lang}, (src_lang, tgt_lang, text)
-    result = generate(model, [source["en"]], src_lang="en", tgt_lang="fr")[0]
+    result = generate(model, [source["en"]], src_lang="en", tgt_lang="fr", return_attention=True)[0]
     assert not any(p.startswith("<2") for p in result.source_pieces)  # the encoder never saw the tag
     tags = {model.tokenizer.lang_tag_id(lang) for lang in LANGS}
     assert not tags & set(result.best.tokens)  # forced, not output
-    assert result.best.attention is None or result.best.attention.shape[-1] == len(result.source_ids)
+    c = model.config  # one attention row per output step (the tag's step is not one), one column per source id
+    assert result.best.attention.shape == (c.n_decoder_layers, c.n_heads, len(result.best.token_logprobs),
+                                           len(result.source_ids))
 
 
 def test_the_tag_is_forced_and_not_scored(decoder_tagged):
@@ -113,6 +115,12 @@ def test_prefixes_follow_the_tag(decoder_tagged):
     word = "fr" + "abcdefghij"[7]  # a French word of the lexicon, not necessarily the model's first choice
     result = generate(model, [text], src_lang="en", tgt_lang="fr", prefix=word + " ", strategy="beam", beam_size=3)
     assert result[0].text.split()[0] == word
+    # the tag still steers what follows the prefix: the same prefix towards German goes on in German
+    german = generate(model, [text], src_lang="en", tgt_lang="de", prefix=word + " ", strategy="beam", beam_size=3)
+    assert german[0].text.split()[0] == word
+    after = {lang: [w for w in r[0].text.split()[1:] if len(w) == 3] for lang, r in (("fr", result), ("de", german))}
+    assert after["fr"] and languages_of(" ".join(after["fr"])) == {"fr"}, result[0].text
+    assert after["de"] and languages_of(" ".join(after["de"])) == {"de"}, german[0].text
 
 
 def test_save_load_round_trip_and_the_pool(decoder_tagged, tmp_path):
@@ -169,7 +177,7 @@ def test_decoder_tags_without_languages_is_a_one_line_training_error(tmp_path):
 
 
 def test_the_inside_views_refuse_a_decoder_tag_model_clearly(decoder_tagged):
-    from transformer_hub.inspect import attention_maps
+    from transformer_hub.inside import attention_maps
 
     model, _, _ = decoder_tagged
     with pytest.raises(ValueError, match=r"reads its target-language tag at the decoder start \(tag_position "

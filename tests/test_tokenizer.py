@@ -6,7 +6,7 @@ import unicodedata
 import pytest
 import sentencepiece as spm
 
-from conftest import MULTI30K_MISSING, read_multi30k, synthetic_pairs
+from helpers.corpus import MULTI30K_MISSING, read_multi30k, synthetic_pairs
 from transformer_hub import Tokenizer, TransformerConfig
 from transformer_hub import tokenizer as tokenizer_module
 

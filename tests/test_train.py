@@ -2,7 +2,6 @@
 import json
 import math
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -14,43 +13,15 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from tolerances import f32_close, f64, magnitude
+from helpers.training import args_for, checkpoint_weights
+from helpers.tolerances import f32_close, f64, magnitude
 from transformer_hub import Transformer
-from transformer_hub import checkpoint as ckpt
+from transformer_hub.training import checkpoint as ckpt
 from transformer_hub.errors import UserError
-from transformer_hub.schedule import noam_lr
-from transformer_hub.train import Trainer, build_parser, main
+from transformer_hub.training.schedule import noam_lr
+from transformer_hub.training.trainer import Trainer, build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
-EN = "a the one two red big small dog cat man woman child runs walks sits jumps on in near street park water".split()
-DE = "ein das eins zwei rot groß klein Hund Katze Mann Frau Kind rennt geht sitzt springt auf in bei Straße Park Wasser".split()
-
-
-def synthetic_corpus(folder: Path, n: int = 240, seed: int = 0) -> dict:
-    """Word-for-word 'translations' over a small lexicon: enough for a loss to fall."""
-    rng = random.Random(seed)
-    files = {}
-    for split, count in (("train", n), ("valid", 24)):
-        src, tgt = [], []
-        for _ in range(count):
-            idx = [rng.randrange(len(EN)) for _ in range(rng.randint(3, 9))]
-            src.append(" ".join(EN[i] for i in idx))
-            tgt.append(" ".join(DE[i] for i in idx))
-        for side, lines in (("src", src), ("tgt", tgt)):
-            path = folder / f"{split}.{side}"
-            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-            files[f"{split}_{side}"] = str(path)
-    return files
-
-
-def args_for(tmp_path: Path, out: str, *extra: str) -> list:
-    files = synthetic_corpus(tmp_path)
-    return ["--out", str(tmp_path / out), "--train-src", files["train_src"], "--train-tgt", files["train_tgt"],
-            "--valid-src", files["valid_src"], "--valid-tgt", files["valid_tgt"], "--preset", "tiny",
-            "--vocab-size", "300", "--max-tokens", "300", "--warmup", "4", "--peak-lr", "0.003",
-            "--final-beam", "0", "--threads", "1", *extra]
-
-
 def test_noam_schedule_matches_the_paper():
     d, warmup, factor = 512, 4000, 1.0
     for step in (1, 100, 4000, 10000):
@@ -60,10 +31,6 @@ def test_noam_schedule_matches_the_paper():
     factor = peak * math.sqrt(128) * math.sqrt(2000)  # what --peak-lr sets
     assert noam_lr(2000, 128, 2000, factor) == f64(peak, scale=peak)
     assert noam_lr(1999, 128, 2000, factor) < peak and noam_lr(2001, 128, 2000, factor) < peak
-
-
-def checkpoint_weights(run: Path, step: int) -> dict:
-    return load_file(str(ckpt.step_dir(run / "checkpoints", step) / "model.safetensors"))
 
 
 SAMPLING = ("--subword-sampling-alpha", "0.2", "--subword-sampling-side", "both")
@@ -81,7 +48,7 @@ def test_interrupted_and_resumed_run_ends_with_identical_weights(tmp_path, monke
     original_loss = Trainer._loss
 
     def loss_then_sigterm(self, *batch):  # a SIGTERM arrives during update stop_at + 1
-        if self.state["step"] == stop_at:
+        if self.run.state["step"] == stop_at:
             os.kill(os.getpid(), signal.SIGTERM)
         return original_loss(self, *batch)
 
@@ -109,15 +76,15 @@ def test_interrupted_and_resumed_run_ends_with_identical_weights(tmp_path, monke
 
 def test_subword_sampling_changes_training_pieces_each_epoch_and_never_decoding(tmp_path):
     trainer = Trainer(build_parser().parse_args(args_for(tmp_path, "run", *SAMPLING)))
-    tok = trainer.model.tokenizer
-    epochs = [trainer.epoch_examples(e) for e in (0, 1, 0)]
+    tok = trainer.run.model.tokenizer
+    epochs = [trainer.run.epoch_examples(e) for e in (0, 1, 0)]
     assert [e.src for e in epochs[0]] == [e.src for e in epochs[2]]  # fixed by (seed, epoch): resumable
     changed = [(a.src != b.src, a.tgt != b.tgt) for a, b in zip(epochs[0], epochs[1])]
     assert sum(s for s, _ in changed) > len(changed) // 10 and sum(t for _, t in changed) > len(changed) // 10, changed
-    for example, fixed in zip(epochs[1], trainer.train_examples):  # other pieces, the same text
+    for example, fixed in zip(epochs[1], trainer.run.train_examples):  # other pieces, the same text
         assert tok.decode(example.src, side="source") == tok.decode(fixed.src, side="source")
-    plain = [e.src for e in trainer.valid_examples]
-    sources = [s for s, _ in trainer.valid_pairs]
+    plain = [e.src for e in trainer.run.valid_examples]
+    sources = [s for s, _ in trainer.run.valid_pairs]
     assert plain == [tok.encode(s) + [2] for s in sources]  # validation is not sampled
     assert [tok.encode(s) + [2] for s in sources] == plain  # and neither is encode (what decoding uses)
 
@@ -187,7 +154,7 @@ def test_cli_help_lists_the_recipe():
 DDP_SCRIPT = """
 import json, os, signal, sys, torch
 from safetensors.torch import save_file
-from transformer_hub.train import Trainer, build_parser
+from transformer_hub.training.trainer import Trainer, build_parser
 
 rank, inject = int(os.environ["RANK"]), os.environ.get("INJECT", "")
 original_loss, calls = Trainer._loss, [0]
@@ -198,19 +165,19 @@ def loss(self, *batch):  # faults on rank 1 only: what the other rank must not b
     if rank == 1 and "nan" in inject and calls[0] == 2:
         value = value * float("nan")
     if rank == 1 and "clock" in inject:
-        self.state["wall_seconds"] += 10 ** 6  # rank 1's clock says the time is long up; rank 0's decides
-    if rank == 1 and "sigterm" in inject and self.state["step"] == 1:
+        self.run.state["wall_seconds"] += 10 ** 6  # rank 1's clock says the time is long up; rank 0's decides
+    if rank == 1 and "sigterm" in inject and self.run.state["step"] == 1:
         os.kill(os.getpid(), signal.SIGTERM)
     return value
 
 Trainer._loss = loss
 trainer = Trainer(build_parser().parse_args(sys.argv[1:]))
-trainer.run()
+trainer.train()
 out = trainer.args.out
-save_file({k: v.detach().clone() for k, v in trainer.model.state_dict().items()},  # tied tensors: copies
+save_file({k: v.detach().clone() for k, v in trainer.run.model.state_dict().items()},  # tied tensors: copies
           f"{out}/replica{rank}.safetensors")
 with open(f"{out}/replica{rank}.json", "w") as fh:
-    json.dump({"skipped": trainer.skipped, "step": trainer.state["step"], "stopped": trainer.stop_requested}, fh)
+    json.dump({"skipped": trainer.skipped, "step": trainer.run.state["step"], "stopped": trainer.stop_requested}, fh)
 """
 
 

@@ -2,10 +2,10 @@
 import pytest
 import torch
 
-from test_train import args_for
+from helpers.training import args_for
 from transformer_hub import Transformer
-from transformer_hub.checkpoint import HubPusher
-from transformer_hub.train import main
+from transformer_hub.training.checkpoint import HubPusher
+from transformer_hub.training.trainer import main
 
 REPO = "learner/tiny-en-de"
 

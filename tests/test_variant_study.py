@@ -6,27 +6,19 @@ on Multi30k (conftest's ``MULTI30K``: ``$TRANSFORMER_HUB_DATA``), or on a synthe
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import MULTI30K, synthetic_pairs
+from helpers.corpus import MULTI30K, synthetic_pairs
+from scripts import variant_study as study
+from space.models_store import ModelStore
 from transformer_hub import Transformer, TransformerConfig
+from transformer_hub.hub import results as results_json
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # `space` lives at the repository root
-    sys.path.insert(0, str(ROOT))
-
-from space.models_store import ModelStore  # noqa: E402
-from transformer_hub import results as results_json  # noqa: E402
-
-spec = importlib.util.spec_from_file_location("variant_study", ROOT / "scripts" / "variant_study.py")
-study = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(study)
 
 UPDATES = 3
 ALL = ["paper", "learned-pos", "pre-norm", "modern", "decoder-only", "paper-seed2"]
@@ -184,7 +176,7 @@ def test_interrupted_variant_resumes_exactly(toy, tmp_path, monkeypatch):
 
     class StoppedAfterTwo(trainer):  # what SIGINT does: finish the update, checkpoint, return None
         def _done(self) -> bool:
-            self.stop_requested = self.stop_requested or self.state["step"] == 2
+            self.stop_requested = self.stop_requested or self.run.state["step"] == 2
             return super()._done()
 
     monkeypatch.setattr(study, "Trainer", StoppedAfterTwo)

@@ -7,10 +7,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from tolerances import f32, f32_close, magnitude
+from helpers.tolerances import f32, f32_close, magnitude
 from transformer_hub import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL, Transformer, TransformerConfig
-from transformer_hub.variants.feed_forward import GELUFeedForward, SwiGLUFeedForward
-from transformer_hub.variants.positional import LearnedPositionalEncoding, RotaryPositionalEncoding
+from transformer_hub.model.variants.feed_forward import GELUFeedForward, SwiGLUFeedForward
+from transformer_hub.model.variants.positional import LearnedPositionalEncoding, RotaryPositionalEncoding
 
 BUILT_IN = {
     "positional": ["sinusoidal", "learned", "rope"], "norm": ["post", "pre"],

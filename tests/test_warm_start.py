@@ -8,12 +8,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from test_train import args_for, checkpoint_weights
+from helpers.training import args_for, checkpoint_weights
 from transformer_hub import Transformer
-from transformer_hub import checkpoint as ckpt
+from transformer_hub.training import checkpoint as ckpt
 from transformer_hub.cli import main as cli_main
 from transformer_hub.errors import UserError
-from transformer_hub.train import Trainer, build_parser, main
+from transformer_hub.training.trainer import Trainer, build_parser, main
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +35,9 @@ def test_starts_from_the_saved_weights_with_a_fresh_optimizer(saved, tmp_path, m
 
     def first_loss(self, *batch):
         if not seen:
-            seen["weights"] = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
-            seen["optimizer"] = dict(self.optimizer.state)
-            seen["step"] = self.state["step"]
+            seen["weights"] = {k: v.detach().clone() for k, v in self.run.model.state_dict().items()}
+            seen["optimizer"] = dict(self.run.optimizer.state)
+            seen["step"] = self.run.state["step"]
         return original(self, *batch)
 
     monkeypatch.setattr(Trainer, "_loss", first_loss)
@@ -65,7 +65,7 @@ def test_an_interrupted_warm_start_resumes_exactly_even_without_its_source(saved
     original = Trainer._loss
 
     def loss_then_sigterm(self, *batch):  # a SIGTERM arrives during update 3
-        if self.state["step"] == 2:
+        if self.run.state["step"] == 2:
             os.kill(os.getpid(), signal.SIGTERM)
         return original(self, *batch)
 
@@ -101,7 +101,7 @@ def test_agreeing_options_are_accepted_and_a_missing_source_is_one_line(saved, t
     vocab = Transformer.from_pretrained(saved).config.tgt_vocab_size
     trainer = Trainer(build_parser().parse_args(
         init_args(tmp_path, "same", saved, "--d-model", "32", "--vocab-size", str(vocab), "--max-updates", "1")))
-    assert trainer.config.d_model == 32
+    assert trainer.run.config.d_model == 32
     status = cli_main(["train", *init_args(tmp_path, "missing", tmp_path / "nowhere", "--max-updates", "1")])
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1

@@ -1,12 +1,26 @@
 """transformer_hub: the Transformer of "Attention Is All You Need", from scratch, Hub-native."""
 from .config import PRESETS, TransformerConfig
 from .decoding import STRATEGIES, DecodingConfig, Hypothesis, TranslationResult, generate
-from .parts import register_builtin_parts
-from .model import DecoderOutput, EncoderState, KVCache, Transformer
+from .model import DecoderOutput, EncoderState, KVCache
 from .registry import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL, Registry, load_plugins
 from .tokenizer import Tokenizer
+from .transformer import Transformer
 
-register_builtin_parts()  # the built-in variants, strategies, engines and export formats, by name
+
+def register_builtin_parts() -> None:
+    """Register the built-in architecture parts, decoding strategies, engines and export formats (idempotent).
+
+    Each registry is filled by the ``@REGISTRY.register(name)`` decorators of the modules that define its
+    entries; importing those modules is what registers them.  Called below, so any import of ``transformer_hub``
+    or of a submodule sees every built-in name (``TransformerConfig`` checks its variant names against them).
+    """
+    from .model import model, stacks, variants  # noqa: F401  (the paper's parts and layout; the alternatives)
+    from .decoding import beam, engines, strategies  # noqa: F401  (greedy, sample, beam; the pytorch engine)
+    from .export import engine  # noqa: F401  (the ctranslate2 engine; export/__init__ registers the formats)
+    from .text import pipeline  # noqa: F401  (the text pipeline behind generate's split_sentences / "auto")
+
+
+register_builtin_parts()
 
 __version__ = "0.1.0"
 __all__ = [

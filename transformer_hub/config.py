@@ -117,7 +117,7 @@ class TransformerConfig:
                              f"{MAX_PARAMETERS:,}; refusing to allocate it")
 
     def _validate_variants(self) -> None:
-        # The registries are filled by parts.register_builtin_parts(), which the package's __init__ calls; Python
+        # The registries are filled by register_builtin_parts(), which the package's __init__ calls; Python
         # runs that before any submodule (this one included) can be imported, so the names are there.
         for field_name, reg in (("positional", POSITIONAL), ("norm", NORM), ("feed_forward", FEED_FORWARD),
                                 ("attention", ATTENTION), ("layout", LAYOUT)):

@@ -1,2 +1,2 @@
 """The built-in tabs; importing this package registers them in ``space.plugins.TABS``."""
-from . import attention, compare, inside, translate, variants  # noqa: F401
+from . import attention, compare, inside, playground, translate, variants  # noqa: F401

@@ -1,8 +1,10 @@
-"""Translate: text or a .txt document in, every sentence decoded in one batch, the layout kept, in any direction
+"""Translate: text or a document in, every sentence decoded in one batch, the layout kept, in any direction
 the model serves (the source detected by default), with each word coloured by the model's probability."""
 from __future__ import annotations
 
 import gradio as gr
+
+from transformer_hub.formats import FORMATS
 
 from .. import documents, interactive, service, view
 from ..registry import tab
@@ -12,7 +14,7 @@ from ._common import UI, bind, decode_event, examples, examples_of, language_pic
 @tab("translate", title="Translate", order=10, description="any direction the model serves")
 def render(ctx) -> None:
     gr.Markdown("Type or paste a text: its sentences are translated together, as one batch, and come back in "
-                "the text's layout. Or upload a .txt document below.")
+                "the text's layout. Or upload a document below (.txt, .html, .srt, .docx, .pptx, .odt, .odp, .epub).")
     with gr.Row(equal_height=False):
         with gr.Column(scale=1):
             model = model_picker(ctx, elem_id="translate-model", auto=True)
@@ -33,9 +35,10 @@ def render(ctx) -> None:
                 max_length = gr.Slider(0, ctx.limits.max_output_tokens, value=0, step=1,
                                        label="Max output tokens (0 = source length + 50, capped)")
             button = gr.Button("Translate", variant="primary", elem_id="translate-button")
-            with gr.Accordion("Translate a document (.txt)", open=False, elem_id="translate-document"):
-                upload = gr.File(label=f"A UTF-8 .txt file (at most {ctx.limits.max_file_bytes:,} bytes, "
-                                 f"{ctx.limits.max_file_sentences:,} sentences)", file_types=[".txt"],
+            with gr.Accordion("Translate a document (.txt .html .srt .docx .pptx .odt .odp .epub)", open=False,
+                              elem_id="translate-document"):
+                upload = gr.File(label=f"A document, its structure kept (at most {ctx.limits.max_file_bytes:,} bytes, "
+                                 f"{ctx.limits.max_file_sentences:,} sentences)", file_types=list(FORMATS),
                                  elem_id="translate-file")
                 file_button = gr.Button("Translate the document", elem_id="translate-file-button")
                 translated = gr.File(label="Translated document", interactive=False, elem_id="translate-file-output")

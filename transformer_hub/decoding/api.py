@@ -15,8 +15,7 @@ from typing import List, Optional, Sequence, Union
 
 import torch
 
-from . import paragraphs
-from ..glossary import Glossary
+from ..registry import Registry
 from .batching import prepare_sources
 from .config import DecodingConfig, one_per_text
 from .constraints import Constraints, constraints_for_texts
@@ -25,6 +24,17 @@ from .prefix import Prefix, PrefixArg, check_prefix_lengths, prefixes_for_ids, p
 from .results import Hypothesis, TranslationResult
 
 Tensor = torch.Tensor
+# Texts rather than sentences (split_sentences=True, src_lang="auto") go to the text pipeline, which
+# transformer_hub.text.pipeline registers as "default": it detects, splits, and calls generate per sentence.
+TEXT_PIPELINES: Registry = Registry("text pipeline")
+AUTO = "auto"
+
+
+def _wants_detection(src_lang) -> bool:
+    """True when ``src_lang`` (one code or one per text) asks for detection anywhere."""
+    if src_lang is None or isinstance(src_lang, str):
+        return src_lang == AUTO
+    return any(lang == AUTO for lang in src_lang)
 
 
 def _resolve(config: Optional[DecodingConfig], overrides: dict) -> DecodingConfig:
@@ -105,23 +115,6 @@ def _language_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Lang
     return tags
 
 
-def _with_glossary(glossary: Glossary, texts: List[str], src_lang: Languages, tgt_lang: Languages, constraints):
-    """``constraints`` plus each text's glossary terms; and per text, the entries that applied."""
-    n = len(texts)
-    given = one_per_text(constraints, n, "constraints", "one list of phrases per text") if constraints else [None] * n
-    pairs = list(zip(one_per_text(src_lang, n, "src_lang", "one code"), one_per_text(tgt_lang, n, "tgt_lang", "one code")))
-    per_pair = {pair: glossary.for_pair(*pair) for pair in dict.fromkeys(pairs)}
-    merged, applied = [], []
-    for text, pair, phrases in zip(texts, pairs, given):
-        if isinstance(phrases, str):
-            raise ValueError(f"each text's constraints are a list of phrases; got the string {phrases!r}: "
-                             f"wrap it in a list")
-        (terms,), (entries,) = per_pair[pair].constraints([text])
-        merged.append(list(dict.fromkeys(list(phrases or []) + terms)))
-        applied.append(entries)
-    return (merged if any(merged) else None), applied
-
-
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, src_lang: Languages = None,
              tgt_lang: Languages = None, progress: bool = False, workers: int = 1, engine="pytorch",
              prefix: PrefixArg = None, split_sentences: bool = False, constraints=None, glossary=None,
@@ -146,18 +139,19 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     model complete that word (see ``decoding/prefix.py``).  ``return_alternatives=K`` gives each hypothesis
     its per-token ``alternatives``; ``return_search=True`` (beam) gives each result its ``search`` trace.
 
-    ``src_lang="auto"`` (or "auto" for some texts) detects each text's language among the model's own
-    (``transformer_hub.text``); every result reports ``src_lang`` and, when detected, ``src_lang_confidence``.
-    ``split_sentences=True`` translates each sentence of a text on its own (all of them in one call) and
-    puts the outputs back in the text's layout; ``result.sentences`` holds the per-sentence results.
+    ``src_lang="auto"`` (or "auto" for some texts) detects each text's language among the model's own, and
+    ``split_sentences=True`` translates each sentence of a text on its own (all of them in one call) and puts
+    the outputs back in the text's layout: both are the text pipeline's (``transformer_hub.text.pipeline``).
+    Every result reports ``src_lang`` and, when detected, ``src_lang_confidence``; ``result.sentences`` holds
+    the per-sentence results.
 
     ``constraints`` (beam search, PyTorch engine): one list of target phrases per text (None or []: none),
     each of which the output must contain (lexically constrained decoding, ``decoding/constraints.py``).
     Every hypothesis reports ``constraints_met``; a phrase that cannot fit the sentence's length budget is
     left out and named in ``result.warnings``.  ``constraints=None`` is plain beam search, token for token.
-    ``glossary`` (a :class:`transformer_hub.glossary.Glossary`, a dict of source -> target terms, or TSV text):
-    every entry whose source term occurs in a sentence adds its target term to that sentence's constraints
-    (per sentence with ``split_sentences=True``); ``result.glossary`` lists the entries that applied.
+    ``glossary`` (a ``transformer_hub.text.glossary.Glossary``, a dict of source -> target terms, or TSV text)
+    goes to the text pipeline too: every entry whose source term occurs in a sentence adds its target term to
+    that sentence's constraints; ``result.glossary`` lists the entries that applied.
     """
     config = _resolve(config, overrides)
     if isinstance(texts, str):
@@ -167,27 +161,15 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
         raise ValueError("the model has no tokenizer attached (model.tokenizer is None); "
                          "attach one or call decode_ids with token ids")
     texts = [_clean(t) for t in texts]
-    confidences = [None] * len(texts)
-    if paragraphs.wants_detection(src_lang):
-        src_lang, confidences = paragraphs.detect_sources(model.config, texts, src_lang, tgt_lang)
-    if glossary is not None:
-        glossary = Glossary.coerce(glossary)
-    if split_sentences:
-        if constraints is not None and any(constraints):
-            raise ValueError("constraints are given per sentence: they cannot be used with split_sentences=True")
-        sources = paragraphs.given_sources(model.config, len(texts), src_lang)
-        results = paragraphs.generate_split(generate, model, texts, config, sources, tgt_lang, prefix,
-                                            progress=progress, workers=workers, engine=engine, glossary=glossary)
-        paragraphs.label(results, sources, confidences)
-        return results
+    if split_sentences or glossary is not None or _wants_detection(src_lang):
+        return TEXT_PIPELINES.get("default")(model, texts, config, src_lang=src_lang, tgt_lang=tgt_lang,
+                                             split_sentences=split_sentences, prefix=prefix, progress=progress,
+                                             workers=workers, engine=engine, constraints=constraints,
+                                             glossary=glossary)
     eos = model.config.eos_id
     tags = _language_tags(model, tokenizer, len(texts), src_lang, tgt_lang)
     sources = [tag + tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t, tag in zip(texts, tags)]
     prefixes = prefixes_for_texts(model, tokenizer, prefix, len(texts))
-    applied = [[] for _ in texts]
-    if glossary is not None:
-        constraints, applied = _with_glossary(glossary, texts, paragraphs.given_sources(model.config, len(texts),
-                                                                                         src_lang), tgt_lang, constraints)
     specs = constraints_for_texts(model, tokenizer, constraints, len(texts))
     hyps, truncated, used, caps = _run(model, sources, config, progress, workers, engine, prefixes, specs)
     _fill_text(model, hyps)
@@ -196,13 +178,12 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     results = [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
                                  source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None))
                for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
-    for result, entries in zip(results, applied):
-        result.glossary = entries
     for result, spec, h, cap in zip(results, specs or [], hyps, caps):
         if spec is not None:
             result.constraints = [p.text for p in spec.phrases]
             result.warnings += _constraint_warnings(spec, h, cap)
-    paragraphs.label(results, paragraphs.given_sources(model.config, len(texts), src_lang), confidences)
+    for result, lang in zip(results, one_per_text(src_lang, len(texts), "src_lang", "one code")):
+        result.src_lang = lang if lang is not None else model.config.src_lang
     return results
 
 

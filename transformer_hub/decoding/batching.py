@@ -13,7 +13,7 @@ from typing import Callable, Iterable, Iterator, List, Optional, Set, Tuple
 
 import torch
 
-from ..state import EncoderState
+from ..model.cache import EncoderState
 from .config import DecodingConfig
 from .prefix import Prefix
 from .results import Hypothesis

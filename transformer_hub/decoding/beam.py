@@ -25,7 +25,7 @@ from typing import List, Optional
 
 import torch
 
-from ..kernels import topk
+from ..model.kernels import topk
 from .config import STRATEGIES, DecodingConfig
 from .constraints import BeamAllocation
 from .hypotheses import FinishedHypotheses

@@ -6,7 +6,7 @@ eos, and each one's output cap -> n-best lists in input order); an engine whose 
 takes ``constraints=`` (one ``constraints.Constraints`` or None per source; ``generate`` refuses constraints
 for the others, CTranslate2 among them).  Engines are found by name in the
 ``ENGINES`` registry, whose entries are factories returning a shared engine: ``"pytorch"`` (below)
-and ``"ctranslate2"`` (``transformer_hub.export.engine``, registered by ``transformer_hub.parts``);
+and ``"ctranslate2"`` (``transformer_hub.export.engine``, registered by the package's ``register_builtin_parts``);
 plugins add theirs through entry points.  An engine object (a ``CTranslate2Engine`` with its own
 options, a ``DecodingPool`` of worker processes) can be passed directly.
 """
@@ -17,7 +17,7 @@ from typing import Any, List, Optional, Protocol, Sequence, runtime_checkable
 import torch
 from torch import nn
 
-from ..kernels import no_dropout
+from ..model.kernels import no_dropout
 from ..registry import Registry
 from .batching import decode_in_batches, with_seed
 from .config import STRATEGIES, DecodingConfig
@@ -63,7 +63,7 @@ def check_no_foreign_dropout(model) -> None:
     for name, module in model.named_modules():
         if module.training and isinstance(module, (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._BatchNorm)):
             raise ValueError(f"module {name} ({type(module).__name__}) is in training mode and would change decoding: "
-                             "call model.eval() first, or use transformer_hub.kernels.Dropout")
+                             "call model.eval() first, or use transformer_hub.model.kernels.Dropout")
 
 
 def decode_batch(model, rows: List[List[int]], caps: List[int], config: DecodingConfig,

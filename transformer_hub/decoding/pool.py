@@ -269,7 +269,7 @@ class DecodingPool:
         """``function(model, *args, **kwargs)`` in a worker, on the pool's model (or the one at ``source``).
 
         ``function`` must be importable by name (a module-level function, as ``pickle`` sends it), and its
-        arguments and result picklable: e.g. ``pool.call(transformer_hub.inspect.attention_maps, "A dog.")``.
+        arguments and result picklable: e.g. ``pool.call(transformer_hub.inside.attention_maps, "A dog.")``.
         """
         key = (os.fspath(source), revision) if source is not None else None
         try:

@@ -11,7 +11,7 @@ from ..tokenizer import EOS_ID
 
 # Below this ``Hypothesis.confidence`` the Space marks a sentence as unsure: the value that flags 5 % of
 # Multi30k val sentences (en<->de/fr/cs, 300 each, the multilingual model, beam 4), from
-# ``python scripts/bench_text.py --parts confidence`` (which also reports the rates it gives; docs/design.md).
+# ``python -m benchmarks.text --parts confidence`` (which also reports the rates it gives; docs/design.md).
 CONFIDENCE_THRESHOLD = 0.58
 
 
@@ -92,6 +92,11 @@ class TranslationResult:
     src_lang_confidence: Optional[float] = None  # the detection's probability among the candidates; None if given
     # split_sentences=True: each sentence's own result, in order (``text`` puts their best outputs in the layout)
     sentences: Optional[List["TranslationResult"]] = None
+    # what the text pipeline (transformer_hub.text.pipeline) did: the model and engine that translated the text,
+    # and why it came back unchanged when it did ("empty", "no words to translate", "already in German")
+    model: Optional[str] = None
+    engine: Optional[str] = None
+    unchanged: Optional[str] = None
     constraints: List[str] = field(default_factory=list)  # the target phrases the output had to contain
     warnings: List[str] = field(default_factory=list)  # e.g. a constraint that could not fit the length budget
     glossary: List[Any] = field(default_factory=list)  # the glossary entries (``glossary.Entry``) that applied

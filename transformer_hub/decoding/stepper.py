@@ -8,7 +8,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import torch
 
-from ..kernels import Projection, topk
+from ..model.kernels import Projection, topk
 from .config import length_penalty
 from .prefix import Prefix
 from .results import Hypothesis

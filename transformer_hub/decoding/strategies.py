@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Tuple
 
 import torch
 
-from ..kernels import max_and_argmax
+from ..model.kernels import max_and_argmax
 from .config import STRATEGIES, DecodingConfig
 from .prefix import Forcing
 from .results import Hypothesis

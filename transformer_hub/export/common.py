@@ -88,7 +88,7 @@ def check_exportable(config: TransformerConfig, fmt: str) -> None:
 
 def load(model_or_path) -> "torch.nn.Module":
     """A ``Transformer`` as given, or loaded from a ``save_pretrained`` folder / Hub repo id."""
-    from ..model import Transformer
+    from ..transformer import Transformer
 
     if isinstance(model_or_path, Transformer):
         return model_or_path

@@ -1,0 +1,116 @@
+"""Time of each "Inside the Transformer" view for one sentence (not a test), and of the beam tree at beam 8.
+
+    python -m benchmarks.inside [--model multilingual] [--words 15] [--repeat 3] [--data-dir DIR]
+
+Calls each view's handler as the server does (the library function in the Space's decoding worker, then
+the pictures made and rendered to PNG in this process, as Gradio sends them) on the shipped model, for the first Multi30k validation sentence with
+``--words`` words (its reference is used by the step view).  Prints per view the median wall time, the
+part spent computing (the handler's own ``ms``) and drawing (the rest), and the ratio to the same library call made
+directly in this process (the reference: no worker round trip, no drawing).  Then ``/beam_tree`` on the
+longest validation sentence at beam 8, the case a visitor could use to hold the server.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Tuple
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+import torch
+from matplotlib.figure import Figure
+
+from space import inside, interactive
+from space.context import SpaceContext
+from space.decoder import Decoder
+from space.limits import Limits
+from space.models_store import DEFAULT_MODELS_DIR, ModelStore
+from transformer_hub import Transformer
+from transformer_hub.training.data import default_data_dir, read_lines
+from transformer_hub.inside import attention_maps, positional_encoding, step_by_step, teacher_forcing
+
+FALLBACK = ("A young boy in a red shirt is kicking a soccer ball across the field.",
+            "Ein kleiner Junge in einem roten Hemd kickt einen Fußball über das Feld.")
+
+
+def sentence(data_dir: Path, words: int) -> Tuple[str, str]:
+    """The first validation pair whose English side has ``words`` words, and the longest English line."""
+    src, ref = data_dir / "val.en.gz", data_dir / "val.de.gz"
+    if not (src.is_file() and ref.is_file()):
+        return FALLBACK
+    pairs = list(zip(read_lines(src), read_lines(ref)))
+    return next(((s.strip(), r.strip()) for s, r in pairs if len(s.split()) == words), FALLBACK)
+
+
+def longest(data_dir: Path, limit: int) -> str:
+    path = data_dir / "val.en.gz"
+    lines = [line.strip() for line in read_lines(path)] if path.is_file() else [FALLBACK[0] * 3]
+    return max((line for line in lines if len(line) <= limit), key=len)
+
+
+def as_served(out):
+    """Render every figure to PNG, as Gradio does with a handler's figures before sending them."""
+    for value in out if isinstance(out, tuple) else (out,):
+        if isinstance(value, Figure):
+            value.savefig(io.BytesIO(), format="png")
+    return out
+
+
+def timed(fn: Callable, repeat: int) -> Tuple[float, object]:
+    fn()  # warm-up: loads the model in the worker, fills caches
+    times, out = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = as_served(fn())
+        times.append((time.perf_counter() - start) * 1000.0)
+    return statistics.median(times), out
+
+
+def main(argv: List[str] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="multilingual", help="a model under space/models (picker name)")
+    parser.add_argument("--words", type=int, default=15)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir())
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    store = ModelStore(DEFAULT_MODELS_DIR, [])
+    ctx = SpaceContext(store=store, limits=Limits(), decoder=Decoder(store, threads=1))
+    text, reference = sentence(args.data_dir, args.words)
+    model = Transformer.from_pretrained(store.spec(args.model).source)
+    pair = ("en", "de")
+    print(f"model {args.model}; sentence ({len(text.split())} words): {text}\nreference: {reference}\n")
+    views: Dict[str, Tuple[Callable, Callable]] = {
+        "/attention_all": (lambda: inside.attention_all(ctx, text, args.model, *pair),
+                           lambda: attention_maps(model, text, *pair)),
+        "/positions": (lambda: inside.positions(ctx, text, args.model, *pair), lambda: positional_encoding(model)),
+        "/steps": (lambda: inside.steps(ctx, text, args.model, *pair, reference=reference),
+                   lambda: (step_by_step(model, text, *pair, k=5, beam_size=4, max_length=ctx.limits.max_output_tokens),
+                            teacher_forcing(model, text, reference, *pair))),
+        "/recipe": (lambda: inside.recipe(ctx, text, args.model, *pair), None)}
+    try:
+        print(f"{'view':16} {'wall ms':>8} {'compute':>8} {'draw':>8} {'library ms':>11} {'ratio':>6}")
+        for name, (handler, library) in views.items():
+            wall, out = timed(handler, args.repeat)
+            data = next(o for o in out if isinstance(o, dict))
+            ref = timed(library, args.repeat)[0] if library else None
+            ratio = f"{wall / ref:6.2f}" if ref else "     -"
+            print(f"{name:16} {wall:8.0f} {data['ms']:8.0f} {wall - data['ms']:8.0f} "
+                  f"{(f'{ref:.0f}' if ref else '-'):>11} {ratio}")
+        long = longest(args.data_dir, ctx.limits.max_chars)
+        wall, (_, data) = timed(lambda: interactive.beam_tree(ctx, long, 8, args.model, *pair), 1)
+        print(f"\n/beam_tree, beam 8, {len(long.split())} words ({len(data['search']['steps'])} steps): "
+              f"{wall:.0f} ms wall, {data['ms']:.0f} ms decoding, {wall - data['ms']:.0f} ms drawing")
+        print(f"load average during the run: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
+              f"on {os.cpu_count()} cores")
+    finally:
+        ctx.decoder.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

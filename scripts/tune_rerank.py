@@ -1,0 +1,153 @@
+"""Tune the reranker per direction on Multi30k val (only val is read) and write ``rerank.json`` beside the model.
+
+    python scripts/tune_rerank.py --model space/models/multilingual --helper space/models/en-de --workers 2
+
+For each direction the model serves: beam search's n-best lists of the val sentences (once per search
+setting; the lists and their features are cached in ``--cache`` as JSON), then a coordinate search over the
+reranker's weights and length penalty on lowercased corpus BLEU (``transformer_hub/rerank/tuning.py``).
+``--limit N`` tunes on a fixed, seeded sample of N val sentences per direction instead of all of them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import random
+import shlex
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from tqdm.auto import tqdm
+
+from transformer_hub import Transformer
+from transformer_hub.hub import results as results_json
+from transformer_hub.training.data import DataError, corpus_file, default_data_dir, read_lines
+from transformer_hub.rerank import RERANK_FILE, NBestList, RerankFile, SearchSettings, collect
+from transformer_hub.rerank.tuning import tune
+
+SPLIT = "val"  # tuning reads this split and no other
+
+
+def val_sample(data_dir: Path, src: str, tgt: str, limit: int, seed: int) -> Tuple[List[str], List[str]]:
+    """The val sources and references of a direction, or a fixed seeded sample of ``limit`` of them."""
+    sources, references = read_lines(corpus_file(data_dir, SPLIT, src)), read_lines(corpus_file(data_dir, SPLIT, tgt))
+    if len(sources) != len(references):
+        raise DataError(f"{SPLIT}.{src} has {len(sources)} lines but {SPLIT}.{tgt} has {len(references)}")
+    index = list(range(len(sources)))
+    if limit and limit < len(index):
+        index = sorted(random.Random(seed).sample(index, limit))
+    return [sources[i] for i in index], [references[i] for i in index]
+
+
+def cache_path(args: argparse.Namespace, direction: str) -> Optional[Path]:
+    if args.cache is None:
+        return None
+    key = f"{direction}.beam{args.beam}.lp{args.length_penalty}.n{args.limit or 'all'}.seed{args.seed}"
+    return args.cache / f"{key}.json"
+
+
+_MODELS: Dict[str, Transformer] = {}
+
+
+def _model(path: Path) -> Transformer:
+    """A model loaded once per process."""
+    key = str(path.resolve())
+    if key not in _MODELS:
+        _MODELS[key] = Transformer.from_pretrained(path)
+    return _MODELS[key]
+
+
+def lists_for(job: Tuple[argparse.Namespace, str, str]) -> Tuple[str, List[dict], List[str]]:
+    """One direction's n-best lists (from the cache when there) and references; runs in a worker process."""
+    args, src, tgt = job
+    import torch
+
+    torch.set_num_threads(1)
+    direction = f"{src}-{tgt}"
+    sources, references = val_sample(args.data_dir, src, tgt, args.limit, args.seed)
+    cached = cache_path(args, direction)
+    if cached is not None and cached.is_file():
+        return direction, json.loads(cached.read_text(encoding="utf-8")), references
+    model, helpers = _model(args.model), [_model(h) for h in args.helper]
+    lists = collect(model, sources, src, tgt, search_settings(args, model, helpers, src, tgt), helpers)
+    rows = [n.to_dict() for n in lists]
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps(rows), encoding="utf-8")
+    return direction, rows, references
+
+
+def search_settings(args: argparse.Namespace, model, helpers, src: str, tgt: str) -> SearchSettings:
+    """Helpers that serve the direction add their n-best (the candidates of two models)."""
+    union = any((src, tgt) in h.config.pairs() for h in helpers)
+    return SearchSettings(args.beam, args.length_penalty, union)
+
+
+def run(args: argparse.Namespace, command: str) -> RerankFile:
+    model = Transformer.from_pretrained(args.model)
+    pairs = model.config.pairs()
+    if args.directions:
+        pairs = [tuple(d.split("-")) for d in args.directions]
+    jobs = [(args, s, t) for s, t in pairs]
+    tuned = {}
+    helpers = [Transformer.from_pretrained(h) for h in args.helper]
+    with process_pool(args.workers) as pool:
+        for direction, rows, references in tqdm(pool.imap_unordered(lists_for, jobs), total=len(jobs),
+                                                desc="directions", unit="dir"):
+            src, tgt = direction.split("-")
+            lists = [NBestList.from_dict(r) for r in rows]
+            tuned[direction] = tune(lists, references, search_settings(args, model, helpers, src, tgt))
+    data = f"Multi30k {SPLIT}: " + (f"a fixed sample of {args.limit} sentences per direction (seed {args.seed})"
+                                    if args.limit else "every sentence")
+    out = args.out or args.model / RERANK_FILE
+    return RerankFile(tuned, [results_json.relative_path(h, out.parent) for h in args.helper], command, data)
+
+
+def process_pool(workers: int):
+    """``workers`` spawned processes (one model copy each), or this process alone when ``workers`` is 1."""
+    return multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else _InProcess()
+
+
+class _InProcess:
+    """``Pool``'s interface for one process."""
+
+    def __enter__(self) -> "_InProcess":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def imap_unordered(self, fn, jobs):
+        return map(fn, jobs)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", type=Path, required=True, help="the model folder (rerank.json is written there)")
+    p.add_argument("--helper", type=Path, action="append", default=[],
+                   help="another model folder whose scores (and n-best, where it serves the direction) are features")
+    p.add_argument("--data-dir", type=Path, default=default_data_dir())
+    p.add_argument("--directions", type=lambda s: s.split(","), default=None, help="e.g. en-de,de-en (default: all)")
+    p.add_argument("--beam", type=int, default=5, help="beam size; the n-best list has this many candidates")
+    p.add_argument("--length-penalty", type=float, default=0.6, help="the beam's length penalty")
+    p.add_argument("--limit", type=int, default=0, help="tune on a seeded sample of N val sentences (0 = all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=1, help="directions decoded at once, one process each")
+    p.add_argument("--cache", type=Path, default=None, help="folder for the n-best lists and features (JSON)")
+    p.add_argument("--out", type=Path, default=None, help=f"default: <model>/{RERANK_FILE}")
+    args = p.parse_args(argv)
+    if not args.data_dir.is_dir():
+        print(f"no Multi30k at {args.data_dir}: pass --data-dir", file=sys.stderr)
+        return 2
+    command = shlex.join(["python", "scripts/tune_rerank.py", *(argv if argv is not None else sys.argv[1:])])
+    tuned = run(args, command)
+    tuned.save(args.out or args.model / RERANK_FILE)
+    for direction, w in sorted(tuned.directions.items()):
+        print(f"{direction}: val BLEU (lc) {w.val['beam_bleu_lowercase']:.2f} -> {w.val['reranked_bleu_lowercase']:.2f}"
+              f"  alpha {w.alpha}  weights {w.weights}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

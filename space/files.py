@@ -1,0 +1,160 @@
+"""Documents for the page's document box and ``POST /translate_file``: one code path for every format of
+``transformer_hub.formats`` (.txt .html .srt .docx .pptx .odt .odp .epub), and the server's own folder of translations.
+
+``translate_file`` detects the language when asked ("auto": from the document's own texts), picks the model and
+engine as the page does, decodes every sentence through the shared decoder (``limits.document_chunk`` at a time,
+each step reported to ``progress``) and writes the document back with its structure kept.
+
+``OutputFolder`` keeps the translations that ``GET /download_file/<name>`` serves: a folder of its own, each file
+under a random name (never one a client chose), forgotten and deleted ``SPACE_FILE_TTL`` seconds (default 1800,
+LibreTranslate's 30 minutes) after it was written; at most ``max_files`` are kept (the oldest go first).
+"""
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from transformer_hub.decoding import DecodingConfig
+from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
+from transformer_hub.formats import FORMATS, DocumentError, document_texts, translate_document
+
+from . import service
+from .context import SpaceContext
+
+FILE_TTL_ENV = "SPACE_FILE_TTL"
+FILE_TTL = 1800.0
+DETECT_CHARS = 2000  # the document's first characters are what its language is detected from
+Progress = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A translated document: its bytes, its file name, and what ran (for the page's note)."""
+
+    data: bytes
+    name: str
+    model: str
+    engine: str
+    source: str
+    sentences: int
+    seconds: float
+
+
+def _detected(ctx: SpaceContext, data: bytes, suffix: str, source: str, target: str) -> str:
+    if source != "auto":
+        return source
+    text = "\n".join(document_texts(data, suffix, ctx.limits.max_file_bytes))[:DETECT_CHARS]
+    if not text.strip():
+        raise DocumentError("The document has no text to translate.")
+    return service.detect(text, source, target)[0]
+
+
+def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, target: str,
+                   model: Optional[str] = None, engine: str = service.TRANSLATE_ENGINE,
+                   progress: Optional[Progress] = None, config: Optional[DecodingConfig] = None) -> Translation:
+    """``data`` (the file ``filename``) translated from ``source`` (or "auto") into ``target`` (``config``:
+    the decoding options, default the REST routes' beam search).  Raises ``DocumentError`` (a ``ValueError``)
+    for a file that cannot be translated, ``gr.Error`` for a bad choice."""
+    stem, suffix = os.path.splitext(os.path.basename(filename or ""))
+    if suffix.lower() not in FORMATS:
+        raise DocumentError(f"{suffix or 'A file without an extension'} is not a format that can be translated; "
+                            f"use one of {', '.join(FORMATS)}.")
+    source = _detected(ctx, data, suffix, source, target)
+    name = service.pick_model(ctx, model, source, target)
+    config = config or service.decoding_config(ctx, "beam", 4, 0.6)
+    engine = service.resolve_engine(ctx, service.pick_engine(engine, ENGINE_CHOICES), name, config)
+    pair = service.languages_for(ctx, name, source, target)
+    spent = {"seconds": 0.0, "sentences": 0}
+
+    def translate(sentences: List[str]) -> List[str]:
+        out, step = [], max(1, ctx.limits.document_chunk)
+        for start in range(0, len(sentences), step):
+            if progress is not None:
+                progress((start, len(sentences)), desc="Translating", unit="sentences")
+            results, seconds = service.run(ctx, name, sentences[start:start + step], config, pair, engine)
+            out += [r.hypotheses[0].text for r in results]
+            spent["seconds"] += seconds
+        spent["sentences"] = len(sentences)
+        return out
+
+    translated = translate_document(data, suffix, translate, source, ctx.limits.max_file_bytes,
+                                    ctx.limits.max_file_sentences)
+    safe_stem = re.sub(r"[^\w.-]+", "_", stem)[:80].strip("._") or "document"
+    return Translation(translated, f"{safe_stem}.{target}{suffix.lower()}", name, engine, source,
+                       spent["sentences"], spent["seconds"])
+
+
+class OutputFolder:
+    """Translated files under random names in a folder of their own, each deleted ``ttl`` seconds after."""
+
+    def __init__(self, root: Optional[os.PathLike] = None, ttl: Optional[float] = None, max_files: int = 500,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="translated-files-"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.ttl = ttl if ttl is not None else _ttl_from_env()
+        self.max_files, self.clock = max_files, clock
+        self._files: Dict[str, Tuple[float, str]] = {}  # random name -> (expiry, the name to download it as)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    def start_sweeping(self, every: Optional[float] = None) -> None:
+        """Delete expired files every ``every`` seconds (default: a tenth of the TTL, 1 to 60 s) from a thread
+        of its own, so a quiet server deletes them too."""
+        every = every if every is not None else min(60.0, max(1.0, self.ttl / 10))
+
+        def sweep() -> None:
+            while not self._stop.wait(every):
+                self.expire()
+
+        threading.Thread(target=sweep, name="translated-files-sweeper", daemon=True).start()
+
+    def add(self, data: bytes, download_name: str) -> str:
+        """Keep ``data``; returns the random name it is served under (its extension kept)."""
+        name = secrets.token_urlsafe(24) + os.path.splitext(download_name)[1].lower()
+        (self.root / name).write_bytes(data)
+        with self._lock:
+            self._files[name] = (self.clock() + self.ttl, download_name)
+        self.expire()
+        return name
+
+    def get(self, name: str) -> Optional[Tuple[Path, str]]:
+        """(path, download name) of a live file, or None: only names this folder gave out are ever looked up."""
+        self.expire()
+        with self._lock:
+            entry = self._files.get(name)
+        return (self.root / name, entry[1]) if entry is not None else None
+
+    def expire(self) -> None:
+        """Delete expired files, and the oldest beyond ``max_files``."""
+        now = self.clock()
+        with self._lock:
+            order = sorted(self._files, key=lambda n: self._files[n][0])
+            gone = [n for n in order if self._files[n][0] <= now]
+            gone += [n for n in order if n not in gone][:max(0, len(order) - len(gone) - self.max_files)]
+            for name in gone:
+                del self._files[name]
+        for name in gone:
+            (self.root / name).unlink(missing_ok=True)
+
+    def close(self) -> None:
+        self._stop.set()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _ttl_from_env() -> float:
+    raw = os.environ.get(FILE_TTL_ENV, "").strip() or str(FILE_TTL)
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:  # nan (not a number) included
+        raise ValueError(f"{FILE_TTL_ENV} must be a positive number of seconds, got {raw!r}")
+    return value

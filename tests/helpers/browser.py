@@ -1,0 +1,77 @@
+"""A real browser for the Space's tests: Playwright (from PyPI) driving Debian's Chromium, headless.  Never runs
+``playwright install``: without ``/usr/bin/chromium`` (``apt-get install chromium``) the importing module is skipped."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium) to run browser tests",
+                allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")
+
+SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage"]
+TIMEOUT_MS = 60_000
+
+
+def browser_page(url: str):
+    """A Chromium page on ``url`` once the Space has rendered (a generator: the page, then the browser closes);
+    ``page.errors`` collects the page's JavaScript errors."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as pw:
+        try:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        except Exception as exc:  # noqa: BLE001 - a broken browser install is an environment problem
+            pytest.skip(f"cannot start {CHROMIUM}: {exc}")
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        errors = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url, wait_until="domcontentloaded")
+        page.locator("#translate-button").wait_for(state="visible")
+        page.errors = errors
+        yield page
+        context.close()
+        browser.close()
+
+
+@pytest.fixture(autouse=True)
+def screenshot_on_failure(request):
+    """A failed test leaves ``failed-<test>.png``: what the page showed when the wait gave up."""
+    failed = request.session.testsfailed
+    yield
+    if request.session.testsfailed > failed and "page" in request.fixturenames:
+        request.getfixturevalue("page").screenshot(path=str(SHOTS / f"failed-{request.node.name}.png"), full_page=True)
+
+
+def open_tab(page, title: str) -> None:
+    page.get_by_role("tab", name=title).click()
+
+
+def textarea_value(page, selector: str) -> str:
+    return page.locator(f"{selector} textarea").input_value()
+
+
+def wait_for_text(page, selector: str) -> str:
+    page.wait_for_function(
+        "sel => { const t = document.querySelector(sel + ' textarea'); return t && t.value.trim().length > 0; }",
+        arg=selector, timeout=TIMEOUT_MS)
+    return textarea_value(page, selector)
+
+
+def choose(page, selector: str, option: str) -> None:
+    """Pick ``option`` in the Gradio dropdown ``selector``."""
+    page.locator(f"{selector} input").click()
+    page.locator(selector).get_by_role("option", name=option, exact=True).click()
+    page.wait_for_function("([s, o]) => document.querySelector(s + ' input').value === o", arg=[selector, option])
+
+
+def wait_for_inner_text(page, selector: str, text: str) -> None:
+    page.wait_for_function("([sel, t]) => { const e = document.querySelector(sel);"
+                           " return e && e.innerText.includes(t); }", arg=[selector, text], timeout=TIMEOUT_MS)

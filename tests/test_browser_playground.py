@@ -1,0 +1,92 @@
+"""The Playground tab in a real browser: a preset trains A and B live, Stop, a second visitor waits, the budget holds.
+
+Every wait is on a page condition.  Screenshots (mid-run, after A/B) land in ``artifacts/screenshots/``.
+"""
+from __future__ import annotations
+
+import tempfile
+import time
+
+import pytest
+
+from helpers.browser import (SHOTS, browser_page, choose, open_tab, screenshot_on_failure,  # noqa: F401
+                             wait_for_inner_text)  # skips without Chromium
+from helpers.space_fixtures import launch_local
+from space.limits import Limits
+from transformer_hub.playground import LESSONS
+
+pytestmark = pytest.mark.slow  # a server, a browser and real training runs
+BUDGET = 8
+
+
+@pytest.fixture(scope="module")
+def app():
+    with tempfile.TemporaryDirectory() as empty:
+        url, demo = launch_local(models_dir=empty, limits=Limits(playground_seconds=BUDGET))
+        try:
+            yield url, demo.space_context.playground
+        finally:
+            demo.close()
+            demo.space_context.decoder.close()
+
+
+@pytest.fixture(scope="module")
+def page(app):
+    for page in browser_page(app[0]):
+        open_tab(page, "Playground")
+        page.locator("#playground-train").wait_for(state="visible")
+        yield page
+
+
+def image_source(page, selector: str) -> str:
+    return page.evaluate("s => { const i = document.querySelector(s + ' img'); return i ? i.src : ''; }", selector)
+
+
+def wait_for_new_image(page, selector: str, before: str) -> str:
+    page.wait_for_function("([s, b]) => { const i = document.querySelector(s + ' img');"
+                           " return i && i.src && i.src !== b; }", arg=[selector, before])
+    return image_source(page, selector)
+
+
+def test_a_preset_trains_a_and_b_live_and_the_model_answers(page, app):
+    choose(page, "#playground-lesson", LESSONS["positions"].title)
+    page.wait_for_function("() => document.querySelector('#playground-ab input').checked")
+    assert page.locator("#playground-b-positions input[value='none']").is_checked()
+    page.locator("#playground-train").click()
+    wait_for_inner_text(page, "#playground-status", "training, step")
+    first = wait_for_new_image(page, "#playground-curves", "")
+    wait_for_new_image(page, "#playground-curves", first)  # the curve moves while it trains
+    page.locator("#playground-attention img").wait_for()
+    page.screenshot(path=str(SHOTS / "playground-mid-run.png"), full_page=True)
+    wait_for_inner_text(page, "#playground-status", "Finished")
+    status = page.locator("#playground-status").inner_text()
+    assert status.count("done (budget)") == 2, status  # A and B each ran out their budget
+    page.screenshot(path=str(SHOTS / "playground-after-ab.png"), full_page=True)
+    page.locator("#playground-input textarea, #playground-input input").first.fill("3141")
+    page.locator("#playground-try").click()
+    wait_for_inner_text(page, "#playground-output", "B (positions=none)")
+    assert "A (positions=sinusoidal)" in page.locator("#playground-output").inner_text()
+    page.locator("#playground-own-attention img").wait_for()
+    assert app[1].in_line() == 0
+
+
+def test_a_second_visitor_waits_in_line_and_stop_ends_a_run(page, app):
+    page.locator("#playground-train").click()
+    wait_for_inner_text(page, "#playground-status", "training, step")
+    visitor = page.context.browser.new_context(viewport={"width": 1400, "height": 1000})  # another session
+    other = visitor.new_page()
+    other.goto(app[0], wait_until="domcontentloaded")
+    open_tab(other, "Playground")
+    other.locator("#playground-train").click()
+    wait_for_inner_text(other, "#playground-status", "Waiting in line: 1 run ahead of yours")
+    other.screenshot(path=str(SHOTS / "playground-waiting.png"), full_page=True)
+    page.locator("#playground-stop").click()
+    wait_for_inner_text(page, "#playground-status", "done (stopped)")
+    wait_for_inner_text(other, "#playground-status", "training, step")  # the line moved on
+    other.locator("#playground-stop").click()
+    wait_for_inner_text(other, "#playground-status", "done (stopped)")
+    visitor.close()
+    deadline = time.monotonic() + 30  # the runner closes the stopped run's process after its last event
+    while app[1].in_line() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not page.errors and app[1].in_line() == 0

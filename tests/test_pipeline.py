@@ -1,0 +1,109 @@
+"""transformer_hub.text.pipeline: texts in; per text its language, sentences, the model for its direction, one
+decoding call per model, the text joined in its layout, and the record of what was done."""
+import pytest
+import torch
+
+from helpers.decoding_fixtures import one_thread, random_model
+from transformer_hub import Tokenizer, Transformer, TransformerConfig
+from transformer_hub.decoding import generate
+from transformer_hub.text import split_sentences
+from transformer_hub.text.pipeline import ModelSet, OneModel, translate_texts
+
+EN = "A man rides a bike down the street. A dog runs after him."
+FR = "Un homme descend la rue à vélo. Un chien court derrière lui."
+DE = "Ein Mann fährt mit dem Fahrrad die Straße hinunter. Ein Hund rennt hinter ihm her."
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    with one_thread():
+        yield
+
+
+def card(direction_scores):
+    """Card data as ``card_data_from_file`` gives it: lowercased BLEU on test_2016_flickr per direction."""
+    return {"results": [{"dataset_name": "Multi30k", "dataset_type": "multi30k", "split": "test_2016_flickr",
+                         "direction": d, "metric": "bleu", "metric_name": "sacreBLEU (lowercased)", "value": v}
+                        for d, v in direction_scores.items()]}
+
+
+@pytest.fixture(scope="module")
+def models():
+    """A bilingual en->de model that scores en->de best, and a multilingual en/de/fr one for the rest."""
+    pair = random_model(src_lang="en", tgt_lang="de")
+    pair.card_data = {"name": "en-de", **card({"en-de": 40.0})}
+    texts = [EN, FR, DE, "Deux enfants jouent dans la neige.", "Two children play in the snow."]
+    tok = Tokenizer.train(texts * 20, vocab_size=400, languages=["en", "de", "fr"])
+    torch.manual_seed(0)
+    multi = Transformer(TransformerConfig.preset("tiny", src_vocab_size=tok.src_vocab_size,
+                                                 tgt_vocab_size=tok.tgt_vocab_size, languages=["en", "de", "fr"],
+                                                 src_lang=None, tgt_lang=None)).eval()
+    multi.tokenizer = tok
+    multi.card_data = {"name": "multilingual", **card({"en-de": 30.0, "fr-de": 20.0})}
+    return {"en-de": pair, "multilingual": multi}
+
+
+class Counting(ModelSet):
+    """A ModelSet that records each decoding call: (model name, its sentences)."""
+
+    def __init__(self, models):
+        super().__init__(models)
+        self.calls = []
+
+    def decode(self, name, sentences, *args, **kwargs):
+        self.calls.append((name, list(sentences)))
+        return super().decode(name, sentences, *args, **kwargs)
+
+
+def test_each_text_goes_to_the_best_model_of_its_direction_one_call_per_model(models):
+    chooser = Counting(models)
+    texts = [EN, FR, EN + "\n\nTwo children play in the snow."]
+    results = translate_texts(chooser, texts, src_lang="auto", tgt_lang="de", max_length=6)
+    assert [r.model for r in results] == ["en-de", "multilingual", "en-de"]  # per text, not one for the batch
+    assert [r.src_lang for r in results] == ["en", "fr", "en"] and all(r.src_lang_confidence > 0.5 for r in results)
+    assert sorted(name for name, _ in chooser.calls) == ["en-de", "multilingual"]  # one call per model
+    sentences = dict(chooser.calls)
+    assert sentences["en-de"] == list(split_sentences(EN, "en").segments) * 2 + ["Two children play in the snow."]
+    assert sentences["multilingual"] == list(split_sentences(FR, "fr").segments)
+    assert all(r.engine == "pytorch" and r.unchanged is None for r in results)
+    for result, model in zip(results, [models["en-de"], models["multilingual"], models["en-de"]]):  # joined texts
+        alone = generate(model, [s.source for s in result.sentences], src_lang=result.src_lang, tgt_lang="de",
+                         max_length=6)
+        layout = split_sentences(result.source, result.src_lang)
+        assert result.text == layout.join([a.text for a in alone])
+        assert [s.text for s in result.sentences] == [a.text for a in alone]
+
+
+def test_a_direction_no_model_serves_is_refused_by_name(models):
+    with pytest.raises(ValueError, match=r"no model translates de -> cs; the models serve en->de, en->fr, "):
+        translate_texts(ModelSet(models), [DE], src_lang="de", tgt_lang="cs")
+
+
+def test_what_is_not_translated_comes_back_as_it_was_and_says_why(models):
+    chooser = Counting(models)
+    results = translate_texts(chooser, ["  \n", DE, EN], src_lang="auto", tgt_lang="de", keep_target_language=True,
+                              max_length=6)
+    assert [r.text for r in results[:2]] == ["  \n", DE]
+    assert [r.unchanged for r in results] == ["empty", "already in German", None]
+    assert [r.model for r in results] == [None, None, "en-de"] and results[1].src_lang == "de"
+    assert [name for name, _ in chooser.calls] == ["en-de"]  # nothing else was decoded
+    with pytest.raises(ValueError, match=r"text 1 is already in German \(detected, 1.00\), the target language"):
+        translate_texts(chooser, [DE], src_lang="auto", tgt_lang="de")
+
+
+def test_generate_with_split_sentences_is_the_pipeline_over_its_one_model(models):
+    model = models["en-de"]
+    texts = [EN, "One dog.\nTwo cats."]
+    through_generate = generate(model, texts, split_sentences=True, strategy="beam", beam_size=2, n_best=2,
+                                max_length=6)
+    direct = translate_texts(OneModel(model), texts, strategy_config(), max_length=6)
+    assert [[h.text for h in r.hypotheses] for r in through_generate] == [[h.text for h in r.hypotheses] for r in direct]
+    assert [r.model for r in through_generate] == ["en-de", "en-de"]
+    second = [r.hypotheses[1].text for r in through_generate[1].sentences]  # the 2nd best: each sentence's 2nd
+    assert through_generate[1].hypotheses[1].text == "\n".join(second)
+
+
+def strategy_config():
+    from transformer_hub.decoding import DecodingConfig
+
+    return DecodingConfig(strategy="beam", beam_size=2, n_best=2)

@@ -1,0 +1,45 @@
+"""docs/playground.md: every number in it is ``python -m scripts.playground_lessons``'s, as its results.json holds."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scripts.playground_lessons import COMMAND, markdown_tables, targets
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DOC = ROOT / "docs" / "playground.md"
+RESULTS = ROOT / "docs" / "playground" / "results.json"
+
+
+@pytest.fixture(scope="module")
+def report():
+    return json.loads(RESULTS.read_text(encoding="utf-8"))
+
+
+def test_the_doc_shows_the_results_tables(report):
+    text = DOC.read_text(encoding="utf-8")
+    for line in markdown_tables(report):
+        assert line in text, line
+    assert report["command"].startswith(COMMAND) and f"`{report['command']}`" in text
+
+
+def test_the_targets_follow_from_the_runs(report):
+    assert report["targets"] == targets(report["runs"], report["translate"])
+    assert all(row["met"] for row in report["targets"]), [r for r in report["targets"] if not r["met"]]
+
+
+def test_every_picture_is_there_and_shown(report):
+    text = DOC.read_text(encoding="utf-8")
+    for name in report["pictures"].values():
+        assert (RESULTS.parent / name).is_file() and f"playground/{name}" in text
+    assert set(report["pictures"]) == {"positions", "causal-mask", "heads", "warm-up", "number-to-words"}
+
+
+def test_every_run_kept_its_budget(report):
+    for key, run in report["runs"].items():
+        final = run["final"]
+        assert final["reason"] == "budget", key
+        assert report["budget_seconds"] <= final["seconds"] < report["budget_seconds"] + 5, key

@@ -1,0 +1,113 @@
+"""Documents through the Space's decoder (every format, one code path) and the folder translated files are served
+from: random names, expiry, deletion."""
+from __future__ import annotations
+
+import io
+
+import docx
+import pytest
+
+from helpers.space_fixtures import model_context  # noqa: I001 - puts the repository root on sys.path
+from space import files, service
+from space.limits import Limits
+from transformer_hub.formats import DocumentError
+from transformer_hub.text import split_sentences
+
+
+LIMITS = Limits(max_file_bytes=100_000, max_file_sentences=8, document_chunk=2)
+
+
+@pytest.fixture
+def ctx(tmp_path, make_model):
+    with model_context(tmp_path / "models", make_model(), LIMITS) as context:
+        yield context
+
+
+def reference(ctx, sentences):
+    """The same sentences translated as plain text, as the REST route's decode does."""
+    config = service.decoding_config(ctx, "beam", 4, 0.6)
+    results, _ = service.run(ctx, "en-de", sentences, config, service.languages_for(ctx, "en-de", "en", "de"),
+                             "pytorch")
+    return [r.hypotheses[0].text for r in results]
+
+
+def make_docx() -> bytes:
+    document = docx.Document()
+    paragraph = document.add_paragraph("A dog runs in the park. ")
+    paragraph.add_run("Two children play.").bold = True
+    table = document.add_table(rows=1, cols=2)
+    table.cell(0, 0).text, table.cell(0, 1).text = "A man sits.", "A woman reads."
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_a_docx_is_translated_by_the_model_with_progress_and_its_structure(ctx):
+    steps = []
+    done = files.translate_file(ctx, make_docx(), "report.docx", "en", "de", engine="pytorch",
+                                progress=lambda value, **_: steps.append(value))
+    assert (done.name, done.model, done.engine, done.source, done.sentences) == \
+           ("report.de.docx", "en-de", "pytorch", "en", 4)
+    assert steps == [(0, 4), (2, 4)]  # document_chunk=2
+    document = docx.Document(io.BytesIO(done.data))
+    expected = reference(ctx, ["A dog runs in the park.", "Two children play.", "A man sits.", "A woman reads."])
+    assert " ".join(" ".join(document.paragraphs[0].text.split()).split()) == " ".join(
+        " ".join(expected[:2]).split())
+    assert len(document.paragraphs[0].runs) == 2 and document.paragraphs[0].runs[1].bold
+    assert [c.text for c in document.tables[0].rows[0].cells] == expected[2:]
+
+
+def test_auto_detects_from_the_documents_text_and_srt_comes_back_with_its_timings(ctx):
+    subtitles = "1\n00:00:01,000 --> 00:00:02,000\nA dog runs in the park.\n\n2\n00:00:03,000 --> 00:00:04,500\n" \
+                "Two children play on the grass.\n"
+    done = files.translate_file(ctx, subtitles.encode(), "movie.srt", "auto", "de", engine="pytorch")
+    assert done.source == "en" and done.name == "movie.de.srt"
+    lines = done.data.decode().split("\n")
+    assert lines[:2] == ["1", "00:00:01,000 --> 00:00:02,000"] and lines[4:6] == ["2", "00:00:03,000 --> 00:00:04,500"]
+    assert lines[2] == reference(ctx, ["A dog runs in the park."])[0]
+
+
+def test_files_that_cannot_be_translated_are_refused_before_decoding(ctx):
+    with pytest.raises(DocumentError, match=r"\.exe is not a format that can be translated"):
+        files.translate_file(ctx, b"MZ", "tool.exe", "en", "de")
+    too_many = " ".join(["A dog runs."] * 9).encode()
+    with pytest.raises(DocumentError, match="9 sentences to translate, the limit is 8"):
+        files.translate_file(ctx, too_many, "long.txt", "en", "de")
+    assert split_sentences(too_many.decode(), "en").segments[0] == "A dog runs."
+
+
+class Clock:
+    now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_output_folder_random_names_expiry_deletion_and_bounds(tmp_path):
+    clock = Clock()
+    folder = files.OutputFolder(tmp_path / "out", ttl=10, max_files=2, clock=clock)
+    first = folder.add(b"one", "a.de.docx")
+    assert first.endswith(".docx") and len(first) > 30 and "a.de" not in first
+    path, download = folder.get(first)
+    assert path.read_bytes() == b"one" and download == "a.de.docx" and path.parent == tmp_path / "out"
+    assert folder.get("../" + first) is None and folder.get("a.de.docx") is None
+    clock.now += 5
+    second = folder.add(b"two", "b.txt")
+    third = folder.add(b"three", "c.txt")              # over max_files: the oldest goes
+    assert folder.get(first) is None and not (tmp_path / "out" / first).exists()
+    clock.now += 10                                    # second and third expire at 115
+    assert folder.get(second) is None and folder.get(third) is None
+    assert list((tmp_path / "out").iterdir()) == []
+    folder.close()
+    assert not (tmp_path / "out").exists()
+
+
+def test_file_ttl_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("SPACE_FILE_TTL", "60")
+    assert files.OutputFolder(tmp_path / "a").ttl == 60.0
+    monkeypatch.setenv("SPACE_FILE_TTL", "soon")
+    with pytest.raises(ValueError, match="SPACE_FILE_TTL must be a positive number of seconds, got 'soon'"):
+        files.OutputFolder(tmp_path / "b")
+    monkeypatch.setenv("SPACE_FILE_TTL", "0")
+    with pytest.raises(ValueError, match="positive number of seconds, got '0'"):
+        files.OutputFolder(tmp_path / "c")

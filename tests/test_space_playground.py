@@ -1,0 +1,136 @@
+"""The Playground tab through its API (gradio_client): it trains, streams, queues, stops and keeps its budget."""
+from __future__ import annotations
+
+import tempfile
+import time
+
+import pytest
+
+gr = pytest.importorskip("gradio")
+gradio_client = pytest.importorskip("gradio_client")
+
+from helpers.space_fixtures import launch_local  # noqa: E402
+from space.limits import Limits  # noqa: E402
+from space.playground_service import build_configs, labels, lesson_values  # noqa: E402
+from transformer_hub.playground import LESSONS  # noqa: E402
+from transformer_hub.playground import RunConfig  # noqa: E402
+
+slow = pytest.mark.slow  # a server and real training processes: seconds per test
+BUDGET = 6
+A = ["sinusoidal", True, 4, "post", True, True, 0.1]
+B = ["none", True, 4, "post", True, True, 0.1]
+
+
+@pytest.fixture(scope="module")
+def app():
+    with tempfile.TemporaryDirectory() as empty:
+        url, demo = launch_local(models_dir=empty, limits=Limits(playground_seconds=BUDGET))
+        demo.space_context.playground.abandoned_seconds = 4.0
+        try:
+            yield url, demo.space_context.playground
+        finally:
+            demo.close()
+            demo.space_context.decoder.close()
+
+
+def submit(url, task="reverse", budget=BUDGET, ab=False, a=A, b=B):
+    client = gradio_client.Client(url, verbose=False)
+    return client, client.submit(task, 0, budget, 0.003, ab, *a, *b, api_name="/playground_train")
+
+
+def wait_for(job, text: str, timeout: float = 60.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        outputs = job.outputs()
+        if outputs and text in outputs[-1][0]:
+            return outputs[-1][0]
+        time.sleep(0.2)
+    raise AssertionError(f"no status with {text!r}; last: {job.outputs()[-1:] or None}")
+
+
+@slow
+def test_a_run_streams_its_curves_keeps_its_budget_and_then_decodes_input(app):
+    url, runner = app
+    client, job = submit(url)
+    status, curves, attention, summary = job.result(timeout=120)
+    assert len(job.outputs()) >= 4  # streamed: waiting for the process, training, evaluations, the end
+    assert "Finished" in status and "done (budget)" in status
+    assert curves["type"] == "matplotlib" and attention["type"] == "matplotlib"
+    (run,) = summary
+    assert run["finished"]["reason"] == "budget" and BUDGET <= run["finished"]["seconds"] < BUDGET + 3
+    assert run["curve"]["train"][0]["step"] == RunConfig().report_every
+    assert 0.0 <= run["exact_match"] <= 1.0
+    text, _ = client.predict("12345", api_name="/playground_predict")
+    assert text.startswith("**A**: `") and runner.in_line() == 0
+
+
+@slow
+@pytest.mark.parametrize("changes, message", [  # Gradio's own checks of the components answer first
+    (dict(budget=BUDGET + 1), f"Value 7 is greater than maximum value {BUDGET}"),
+    (dict(budget=1e9), f"greater than maximum value {BUDGET}"),
+    (dict(task="translate-klingon"), "translate-klingon"),
+    (dict(a=["alibi", *A[1:]]), "alibi"),
+])
+def test_hostile_requests_are_refused_with_a_message(app, changes, message):
+    _, job = submit(app[0], **changes)
+    with pytest.raises(Exception, match=message):
+        job.result(timeout=30)
+    assert app[1].in_line() == 0
+
+
+@slow
+def test_a_second_visitor_waits_with_their_place_shown_and_stop_ends_a_run(app):
+    url, runner = app
+    first_client, first = submit(url)
+    wait_for(first, "training, step")
+    second_client, second = submit(url, task="copy")
+    assert "Waiting in line: 1 run ahead of yours" in wait_for(second, "Waiting in line")
+    assert first_client.predict(api_name="/playground_stop") == "Stopping…"
+    status, _, _, summary = first.result(timeout=60)
+    assert "done (stopped)" in status and summary[0]["finished"]["reason"] == "stopped"
+    wait_for(second, "training, step")  # the line moved on
+    second_client.predict(api_name="/playground_stop")
+    assert second.result(timeout=60)[3][0]["finished"]["reason"] == "stopped"
+    assert first_client.predict(api_name="/playground_stop") == "Nothing is training."
+
+
+@slow
+def test_a_visitor_who_leaves_gives_the_server_back(app):
+    url, runner = app
+    client, job = submit(url, ab=True)
+    wait_for(job, "training, step")
+    job.cancel()
+    client.close()
+    deadline = time.monotonic() + 30
+    while runner.in_line() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert runner.in_line() == 0
+
+
+class Settings:
+    limits = Limits(playground_seconds=BUDGET)
+
+
+def test_the_budget_is_capped_by_the_server_and_settings_are_checked():
+    with pytest.raises(ValueError, match=f"between 1 and {BUDGET} seconds on this server, got 7"):
+        build_configs(Settings, "reverse", 0, BUDGET + 1, 0.003, False, A + B)
+    with pytest.raises(ValueError, match="seed must be a whole number"):
+        build_configs(Settings, "reverse", 0.5, BUDGET, 0.003, False, A + B)
+    with pytest.raises(ValueError, match="expected 14 switch values"):
+        build_configs(Settings, "reverse", 0, BUDGET, 0.003, False, A)
+    a, b = build_configs(Settings, "sort", 3, BUDGET, 0.01, True, A + ["none", False, "2", "pre", False, False, 0])
+    assert a == RunConfig(task="sort", seed=3, budget_seconds=BUDGET, peak_lr=0.01)
+    assert (b.positions, b.causal_mask, b.n_heads, b.norm, b.residual, b.warmup, b.label_smoothing) == \
+        ("none", False, 2, "pre", False, False, 0.0)
+    assert len(build_configs(Settings, "sort", 3, BUDGET, 0.01, False, A + B)) == 1
+
+
+def test_runs_are_named_by_what_sets_them_apart():
+    assert labels([RunConfig(), RunConfig(positions="none")]) == ["A (positions=sinusoidal)", "B (positions=none)"]
+    assert labels([RunConfig()]) == ["A"]
+
+
+def test_each_preset_sets_a_and_b_to_its_lesson():
+    values = lesson_values("causal-mask")
+    assert values["ab"] and values["task"] == LESSONS["causal-mask"].a.task
+    assert values["a"][1] is True and values["b"][1] is False  # causal_mask is the second switch

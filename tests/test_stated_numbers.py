@@ -1,0 +1,120 @@
+"""Every table README.md, docs/ and the model cards show about the shipped models is read from their records:
+the results files (``multilingual_results.json``, ``variants/results.json``) and, for ``en-de``, its card's
+model-index (what its training run wrote).  A retrain that forgets a figure fails here."""
+import re
+from pathlib import Path
+
+import pytest
+
+from scripts import multilingual_results as mr
+from transformer_hub.hub import card_data_from_file
+from transformer_hub.hub.results import METRICS, load
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "space" / "models"
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+METRIC_OF = {name: key for key, name in METRICS.items()}
+CARDS = sorted(p.parent for p in MODELS.rglob("README.md") if (p.parent / "config.json").is_file())
+
+
+def table_rows(text: str, header: str) -> list:
+    """The cells of the markdown table under ``header`` (its first line), as lists of stripped strings."""
+    start = text.index(header)
+    rows = []
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return rows
+
+
+def test_the_readme_multilingual_table_is_what_its_script_writes_from_the_results_file():
+    """All nine columns: the scores, the pivot's and the bilingual model's, the target and gap, the published."""
+    saved = load(MODELS / "multilingual" / "multilingual_results.json")
+    rows = {}
+    kinds = {"multilingual": "multilingual", "multilingual via en": "pivot", "bilingual": "bilingual"}
+    for s in saved.results:
+        row = rows.setdefault((s.split, s.direction), {"split": s.split, "direction": s.direction})
+        row.setdefault(kinds[s.model], {})[s.metric] = s.value
+    table = mr.markdown(list(rows.values()))
+    assert table in README
+    assert len(rows) == 24
+
+
+def test_the_readme_en_de_table_is_the_cards_record():
+    card = card_data_from_file(str(MODELS / "en-de" / "README.md"))
+    recorded = {(r["split"], METRIC_OF[r["metric_name"]]): r["value"] for r in card["results"]}
+    rows = table_rows(README, "| split | BLEU (cased) | BLEU (lowercased) | chrF |")
+    assert [r[0] for r in rows] == ["val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"]
+    for split, *cells in rows:
+        shown = [float(c.strip("*")) for c in cells]
+        assert shown == [recorded[split, m] for m in ("bleu", "bleu_lowercase", "chrf")], split
+
+
+def test_the_figures_readme_quotes_for_the_default_choice_are_the_cards():
+    """The en->de choice: the bilingual card's 41.53 against the multilingual card's 40.47."""
+    pair = card_data_from_file(str(MODELS / "en-de" / "README.md"))
+    multi = card_data_from_file(str(MODELS / "multilingual" / "README.md"))
+
+    def lowercased(card, direction=None):
+        return next(r["value"] for r in card["results"] if r["split"] == "test_2016_flickr"
+                    and r["metric_name"] == METRICS["bleu_lowercase"] and r.get("direction") in (direction, None))
+
+    assert f"`en-de` ({lowercased(pair):.2f})" in README
+    assert f"the bilingual `space/models/en-de`, {lowercased(pair):.2f}," in README
+    from transformer_hub.hub import selection
+    assert f"({lowercased(pair):.2f} against {lowercased(multi, 'en-de'):.2f})" in selection.__doc__
+
+
+@pytest.mark.parametrize("folder", CARDS, ids=[str(c.relative_to(MODELS)) for c in CARDS])
+def test_each_cards_results_table_is_its_model_index(folder):
+    """The table a reader sees in a card and the YAML the Hub reads carry the same numbers."""
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    card = card_data_from_file(str(folder / "README.md"))
+    if not card.get("results"):
+        pytest.skip(f"{folder.name}'s card states no results")
+    header = next(line for line in text.splitlines() if line.startswith("| dataset | split |"))
+    columns = [c.strip() for c in header.strip().strip("|").split("|")]
+    first = 3 if columns[2] == "direction" else 2  # older cards name no direction (their one pair)
+    shown = {}
+    for row in table_rows(text, header):
+        split, direction, cells = row[1], row[2].replace(" → ", "-") if first == 3 else None, row[first:]
+        if columns[first:] == ["metric", "value"]:  # one row per metric
+            shown[split, direction, cells[0]] = float(cells[1])
+        else:  # one column per metric
+            shown.update({(split, direction, m): float(c) for m, c in zip(columns[first:], cells) if c})
+    recorded = {(r["split"], r.get("direction"), r["metric_name"]): r["value"] for r in card["results"]}
+    assert len(shown) == len(recorded)
+    for (split, direction, metric), value in recorded.items():
+        matches = [v for (s, d, m), v in shown.items() if s == split and m == metric and direction in (None, d)]
+        assert matches and all(v == value for v in matches), (split, direction, metric)
+
+
+def test_the_variant_study_tables_are_its_results_file():
+    saved = load(MODELS / "variants" / "results.json")
+    score = {(s.model, s.split, s.metric): s.value for s in saved.results}
+    for text in ((ROOT / "docs" / "variant-study.md").read_text(encoding="utf-8"),
+                 (MODELS / "variants" / "results.md").read_text(encoding="utf-8")):
+        rows = table_rows(text, "| variant | layout |")
+        assert [r[0] for r in rows] == [m.name for m in saved.models]
+        header = [c.strip() for c in text[text.index("| variant | layout |"):].splitlines()[0].strip("|").split("|")]
+        columns = {"val BLEU": ("val", "bleu"), "val chrF": ("val", "chrf"),
+                   "test16 BLEU": ("test_2016_flickr", "bleu"), "test16 chrF": ("test_2016_flickr", "chrf")}
+        for row in rows:
+            for name, (split, metric) in columns.items():
+                assert float(row[header.index(name)]) == score[row[0], split, metric], (row[0], name)
+
+
+def test_every_two_decimal_figure_of_the_readme_results_tables_has_a_record():
+    """No score in README's result tables that no results file or card holds (targets and gaps excepted)."""
+    recorded = set()
+    for path in (MODELS / "multilingual" / "multilingual_results.json", MODELS / "variants" / "results.json"):
+        recorded |= {f"{s.value:.2f}" for s in load(path).results}
+    for folder in CARDS:
+        recorded |= {f"{r['value']:.2f}" for r in card_data_from_file(str(folder / "README.md")).get("results", [])}
+    recorded |= {f"{value:.2f}" for value, _ in mr.ANCHORS.values()}
+    for header in ("| split | direction | BLEU | BLEU (lc) |", "| split | BLEU (cased) | BLEU (lowercased) | chrF |"):
+        for row in table_rows(README, header):
+            cells = [re.sub(r" \(.*\)$", "", c).strip("*") for c in row[2 if "direction" in header else 1:]]
+            scores = cells[:5] if "direction" in header else cells
+            assert all(c in recorded for c in scores if c), row

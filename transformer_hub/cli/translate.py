@@ -1,0 +1,139 @@
+"""``python -m transformer_hub translate``: one line in, one line out (TSV with --n-best, JSON lines with
+--json / --alternatives)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import List, Optional, TextIO
+
+from ..errors import Parser
+from .commands import PROG, CLIError, command
+from .options import (add_decoding_arguments, add_model_arguments, best_model_for, check_languages, decoding_config,
+                      decoding_engine, decoding_workers, load_model, one_line, open_output, progress, read_input,
+                      set_threads)
+from .quality import translate_best
+
+
+@command("translate", "translate stdin (or --input) line by line to stdout (or --output)")
+def translate_command(argv: List[str]) -> int:
+    parser = Parser(prog=f"{PROG} translate", description="Translate one sentence per line: one line in, one line "
+                    "out (empty lines stay empty). With --n-best > 1, write TSV: line_index (0-based), rank, score, "
+                    "normalized_score, text. With --alternatives K, write JSON lines (one object per input line).")
+    add_model_arguments(parser, required=False)
+    parser.add_argument("--input", "-i", default=None, help="input file (.gz allowed; default: stdin)")
+    parser.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
+    parser.add_argument("--prefix-file", default=None,
+                        help="target prefixes, one per input line (empty line: none): each output starts with its "
+                             "prefix (a last word without a space after it may be completed)")
+    parser.add_argument("--alternatives", type=int, default=0, metavar="K",
+                        help="write JSON lines with each output token's K most likely tokens and probabilities")
+    parser.add_argument("--json", action="store_true",
+                        help="write JSON lines: text, src_lang, src_lang_confidence, confidence, hypotheses")
+    parser.add_argument("--split-sentences", action="store_true",
+                        help="translate each sentence of a line on its own and put them back in the line's layout")
+    parser.add_argument("--glossary", default=None, metavar="FILE",
+                        help="source<TAB>target terms (.tsv; .csv: source,target): where a source term occurs, its "
+                             "target term must appear in the translation (beam search, PyTorch engine)")
+    add_decoding_arguments(parser)
+    parser.add_argument("--engine", choices=["pytorch", "ctranslate2"], default="pytorch",
+                        help="decode with PyTorch (default) or CTranslate2 (pip install ctranslate2; converted once)")
+    parser.add_argument("--compute-type", default="float32",
+                        help="with --engine ctranslate2: float32 (default: our greedy output), int8, ...")
+    parser.add_argument("--quality", choices=["fast", "best"], default="fast",
+                        help="fast: the decoding options above; best: rerank beam search's n-best with the weights "
+                             "tuned beside the model (rerank.json), slower")
+    args = parser.parse_args(argv)
+    if args.quality == "best":
+        return translate_best(args)
+    glossary = translation_glossary(args)
+    config = decoding_config(args)
+    engine = decoding_engine(args, config)
+    set_threads(args.threads)
+    lines = read_input(args.input)
+    prefixes = translation_prefixes(args, len(lines))
+    if args.alternatives:
+        config = _with_alternatives(config, args.alternatives)
+    model = load_model(args.model or best_model_for(args), args.revision, args.device)
+    from ..decoding import generate
+
+    with decoding_workers(args, model, engine) as runner:
+        try:
+            results = generate(model, lines, config, progress=progress(args, len(lines)), prefix=prefixes,
+                               split_sentences=args.split_sentences, glossary=glossary, **runner,
+                               **check_languages(args, model))
+        except ValueError as exc:  # a prefix longer than its sentence may be, an engine without prefixes
+            raise CLIError(str(exc))
+    for i, r in enumerate(results):  # a glossary term that could not fit the length budget
+        for warning in r.warnings:
+            print(f"line {i + 1}: {warning}", file=sys.stderr)
+    with open_output(args.output) as out:
+        if args.alternatives or args.json:
+            write_json(out, results, model.tokenizer, alternatives=bool(args.alternatives))
+        elif config.n_best == 1:
+            for r in results:
+                out.write(one_line(r.text) + "\n")
+        else:
+            for i, r in enumerate(results):
+                for rank, h in enumerate(r.hypotheses):
+                    out.write(f"{i}\t{rank}\t{h.score:.4f}\t{h.normalized_score:.4f}\t{one_line(h.text)}\n")
+    return 0
+
+
+def translation_glossary(args: argparse.Namespace):
+    """``--glossary FILE``: its entries (checked before the model loads), or None; it asks for beam search."""
+    if args.glossary is None:
+        return None
+    from ..text.glossary import Glossary
+
+    if args.engine != "pytorch":
+        raise CLIError("--glossary needs --engine pytorch (CTranslate2 has no constrained search)")
+    if args.strategy not in (None, "beam"):
+        raise CLIError(f"--glossary needs beam search: drop --strategy {args.strategy} or use --strategy beam")
+    args.strategy = "beam"
+    try:
+        return Glossary.load(args.glossary)
+    except ValueError as exc:
+        raise CLIError(f"--glossary {args.glossary}: {exc}")
+
+
+def translation_prefixes(args: argparse.Namespace, n_lines: int) -> Optional[List[str]]:
+    """``--prefix-file``: one prefix per input line, or None."""
+    if args.prefix_file is None:
+        return None
+    prefixes = read_input(args.prefix_file)
+    if len(prefixes) != n_lines:
+        raise CLIError(f"--prefix-file {args.prefix_file} has {len(prefixes)} lines for {n_lines} input lines: "
+                       "give one prefix per input line (an empty line for none)")
+    return prefixes
+
+
+def _with_alternatives(config, k: int):
+    try:
+        return config.replace(return_alternatives=k)
+    except ValueError as exc:
+        raise CLIError(f"--alternatives: {exc}")
+
+
+def _hypothesis_json(h, tokenizer, alternatives: bool) -> dict:
+    entry = {"text": h.text, "score": h.score, "normalized_score": h.normalized_score, "confidence": h.confidence,
+             "tokens": tokenizer.pieces(h.tokens, side="target")}
+    if alternatives:
+        entry["alternatives"] = [[[piece, round(p, 6)] for piece, p in step] for step in h.alternative_pieces(tokenizer)]
+    return entry
+
+
+def write_json(out: TextIO, results, tokenizer, alternatives: bool = False) -> None:
+    """One JSON object per input line: its languages, best text and confidence, its hypotheses (each token's
+    piece and, with ``alternatives``, its alternatives as [piece, prob]), and with --split-sentences its sentences."""
+    for i, r in enumerate(results):
+        line = {"line": i, "source": r.source, "text": r.text, "src_lang": r.src_lang,
+                "src_lang_confidence": r.src_lang_confidence, "confidence": r.best.confidence,
+                "hypotheses": [_hypothesis_json(h, tokenizer, alternatives) for h in r.hypotheses]}
+        if r.sentences is not None:
+            line["sentences"] = [{"source": s.source, "text": s.text, "confidence": s.best.confidence}
+                                 for s in r.sentences]
+        if r.glossary or r.warnings:
+            line["glossary"] = [e.to_dict() for e in r.glossary]
+            line["warnings"] = r.warnings
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")

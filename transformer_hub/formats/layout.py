@@ -1,0 +1,112 @@
+"""The one step every document format shares: its texts cut into sentences, all translated in one batch, and a
+map from positions in each original text to positions in its translation.
+
+A format collects the texts it translates (a paragraph, a table cell, a subtitle cue, the inline content of an
+HTML block) together with the places where its markup sits inside them (run boundaries, inline tags). The
+translations come back sentence by sentence, so a mark inside a sentence can only be placed by proportion: its
+relative position in the source sentence, snapped to the nearest word boundary of the translated sentence
+(keeping whether it followed a space). A mark at a sentence's start or end stays exactly there, and text between
+sentences (spaces, line breaks) is kept as it was, so no mark ever leaves its sentence.
+
+    done = translate_texts(["Hello <b>world</b>. Bye."-as-plain-text], translate, lang="en")
+    done[0].target                # the translated text, the original layout between its sentences
+    done[0].position(6)           # where source offset 6 lands in the target
+    done[0].pieces([0, 6, 11])    # the target cut where the source was cut: one piece per source run
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from transformer_hub.text import split_sentences
+
+Translate = Callable[[List[str]], List[str]]  # sentences -> their translations, same length and order
+
+
+class DocumentError(ValueError):
+    """A document that cannot be translated (malformed, too large, unsupported): the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Translated:
+    """One text and its translation; ``spans`` pairs each sentence's (start, end) in both."""
+
+    source: str
+    target: str
+    spans: Tuple[Tuple[int, int, int, int], ...]  # (source start, source end, target start, target end)
+
+    def position(self, offset: int) -> int:
+        """Where ``offset`` (0..len(source)) of the source lands in the target."""
+        if not 0 <= offset <= len(self.source):
+            raise ValueError(f"offset {offset} outside a text of {len(self.source)} characters")
+        starts = [span[0] for span in self.spans]
+        i = bisect.bisect_right(starts, offset) - 1
+        if i < 0:  # before the first sentence: the leading text is unchanged
+            return offset
+        s0, s1, t0, t1 = self.spans[i]
+        if offset >= s1:  # between sentences (or after the last): the text there is unchanged
+            return t1 + (offset - s1)
+        guess = t0 + round((offset - s0) * (t1 - t0) / max(1, s1 - s0))
+        after_space = offset > 0 and self.source[offset - 1].isspace()
+        return _snap(self.target, guess, t0, t1, after_space)
+
+    def pieces(self, bounds: Sequence[int]) -> List[str]:
+        """The target cut at the images of ``bounds`` (0 = b0 <= b1 <= ... = len(source)): one piece per run."""
+        if not bounds or bounds[0] != 0 or bounds[-1] != len(self.source) or list(bounds) != sorted(bounds):
+            raise ValueError("bounds must rise from 0 to the length of the text")
+        cuts = [self.position(b) for b in bounds]
+        for k in range(1, len(cuts)):  # monotone already; kept so a rounding tie can never reorder
+            cuts[k] = max(cuts[k], cuts[k - 1])
+        return [self.target[a:b] for a, b in zip(cuts, cuts[1:])]
+
+
+_BOUNDARY = re.compile(r"\s+|\w+|[^\w\s]")
+
+
+def _snap(text: str, guess: int, lo: int, hi: int, after_space: bool) -> int:
+    """The word boundary of ``text[lo:hi]`` nearest ``guess``; on a tie the one that matches ``after_space``."""
+    bounds = {lo, hi}
+    for match in _BOUNDARY.finditer(text, lo, hi):
+        bounds.update((match.start(), match.end()))
+    return min(bounds, key=lambda b: (abs(b - guess), (b > 0 and text[b - 1].isspace()) != after_space, b))
+
+
+@dataclass(frozen=True)
+class Document:
+    """A document read by its format: the texts to translate, in order, and how to write it back translated."""
+
+    texts: List[str]
+    write: Callable[[List[Translated]], bytes]  # one Translated per text, in order -> the translated file
+
+
+def translate_texts(texts: Sequence[str], translate: Translate, lang: Optional[str] = None,
+                    max_sentences: Optional[int] = None) -> List[Translated]:
+    """Every text of ``texts`` cut into sentences (``lang``'s rules), all sentences translated by ONE call of
+    ``translate``, and each text put back together with its layout between the sentences."""
+    cut = [split_sentences(text, lang) for text in texts]
+    sentences = [sentence for seg in cut for sentence in seg.segments]
+    if max_sentences is not None and len(sentences) > max_sentences:
+        raise DocumentError(f"The document has {len(sentences):,} sentences to translate, the limit is "
+                            f"{max_sentences:,}: split it into smaller documents.")
+    translations = list(translate(sentences)) if sentences else []
+    if len(translations) != len(sentences):
+        raise ValueError(f"the translator returned {len(translations)} translations for {len(sentences)} sentences")
+    out, start = [], 0
+    for text, seg in zip(texts, cut):
+        mine, start = translations[start:start + len(seg.segments)], start + len(seg.segments)
+        out.append(_assemble(text, seg.segments, seg.separators, mine))
+    return out
+
+
+def _assemble(text: str, segments: Sequence[str], separators: Sequence[str],
+              translations: Sequence[str]) -> Translated:
+    spans, parts, s_pos, t_pos = [], [separators[0]], len(separators[0]), len(separators[0])
+    for segment, translation, after in zip(segments, translations, separators[1:]):
+        translation = " ".join(translation.split())  # a segment holds no line break; neither may its translation
+        spans.append((s_pos, s_pos + len(segment), t_pos, t_pos + len(translation)))
+        parts += [translation, after]
+        s_pos += len(segment) + len(after)
+        t_pos += len(translation) + len(after)
+    return Translated(text, "".join(parts), tuple(spans))

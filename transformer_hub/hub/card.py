@@ -1,0 +1,103 @@
+"""The model card: written from a model's config and ``card_data``, read back into ``card_data``."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+from ..config import TransformerConfig
+
+CARD_FILE, PLOT_FILE = "README.md", "training_curves.png"
+
+
+def model_card(model, has_plot: bool = False) -> ModelCard:
+    """A model card with YAML metadata (languages, datasets, metrics, model-index results)."""
+    cfg: TransformerConfig = model.config
+    info = model.card_data
+    languages = list(cfg.languages or [lang for lang in (cfg.src_lang, cfg.tgt_lang) if lang])
+    results = info.get("results", [])
+    eval_results = [EvalResult(task_type="translation", dataset_type=r.get("dataset_type", "multi30k"),
+                               dataset_name=r.get("dataset_name", "Multi30k"), dataset_split=r.get("split"),
+                               dataset_config=r.get("direction"),
+                               metric_type=r["metric"], metric_name=r.get("metric_name", r["metric"]),
+                               metric_value=float(r["value"])) for r in results]
+    base = model._hub_mixin_info.model_card_data.to_dict()
+    data = ModelCardData(
+        **{k: v for k, v in base.items() if k in ("library_name", "license", "pipeline_tag", "tags")},
+        language=languages or None, datasets=info.get("datasets"), metrics=["bleu", "chrf"],
+        model_name=info.get("name", "transformer_hub model"), eval_results=eval_results or None,
+        training=info.get("training") or None, provenance=info.get("provenance") or None,
+        quality=info.get("quality") or None,
+    )
+    pair = ", ".join(languages) if cfg.multilingual else f"{cfg.src_lang or 'source'} → {cfg.tgt_lang or 'target'}"
+    example = ('print(model.translate(["Ein Mann fährt Fahrrad."], src_lang="de", tgt_lang="fr", strategy="beam"))'
+               if cfg.multilingual else
+               'print(model.translate(["A man is riding a bicycle."], strategy="beam", beam_size=5))')
+    title = info.get("name", "transformer_hub model")
+    lines = [
+        "---", data.to_yaml(), "---", "",
+        f"# {title}" + ("" if f"({pair})" in title else f" ({pair})"), "",
+        "A Transformer (Vaswani et al., 2017, [Attention Is All You Need](https://arxiv.org/abs/1706.03762)) "
+        "written from scratch with transformer_hub.", "",
+        "## Use", "", "```python", "from transformer_hub import Transformer", "",
+        'model = Transformer.from_pretrained("<this repo or folder>")',
+        example, "```", "",
+    ]
+    if info.get("provenance"):  # how the folder was made: the command, and anything done to it afterwards
+        lines += ["## How this folder was made", "", info["provenance"], ""]
+    if info.get("quality"):  # the quality mode: the reranker tuned beside the weights (rerank.json)
+        lines += ["## Quality mode", "", info["quality"], ""]
+    lines += ["## Architecture", "", "| setting | value |", "| --- | --- |"]
+    for key in ("layout", "positional", "norm", "feed_forward", "attention", "d_model", "n_heads", "d_ff",
+                "n_encoder_layers", "n_decoder_layers", "dropout", "share_embeddings",
+                "src_vocab_size", "tgt_vocab_size", "max_len", "languages"):
+        if getattr(cfg, key) is not None:  # a bilingual model has no list of languages (its pair is in the title)
+            lines.append(f"| {key} | {getattr(cfg, key)} |")
+    lines.append(f"| parameters | {sum(p.numel() for p in model.parameters()):,} |")
+    if results:
+        lines += ["", "## Results", ""] + results_table(results, pair)
+    if info.get("training"):
+        lines += ["", "## Training", "", "| setting | value |", "| --- | --- |"]
+        lines += [f"| {k} | {v} |" for k, v in info["training"].items()]
+    if has_plot:
+        lines += ["", f"![training curves]({PLOT_FILE})"]
+    return ModelCard("\n".join(lines) + "\n")
+
+
+def results_table(results: List[Dict[str, Any]], pair: str) -> List[str]:
+    """Markdown rows: one per (dataset, split, direction), one column per metric, in the order first met."""
+    metrics = list(dict.fromkeys(r.get("metric_name", r["metric"]) for r in results))
+    rows: Dict[Tuple[str, str, str], Dict[str, float]] = {}
+    for r in results:
+        key = (r.get("dataset_name", "Multi30k"), r.get("split", ""), r.get("direction", pair))
+        rows.setdefault(key, {})[r.get("metric_name", r["metric"])] = float(r["value"])
+    lines = ["| dataset | split | direction | " + " | ".join(metrics) + " |", "| --- " * (3 + len(metrics)) + "|"]
+    for (dataset, split, direction), values in rows.items():
+        cells = [f"{values[m]:.2f}" if m in values else "" for m in metrics]
+        lines.append(f"| {dataset} | {split} | {direction} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def card_data_from_file(path: str) -> Dict[str, Any]:
+    """Recover results and training facts from a model card (best effort: a bad card is not fatal)."""
+    try:
+        data = ModelCard.load(path).data
+    except Exception:  # noqa: BLE001 - the card is documentation; weights and config are what matter
+        return {}
+    info: Dict[str, Any] = {}
+    if data.model_name:
+        info["name"] = data.model_name
+    if data.datasets:
+        info["datasets"] = list(data.datasets)
+    if data.eval_results:
+        info["results"] = [{"dataset_name": r.dataset_name, "dataset_type": r.dataset_type, "split": r.dataset_split,
+                            "metric": r.metric_type, "metric_name": r.metric_name, "value": r.metric_value}
+                           | ({"direction": r.dataset_config} if r.dataset_config else {})
+                           for r in data.eval_results]
+    extra = data.to_dict()
+    if isinstance(extra.get("training"), dict):
+        info["training"] = extra["training"]
+    for key in ("provenance", "quality"):
+        if isinstance(extra.get(key), str):
+            info[key] = extra[key]
+    return info

@@ -1,0 +1,118 @@
+"""A playground run in its own process: it never holds the caller's GIL or takes its threads.
+
+``TrainingProcess(config)`` spawns a fresh interpreter that sets one torch thread (``threads``) and runs
+``trainer.train``; the caller reads the events with ``poll`` (returns None while nothing came, so a
+server can check for a departed visitor in between) or ``events``.  ``stop()`` asks the run to end at
+the next step (it still reports its final evaluation); ``close()`` ends the process whatever it is
+doing.  A run that outlives its budget by ``grace_seconds`` is killed.  After ``done``, ``model`` is
+the trained ``Transformer``, rebuilt here from the weights the process sent back (plain arrays; nothing
+is unpickled from outside this machine).
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import time
+from typing import Any, Dict, Iterator, Optional
+
+from .run import RunConfig
+from .trainer import Event
+
+STARTUP_SECONDS = 60.0  # a spawned interpreter imports torch and the library before the budget's clock starts
+
+
+def _child(config: Dict[str, Any], events: Any, stop: Any, threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+    from .trainer import train
+
+    try:
+        for event in train(RunConfig.from_dict(config), should_stop=stop.is_set):
+            model = getattr(event, "model", None)
+            if model is not None:
+                del event.model
+            events.put(("event", event))
+            if model is not None:
+                events.put(("model", {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as one line, not a traceback
+        events.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+class TrainingProcess:
+    """One run of ``config`` in a spawned process with ``threads`` torch threads."""
+
+    def __init__(self, config: RunConfig, threads: int = 1, grace_seconds: float = 15.0) -> None:
+        context = mp.get_context("spawn")
+        self.config = config
+        self.model = None  # the trained Transformer once the run is done
+        self.finished: Optional[Event] = None
+        self._events = context.Queue()
+        self._stop = context.Event()
+        self._deadline = time.monotonic() + STARTUP_SECONDS + config.budget_seconds + grace_seconds
+        self._process = context.Process(target=_child, args=(config.to_dict(), self._events, self._stop, threads),
+                                        daemon=True, name="playground-training")
+        self._process.start()
+
+    def poll(self, timeout: float = 0.25) -> Optional[Event]:
+        """The next event, or None if none came within ``timeout`` seconds; raises ``RuntimeError`` on failure."""
+        if self.finished is not None:
+            return None
+        try:
+            kind, payload = self._events.get(timeout=timeout)
+        except queue.Empty:
+            if time.monotonic() > self._deadline:
+                self.close()
+                raise RuntimeError("the training run overran its time budget and was ended")
+            if not self._process.is_alive() and self._events.empty():
+                raise RuntimeError(f"the training process ended unexpectedly (exit code {self._process.exitcode})")
+            return None
+        if kind == "error":
+            self.close()
+            raise RuntimeError(f"the training run failed: {payload}")
+        if kind == "model":
+            self.model = _rebuild(self.config, payload)
+            return self.poll(timeout)  # the done event came just before
+        if payload.kind == "done":
+            self.finished = payload
+            self.model = _rebuild(self.config, self._events.get(timeout=30)[1])
+        return payload
+
+    def events(self) -> Iterator[Event]:
+        """Every event until ``done`` (inclusive)."""
+        while self.finished is None:
+            event = self.poll()
+            if event is not None:
+                yield event
+        self.close()
+
+    def stop(self) -> None:
+        """Ask the run to stop after the current step; its ``done`` event says ``stopped``."""
+        self._stop.set()
+
+    @property
+    def alive(self) -> bool:
+        return self._process.is_alive()
+
+    def close(self) -> None:
+        """End the process now (after a short chance to finish on its own)."""
+        self._stop.set()
+        self._process.join(timeout=2)
+        if self._process.is_alive():
+            self._process.terminate()
+            self._process.join(timeout=2)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+        self._events.close()
+        self._events.cancel_join_thread()  # a process that is gone reads nothing more
+
+
+def _rebuild(config: RunConfig, weights: Dict[str, Any]):
+    import torch
+
+    from .parts import build_model
+
+    model = build_model(config.model_config(), config.positions, config.causal_mask, config.residual)
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()})
+    return model.eval()

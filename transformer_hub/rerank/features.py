@@ -1,0 +1,158 @@
+"""A sentence's n-best list and the features the reranker weighs.
+
+``collect`` runs beam search with the chosen model (its n-best is the candidate list; with ``union`` a helper
+model serving the same direction adds its own n-best), then scores every candidate:
+
+* ``forward``: the chosen model's log p(y | x); kept raw with its length, so the reranker can normalise it with
+  any length penalty (``NBestList.forward``); the beam's own scores where the beam made the candidate;
+* ``reverse``: the chosen model's log p(x | y), the noisy channel (a multilingual model serves the reverse);
+* ``second`` / ``second_reverse``: a helper model's log p(y | x) / log p(x | y), through its own tokenizer,
+  where it serves that direction;
+* ``length_ratio``: words of y over words of x;
+* ``mbr_chrf`` / ``mbr_bleu``: expected sentence chrF / BLEU (0..1) against the other candidates, under the
+  chosen model's posterior over the list (``mbr.py``).
+
+Forced scores are length-normalised with the search's length penalty.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+from ..decoding import generate
+from ..decoding.config import length_penalty
+from ..decoding.scoring import score_texts
+from . import mbr
+
+FEATURES = ("forward", "reverse", "second", "second_reverse", "length_ratio", "mbr_chrf", "mbr_bleu")
+
+
+@dataclass
+class SearchSettings:
+    """How the n-best list is made: beam size (n = beam size), the beam's length penalty, helpers' lists too."""
+
+    beam_size: int = 5
+    length_penalty: float = 0.6
+    union: bool = False  # add the n-best of helper models serving the same direction
+
+
+@dataclass
+class NBestList:
+    """One source sentence's candidates (the chosen model's beam order first) and their features."""
+
+    source: str
+    texts: List[str]
+    forward_raw: List[float]  # the chosen model's log p(y | x), eos included
+    forward_length: List[int]  # |Y|: tokens with eos
+    features: Dict[str, List[float]] = field(default_factory=dict)
+
+    def forward(self, alpha: float) -> List[float]:
+        """log p(y | x) / lp(|Y|) with length penalty ``alpha``."""
+        return [s / length_penalty(n, alpha) for s, n in zip(self.forward_raw, self.forward_length)]
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "texts": self.texts, "forward_raw": self.forward_raw,
+                "forward_length": self.forward_length, "features": self.features}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "NBestList":
+        return cls(data["source"], list(data["texts"]), list(data["forward_raw"]), list(data["forward_length"]),
+                   dict(data["features"]))
+
+
+def serves(model, src: str, tgt: str) -> bool:
+    return (src, tgt) in model.config.pairs()
+
+
+def _nbest(model, sources: List[str], src: str, tgt: str, settings: SearchSettings, progress: bool, batch_size: int):
+    languages = {"src_lang": src, "tgt_lang": tgt} if model.config.multilingual else {}
+    return generate(model, sources, strategy="beam", beam_size=settings.beam_size, n_best=settings.beam_size,
+                    length_penalty=settings.length_penalty, batch_size=batch_size, progress=progress, **languages)
+
+
+def collect(model, sources: Sequence[str], src: str, tgt: str, settings: Optional[SearchSettings] = None,
+            helpers: Sequence = (), progress: bool = False, batch_size: int = 64,
+            needed: Optional[Sequence[str]] = None) -> List[NBestList]:
+    """The n-best lists of ``sources`` (``src`` -> ``tgt``) with every feature the models can give, or only
+    the ``needed`` ones (the quality mode computes what its weights use)."""
+    settings = settings or SearchSettings()
+    wanted = set(FEATURES if needed is None else needed)
+    sources = list(sources)
+    lists = [NBestList(s, [], [], []) for s in sources]
+    for nbest, result in zip(lists, _nbest(model, sources, src, tgt, settings, progress, batch_size)):
+        for hyp in result.hypotheses:
+            if hyp.text not in nbest.texts:  # two segmentations of one string: keep the better one
+                nbest.texts.append(hyp.text)
+                nbest.forward_raw.append(hyp.score)
+                nbest.forward_length.append(len(hyp))
+    if settings.union:
+        _add_helper_candidates(model, lists, src, tgt, settings, helpers, progress, batch_size)
+    pairs = [(n.source, y) for n in lists for y in n.texts]
+    alpha = settings.length_penalty
+
+    def forced(scorer, s: str, t: str, reverse: bool) -> List[float]:
+        xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+        got = score_texts(scorer, ys, xs, src_lang=t, tgt_lang=s, alpha=alpha, batch_size=batch_size) if reverse \
+            else score_texts(scorer, xs, ys, src_lang=s, tgt_lang=t, alpha=alpha, batch_size=batch_size)
+        return [g.normalized_score for g in got]
+
+    columns: Dict[str, List[float]] = {}
+    if "reverse" in wanted and serves(model, tgt, src):
+        columns["reverse"] = forced(model, src, tgt, reverse=True)
+    for helper in helpers[:1]:  # one helper: the features are named for a second model
+        if "second" in wanted and serves(helper, src, tgt):
+            columns["second"] = forced(helper, src, tgt, reverse=False)
+        if "second_reverse" in wanted and serves(helper, tgt, src):
+            columns["second_reverse"] = forced(helper, src, tgt, reverse=True)
+    _spread(lists, columns)
+    for nbest in lists:
+        _local_features(nbest, wanted)
+    return lists
+
+
+def _add_helper_candidates(model, lists: List[NBestList], src: str, tgt: str, settings: SearchSettings,
+                           helpers: Sequence, progress: bool, batch_size: int) -> None:
+    """Helpers' n-best strings join each list; the chosen model scores them (forced) for ``forward``."""
+    sources = [n.source for n in lists]
+    added: List[tuple] = []
+    for helper in helpers:
+        if not serves(helper, src, tgt):
+            continue
+        for nbest, result in zip(lists, _nbest(helper, sources, src, tgt, settings, progress, batch_size)):
+            for hyp in result.hypotheses:
+                if hyp.text not in nbest.texts:
+                    nbest.texts.append(hyp.text)
+                    added.append((nbest, len(nbest.texts) - 1))
+    if not added:
+        return
+    got = score_texts(model, [n.source for n, _ in added], [n.texts[i] for n, i in added], src_lang=src,
+                      tgt_lang=tgt, batch_size=batch_size)
+    for (nbest, _), score in zip(added, got):
+        nbest.forward_raw.append(score.score)
+        nbest.forward_length.append(len(score))
+
+
+def _spread(lists: List[NBestList], columns: Dict[str, List[float]]) -> None:
+    """Cut flat per-candidate columns back into the lists."""
+    at = 0
+    for nbest in lists:
+        n = len(nbest.texts)
+        for name, values in columns.items():
+            nbest.features[name] = values[at: at + n]
+        at += n
+
+
+def _local_features(nbest: NBestList, wanted: set) -> None:
+    """The features of a list alone: length ratio and the MBR utilities."""
+    words = max(1, len(nbest.source.split()))
+    if "length_ratio" in wanted:
+        nbest.features["length_ratio"] = [len(y.split()) / words for y in nbest.texts]
+    weights = mbr.posterior(nbest.forward_raw) if nbest.texts else []
+    for name in ("chrf", "bleu"):
+        if f"mbr_{name}" not in wanted:
+            continue
+        utilities = mbr.expected_utility(nbest.texts, _UTILITIES[name], weights)
+        nbest.features[f"mbr_{name}"] = [u / 100.0 for u in utilities]
+
+
+_UTILITIES = {name: mbr.utility(name) for name in mbr.UTILITIES}

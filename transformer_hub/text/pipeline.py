@@ -1,0 +1,284 @@
+"""The translation pipeline: texts in; per text its language (given, or detected), its sentences, the model for
+its direction, one decoding call per model for every sentence of the call, the text put back together in its
+layout, and a record of what was done (``src_lang``, ``src_lang_confidence``, ``model``, ``engine``, ``unchanged``).
+
+``generate(..., split_sentences=True)`` and ``generate(..., src_lang="auto")`` (through ``TEXT_PIPELINES``), the
+CLI, and the Space's page, documents and REST routes all come here; none of them splits, detects, chooses or joins
+on its own.  Where sentences are decoded is a ``Models``: ``OneModel`` (a model object), ``ModelSet`` (several,
+each direction served by the one whose card scores it best), or the Space's models behind its decoding worker.
+
+    results = translate_texts(OneModel(model), [paragraph], src_lang="auto", tgt_lang="de")
+    results[0].text, results[0].src_lang, results[0].model, [s.text for s in results[0].sentences]
+
+Detection runs once per *text* (a paragraph is one language far more often than it mixes them, and a whole
+text gives the detector more to go on than its shortest sentence); the detected code is then what the pair
+check, the language tag and the sentence splitter use.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ..decoding import DecodingConfig, Hypothesis, TranslationResult, generate
+from ..decoding.api import TEXT_PIPELINES
+from ..decoding.config import length_penalty, one_per_text
+from ..hub.selection import Candidate, best_model, candidate
+from .detection import detect_language, unserved_language
+from .glossary import Entry, Glossary
+from .segmentation import Segmented, has_words, language_name, split_sentences
+
+AUTO = "auto"
+# A text detected as the target language with at least this confidence is refused ("already in German");
+# below it the detection is unsure (short texts: "A dog." is 0.51 English among en/de/fr/cs) and the most
+# likely of the other languages is taken instead.
+SAME_AS_TARGET = 0.9
+
+
+class Models:
+    """Where sentences are decoded: the languages a text may be detected as, the model for a direction, and one
+    decoding call for many sentences of one model (each with its own languages)."""
+
+    one_model = False  # error messages say "this model" or "the models"
+
+    def languages(self) -> List[str]:
+        raise NotImplementedError
+
+    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str]) -> str:
+        """The name of the model that translates ``src_lang -> tgt_lang`` (ValueError when none does)."""
+        raise NotImplementedError
+
+    def decode(self, name: str, sentences: List[str], src_langs: list, tgt_langs: list, config: DecodingConfig,
+               **options: Any) -> Tuple[List[TranslationResult], str]:
+        """The sentences' results, in order, and the name of the engine that decoded them."""
+        raise NotImplementedError
+
+    def default_languages(self) -> Tuple[Optional[str], Optional[str]]:
+        """(source, target) a text gets when none is given: a bilingual model's own pair, else none."""
+        return None, None
+
+
+def engine_name(engine: Any) -> str:
+    return engine if isinstance(engine, str) else getattr(engine, "name", None) or type(engine).__name__
+
+
+def model_name(model: Any, default: str = "model") -> str:
+    return (getattr(model, "card_data", None) or {}).get("name") or default
+
+
+class OneModel(Models):
+    """One model object: every text goes to it (it checks the directions it serves)."""
+
+    one_model = True
+
+    def __init__(self, model: Any, name: Optional[str] = None) -> None:
+        self.model, self.name = model, name or model_name(model)
+
+    def languages(self) -> List[str]:
+        c = self.model.config
+        langs = list(c.languages) if c.languages else [lang for lang in (c.src_lang, c.tgt_lang) if lang]
+        if not langs:
+            raise ValueError("src_lang='auto' needs a model that names its languages (config src_lang/tgt_lang "
+                             "or languages); give src_lang=None for this one")
+        return list(dict.fromkeys(langs))
+
+    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str]) -> str:
+        return self.name
+
+    def decode(self, name, sentences, src_langs, tgt_langs, config, **options):
+        results = generate(self.model, sentences, config, src_lang=src_langs, tgt_lang=tgt_langs, **options)
+        return results, engine_name(options.get("engine", "pytorch"))
+
+    def default_languages(self) -> Tuple[Optional[str], Optional[str]]:
+        c = self.model.config
+        return c.src_lang, (None if c.languages else c.tgt_lang)
+
+
+class ModelSet(Models):
+    """Several models by name; each direction is served by the one whose model card scores it best
+    (``hub.selection.best_model``; the order given breaks ties and ranks unscored models)."""
+
+    def __init__(self, models: Mapping[str, Any]) -> None:
+        self.models = dict(models)
+        self.candidates: List[Candidate] = [candidate(name, m.config, getattr(m, "card_data", None))
+                                            for name, m in self.models.items()]
+
+    def languages(self) -> List[str]:
+        return list(dict.fromkeys(lang for c in self.candidates for pair in c.pairs for lang in pair))
+
+    def choose(self, src_lang, tgt_lang) -> str:
+        found = best_model(self.candidates, src_lang, tgt_lang) if src_lang and tgt_lang else None
+        if found is None:
+            raise ValueError(f"no model translates {src_lang} -> {tgt_lang}; the models serve "
+                             + ", ".join(f"{s}->{t}" for s, t in dict.fromkeys(p for c in self.candidates for p in c.pairs)))
+        return found.name
+
+    def decode(self, name, sentences, src_langs, tgt_langs, config, **options):
+        return OneModel(self.models[name], name).decode(name, sentences, src_langs, tgt_langs, config, **options)
+
+
+def detect_sources(models: Models, texts: List[str], src_lang, tgt_lang, keep_target_language: bool = False
+                   ) -> Tuple[list, List[Optional[float]], List[Optional[str]]]:
+    """Per text: the source code to use ("auto" entries detected), the detection's confidence (else None), and
+    why it stays as it is (``keep_target_language``: already in its target language; else None).
+
+    A text in a language outside ``models.languages()`` is a ``ValueError``, and so is one already in its target
+    language unless ``keep_target_language``.
+    """
+    sources = one_per_text(src_lang, len(texts), "src_lang", "one code")
+    targets = one_per_text(tgt_lang, len(texts), "tgt_lang", "one code")
+    confidences: List[Optional[float]] = [None] * len(texts)
+    unchanged: List[Optional[str]] = [None] * len(texts)
+    auto = [i for i, lang in enumerate(sources) if lang == AUTO]
+    if not auto:
+        return sources, confidences, unchanged
+    served = models.languages()
+    picked = detect_language([texts[i] for i in auto], served)
+    foreign = unserved_language([texts[i] for i in auto], served)
+    default_target = models.default_languages()[1]
+    does, serves = ("this model does", "it serves") if models.one_model else ("the models do", "they serve")
+    for i, (code, confidence), other in zip(auto, picked, foreign):
+        if not has_words(texts[i]):  # nothing to detect (blank, emoji, numbers): the default, not detected
+            sources[i] = None
+            continue
+        if other is not None:
+            raise ValueError(f"text {i + 1} looks like {language_name(other)} ({other}), which {does} not read; "
+                             f"{serves} {', '.join(served)}")
+        target = targets[i] if targets[i] is not None else default_target
+        if code == target and confidence >= SAME_AS_TARGET:
+            if not keep_target_language:
+                raise ValueError(f"text {i + 1} is already in {language_name(code)} (detected, {confidence:.2f}), "
+                                 "the target language: pick another target")
+            unchanged[i] = f"already in {language_name(code)}"
+        elif code == target:
+            code, confidence = detect_language([texts[i]], [c for c in served if c != target])[0]
+        sources[i], confidences[i] = code, confidence
+    return sources, confidences, unchanged
+
+
+def combined(sentences: List[TranslationResult], layout: Segmented, alpha: float) -> List[Hypothesis]:
+    """A whole text's hypotheses: the k-th of them puts each sentence's k-th best output (its last when it has
+    fewer) in the text's layout, scores added up."""
+    n = max((len(r.hypotheses) for r in sentences), default=1)
+    out = []
+    for k in range(n):
+        picked = [r.hypotheses[min(k, len(r.hypotheses) - 1)] for r in sentences]
+        logprobs = [lp for h in picked for lp in h.token_logprobs]
+        score = float(sum(h.score for h in picked))
+        out.append(Hypothesis(text=layout.join([h.text for h in picked]), tokens=[t for h in picked for t in h.tokens],
+                              token_logprobs=logprobs, score=score,
+                              normalized_score=score / length_penalty(len(logprobs), alpha) if logprobs else 0.0,
+                              finished=all(h.finished for h in picked)))
+    return out
+
+
+def joined(text: str, part: List[TranslationResult], layout: Segmented, alpha: float) -> TranslationResult:
+    """A whole text's result from its sentences' (``part``), with what they had to contain and what they warn."""
+    return TranslationResult(source=text, hypotheses=combined(part, layout, alpha),
+                             source_pieces=[p for r in part for p in r.source_pieces],
+                             source_ids=[t for r in part for t in r.source_ids],
+                             truncated=any(r.truncated for r in part), sentences=part,
+                             constraints=[c for r in part for c in r.constraints],
+                             warnings=[w for r in part for w in r.warnings],
+                             glossary=list(dict.fromkeys(e for r in part for e in r.glossary)))
+
+
+def translate_texts(models: Models, texts: Sequence[str], config: Optional[DecodingConfig] = None, *,
+                    src_lang=None, tgt_lang=None, split_sentences: bool = True, prefix=None,
+                    keep_target_language: bool = False, constraints=None, glossary=None,
+                    **options: Any) -> List[TranslationResult]:
+    """One result per text, in order: split (``split_sentences``) or whole, each sentence decoded by the model
+    chosen for its text's direction, all sentences of one model in one call; ``options`` go to that call
+    (``progress``, ``workers``, ``engine``, ...).  ``prefix`` (one per text) needs ``split_sentences=False``,
+    and so do ``constraints`` (one list of target phrases per text).  ``glossary`` (a ``Glossary``, a dict of
+    source -> target terms, or TSV text): the target term of every entry found in a sentence (for its direction)
+    is added to that sentence's constraints; each result lists in ``glossary`` the entries that applied.
+
+    A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
+    ``unchanged`` saying why; so does one already in its target language with ``keep_target_language``."""
+    config = config or DecodingConfig()
+    texts = list(texts)
+    if split_sentences and prefix not in (None, "") and (isinstance(prefix, str) or any(prefix)):
+        raise ValueError("prefix forces the start of one sentence: it cannot be used with split_sentences=True")
+    glossary = Glossary.coerce(glossary) if glossary is not None else None
+    given = _given_constraints(constraints, len(texts), split_sentences)
+    sources, confidences, unchanged = detect_sources(models, texts, src_lang, tgt_lang, keep_target_language)
+    default_source, default_target = models.default_languages()
+    sources = [default_source if lang is None else lang for lang in sources]
+    targets = [default_target if lang is None else lang for lang in one_per_text(tgt_lang, len(texts), "tgt_lang")]
+    prefixes = one_per_text(prefix, len(texts), "prefix")
+    layouts = [_layout(text, lang, split_sentences, why) for text, lang, why in zip(texts, sources, unchanged)]
+    for i, layout in enumerate(layouts):
+        if not layout.segments and unchanged[i] is None:
+            unchanged[i] = "empty" if not texts[i].strip() else "no words to translate"
+    names = [models.choose(s, t) if layout.segments else None for s, t, layout in zip(sources, targets, layouts)]
+    decoded: Dict[int, List[TranslationResult]] = {}
+    engines: Dict[str, str] = {}
+    for name in dict.fromkeys(n for n in names if n is not None):  # one call per model
+        mine = [i for i, n in enumerate(names) if n == name]
+        flat = [(i, s) for i in mine for s in layouts[i].segments]
+        extra: Dict[str, Any] = {} if split_sentences else {"prefix": [prefixes[i] for i in mine]}
+        phrases, applied = _sentence_constraints(glossary, given, flat, sources, targets)
+        if any(phrases):  # else plain search, and engines without constrained search still serve the call
+            extra["constraints"] = phrases
+        results, engines[name] = models.decode(name, [s for _, s in flat], [sources[i] for i, _ in flat],
+                                               [targets[i] for i, _ in flat], config, **extra, **options)
+        for (i, _), result, entries in zip(flat, results, applied):
+            result.glossary = entries
+            decoded.setdefault(i, []).append(result)
+    out = []
+    for i, text in enumerate(texts):
+        part = decoded.get(i, [])
+        result = joined(text, part, layouts[i], config.length_penalty) if split_sentences or not part else part[0]
+        result.model, result.engine, result.unchanged = names[i], engines.get(names[i]), unchanged[i]
+        for r in [result] + (result.sentences or []):
+            r.src_lang, r.src_lang_confidence = sources[i], confidences[i]
+        out.append(result)
+    return out
+
+
+def _given_constraints(constraints, n: int, split: bool) -> list:
+    """``constraints`` as one list of phrases (or None) per text; they belong to a whole text, not its sentences."""
+    if constraints is None or not any(constraints):
+        return [None] * n
+    if split:
+        raise ValueError("constraints are given per text: they cannot be used with split_sentences=True")
+    if isinstance(constraints, str):
+        raise ValueError("constraints needs one list of target phrases per text, e.g. [['Fahrrad'], []]")
+    given = one_per_text(constraints, n, "constraints", "one list of phrases per text")
+    for phrases in given:
+        if isinstance(phrases, str):
+            raise ValueError(f"each text's constraints are a list of phrases; got the string {phrases!r}: "
+                             "wrap it in a list")
+    return given
+
+
+def _sentence_constraints(glossary: Optional[Glossary], given: list, flat: List[Tuple[int, str]], sources: list,
+                          targets: list) -> Tuple[List[List[str]], List[List[Entry]]]:
+    """Per sentence of ``flat`` ((text index, sentence) pairs): the phrases its output must hold (its text's given
+    constraints, then the target terms of the glossary entries found in it) and those entries."""
+    per_pair: Dict[tuple, Glossary] = {}
+    phrases, applied = [], []
+    for i, sentence in flat:
+        terms, entries = [], []
+        if glossary is not None:
+            pair = (sources[i], targets[i])
+            if pair not in per_pair:
+                per_pair[pair] = glossary.for_pair(*pair)
+            (terms,), (entries,) = per_pair[pair].constraints([sentence])
+        phrases.append(list(dict.fromkeys(list(given[i] or []) + terms)))
+        applied.append(entries)
+    return phrases, applied
+
+
+def _layout(text: str, lang: Optional[str], split: bool, unchanged: Optional[str]) -> Segmented:
+    """The segments to translate in ``text`` (none when it stays as it is) and the text between them."""
+    if unchanged is not None:
+        return Segmented((), (text,))
+    if split:
+        return split_sentences(text, lang)
+    return Segmented((text,), ("", ""))  # the whole text is one sentence (an empty one gives an empty output)
+
+
+@TEXT_PIPELINES.register("default")
+def generate_texts(model, texts: List[str], config: DecodingConfig, **options: Any) -> List[TranslationResult]:
+    """What ``decoding.generate`` hands texts to when they ask for ``split_sentences`` or ``src_lang="auto"``."""
+    return translate_texts(OneModel(model), texts, config, **options)

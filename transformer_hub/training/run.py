@@ -1,0 +1,238 @@
+"""The training run: what ``build_run`` makes from the options before the first update, as one typed ``Run``.
+
+A new run trains its tokenizer and builds its config from the options; ``--init-from`` takes both and the
+weights from a saved model (``warm_start.py``); ``--resume`` restores the newest checkpoint.  Subword
+sampling re-segments the training examples every epoch from a seed fixed by (seed, epoch).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+import torch.distributed as dist
+
+from ..config import TransformerConfig
+from ..errors import UserError
+from ..hub import CONFIG_JSON, read_config
+from ..tokenizer import SubwordSampling, Tokenizer, seed_sampling
+from ..transformer import Transformer
+from . import checkpoint as ckpt
+from .data import Example, encode_pairs, load_directions, parse_directions, read_parallel
+from .metrics import MetricsLog
+from .warm_start import load_init, run_config, weights_digest
+
+logger = logging.getLogger("transformer_hub.training")
+Pair = Tuple[str, str]
+Sets = Dict[Pair, List[Tuple[str, str]]]  # (src_lang, tgt_lang) -> sentence pairs
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a run works: its folder, its device, and this process's rank among ``world`` of them."""
+
+    out: Path
+    device: torch.device
+    rank: int = 0
+    world: int = 1
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    def barrier(self) -> None:
+        if self.world > 1:
+            dist.barrier()
+
+
+@dataclass
+class Run:
+    """Everything the training loop works on: data, tokenizer (``model.tokenizer``), config, model, optimizer,
+    encoded examples and the state a checkpoint saves."""
+
+    langs: Optional[List[str]]  # --langs: a multilingual run over these; None for one pair
+    train_sets: Sets
+    valid_sets: Sets
+    config: TransformerConfig
+    model: Transformer
+    net: torch.nn.Module  # the model, or its DistributedDataParallel wrapper
+    optimizer: torch.optim.Optimizer
+    budget: int  # tokens per example the model takes (a decoder-only model reads source and target in one)
+    train_examples: List[Example]
+    valid_examples: List[Example]
+    state: Dict[str, Any]  # step, epoch, batch, seconds, tokens, best score, the options: what a checkpoint keeps
+    seed: int
+    _sampled: Tuple[int, List[Example]] = field(default=(-1, []), repr=False)
+
+    @property
+    def valid_pairs(self) -> List[Tuple[str, str]]:
+        """The first direction's validation pairs (the only one unless multilingual)."""
+        return self.valid_sets[next(iter(self.valid_sets))]
+
+    def epoch_examples(self, epoch: int) -> List[Example]:
+        """The training examples of ``epoch``: re-segmented each epoch under subword sampling, drawn from a seed
+        fixed by (seed, epoch) so that a resumed run sees the same pieces; else always the same."""
+        if self.model.tokenizer.sampling is None:
+            return self.train_examples
+        if self._sampled[0] != epoch:
+            seed_sampling((self.seed * 1_000_003 + epoch) % 2 ** 32)
+            self._sampled = (epoch, encode(self.train_sets, self.model.tokenizer, self.config, self.budget,
+                                           sample=True))
+        return self._sampled[1]
+
+
+def build_run(args: argparse.Namespace, place: Place, metrics: MetricsLog) -> Run:
+    """The run the options describe: a new one, one warm-started from ``--init-from``, or a resumed one."""
+    langs = [lang.strip() for lang in args.langs.split(",")] if args.langs else None
+    train_sets, valid_sets = load_data(args, langs)
+    found = ckpt.list_checkpoints(place.out / "checkpoints") if args.resume else []
+    weights, init_record = None, None
+    if args.init_from:
+        tok, config, weights, init_record = init_from(args, place, found, list(train_sets))
+    else:
+        tok = train_tokenizer(args, place, langs, train_sets)
+        config = new_config(args, tok, langs, list(train_sets))
+    set_sampling(args, place, tok, resuming=bool(found))
+    torch.manual_seed(args.seed)
+    random.seed(args.seed)
+    model = Transformer(config).to(place.device)
+    if weights is not None:
+        model.load_state_dict(weights, strict=True)
+    model.tokenizer = tok
+    net = torch.nn.parallel.DistributedDataParallel(model) if place.world > 1 else model
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+    budget = config.max_len if config.layout != "decoder-only" else config.max_len // 2
+    state: Dict[str, Any] = {"step": 0, "epoch": 0, "batch": 0, "train_seconds": 0.0, "wall_seconds": 0.0,
+                             "best_bleu": None, "tokens": 0, "args": dict(vars(args))}
+    if init_record is not None:
+        state["init"] = init_record
+    if found:
+        state = ckpt.load_checkpoint(found[-1], model, optimizer)
+        if place.main:
+            metrics.truncate_after(state["step"])
+            logger.info("resumed from %s (step %d)", found[-1], state["step"])
+    return Run(langs, train_sets, valid_sets, config, model, net, optimizer, budget,
+               encode(train_sets, tok, config, budget), encode(valid_sets, tok, config, budget), state, args.seed)
+
+
+def load_data(args: argparse.Namespace, langs: Optional[List[str]]) -> Tuple[Sets, Sets]:
+    """The training and validation sets: {(src_lang, tgt_lang): pairs}, one entry unless multilingual."""
+    a = args
+    if langs and (a.train_src or a.train_tgt):
+        raise UserError("--langs reads {split}.{lang} files from --data-dir; --train-src/--train-tgt are for one pair")
+    if a.train_src or a.train_tgt:
+        if not (a.train_src and a.train_tgt and a.valid_src and a.valid_tgt):
+            raise UserError("--train-src/--train-tgt need --valid-src/--valid-tgt too")
+        pair = (a.src_lang, a.tgt_lang)
+        train_sets = {pair: read_parallel(a.train_src, a.train_tgt)}
+        valid_sets = {pair: read_parallel(a.valid_src, a.valid_tgt)}
+    else:
+        directions = parse_directions(langs, a.directions) if langs else [(a.src_lang, a.tgt_lang)]
+        train_sets = load_directions(a.data_dir, a.train_split, directions)
+        valid_sets = load_directions(a.data_dir, a.valid_split, directions)
+    for sets, limit in ((train_sets, a.limit), (valid_sets, a.valid_limit)):
+        for pair in sets:
+            sets[pair] = sets[pair][:limit] if limit else sets[pair]
+    return train_sets, valid_sets
+
+
+def tokenizer_texts(train_sets: Sets) -> List[str]:
+    """Every training sentence once per language (a four-way corpus repeats them per direction)."""
+    by_lang: Dict[str, List[str]] = {}
+    for (src_lang, tgt_lang), pairs in train_sets.items():
+        by_lang.setdefault(src_lang, [p[0] for p in pairs])
+        by_lang.setdefault(tgt_lang, [p[1] for p in pairs])
+    return [text for texts in by_lang.values() for text in texts]
+
+
+def train_tokenizer(args: argparse.Namespace, place: Place, langs: Optional[List[str]], train_sets: Sets) -> Tokenizer:
+    """The run's tokenizer: trained once (rank 0) into ``out/tokenizer``, read back by every rank."""
+    folder = place.out / "tokenizer"
+    if place.main and not (folder / "tokenizer_config.json").is_file():
+        vocab_size = args.vocab_size or 10000
+        if langs:
+            if args.separate_vocab:
+                raise UserError("--langs needs a joint vocabulary: drop --separate-vocab")
+            tok = Tokenizer.train(tokenizer_texts(train_sets), vocab_size=vocab_size, languages=langs)
+        else:
+            pairs = train_sets[next(iter(train_sets))]
+            tok = Tokenizer.train([s for s, _ in pairs], [t for _, t in pairs], vocab_size=vocab_size,
+                                  joint=not args.separate_vocab)
+        tok.save(folder)
+    place.barrier()
+    return Tokenizer.from_directory(folder)
+
+
+def new_config(args: argparse.Namespace, tok: Tokenizer, langs: Optional[List[str]],
+               directions: List[Pair]) -> TransformerConfig:
+    """The config of a new run: the preset, the options that override it, the tokenizer's sizes, the languages."""
+    a = args
+    overrides = {k: getattr(a, k) for k in ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers",
+                                            "dropout", "max_len", "positional", "norm", "feed_forward",
+                                            "attention", "layout", "tag_position") if getattr(a, k) is not None}
+    share = not a.no_share_embeddings and tok.joint
+    if overrides.get("layout") == "decoder-only":
+        overrides.setdefault("n_encoder_layers", 0)
+    if langs:
+        everything = a.directions is None
+        languages = {"languages": langs, "src_lang": None, "tgt_lang": None,
+                     "directions": None if everything else [f"{s}-{t}" for s, t in directions]}
+    else:
+        languages = {"src_lang": a.src_lang, "tgt_lang": a.tgt_lang}
+    try:
+        return TransformerConfig.preset(a.preset or "cpu", **{**overrides, "src_vocab_size": tok.src_vocab_size,
+                                                              "tgt_vocab_size": tok.tgt_vocab_size,
+                                                              "share_embeddings": share, **languages})
+    except ValueError as exc:  # options that make no model together, e.g. --tag-position decoder without --langs
+        raise UserError(f"these model options make no valid config: {exc}") from exc
+
+
+def init_from(args: argparse.Namespace, place: Place, found: List[Path], directions: List[Pair]
+              ) -> Tuple[Tokenizer, TransformerConfig, Optional[Dict], Dict[str, str]]:
+    """--init-from: the saved model's tokenizer, config, weights and where they came from (a resumed run: its
+    own checkpoint's weights, and no new record)."""
+    folder = place.out / "tokenizer"
+    if found:  # the checkpoint holds the weights; the config and tokenizer are this run's copies
+        config, weights, record = read_config(str(found[-1] / CONFIG_JSON)), None, {}
+    else:
+        init = load_init(args.init_from)
+        config, weights = init.config, init.state_dict()
+        record = {"source": args.init_from, "sha256": weights_digest(args.init_from)}
+        if place.main:
+            init.tokenizer.save(folder)
+        place.barrier()
+    tok = Tokenizer.from_directory(folder)
+    return tok, run_config(args, config, tok, directions), weights, record
+
+
+def encode(sets: Sets, tok: Tokenizer, config: TransformerConfig, budget: int, sample: bool = False) -> List[Example]:
+    """Every pair of ``sets`` as token ids (with the target's language tag when multilingual)."""
+    examples: List[Example] = []
+    cache: Dict = {}
+    for (src_lang, tgt_lang), pairs in sets.items():
+        tag = tok.lang_tag_id(tgt_lang) if config.multilingual else None
+        examples += encode_pairs(pairs, tok, config.bos_id, config.eos_id, budget, tag, f"{src_lang}-{tgt_lang}",
+                                 cache, sample=sample, tag_in_decoder=config.decoder_tags)
+    return examples
+
+
+def set_sampling(args: argparse.Namespace, place: Place, tok: Tokenizer, resuming: bool) -> None:
+    """The run's subword sampling, kept in its tokenizer copy (so in every checkpoint and the final model)."""
+    try:
+        wanted = SubwordSampling(args.subword_sampling_alpha, args.subword_sampling_side) \
+            if args.subword_sampling_alpha else None
+    except ValueError as exc:
+        raise UserError(f"--subword-sampling-alpha/--subword-sampling-side: {exc}") from exc
+    if tok.sampling == wanted:
+        return
+    if resuming:
+        said = tok.sampling.describe() if tok.sampling else "none"
+        raise UserError(f"this run was trained with subword sampling {said}: resume it with the same "
+                        f"--subword-sampling-* options (they say {wanted.describe() if wanted else 'none'})")
+    tok.sampling = wanted
+    if place.main:
+        tok.save(place.out / "tokenizer")

@@ -1,0 +1,99 @@
+"""``train --init-from``: start a run from a saved model's weights, with a fresh optimizer and schedule.
+
+The run takes the saved model's config (architecture, vocabulary sizes, languages) and its tokenizer; an
+option that says otherwise is refused in one line rather than silently ignored.  Dropout, a training setting
+that the config also holds, is the one option this run may change.  The weights go through the library's strict
+loader (config validated first, safetensors header checked, ``strict=True``, nothing unpickled).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import os
+from typing import Dict, List, Optional, Tuple
+
+from ..config import TransformerConfig
+from ..errors import UserError
+from ..hub import WEIGHTS_FILE, CheckpointError, is_repo_id
+from ..transformer import Transformer
+from ..tokenizer import Tokenizer
+
+# Options that describe the network; with --init-from they must agree with the saved config (or be left out).
+ARCHITECTURE = ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers", "max_len", "positional",
+                "norm", "feed_forward", "attention", "layout", "tag_position")
+
+
+def load_init(source: str) -> Transformer:
+    """The saved model ``source`` (a save_pretrained folder or a Hub repo id), with its tokenizer."""
+    if not os.path.isdir(source) and (os.path.exists(source) or not is_repo_id(source)):  # a path
+        raise UserError(f"--init-from {source}: no such model folder (give a save_pretrained folder or a Hub repo id)")
+    try:
+        model = Transformer.from_pretrained(source)
+    except (CheckpointError, OSError, ValueError) as exc:
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UserError(f"--init-from {source}: {first_line}") from exc
+    if model.tokenizer is None:
+        raise UserError(f"--init-from {source}: the model has no tokenizer (tokenizer_config.json); "
+                        "its vocabulary is needed to read the training text")
+    return model
+
+
+def weights_digest(source: str) -> Optional[str]:
+    """sha256 of a local folder's model.safetensors (a record of exactly what was loaded), else None."""
+    path = os.path.join(source, WEIGHTS_FILE)
+    if not os.path.isfile(path):
+        return None
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def conflicts(args: argparse.Namespace, config: TransformerConfig, tokenizer: Tokenizer,
+              directions: List[Tuple[str, str]]) -> List[str]:
+    """The options of ``args`` that contradict the saved ``config``/``tokenizer`` (empty: none)."""
+    found = [f"--{name.replace('_', '-')} {getattr(args, name)} (the model has {getattr(config, name)})"
+             for name in ARCHITECTURE if getattr(args, name, None) is not None
+             and getattr(args, name) != getattr(config, name)]
+    if args.preset is not None:
+        found.append(f"--preset {args.preset} (the architecture is the model's)")
+    if args.vocab_size is not None and args.vocab_size != tokenizer.tgt_vocab_size:
+        found.append(f"--vocab-size {args.vocab_size} (the model's vocabulary has {tokenizer.tgt_vocab_size} pieces)")
+    if args.separate_vocab and tokenizer.joint:
+        found.append("--separate-vocab (the model's vocabulary is joint)")
+    if args.no_share_embeddings and config.share_embeddings:
+        found.append("--no-share-embeddings (the model shares its embeddings)")
+    if bool(args.langs) != config.multilingual:
+        found.append(f"--langs {args.langs}" if args.langs else
+                     f"no --langs (the model is multilingual: --langs {','.join(config.languages or [])})")
+    elif args.langs and set(args.langs.split(",")) != set(config.languages or []):
+        found.append(f"--langs {args.langs} (the model's languages are {','.join(config.languages or [])})")
+    else:
+        served = config.pairs()
+        found += [f"direction {s}-{t} (the model serves {', '.join(f'{a}-{b}' for a, b in served)})"
+                  for s, t in directions if served and (s, t) not in served]
+    return found
+
+
+def run_config(args: argparse.Namespace, config: TransformerConfig, tokenizer: Tokenizer,
+               directions: List[Tuple[str, str]]) -> TransformerConfig:
+    """The config this run trains: the saved one (options checked against it), with this run's dropout."""
+    found = conflicts(args, config, tokenizer, directions)
+    if found:
+        raise UserError(f"--init-from {args.init_from} fixes the architecture and vocabulary; these options "
+                        f"contradict it: {'; '.join(found)}")
+    return dataclasses.replace(config, dropout=args.dropout) if args.dropout is not None else config
+
+
+def shown_source(source: str) -> str:
+    """The source as the card and results.json record it: relative to the working folder if it was absolute."""
+    return os.path.relpath(source) if os.path.isabs(source) else source
+
+
+def provenance(record: Dict[str, Optional[str]]) -> str:
+    """The card's sentence on where the weights started."""
+    digest = f" (model.safetensors sha256 {record['sha256'][:16]}...)" if record.get("sha256") else ""
+    return (f"Initialised from the weights of `{shown_source(record['source'])}`{digest}: its config and tokenizer, "
+            "then trained with a fresh optimizer and learning-rate schedule as the Training table says.")
