@@ -26,16 +26,27 @@ CONCURRENCY = int(os.environ.get("SPACE_CONCURRENCY", "1"))
 TORCH_THREADS = int(os.environ.get("SPACE_TORCH_THREADS", "1"))
 CSS = """
 #translate-output textarea, #compare-greedy textarea, #compare-beam textarea { font-size: 1.05em; }
-footer { visibility: hidden; }
+/* tables: numbers, names and headers never break inside a word (a cell wraps at spaces only) */
+.table-wrap td, .table-wrap th, .table-wrap td *, .table-wrap th * {
+  overflow-wrap: normal !important; word-break: normal !important; hyphens: none; }
+#variants-table td, #variants-results td { font-family: var(--font); font-size: 0.9em; }
+@media (max-width: 600px) {
+  /* a phone: the tab names wrap onto lines instead of hiding behind a menu; pickers take the whole width */
+  .tab-wrapper .tab-container { flex-wrap: wrap; height: auto; row-gap: 2px; }
+  .tab-wrapper { height: auto !important; padding-bottom: 4px; }
+  .tab-container button { padding: 4px 8px; font-size: 0.95em; }
+  .language-pickers { flex-wrap: wrap !important; }
+  .language-pickers > * { flex: 1 1 100% !important; min-width: 100% !important; }
+  #intro h1 { font-size: 1.35em; margin-bottom: 0.2em; }
+  #intro p { font-size: 0.92em; }
+  .gradio-container { padding: 6px !important; }
+}
 """
 
 INTRO = f"""# {TITLE}
-**Trained on Multi30k's short image descriptions; translates between {', '.join(LANGUAGES.values())}.**
-The model of [Vaswani et al. (2017)](https://arxiv.org/abs/1706.03762), written from scratch with
-`transformer_hub` and trained on a 2-core CPU (each model serves the languages its picker shows). Translate
-texts and .txt documents, compare beam search with greedy decoding, compare architecture variants and
-decoding engines, and look at the cross-attention. Every button is also an API endpoint
-(`gradio_client.Client(url).predict(text=..., source_lang="de", target_lang="fr", api_name="/translate")`).
+The Transformer of [Vaswani et al. (2017)](https://arxiv.org/abs/1706.03762), written from scratch and trained on
+Multi30k's short image descriptions: it translates between {', '.join(LANGUAGES.values())}. Every tab is also an
+API endpoint ("Use via API" at the bottom of the page).
 """
 
 
@@ -56,7 +67,7 @@ def build_demo(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optiona
     tabs = ordered_tabs()
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(INTRO, elem_id="intro")
-        with gr.Tabs(selected=tabs[0].name if tabs else None):
+        with gr.Tabs(selected=tabs[0].name if tabs else None, overflow_behavior="wrap"):
             for tab in tabs:
                 with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):
                     tab.render(ctx)

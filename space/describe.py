@@ -9,7 +9,10 @@ from .context import SpaceContext
 
 MODEL_COLUMNS = ["model", "languages", "layout", "positional", "norm", "feed-forward", "attention", "d_model",
                  "heads", "d_ff", "layers (enc+dec)", "parameters", "test BLEU", "test chrF", "training time",
-                 "decoding speed"]
+                 "training speed", "decoding speed"]
+# the page's table: the columns that matter, in a width that fits (the architecture in one cell of words)
+PAGE_COLUMNS = ["model", "languages", "architecture", "parameters", "test BLEU", "test chrF", "training (min)",
+                "training (tokens/s)", "decoding (sentences/s)"]
 NONE = "—"
 
 
@@ -20,14 +23,29 @@ def _test_score(results: results_json.Results, name: str, metric: str) -> Option
     return scores[0].value if scores else None
 
 
-def _speed(model: Optional[results_json.ModelResult]) -> str:
-    if model is None:
-        return NONE
-    if isinstance(model.decoding.get("sentences_per_s"), (int, float)):
-        return f"{model.decoding['sentences_per_s']:,.1f} sent/s"
-    if isinstance(model.training.get("train_tokens_per_s"), (int, float)):
-        return f"{model.training['train_tokens_per_s']:,.0f} tok/s (training)"
-    return NONE
+def _speeds(model: Optional[results_json.ModelResult]) -> List[str]:
+    """(training speed, decoding speed), each with its unit: they are measured in different things."""
+    training = model.training.get("train_tokens_per_s") if model else None
+    decoding = model.decoding.get("sentences_per_s") if model else None
+    return [f"{training:,.0f} tok/s" if isinstance(training, (int, float)) else NONE,
+            f"{decoding:,.1f} sent/s" if isinstance(decoding, (int, float)) else NONE]
+
+
+def page_rows(rows: List[List[Any]]) -> List[List[Any]]:
+    """``describe_models``' rows as the page shows them (``PAGE_COLUMNS``): units in the headers, not the cells."""
+    out = []
+    for row in rows:
+        r = dict(zip(MODEL_COLUMNS, row))
+        if r.get("layout") in (None, ""):  # an unreadable model: its message
+            out.append([r["model"], r["languages"]] + [""] * (len(PAGE_COLUMNS) - 2))
+            continue
+        architecture = (f"{r['layout']}, {r['positional']} positions, {r['norm']}-norm, {r['feed-forward']}, "
+                        f"{r['attention']} attention; d_model {r['d_model']}, {r['heads']} heads, d_ff {r['d_ff']}, "
+                        f"{r['layers (enc+dec)']} layers")
+        out.append([r["model"], r["languages"], architecture, r["parameters"], r["test BLEU"], r["test chrF"],
+                    r["training time"].replace(" min", ""), r["training speed"].replace(" tok/s", ""),
+                    r["decoding speed"].replace(" sent/s", "")])
+    return out
 
 
 def _languages(cfg) -> str:
@@ -54,6 +72,6 @@ def describe_models(ctx: SpaceContext) -> List[List[Any]]:
             name, _languages(cfg), cfg.layout, cfg.positional, cfg.norm, cfg.feed_forward, cfg.attention,
             cfg.d_model, cfg.n_heads, cfg.d_ff, f"{cfg.n_encoder_layers}+{cfg.n_decoder_layers}", f"{params:,}",
             f"{bleu:.2f}" if bleu is not None else NONE, f"{chrf:.2f}" if chrf is not None else NONE,
-            f"{minutes:.1f} min" if minutes is not None else NONE, _speed(measured),
+            f"{minutes:.1f} min" if minutes is not None else NONE, *_speeds(measured),
         ])
     return rows

@@ -18,6 +18,7 @@ from transformer_hub import hub
 from transformer_hub.training.metrics import MetricsLog
 
 from . import inside_plots as plots
+from .choice import AUTO
 from .context import SpaceContext
 from .examples import EXAMPLES
 from .limits import choice_option, clean_text, int_option
@@ -48,6 +49,50 @@ def reference_for(text: str, source_lang: Optional[str], target_lang: Optional[s
     return EXAMPLES.get(target_lang or "", [None] * len(lines))[lines.index(text)] if text in lines else None
 
 
+# ---------------------------------------------------------------------------- which model each view can show
+VIEWS = ("attention", "positions", "steps", "recipe")
+
+
+def why_not(ctx: SpaceContext, name: Optional[str], view: str) -> Optional[str]:
+    """One plain sentence on why ``view`` cannot show model ``name``; None when it can (or for "auto", which
+    the call resolves)."""
+    if not name or name == AUTO:
+        return None
+    try:
+        config = ctx.store.config(name)
+    except Exception:  # noqa: BLE001 - any unreadable model: the view's own call reports the details
+        return f"The model {name} could not be read."
+    if view == "attention" and getattr(config, "layout", "encoder-decoder") != "encoder-decoder":
+        return ("This model is decoder-only: it has no encoder, so no encoder self-attention and no "
+                "encoder-decoder attention to show. Pick an encoder-decoder model.")
+    return None
+
+
+def shown_models(ctx: SpaceContext, view: str) -> List[str]:
+    """The models ``view`` can show, in the picker's order."""
+    return [name for name in ctx.model_names if why_not(ctx, name, view) is None]
+
+
+def paper_model(ctx: SpaceContext) -> Optional[str]:
+    """The model the tab opens on: the first with the paper's parts (encoder-decoder, sinusoidal positions,
+    post-norm), so the views show what their text describes; else the Space's default model."""
+    for name in ctx.model_names:
+        try:
+            config = ctx.store.config(name)
+        except Exception:  # noqa: BLE001 - an unreadable model is not the default
+            continue
+        if (getattr(config, "layout", "") == "encoder-decoder" and config.positional == "sinusoidal"
+                and config.norm == "post"):
+            return name
+    return ctx.default_model
+
+
+def _can_show(ctx: SpaceContext, name: str, view: str) -> None:
+    reason = why_not(ctx, name, view)
+    if reason is not None:
+        raise gr.Error(reason)
+
+
 # ---------------------------------------------------------------------------- attention, all three kinds
 def attention_all(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lang: str = "en",
                   target_lang: str = "de", kind: str = "cross", layer: int = 1, head: int = 1, target: str = ""):
@@ -56,6 +101,7 @@ def attention_all(ctx: SpaceContext, text: str, model: Optional[str] = None, sou
     kind = choice_option("kind", kind, KINDS)
     target = _optional(ctx, target, "the translation to teacher-force")
     name = pick_model(ctx, model, source_lang, target_lang)
+    _can_show(ctx, name, "attention")
     src, tgt = languages_for(ctx, name, source_lang, target_lang)
     start = time.perf_counter()
     maps = ctx.decoder.call(name, attention_maps, sentence, src, tgt, target)

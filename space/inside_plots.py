@@ -6,13 +6,15 @@ redrawn from that data alone (a new layer, head or step needs no model).  Widths
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from .plots import _label
+from .plots import piece_label as _label
+from .plots import pieces_text as _text
 
 WIDTH = 12.0  # inches: about the width of the Space's page at 100 dpi
 CMAP = "viridis"
@@ -133,10 +135,6 @@ def positions_figure(data: Dict[str, Any], mark: Optional[int] = None) -> Figure
     return fig
 
 
-def _text(pieces: Sequence[str]) -> str:
-    return "".join(pieces).replace("\u2581", " ").strip() or "·"
-
-
 def step_figure(data: Dict[str, Any], step: int) -> Figure:
     """Step ``step`` (from 0): greedy's top-k next tokens (its choice in red) and what beam search holds."""
     fig = _figure(WIDTH, 4.4)
@@ -155,11 +153,15 @@ def step_figure(data: Dict[str, Any], step: int) -> Figure:
     rows = ([(b, BEAM) for b in beams["kept"]] + [(b, REFERENCE) for b in beams["finished"]]
             + [(b, OTHER) for b in beams["pruned"]])
     rows.sort(key=lambda item: -item[0]["score"])
-    right.barh(range(len(rows))[::-1], [-b["score"] for b, _ in rows], color=[c for _, c in rows])
+    chances = [math.exp(b["score"]) for b, _ in rows]
+    right.barh(range(len(rows))[::-1], chances, color=[c for _, c in rows])
+    right.set_xscale("log")
+    if chances:
+        right.set_xlim(min(chances) / 10, 1.0)
     for y, (b, _) in zip(range(len(rows))[::-1], rows):
         right.text(0.02, y, _text(b["pieces"])[-60:], va="center", fontsize=9, transform=right.get_yaxis_transform())
     right.set_yticks([])
-    right.set_xlabel("− total log-probability (shorter is more likely)")
+    right.set_xlabel("probability of the words so far (log scale: longer is more likely)")
     right.set_title(f"Beam search (k={data['beam_size']}), step {step + 1}: kept, finished, best pruned", fontsize=11)
     handles = [Patch(color=c, label=name) for c, name in ((BEAM, "kept beam"), (REFERENCE, "finished"),
                                                           (OTHER, "pruned"))]
@@ -176,16 +178,16 @@ def forcing_figure(data: Dict[str, Any]) -> Figure:
     ax.plot(range(len(greedy)), greedy, "s--", color=GREEDY, label="free running: p(greedy's token)")
     ax.set_xticks(range(len(forced)), [_label(p) for p in data["reference_pieces"]], rotation=50, ha="right",
                   fontsize=9)
-    for x, piece in enumerate(data["greedy_pieces"]):
-        ax.annotate(_label(piece), (x, greedy[x] if x < len(greedy) else 0), textcoords="offset points",
-                    xytext=(0, -13), ha="center", fontsize=7, color=GREEDY)
+    top = ax.secondary_xaxis("top")  # greedy's tokens above the plot: labels never sit on the points
+    top.set_xticks(range(len(data["greedy_pieces"])), [_label(p) for p in data["greedy_pieces"]], rotation=50,
+                   ha="left", fontsize=9, color=GREEDY)
     if data["leaves_at"] is not None:
         ax.axvline(data["leaves_at"], color="#444444", ls=":", lw=1.2)
         ax.text(data["leaves_at"] + 0.1, 1.02, "greedy leaves the reference here", fontsize=9, va="bottom")
     ax.set_ylim(-0.08, 1.12)
-    ax.set_xlabel("reference tokens (x axis); greedy's tokens in red under its points")
+    ax.set_xlabel("below: the reference's pieces; above, in red: greedy's own")
     ax.set_ylabel("probability")
-    ax.set_title("Teacher forcing against free running", fontsize=11, pad=16)
+    ax.set_title("Teacher forcing against free running", fontsize=11)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     return fig
 
@@ -198,11 +200,16 @@ def recipe_figure(data: Dict[str, Any]) -> Figure:
     train, val = data["logged"]["train"], data["logged"]["val"]
     if train["step"]:
         schedule.scatter(train["step"], train["lr"], s=14, color=GREEDY, alpha=0.35, label="rate the trainer logged")
-    schedule.plot(data["steps"], data["lr"], color=BEAM, lw=1.4, label="schedule (section 5.3)", zorder=3)
-    schedule.axvline(data["warmup"], color="#444444", ls=":", lw=1)
+    if data["lr"]:
+        schedule.plot(data["steps"], data["lr"], color=BEAM, lw=1.4, label="schedule (section 5.3)", zorder=3)
+        schedule.axvline(data["warmup"], color="#444444", ls=":", lw=1)
+        schedule.set_title(f"d_model={data['d_model']}, warm-up {data['warmup']}, peak {data['peak_lr']:g}",
+                           fontsize=11)
+    else:  # the card records no schedule: what the trainer logged is all there is
+        schedule.set_title(f"Its card records no {' or '.join(data.get('missing') or ['schedule'])}: "
+                           "the rate its trainer logged", fontsize=11)
     schedule.set_xlabel("update")
     schedule.set_ylabel("learning rate")
-    schedule.set_title(f"d_model={data['d_model']}, warm-up {data['warmup']}, peak {data['peak_lr']:g}", fontsize=11)
     schedule.legend(loc="upper right", fontsize=8, frameon=False)
     if train["step"]:
         losses.plot(train["step"], train["loss"], color=OTHER, lw=1, label="training loss (smoothed targets)")

@@ -9,9 +9,13 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import gradio as gr
 
+from transformer_hub.decoding import words as word_level
+
 from . import view
 from .context import SpaceContext
+from .decoder import Request
 from .limits import clean_text, int_option
+from .service import _special as special_ids  # noqa: PLC2701 - the ids the word view leaves out
 from .service import ALTERNATIVES, decode_text, decoding_config, languages_for, pick_model, run
 
 COLOURS = view.COLOURS  # the word view's legend (labels -> colours)
@@ -24,7 +28,8 @@ def _prefix_text(ctx: SpaceContext, value) -> Optional[str]:
         return None
     if not isinstance(value, str):
         raise gr.Error(f"prefix must be text, got {type(value).__name__}.")
-    return clean_text(value, ctx.limits, single=True, what="the words the translation must start with").sentences[0]
+    kept = clean_text(value, ctx.limits, single=True, what="the words the translation must start with").sentences[0]
+    return kept + " " if value[-1:].isspace() else kept  # a space after the last word: that word as it is
 
 
 def tokens(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lang: str = "en",
@@ -38,14 +43,34 @@ def tokens(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lan
     return view.highlighted(data), data
 
 
-def prefix_for(ctx: SpaceContext, data: Dict[str, Any], word: int, token: int) -> Tuple[int, str, str]:
-    """For word ``word`` replaced by ``token``: (its sentence, that sentence's source, the output up to the
-    word with ``token`` in its place: the prefix to continue from)."""
-    first = data["words"][word]["tokens"][0]
-    sentence = data["tokens"][first]["sentence"]
-    ids = [e["token"] for e in data["tokens"][:first] if e["sentence"] == sentence] + [int(token)]
-    prefix = ctx.store.tokenizer(data["model"]).decode(ids, side="target")
-    return sentence, data["sentences"][sentence]["source"], prefix
+def prefix_for(data: Dict[str, Any], word: int, choice: str) -> Tuple[int, str, str]:
+    """For word ``word`` replaced by the word ``choice``: (its sentence, that sentence's source, the output up
+    to the word with ``choice`` in its place and a space: the prefix to continue from, that word kept whole)."""
+    sentence = data["words"][word]["sentence"]
+    before = [(w["text"], w.get("space", True)) for w in data["words"][:word] if w["sentence"] == sentence]
+    kept = word_level.join(before + [(choice, data["words"][word].get("space", True))])
+    return sentence, data["sentences"][sentence]["source"], kept + " "
+
+
+def word_choices(ctx: SpaceContext, data: Dict[str, Any], word: int) -> List[word_level.WordChoice]:
+    """The whole words the model would put in place of word ``word`` of the view ``data`` (its own marked
+    ``current``): each alternative of the word's first piece completed greedily, in one batch, and ranked
+    (``transformer_hub.decoding.words``)."""
+    tokens = [data["tokens"][i] for i in data["words"][word]["tokens"]]
+    sentence = tokens[0]["sentence"]
+    before = [e["token"] for e in data["tokens"][:data["words"][word]["tokens"][0]] if e["sentence"] == sentence]
+    name = data["model"]
+    tokenizer = ctx.store.tokenizer(name)
+    alternatives = [(a["token"], a["probability"]) for a in tokens[0]["alternatives"]]
+    prefixes = word_level.openings(tokenizer, before, alternatives, special_ids(ctx, name))
+    pair = languages_for(ctx, name, data.get("source_lang"), data.get("target_lang"))
+    source = data["sentences"][sentence]["source"]
+    config = decoding_config(ctx, "greedy")
+    results = ctx.decoder.generate(name, [Request(source, pair[0], pair[1], p) for p in prefixes], config)
+    current = data["words"][word]
+    mine = word_level.Word(current["text"], 0, len(tokens), current["probability"], current.get("space", True))
+    return word_level.rank(tokenizer, prefixes, [r.best for r in results], mine, [e["token"] for e in tokens],
+                           k=ALTERNATIVES)
 
 
 def continue_from(ctx: SpaceContext, text: str, prefix: str, model: Optional[str] = None, source_lang: str = "en",

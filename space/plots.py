@@ -5,6 +5,7 @@ call from Gradio's worker threads and leaves no global figure behind.
 """
 from __future__ import annotations
 
+import re
 import warnings
 from typing import List, Sequence
 
@@ -12,14 +13,40 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
 from transformer_hub import TransformerConfig
+from transformer_hub.text import language_name
 
 # Pieces in scripts the default font lacks (CJK, emoji) are drawn as boxes, and matplotlib warns at every draw;
 # Gradio draws a figure later, outside any ``catch_warnings``: this one message is filtered for the process.
 warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font", category=UserWarning)
 
 
-def _label(piece: str) -> str:
-    return piece.replace("\u2581", "_") if piece else "·"
+_NAMED = {"</s>": "[end]", "<s>": "[start]", "<unk>": "[unknown]", "<pad>": "[padding]", "\u2581": "[space]"}
+_TAG = re.compile(r"<2(\w+)>")
+
+
+def piece_label(piece: str) -> str:
+    """A piece as a visitor reads it, in every picture: a word's first piece as that text ("▁Ein" -> "Ein"),
+    a piece inside a word after a hyphen ("ter" -> "-ter"), tags and end of sentence in words ("[to German]",
+    "[end]")."""
+    if not piece:
+        return "[nothing]"
+    tag = _TAG.fullmatch(piece)
+    if tag:
+        return f"[to {language_name(tag.group(1))}]"
+    if piece in _NAMED:
+        return _NAMED[piece]
+    if piece.startswith("\u2581"):
+        return piece[1:]
+    return piece if not piece[0].isalnum() else "-" + piece
+
+
+def pieces_text(pieces: Sequence[str]) -> str:
+    """Pieces joined as the text they spell, tags and end of sentence left out."""
+    kept = [p for p in pieces if p not in _NAMED or p == "\u2581"]
+    return "".join(p for p in kept if not _TAG.fullmatch(p)).replace("\u2581", " ").strip() or "[nothing yet]"
+
+
+_label = piece_label
 
 
 def attention_figure(matrix: Sequence[Sequence[float]], source: List[str], target: List[str], title: str) -> Figure:

@@ -18,15 +18,17 @@ from matplotlib.lines import Line2D
 
 from transformer_hub.decoding.results import SearchTrace
 
+from .plots import piece_label
+
 KEPT, PRUNED, FINISHED, CHOSEN = "#3b6fd8", "#b8b8b8", "#2e9e44", "#d62728"
 PRUNED_SHOWN = 2  # best pruned candidates drawn per step
 MAX_NODES = 400  # nodes drawn in all: bounds the drawing time of a long sentence at a large beam
 WIDTH = 12.0  # inches: the Space's page
-ROW = 0.62  # inches per step
+ROW = 0.36  # inches per step: two lines of 7.5-point text
 
 
 def _label(piece: str, score: float) -> str:
-    return f"{piece.replace(chr(0x2581), '_')}\n{score:.2f}"
+    return f"{piece_label(piece)}\n{score:.2f}"
 
 
 def _rows(trace: SearchTrace, k: int, pruned: int = PRUNED_SHOWN):
@@ -50,9 +52,10 @@ def beam_tree_figure(trace: SearchTrace, pieces: Callable[[Sequence[int]], List[
     k = max([len(s.beams) for s in steps] + [1])
     rows = _rows(trace, k)
     columns = max([len(r) for r in rows] + [1])
-    height = ROW * len(rows) + 2.0
-    fig = Figure(figsize=(WIDTH, height), dpi=100)  # fixed margins: a layout engine would draw it twice
-    ax = fig.add_axes((0.03, 0.55 / height, 0.96, 1 - 1.75 / height))
+    height = ROW * len(rows) + 1.5
+    width = min(WIDTH, 1.25 * columns + 1.2)  # as wide as the candidates of a step need
+    fig = Figure(figsize=(width, height), dpi=100)  # fixed margins: a layout engine would draw it twice
+    ax = fig.add_axes((0.3 / width, 0.45 / height, 1 - 0.4 / width, 1 - 1.35 / height))
     ax.set_axis_off()
     on_path = set()
     if chosen is not None:
@@ -61,7 +64,7 @@ def beam_tree_figure(trace: SearchTrace, pieces: Callable[[Sequence[int]], List[
     segments, colours, widths, points = [], [], [], {kind: ([], []) for kind in ("kept", "finished", "pruned", "path")}
     parent_x = {0: (columns - 1) / 2}  # step -1: the start symbol, centred
     ax.scatter([(columns - 1) / 2], [0.8], s=90, color="#444444")
-    ax.text((columns - 1) / 2 + 0.12, 0.8, "<s>", va="center", fontsize=8)
+    ax.text((columns - 1) / 2 + 0.12, 0.8, "[start]", va="center", fontsize=8)
     for t, row in enumerate(rows):
         beam_x = {}
         for x, (node, kind) in enumerate(row):
@@ -90,11 +93,12 @@ def beam_tree_figure(trace: SearchTrace, pieces: Callable[[Sequence[int]], List[
     handles = [Line2D([], [], color=c, marker=m, ls="", label=name) for c, m, name in
                ((KEPT, "o", "kept beam"), (PRUNED, "o", f"pruned (best {PRUNED_SHOWN})"), (FINISHED, "s", "finished"),
                 (CHOSEN, "o", "returned translation's path"))]
-    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=9, frameon=False)
+    fig.legend(handles=handles, loc="lower center", ncol=4 if width > 8 else 2, fontsize=9, frameon=False)
     cut = f"; the first {len(rows)} of {len(steps)} steps drawn (all in the JSON)" if len(rows) < len(steps) else ""
     if not any(kind == "pruned" for row in rows for _, kind in row) and any(s.pruned for s in steps):
         cut += "; pruned candidates left out to fit"
-    lines = textwrap.wrap(title, 130)[:3] + textwrap.wrap("steps top to bottom (numbered), best candidates left; labels: "
-                                                         f"piece and total log-probability{cut}", 150)
+    chars = int(11 * width)
+    lines = textwrap.wrap(title, chars)[:3] + textwrap.wrap("steps top to bottom (numbered), best candidates left; "
+                                                           f"labels: piece and total log-probability{cut}", chars)
     fig.suptitle("\n".join(lines), fontsize=10, y=1 - 0.1 / height, va="top")
     return fig

@@ -9,16 +9,19 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from transformer_hub.decoding import CONFIDENCE_THRESHOLD, TranslationResult
+from transformer_hub.decoding import TranslationResult
+from transformer_hub.decoding import words as word_level
 from transformer_hub.text import Segmented, language_name
 
-WORD_START = "\u2581"
+WORD_START = word_level.WORD_START
 # probability bands of the coloured output (label -> colour), most sure first; the legend shows them
 BANDS: List[Tuple[float, str, str]] = [(0.9, "sure (≥ 90%)", "#2e9e44"), (0.5, "likely (50-90%)", "#9acd32"),
                                        (0.2, "unsure (20-50%)", "#f0a830"), (0.0, "doubtful (< 20%)", "#e04040")]
 UNSURE = "⚠ unsure sentence"
+CLICKED = "the word you clicked"
 COLOURS = {label: colour for _, label, colour in BANDS}
 COLOURS[UNSURE] = "#b0b0b0"
+COLOURS[CLICKED] = "#3b82f6"
 DOMAIN_NOTE = ("The model was trained on short image descriptions (Multi30k), so this text may be outside what "
                "it learned.")
 
@@ -46,19 +49,11 @@ def _tokens(result: TranslationResult, tokenizer, special: set, sentence: int) -
 
 
 def _words(tokens: List[Dict[str, Any]], offset: int) -> List[Dict[str, Any]]:
-    """Pieces grouped into words (a word starts at a piece with the word marker); probability = product."""
-    words: List[Dict[str, Any]] = []
-    for j, entry in enumerate(tokens):
-        if not words or entry["piece"].startswith(WORD_START):
-            words.append({"sentence": entry["sentence"], "text": "", "logprob": 0.0, "tokens": []})
-        word = words[-1]
-        word["text"] += entry["text"]
-        word["logprob"] += math.log(max(entry["probability"], 1e-12))
-        word["tokens"].append(offset + j)
-    for word in words:
-        word["text"] = word["text"].strip()
-        word["probability"] = math.exp(word.pop("logprob"))  # of the pieces as shown (4 decimals)
-    return words
+    """Pieces grouped into words as the library reads them (``decoding.words``); probability = product of
+    the pieces' as shown (4 decimals)."""
+    found = word_level.words([e["piece"] for e in tokens], [math.log(max(e["probability"], 1e-12)) for e in tokens])
+    return [{"sentence": tokens[w.start]["sentence"], "text": w.text, "space": w.space,
+             "tokens": list(range(offset + w.start, offset + w.end)), "probability": w.probability} for w in found]
 
 
 def build(results: Sequence[TranslationResult], layout: Segmented, tokenizer, special: set,
@@ -71,18 +66,22 @@ def build(results: Sequence[TranslationResult], layout: Segmented, tokenizer, sp
         pieces = _tokens(result, tokenizer, special, n)
         words += _words(pieces, len(tokens))
         tokens += pieces
-        confidence = result.best.confidence
+        doubt = word_level.doubt(result.best, tokenizer)
         sentences.append({"source": result.source, "translation": result.text,
-                          "confidence": None if confidence is None else round(confidence, 4),
-                          "unsure": confidence is not None and confidence < CONFIDENCE_THRESHOLD})
+                          "confidence": None if doubt is None else round(doubt.mean, 4),
+                          "lowest_word": None if doubt is None else {"text": doubt.word,
+                                                                     "probability": round(doubt.lowest_word, 4)},
+                          "unsure": doubt is not None and doubt.unsure()})
     return {**info, "translation": layout.join([r.text for r in results]), "separators": list(layout.separators),
-            "sentences": sentences, "tokens": tokens, "words": words, "threshold": CONFIDENCE_THRESHOLD}
+            "sentences": sentences, "tokens": tokens, "words": words,
+            "threshold": {"mean": word_level.MEAN_THRESHOLD, "lowest_word": word_level.LOWEST_WORD_THRESHOLD}}
 
 
-def highlighted(data: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
-    """(text, label) entries: each sentence's words (band of their probability), the layout between
-    sentences unlabelled, and a mark after an unsure sentence (``entry_word`` maps an entry back to its word)."""
-    return [(text, label) for text, label, _ in _entries(data)]
+def highlighted(data: Dict[str, Any], clicked: Optional[int] = None) -> List[Tuple[str, Optional[str]]]:
+    """(text, label) entries: each sentence's words (band of their probability; word ``clicked`` stands out),
+    the layout between sentences unlabelled, and a mark after an unsure sentence (``entry_word`` maps an entry
+    back to its word)."""
+    return [(text, CLICKED if w is not None and w == clicked else label) for text, label, w in _entries(data)]
 
 
 def entry_word(data: Dict[str, Any], entry: int) -> Optional[int]:
@@ -100,12 +99,31 @@ def _entries(data: Dict[str, Any]) -> List[Tuple[str, Optional[str], Optional[in
         if data["separators"][n]:
             out.append((data["separators"][n], None, None))
         for k, w in enumerate(by_sentence.get(n, [])):
-            out.append((" " * (k > 0) + data["words"][w]["text"], band(data["words"][w]["probability"]), w))
+            word = data["words"][w]
+            if k > 0 and not word.get("space", True) and not any(c.isalnum() for c in word["text"]):
+                text, label, previous = out[-1]  # punctuation shown with the word before it ("Park.")
+                out[-1] = (text + word["text"], label, previous)
+                continue
+            out.append((" " * (k > 0 and word.get("space", True)) + word["text"], band(word["probability"]), w))
         if sentence["unsure"]:
             out.append((" ⚠", UNSURE, None))
     if data["separators"] and data["separators"][-1]:
         out.append((data["separators"][-1], None, None))
     return out
+
+
+def colours(data: Optional[Dict[str, Any]], clicked: Optional[int] = None) -> Dict[str, str]:
+    """The colour map of the labels ``data``'s words use: the legend shows only what is on screen."""
+    used = {label for _, label in highlighted(data, clicked)} if data else set()
+    return {label: colour for label, colour in COLOURS.items() if label in used}
+
+
+def _why(sentence: Dict[str, Any]) -> str:
+    low = sentence.get("lowest_word") or {}
+    parts = [f"mean word-piece probability {sentence['confidence']:.2f}"]
+    if low.get("text"):
+        parts.insert(0, f"least sure of “{low['text']}”, {100 * low['probability']:.0f} %")
+    return "; ".join(parts)
 
 
 def note(data: Dict[str, Any]) -> str:
@@ -115,7 +133,6 @@ def note(data: Dict[str, Any]) -> str:
         lines.append(f"Detected: {language_name(data['source_lang'])}, {data['detected']:.2f}")
     unsure = [s for s in data["sentences"] if s["unsure"]]
     if unsure:
-        lines.append(f"⚠ The model is unsure of {len(unsure)} of {len(data['sentences'])} sentence(s) (confidence "
-                     f"below {data['threshold']:.2f}): " + "; ".join(f"“{s['translation']}” ({s['confidence']:.2f})"
-                                                                  for s in unsure[:5]) + ". " + DOMAIN_NOTE)
+        lines.append(f"⚠ The model is unsure of {len(unsure)} of {len(data['sentences'])} sentence(s): "
+                     + "; ".join(f"“{s['translation']}” ({_why(s)})" for s in unsure[:5]) + ". " + DOMAIN_NOTE)
     return "  \n".join(lines)

@@ -697,7 +697,11 @@ def test_variants_table_reads_a_models_own_card_for_its_measurements(tmp_path, m
     rows = {r[0]: dict(zip(describe.MODEL_COLUMNS, r)) for r in describe.describe_models(SpaceContext(store))}
     shipped = rows["en-de"]
     assert (shipped["test BLEU"], shipped["test chrF"]) == ("41.06", "64.78")  # cased test BLEU, not val or lowercased
-    assert shipped["training time"] == "120.0 min" and shipped["decoding speed"] == "4,291 tok/s (training)"
+    assert shipped["training time"] == "120.0 min" and shipped["training speed"] == "4,291 tok/s"
+    assert shipped["decoding speed"] == "—"  # a training speed is not a decoding one
+    page = dict(zip(describe.PAGE_COLUMNS, describe.page_rows([[shipped[c] for c in describe.MODEL_COLUMNS]])[0]))
+    assert page["training (tokens/s)"] == "4,291" and page["training (min)"] == "120.0"
+    assert page["architecture"].startswith("encoder-decoder, sinusoidal positions, post-norm")
     broken = rows[store.name_of(str(tmp_path / "broken"))]
     assert broken["test BLEU"] == "—" and broken["layout"] == "encoder-decoder"  # a bad card hides nothing else
 
@@ -709,8 +713,10 @@ def test_tokens_gives_one_entry_per_output_piece_with_alternatives(client, app):
     assert [t["piece"] for t in data["tokens"]] == pieces and len(pieces) > 0
     # the view colours whole words: each word's pieces in order, its probability their product
     assert [i for w in data["words"] for i in w["tokens"]] == list(range(len(pieces)))
-    assert [w["token"].strip() for w in words if w["class_or_confidence"] != view.UNSURE] == \
-        [w["text"] for w in data["words"]] == data["translation"].split()
+    # a full stop is a word of its own (its alternatives are punctuation), shown with the word before it
+    assert [w["token"].strip() for w in words if w["class_or_confidence"] != view.UNSURE] == data["translation"].split()
+    assert "".join((" " if w["space"] and i else "") + w["text"] for i, w in enumerate(data["words"])) == \
+        data["translation"]
     for word in data["words"]:
         assert word["probability"] == f64(math.prod(data["tokens"][i]["probability"] for i in word["tokens"]))
     for entry in data["tokens"]:

@@ -246,9 +246,15 @@ def test_the_schedule_drawn_is_the_trainers_and_matches_the_shipped_models_log()
         assert noam_lr(step, config.d_model, view.warmup, view.factor) == f64(lr, scale=lr)
 
 
-def test_the_recipe_needs_the_cards_facts():
-    with pytest.raises(ValueError, match="the model card records no warmup"):
-        training_recipe(random_model().config, {"peak_lr": 0.001})
+def test_a_card_without_a_schedule_gives_the_logged_curves_alone():
+    """A card that records no warm-up (the variant study's) has no schedule to draw: the view says what is
+    missing and keeps the logged curves, from the first update."""
+    records = [{"kind": "train", "step": s, "loss": 9.0 - s / 100, "lr": 1e-4 * s} for s in (10, 20, 30)]
+    records.append({"kind": "val", "step": 30, "val_loss": 7.5})
+    view = training_recipe(random_model().config, {"peak_lr": 0.001, "updates": 30}, records)
+    assert view.missing == ["warm-up"] and view.steps == [] and view.lr == [] and view.factor is None
+    assert view.logged["train"]["step"] == [10, 20, 30] and view.logged["val"]["val_loss"] == [7.5]
+    assert view.updates == 30 and view.label_smoothing is None
 
 
 def test_smoothed_target_sums_to_one_and_is_what_the_loss_uses():

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import pytest
+
+from space.plots import piece_label
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from space import inside_plots
@@ -30,7 +32,7 @@ def test_a_long_search_at_beam_8_draws_a_bounded_tree_at_the_spaces_width():
     # too long for every pruned candidate: k kept per step, the first steps only, and the picture says so
     drawn = len(labels) // 8
     assert len(labels) <= MAX_NODES and len(labels) == 8 * drawn and drawn < 60
-    assert fig.get_figwidth() == WIDTH
+    assert fig.get_figwidth() <= WIDTH
     title = " ".join(fig._suptitle.get_text().split())
     assert f"the first {drawn} of 60 steps drawn" in title and "pruned candidates left out" in title
     renderer = FigureCanvasAgg(fig).get_renderer()  # the legend below the axes, the title above: neither covers it
@@ -67,8 +69,8 @@ def test_head_view_labels_both_axes_with_the_pieces(kind):
     fig = inside_plots.head_view(attention_data(), kind, 2, 3)
     ax = fig.axes[0]
     rows, cols = inside_plots.axes_pieces(attention_data(), kind)
-    assert [t.get_text() for t in ax.get_yticklabels()] == rows
-    assert [t.get_text() for t in ax.get_xticklabels()] == cols
+    assert [t.get_text() for t in ax.get_yticklabels()] == [piece_label(p) for p in rows]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [piece_label(p) for p in cols]
     assert ax.get_title().endswith("layer 2, head 3")
 
 
@@ -79,3 +81,13 @@ def test_model_view_is_one_tile_per_layer_and_head():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["layer 1", "layer 2"]
     image = ax.images[0].get_array()
     assert image.shape == (2 * 3 + 1, 3 * 4 + 2) and int(image.mask.sum()) == 1 * 14 + 2 * 3 * 2  # the gutters
+
+
+def test_pieces_are_labelled_as_a_visitor_reads_them():
+    """No SentencePiece markup in any picture: word starts as their text, pieces inside a word after a hyphen,
+    tags and the end of sentence in words; the beam chart's texts spell the words."""
+    from space.plots import pieces_text
+
+    assert [piece_label(p) for p in ["\u2581Ein", "ter", "<2de>", "</s>", "<s>", ".", "\u2581"]] == [
+        "Ein", "-ter", "[to German]", "[end]", "[start]", ".", "[space]"]
+    assert pieces_text(["<2fr>", "\u2581Un", "\u2581ch", "ien", ".", "</s>"]) == "Un chien."

@@ -211,8 +211,9 @@ def test_undo_restores_the_coloured_words_from_the_kept_data():
     first, second = _view(["Ein", "Hund."], [0.95, 0.3]), _view(["Zwei", "Hunde."], [0.1, 0.7], unsure=True)
     words, restored, text, history, undo, alternatives = translate._undo([first, second])
     assert restored is second and text == "Zwei Hunde." and history == [first]
-    assert words == [("Zwei", "doubtful (< 20%)"), (" Hunde.", "likely (50-90%)"), (" ⚠", view.UNSURE)]
-    assert gr.HighlightedText(color_map=view.COLOURS).postprocess(words) is not None  # a value it takes
+    shown = [("Zwei", "doubtful (< 20%)"), (" Hunde.", "likely (50-90%)"), (" ⚠", view.UNSURE)]
+    assert [(e["token"], e["class_or_confidence"]) for e in words.value] == shown
+    assert set(words.color_map) == {"doubtful (< 20%)", "likely (50-90%)", view.UNSURE}  # the legend: what is shown
     assert undo["interactive"] is True and alternatives["visible"] is False
     *_, history, undo, _ = translate._undo(history)
     assert history == [] and undo["interactive"] is False
@@ -240,7 +241,10 @@ def test_word_view_colours_whole_words_of_every_sentence(tiny_tokenizer):
     data = view.build(results, layout, tiny_tokenizer, set(), model="m")
     assert data["translation"] == "Ein Hund rennt. Ein Mann sitzt.\n\nZwei Kinder spielen."
     assert [s["unsure"] for s in data["sentences"]] == [False, False, True] and 0.3 < CONFIDENCE_THRESHOLD
-    assert [w["text"] for w in data["words"]] == " ".join(outputs).split()
+    pieces = tiny_tokenizer.pieces(tiny_tokenizer.encode(" ".join(outputs), side="target"))
+    assert "." in pieces  # the full stop is a piece of its own here: a word written without a space
+    assert [w["text"] for w in data["words"]] == " ".join(outputs).replace(".", " .").split()
+    # shown with the word before it, in that word's colour: "rennt." (a click on it is a click on "rennt")
     for word in data["words"]:
         pieces = [data["tokens"][i] for i in word["tokens"]]
         assert word["probability"] == f64(math.prod(t["probability"] for t in pieces))  # exp(sum of logs), float64

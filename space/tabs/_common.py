@@ -36,12 +36,14 @@ def bind(ctx: SpaceContext, fn):
 
 
 def model_picker(ctx: SpaceContext, label: str = "Model", elem_id: Optional[str] = None,
-                 auto: bool = False) -> gr.Dropdown:
-    """The model dropdown; ``auto=True`` adds, first and chosen, the best-scored model of each direction."""
+                 auto: bool = True, default: Optional[str] = None) -> gr.Dropdown:
+    """The model dropdown.  One rule for every tab: it opens on "Best for the direction" (``auto``: the
+    best-scored model of each direction, listed first), unless the tab is about one model (``default``)."""
     names = [(name, name) for name in ctx.model_names]
     if auto and names:
         names.insert(0, (AUTO_LABEL, BEST_MODEL))
-    return gr.Dropdown(choices=names, value=names[0][1] if auto and names else ctx.default_model, label=label,
+    value = default or (names[0][1] if auto and names else ctx.default_model)
+    return gr.Dropdown(choices=names, value=value, label=label,
                        interactive=True, elem_id=elem_id,
                        info=None if names else "No model found: ship one under space/models/ or pass --model.")
 
@@ -78,7 +80,7 @@ def language_pickers(ctx: SpaceContext, model: Optional[gr.Dropdown], prefix: st
     sources, targets, source, target = fit_pair(_config(ctx, start), AUTO if detect else DEFAULT_PAIR[0],
                                                 DEFAULT_PAIR[1], ctx.chooser.pairs() if start == BEST_MODEL else None,
                                                 detect)
-    with gr.Row(equal_height=True):
+    with gr.Row(equal_height=True, elem_classes=["language-pickers"]):
         src = gr.Dropdown(choices(sources), value=source, label="From", elem_id=f"{prefix}-source-lang",
                           interactive=True, min_width=120)
         swap = gr.Button("⇄", size="sm", elem_id=f"{prefix}-swap", min_width=40, scale=0)

@@ -21,6 +21,7 @@ def render(ctx) -> None:
             source, target = language_pickers(ctx, model, "attention")
             text = text_input(ctx, "Source sentence", value=examples_of(source.value)[0][0], lines=2,
                               elem_id="attention-input")
+            examples(text, source, "attention")
         with gr.Column():
             with gr.Row():
                 strategy = gr.Radio(["greedy", "beam"], value="greedy", label="Decoding")
@@ -29,7 +30,6 @@ def render(ctx) -> None:
                 # custom values pass the component's own check: the handler range-checks them per model
                 layer = gr.Dropdown(layers, value=0, label="Decoder layer", allow_custom_value=True)
                 head = gr.Dropdown(heads, value=0, label="Head", allow_custom_value=True)
-    examples(text, source, "attention")
     button = gr.Button("Show attention", variant="primary", elem_id="attention-button")
     translation = gr.Textbox(label="Translation", interactive=False, elem_id="attention-translation")
     plot = gr.Plot(label="Cross-attention", elem_id="attention-plot")

@@ -19,6 +19,7 @@ def render(ctx) -> None:
             source, target = language_pickers(ctx, model, "compare")
             text = text_input(ctx, "Source sentence", value=examples_of(source.value)[2][0], lines=2,
                               elem_id="compare-input")
+            examples(text, source, "compare")
         with gr.Column():
             with gr.Row():
                 beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size")
@@ -29,7 +30,6 @@ def render(ctx) -> None:
                                        label="Max output tokens (0 = auto)")
             engine = gr.Radio(["pytorch", "ctranslate2"], value=service.DEFAULT_ENGINE, label="Engine",
                               elem_id="compare-engine")
-    examples(text, source, "compare")
     button = gr.Button("Compare", variant="primary", elem_id="compare-button")
     verdict = gr.Markdown(elem_id="compare-verdict")
     with gr.Row():

@@ -48,22 +48,35 @@ def render(ctx) -> None:
     gr.Markdown(INTRO)
     with gr.Row():
         with gr.Column():
-            model = model_picker(ctx, elem_id="inside-model")
+            model = model_picker(ctx, elem_id="inside-model", default=inside.paper_model(ctx))
             source, target = language_pickers(ctx, model, "inside")
         with gr.Column():
             text = text_input(ctx, "Source sentence", value=examples_of(source.value)[0][0], lines=2,
                               elem_id="inside-input")
-    examples(text, source, "inside")
+            examples(text, source, "inside")
     common = [text, model, source, target]
-    with gr.Tabs():
+    with gr.Tabs(overflow_behavior="wrap"):  # every view's name in sight, at any width
         with gr.Tab("Attention, all three kinds", id="inside-attention"):
-            _attention(ctx, common)
+            _available(ctx, "attention", model, _attention(ctx, common))
         with gr.Tab("Positional encoding", id="inside-positions"):
-            _positions(ctx, common)
+            _available(ctx, "positions", model, _positions(ctx, common))
         with gr.Tab("Step by step", id="inside-steps"):
-            _steps(ctx, common)
+            _available(ctx, "steps", model, _steps(ctx, common))
         with gr.Tab("Training recipe", id="inside-recipe"):
-            _recipe(ctx, common)
+            _available(ctx, "recipe", model, _recipe(ctx, common))
+
+
+def _available(ctx, view: str, model, button) -> None:
+    """Under a view's button, the one sentence saying why it cannot show the picked model (the button then
+    off); nothing when it can."""
+    def update(name):
+        reason = inside.why_not(ctx, name, view) if name else None
+        return gr.update(interactive=reason is None), gr.update(value=reason or "", visible=reason is not None)
+
+    first = update(model.value)
+    note = gr.Markdown(first[1]["value"], visible=first[1]["visible"], elem_id=f"inside-{view}-why-not")
+    button.interactive = first[0]["interactive"]
+    model.change(update, model, [button, note], **UI)
 
 
 def _attention(ctx, common) -> None:
@@ -71,7 +84,7 @@ def _attention(ctx, common) -> None:
     with gr.Row():
         kind = gr.Radio([(title, key) for key, title in KIND_TITLES.items()], value="cross",
                         label="Kind of attention", elem_id="inside-kind")
-        layers, heads = _sizes(ctx, ctx.default_model)
+        layers, heads = _sizes(ctx, inside.paper_model(ctx))
         layer = gr.Slider(1, layers, value=1, step=1, label="Layer (head view)", elem_id="inside-layer")
         head = gr.Slider(1, heads, value=1, step=1, label="Head (head view)", elem_id="inside-head")
     forced = gr.Textbox("", label="Teacher-force this translation (empty: the model's own)", lines=1,
@@ -90,6 +103,7 @@ def _attention(ctx, common) -> None:
     for control in (layer, head):  # the model view shows every layer and head already: only the head view changes
         control.change(service.handler(inside.head_redraw), [data, kind, layer, head], head_view, **UI)
     common[1].change(functools.partial(_resize, ctx), common[1], [layer, head], **UI)
+    return button
 
 
 def _sizes(ctx, model):
@@ -119,6 +133,7 @@ def _positions(ctx, common) -> None:
         data = gr.JSON(label="positions")
     button.click(bind(ctx, inside.positions), [*common, length, dims], [picture, data], api_name="positions",
                  **decode_event(ctx))
+    return button
 
 
 def _steps(ctx, common) -> None:
@@ -140,6 +155,7 @@ def _steps(ctx, common) -> None:
         lambda d: gr.update(maximum=max(2, d["steps"]) if isinstance(d, dict) and "steps" in d else None),
         data, step, **UI)
     step.change(service.handler(inside.steps_redraw), [data, step], step_plot, **UI)
+    return button
 
 
 def _recipe(ctx, common) -> None:
@@ -153,3 +169,4 @@ def _recipe(ctx, common) -> None:
         data = gr.JSON(label="recipe")
     button.click(bind(ctx, inside.recipe), [*common, position], [picture, data], api_name="recipe",
                  **decode_event(ctx))
+    return button

@@ -2,6 +2,8 @@
 the model serves (the source detected by default), with each word coloured by the model's probability."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import gradio as gr
 
 from transformer_hub.formats import FORMATS
@@ -21,6 +23,7 @@ def render(ctx) -> None:
             source, target = language_pickers(ctx, model, "translate", detect=True)
             text = text_input(ctx, "Source text", value=examples_of(None)[0][0], lines=4,
                               elem_id="translate-input")
+            examples(text, source, "translate")
             strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
             with gr.Accordion("Decoding options", open=False):
                 engine = gr.Radio(["auto", "pytorch", "ctranslate2"], value=service.TRANSLATE_ENGINE, label="Engine",
@@ -43,10 +46,13 @@ def render(ctx) -> None:
                 file_button = gr.Button("Translate the document", elem_id="translate-file-button")
                 translated = gr.File(label="Translated document", interactive=False, elem_id="translate-file-output")
                 file_note = gr.Markdown(elem_id="translate-file-note")
+                file_text = gr.Textbox(label="The translated document", lines=6, max_lines=20, interactive=False,
+                                       visible=False, buttons=["copy"], elem_id="translate-file-text")
         with gr.Column(scale=1):
             output = gr.Textbox(label="Translation", lines=4, interactive=False, elem_id="translate-output",
                                 buttons=["copy"])
-            elapsed = gr.Number(label="Time taken (ms)", interactive=False, precision=1, elem_id="translate-time")
+            # the time is in the note under the translation; this field serves the API (/translate's second output)
+            elapsed = gr.Number(label="Time taken (ms)", visible=False, precision=1, elem_id="translate-time")
             note = gr.Markdown(elem_id="translate-engine-note")
             gr.Markdown("**Word by word**: the translation above, each word coloured by the model's probability "
                         "(⚠ marks a sentence the model is unsure of). Click a word to see what else it considered; "
@@ -64,19 +70,24 @@ def render(ctx) -> None:
             tokens_api = gr.Button(visible=False)  # /tokens for API callers: the page gets its words from /translate
             with gr.Accordion("Words, probabilities and alternatives (JSON)", open=False):
                 data = gr.JSON(label="tokens", elem_id="translate-tokens-json")
-    examples(text, source, "translate")
     inputs = [text, model, strategy, beam_size, length_penalty, temperature, top_p, max_length, source, target,
               engine]
     history, picked, shown, at = gr.State([]), gr.State(None), gr.State(None), gr.State(None)
     button.click(bind(ctx, service.translate_view), inputs, [output, elapsed, note, shown], api_name="translate",
                  **decode_event(ctx)).then(
-        lambda d: (view.highlighted(d), d, [], gr.update(interactive=False)) if d else (gr.update(),) * 4,
+        lambda d: (_coloured(d), d, [], gr.update(interactive=False)) if d else (gr.update(),) * 4,
         shown, [words, data, history, undo], **UI)
     tokens_api.click(bind(ctx, interactive.tokens), [text, model, source, target], [words, data], api_name="tokens",
                      **decode_event(ctx))
-    file_button.click(bind(ctx, documents.translate_document), [upload] + inputs[1:], [translated, file_note],
+    file_button.click(bind(ctx, _document), [upload] + inputs[1:], [translated, file_note, file_text],
                       api_name="translate_file", **decode_event(ctx))
-    words.select(_alternatives, data, [alternatives, picked], **UI)
+    choose = service.handler(_alternatives)
+
+    def clicked(view_data, evt: gr.SelectData):  # Gradio hands the click to a parameter annotated SelectData
+        return choose(ctx, view_data, evt)
+
+    words.select(clicked, data, [alternatives, picked, words], api_name="word_choices", api_visibility="undocumented",
+                 **decode_event(ctx))
     alternatives.input(bind(ctx, _prefix), [data, picked, alternatives, history],
                        [prefix, sentence, at, history, undo], **UI).then(
         bind(ctx, interactive.continue_from), [sentence, prefix, model, source, target], list(part),
@@ -86,34 +97,53 @@ def render(ctx) -> None:
     undo.click(_undo, history, [words, data, output, history, undo, alternatives], **UI)
 
 
-def _alternatives(data, evt: gr.SelectData):
-    """The clicked word's alternatives (those of its first piece) as radio choices ("word  (p %)", token id)."""
-    if not data or evt.index is None:
-        return gr.update(visible=False), None
-    index = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
+DOCUMENT_SHOWN = 100_000  # characters of a translated document shown on the page (all of it is in the file)
+
+
+def _document(ctx, *args):
+    """A document translated: (the file to download, the note, its text shown on the page)."""
+    path, note = documents.translate_document(ctx, *args)
+    text = Path(path).read_text(encoding="utf-8") if Path(path).suffix == ".txt" else ""
+    if len(text) > DOCUMENT_SHOWN:
+        text = text[:DOCUMENT_SHOWN] + "\n…"
+    return path, note, gr.update(value=text, visible=bool(text))
+
+
+def _coloured(data, clicked=None):
+    """The word view's value with a legend of only the labels it shows."""
+    return gr.HighlightedText(value=view.highlighted(data, clicked), color_map=view.colours(data, clicked))
+
+
+def _alternatives(ctx, data, evt: gr.SelectData):
+    """The clicked word highlighted and the whole words the model would put in its place as radio choices
+    ("word  p %", the word), the current one marked and chosen."""
+    index = None if not data or evt is None or evt.index is None else evt.index
+    index = index[0] if isinstance(index, (list, tuple)) else index
     try:
-        word = view.entry_word(data, int(index))
-        entry = data["tokens"][data["words"][word]["tokens"][0]] if word is not None else None
+        word = view.entry_word(data, int(index)) if index is not None else None
     except (IndexError, KeyError, TypeError, ValueError):  # a click on words a newer translation replaced
-        entry = None
-    if entry is None:
-        return gr.update(visible=False), None
-    options = [(f"{a['text'].strip() or a['piece']}  ({100 * a['probability']:.1f} %)", str(a["token"]))
-               for a in entry["alternatives"]]
-    return gr.update(choices=options, value=None, visible=True,
-                     label=f"Alternatives for “{data['words'][word]['text']}” (word {word + 1})"), word
+        word = None
+    if word is None or not data["tokens"][data["words"][word]["tokens"][0]]["alternatives"]:
+        return gr.update(visible=False), None, gr.update()
+    choices = interactive.word_choices(ctx, data, word)
+    options = [(f"{c.text}  {100 * c.probability:.1f} %" + ("  (current)" if c.current else ""), c.text)
+               for c in choices]
+    current = next((c.text for c in choices if c.current), None)
+    return (gr.update(choices=options, value=current, visible=True,
+                      label=f"Words the model would put in place of “{data['words'][word]['text']}”"),
+            word, _coloured(data, word))
 
 
-def _prefix(ctx, data, word, token, history):
+def _prefix(ctx, data, word, choice, history):
     """The clicked word's sentence and the prefix to continue it from; the current view pushed on the undo history.
 
     The history keeps the view's data only: the coloured words are rebuilt from it, because the
     HighlightedText's own value comes back from the browser in another shape than the one it takes.
     """
-    if data is None or word is None or token in (None, ""):
+    if data is None or word is None or not isinstance(choice, str) or not choice.strip():
         raise gr.Error("Click a word of the translation first, then pick one of its alternatives.")
     history = list(history or []) + [data]
-    sentence, source, prefix = interactive.prefix_for(ctx, data, word, int(token))
+    sentence, source, prefix = interactive.prefix_for(data, int(word), choice)
     return prefix, source, sentence, history, gr.update(interactive=True)
 
 
@@ -122,7 +152,7 @@ def _splice(data, sentence, part):
     if not data or part is None:
         return gr.update(), gr.update(), gr.update()
     whole = interactive.splice(data, sentence, part)
-    return whole["translation"], view.highlighted(whole), whole
+    return whole["translation"], _coloured(whole), whole
 
 
 def _undo(history):
@@ -131,5 +161,5 @@ def _undo(history):
         return gr.update(), gr.update(), gr.update(), [], gr.update(interactive=False), gr.update(visible=False)
     history = list(history)
     data = history.pop()
-    return (view.highlighted(data), data, data["translation"], history, gr.update(interactive=bool(history)),
+    return (_coloured(data), data, data["translation"], history, gr.update(interactive=bool(history)),
             gr.update(visible=False))

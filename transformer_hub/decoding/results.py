@@ -9,9 +9,9 @@ import torch
 
 from ..tokenizer import EOS_ID
 
-# Below this ``Hypothesis.confidence`` the Space marks a sentence as unsure: the value that flags 5 % of
-# Multi30k val sentences (en<->de/fr/cs, 300 each, the multilingual model, beam 4), from
-# ``python -m benchmarks.text --parts confidence`` (which also reports the rates it gives; docs/design.md).
+# The mean-only unsure flag: the ``Hypothesis.confidence`` that flags 5 % of Multi30k val sentences
+# (en<->de/fr/cs, 300 each, the multilingual model, beam 4), from ``python -m benchmarks.text
+# --parts confidence``.  The Space's flag also looks at the least likely word: ``decoding.words.doubt`` (docs/design.md).
 CONFIDENCE_THRESHOLD = 0.58
 
 
@@ -63,7 +63,7 @@ class Hypothesis:
         """The mean probability of the output tokens (``exp`` of each ``token_logprobs``), 0..1; None if empty.
 
         Computed from the log-probabilities, so it always matches them (engines rewrite them after the
-        search); ``transformer_hub.decoding.CONFIDENCE_THRESHOLD`` is where the Space calls a sentence unsure.
+        search); ``transformer_hub.decoding.words.doubt`` adds the least likely word for the Space's unsure flag.
         """
         if not self.token_logprobs:
             return None

@@ -22,17 +22,20 @@ POINTS = 400  # schedule points drawn
 class RecipeView:
     """``steps`` / ``lr``: the schedule; ``logged``: the trainer's records ("train": step, loss, lr;
     "val": step, val_loss) as lists per key; ``warmup``, ``peak_lr``, ``factor``, ``d_model``,
-    ``updates`` (the model's last update), ``label_smoothing`` (epsilon)."""
+    ``updates`` (the model's last update), ``label_smoothing`` (epsilon).  A card without a warm-up or a peak
+    rate gives no schedule (``warmup``, ``peak_lr``, ``factor`` None; ``steps``, ``lr`` empty): its logged
+    curves are all there is; ``missing`` names what it lacks."""
 
     d_model: int
-    warmup: int
-    peak_lr: float
-    factor: float
+    warmup: Optional[int]
+    peak_lr: Optional[float]
+    factor: Optional[float]
     updates: int
     label_smoothing: Optional[float]
     steps: List[int]
     lr: List[float]
     logged: Dict[str, Dict[str, List[float]]] = field(default_factory=dict)
+    missing: List[str] = field(default_factory=list)
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -41,8 +44,7 @@ class RecipeView:
 def _fact(training: Mapping[str, Any], key: str, kind):
     value = training.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"the model card records no {key} (its training facts: {sorted(training) or 'none'}); "
-                         "the schedule cannot be drawn")
+        return None
     return kind(value)
 
 
@@ -55,15 +57,19 @@ def training_recipe(config, training: Mapping[str, Any], metrics: Sequence[Mappi
     """
     warmup, peak = _fact(training, "warmup", int), _fact(training, "peak_lr", float)
     updates = int(training.get("updates") or 0) or max((int(r.get("step", 0)) for r in metrics), default=0)
+    smoothing = training.get("label_smoothing")
+    smoothing = float(smoothing) if isinstance(smoothing, (int, float)) and not isinstance(smoothing, bool) else None
+    missing = [name for name, value in (("warm-up", warmup), ("peak learning rate", peak)) if value is None]
+    if missing:
+        return RecipeView(d_model=config.d_model, warmup=warmup, peak_lr=peak, factor=None, updates=updates,
+                          label_smoothing=smoothing, steps=[], lr=[], logged=_curves(metrics), missing=missing)
     last = max(updates, 2 * warmup, 2)
     stride = max(1, last // points)
     steps = sorted(set(range(1, last + 1, stride)) | {warmup, last})
     factor = lr_factor(peak, config.d_model, warmup)
-    smoothing = training.get("label_smoothing")
     return RecipeView(d_model=config.d_model, warmup=warmup, peak_lr=peak, factor=factor, updates=updates,
-                      label_smoothing=float(smoothing) if isinstance(smoothing, (int, float)) else None,
-                      steps=steps, lr=[noam_lr(s, config.d_model, warmup, factor) for s in steps],
-                      logged=_curves(metrics))
+                      label_smoothing=smoothing, steps=steps,
+                      lr=[noam_lr(s, config.d_model, warmup, factor) for s in steps], logged=_curves(metrics))
 
 
 def _curves(metrics: Sequence[Mapping[str, Any]]) -> Dict[str, Dict[str, List[float]]]:

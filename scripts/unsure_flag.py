@@ -1,0 +1,99 @@
+"""Choose the unsure-sentence flag on Multi30k val and measure it: ``python -m scripts.unsure_flag``.
+
+Every val sentence (``--n`` per direction, en<->de/fr/cs) is translated as the Space does (beam 4, the
+multilingual model) and scored by sentence chrF against its reference.  The flag to beat is the mean token
+probability alone (``Hypothesis.confidence`` below 0.58); the new one also looks at the least likely word
+(``transformer_hub.decoding.words.doubt``).  Its two thresholds are the pair, on a grid, whose flagged set
+best matches the sentences with the lowest 10 % chrF (F1); the best mean-only threshold is reported beside it.  Reported for each: of those lowest-chrF
+sentences the share flagged, against the share of all sentences flagged.  Results: ``docs/unsure_flag.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Dict, List, Sequence
+
+import sacrebleu
+
+from transformer_hub import Transformer
+from transformer_hub.decoding import generate
+from transformer_hub.decoding.words import doubt
+from transformer_hub.training.data import corpus_file, default_data_dir, read_lines
+
+ROOT = Path(__file__).resolve().parents[1]
+
+DIRECTIONS = [("en", "de"), ("de", "en"), ("en", "fr"), ("fr", "en"), ("en", "cs"), ("cs", "en")]
+BEFORE = {"mean": 0.58, "lowest_word": 0.0}  # the flag before: the mean token probability alone
+LOWEST_SHARE = 0.10  # the sentences the flag should catch: the lowest 10 % by sentence chrF
+MEANS = [round(0.40 + 0.01 * i, 2) for i in range(41)]  # 0.40 .. 0.80
+# never 0: the flag must catch one doubtful word among sure ones, which a mean hides (a sentence with one wrong
+# word keeps a fair chrF, so the lowest-chrF sentences cannot reward it; "mean_only" shows what it costs)
+WORDS = [round(0.005 * i, 3) for i in range(1, 61)]  # 0.005 .. 0.30
+
+
+def records(model, data: Path, split: str, n: int) -> List[Dict[str, float]]:
+    """Per sentence: direction, chrF, mean token probability, least likely word's probability."""
+    out = []
+    for src, tgt in DIRECTIONS:
+        sources = read_lines(corpus_file(data, split, src))[:n]
+        refs = read_lines(corpus_file(data, split, tgt))[:n]
+        results = generate(model, sources, src_lang=src, tgt_lang=tgt, strategy="beam", beam_size=4,
+                           length_penalty=0.6, batch_size=64, progress=True)
+        for result, ref in zip(results, refs):
+            d = doubt(result.best, model.tokenizer)
+            out.append({"direction": f"{src}-{tgt}", "chrf": sacrebleu.sentence_chrf(result.text, [ref]).score,
+                        "mean": d.mean if d else 0.0, "lowest_word": d.lowest_word if d else 0.0})
+    return out
+
+
+def rates(rows: Sequence[Dict[str, float]], lowest: set, mean: float, lowest_word: float) -> Dict[str, float]:
+    """The share of all sentences flagged, the share of the lowest-chrF ones flagged, and the precision."""
+    flagged = {i for i, r in enumerate(rows) if r["mean"] < mean or r["lowest_word"] < lowest_word}
+    hit = len(flagged & lowest)
+    return {"mean": mean, "lowest_word": lowest_word, "flagged_all": len(flagged) / len(rows),
+            "flagged_lowest": hit / len(lowest), "precision": hit / len(flagged) if flagged else 0.0,
+            "f1": 2 * hit / (len(flagged) + len(lowest))}
+
+
+def measure(rows: Sequence[Dict[str, float]]) -> Dict[str, object]:
+    order = sorted(range(len(rows)), key=lambda i: rows[i]["chrf"])
+    lowest = set(order[:max(1, round(LOWEST_SHARE * len(rows)))])
+    before = rates(rows, lowest, BEFORE["mean"], BEFORE["lowest_word"])
+    def best(pairs):
+        return max((rates(rows, lowest, m, w) for m, w in pairs), key=lambda r: (r["f1"], -r["flagged_all"]))
+
+    return {"sentences": len(rows), "lowest_share": LOWEST_SHARE, "lowest_count": len(lowest),
+            "lowest_chrf_below": rows[order[len(lowest)]]["chrf"], "before": before,
+            "after": best([(m, w) for m in MEANS for w in WORDS]), "mean_only": best([(m, 0.0) for m in MEANS])}
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--model", default=str(ROOT / "space" / "models" / "multilingual"))
+    p.add_argument("--data", type=Path, default=None, help="Multi30k folder (default: $TRANSFORMER_HUB_DATA)")
+    p.add_argument("--split", default="val")
+    p.add_argument("--n", type=int, default=300, help="sentences per direction")
+    p.add_argument("--records", type=Path, default=None,
+                   help="a JSON file of per-sentence records: read when it exists (no decoding), else written")
+    p.add_argument("--out", type=Path, default=ROOT / "docs" / "unsure_flag.json")
+    args = p.parse_args(argv)
+    if args.records is not None and args.records.exists():
+        rows = json.loads(args.records.read_text())
+    else:
+        model = Transformer.from_pretrained(args.model).eval()
+        rows = records(model, args.data or default_data_dir(), args.split, args.n)
+        if args.records is not None:
+            args.records.write_text(json.dumps(rows))
+    result = {"command": "python -m scripts.unsure_flag", "model": Path(args.model).name, "split": args.split,
+              "per_direction": args.n, "decoding": "beam 4, length penalty 0.6", **measure(rows)}
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    for name in ("before", "after", "mean_only"):
+        r = result[name]
+        print(f"{name}: mean < {r['mean']:g} or lowest word < {r['lowest_word']:g}: flags "
+              f"{100 * r['flagged_lowest']:.1f} % of the lowest-chrF 10 % and {100 * r['flagged_all']:.1f} % of all "
+              f"{result['sentences']} sentences (precision {100 * r['precision']:.1f} %)")
+
+
+if __name__ == "__main__":
+    main()
