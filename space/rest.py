@@ -10,12 +10,12 @@ a request takes one of ``SPACE_REST_QUEUE`` slots only once its body is in. Erro
 503 when a model cannot be loaded, 500 for a fault of the server; never a stack trace. Each text is cut into
 sentences (``transformer_hub.text``: text without words is left as it is), all sentences of a request are
 decoded as one batch, and the translations are put back in the text's layout. A list answers item by item (with
-``source=auto`` an item already in the target language comes back unchanged; an error names its item,
-``q[3]: ...``). Our extensions: the request fields ``model`` (a model name) and ``engine`` (``auto``, the
-default, ``pytorch`` or ``ctranslate2``), echoed in every translation's response, and ``glossary`` (TSV text,
-``source<TAB>target`` per line, or a JSON object of source -> target terms): each term found in a sentence must
-appear in its translation (constrained beam search, PyTorch: ``auto`` resolves to it), and the answer's
-``glossary`` lists per text the entries that applied.
+``source=auto`` an item already in the target language, or too short to detect, comes back unchanged; an error
+names its item, ``q[3]: ...``). Our extensions: the request fields ``model`` (a model name) and ``engine``
+(``auto``, the default, ``pytorch`` or ``ctranslate2``), echoed in every translation's response, and ``glossary``
+(TSV text, ``source<TAB>target`` per line, or a JSON object of source -> target terms): each term found in a
+sentence must appear in its translation (constrained beam search, PyTorch: ``auto`` resolves to it), and the
+answer's ``glossary`` lists per text the entries that applied.
 """
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ from starlette.responses import JSONResponse
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.text.glossary import Glossary
 from transformer_hub.text.pipeline import translate_texts
-from transformer_hub.text import (Segmented, detect_language, has_words, language_name, split_sentences,
-                                  unserved_language)
+from transformer_hub.text import (Detected, Segmented, detect_language, has_words, language_name,
+                                  split_sentences, too_short_to_detect, unserved_language)
 
 from transformer_hub.formats import Document
 
@@ -94,6 +94,11 @@ def _language(value: Any) -> str:
     if not isinstance(value, str) or value not in LANGUAGES:
         raise RestError(400, f"{value} is not supported")
     return value
+
+
+def _libre(detected: Detected) -> Dict[str, Any]:
+    """LibreTranslate's ``{"confidence": 0-100, "language"}`` for a detection."""
+    return {"confidence": round(100.0 * detected.confidence, 2), "language": detected.code}
 
 
 def _alternatives(value: Any, most: int) -> int:
@@ -224,20 +229,21 @@ class RestAPI:
         q = _required(params, "q")
         if not isinstance(q, str):
             raise RestError(400, "Invalid request: q must be a text")
-        return [self._detect([q], lambda i: "")[0]]
+        return [_libre(self._detect([q], lambda i: "")[0])]
 
-    def _detect(self, texts: List[str], where: Callable[[int], str]) -> List[Dict[str, Any]]:
-        """LibreTranslate's ``{"confidence": 0-100, "language"}`` per text, among the languages translated from;
-        a text in another language the detector knows well is refused (400, ``where`` names it), not guessed."""
+    def _detect(self, texts: List[str], where: Callable[[int], str]) -> List[Detected]:
+        """Per text its language among the languages translated from; a text in another language the detector
+        knows well is refused (400, ``where`` names it), not guessed (one too short to detect is not refused)."""
         served = list(dict.fromkeys(s for s, _ in self.ctx.chooser.pairs()))
         if not served:
             raise RestError(400, "No model is available to detect languages for")
+        found = detect_language(texts, served)
         for number, other in enumerate(unserved_language(texts, served)):
-            if other is not None and has_words(texts[number]):
+            text = texts[number]
+            if other is not None and has_words(text) and not too_short_to_detect(text, found[number]):
                 raise RestError(400, f"{where(number)}{other} is not supported (the text looks like "
                                      f"{language_name(other)}); this server translates from {', '.join(served)}")
-        return [{"confidence": round(100.0 * d.confidence, 2), "language": d.code}
-                for d in detect_language(texts, served)]
+        return found
 
     def check(self, params: Dict[str, Any]) -> Job:
         """``params`` as a job, or ``RestError`` (400) naming what is wrong (and in a list, which item: ``q[3]``),
@@ -266,14 +272,16 @@ class RestAPI:
         else:
             cleaned = ["\n".join(self._clean(t, where(i)).lines) if t.strip() or not batch else None
                        for i, t in enumerate(raw)]
-        detected = None
+        detected, found = None, []
         if source == "auto":
-            detected = self._detect([t or "" for t in cleaned], where)
-            sources = [d["language"] for d in detected]
+            found = self._detect([t or "" for t in cleaned], where)
+            detected, sources = [_libre(d) for d in found], [d.code for d in found]
         else:
             sources = [_language(source)] * len(raw)
-        texts = [None if t is None else Segmented((), (t,)) if detected and lang == target  # already in it
-                 else split_sentences(t, lang) for t, lang in zip(cleaned, sources)]
+        kept = [t is not None and (d.code == target or too_short_to_detect(t, d))
+                for t, d in zip(cleaned, found)] if found else [False] * len(raw)
+        texts = [None if t is None else Segmented((), (t,)) if keep  # already in the target, or too short to detect
+                 else split_sentences(t, lang) for t, lang, keep in zip(cleaned, sources, kept)]
         count = sum(len(t.segments) for t in texts if t is not None)
         if count > self.ctx.limits.max_sentences:
             raise RestError(400, f"Invalid request: request ({count} sentences) exceeds text limit "

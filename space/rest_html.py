@@ -34,8 +34,11 @@ def translate(api, job) -> Dict[str, Any]:
     """The answer to an html job (``rest.Job`` with ``documents``), decoded through ``api.decode``."""
     out = ["" if d is None else None for d in job.documents]
     used: Dict[str, str] = {}
-    for source in dict.fromkeys(job.sources):
-        picks = [i for i, (s, d) in enumerate(zip(job.sources, job.documents)) if s == source and d is not None]
+    # a document without sentences (already in the target language, too short to detect, no words) stays as it is
+    keep = [t is not None and not t.segments for t in job.texts]
+    for source, unchanged in dict.fromkeys(zip(job.sources, keep)):
+        picks = [i for i, (s, k, d) in enumerate(zip(job.sources, keep, job.documents))
+                 if (s, k) == (source, unchanged) and d is not None]
         if not picks:
             continue
 
@@ -45,7 +48,6 @@ def translate(api, job) -> Dict[str, Any]:
             used.setdefault("engine", engine)
             return [r.hypotheses[0].text for r in results]
 
-        unchanged = job.detected is not None and source == job.target  # already in the target language
         done = translate_texts([u for i in picks for u in job.documents[i].texts], list if unchanged else decode,
                                source)
         start = 0

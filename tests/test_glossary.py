@@ -122,3 +122,10 @@ def test_constraints_belong_to_whole_texts_and_a_bad_glossary_names_its_fault(mo
         generate(model, ["a dog ."], glossary="dog\tblau\ncat\trot\tx\n", **BEAM)
     with pytest.raises(ValueError, match="constraints need beam search"):
         generate(model, ["a dog ."], glossary={"dog": "blau"}, strategy="greedy")
+
+
+def test_a_glossary_term_and_a_verbatim_piece_both_come_through(model):
+    text = "A dog runs to www.example.com today. Two people sit on a bench."
+    (result,) = generate(model, [text], glossary={"bench": "wasser"}, split_sentences=True, **BEAM)
+    assert "www.example.com" in result.sentences[0].text and "wasser" in result.sentences[1].text
+    assert result.glossary == [Entry("bench", "wasser")] and result.sentences[1].best.constraints_met == [True]

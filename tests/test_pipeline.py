@@ -91,6 +91,17 @@ def test_what_is_not_translated_comes_back_as_it_was_and_says_why(models):
         translate_texts(chooser, [DE], src_lang="auto", tgt_lang="de")
 
 
+def test_a_text_too_short_to_detect_comes_back_as_it_was(models):
+    chooser = Counting(models)
+    results = translate_texts(chooser, ["Hi!", "A dog.", EN], src_lang="auto", tgt_lang="de", max_length=6)
+    assert results[0].text == "Hi!" and results[0].model is None
+    assert [r.unchanged for r in results] == ["too short to detect its language", None, None]
+    assert results[0].src_lang == "en" and results[0].src_lang_confidence == pytest.approx(1 / 3)  # a blind guess among en, de, fr
+    assert [r.model for r in results[1:]] == ["en-de", "en-de"] and results[1].text != "A dog."
+    assert [name for name, _ in chooser.calls] == ["en-de"]
+    assert translate_texts(chooser, ["Hi!"], src_lang="en", tgt_lang="de", max_length=6)[0].unchanged is None
+
+
 def test_generate_with_split_sentences_is_the_pipeline_over_its_one_model(models):
     model = models["en-de"]
     texts = [EN, "One dog.\nTwo cats."]

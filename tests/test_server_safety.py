@@ -111,9 +111,10 @@ def upload(served, name: str, content: bytes):
 def test_an_upload_is_translated_then_deleted_and_one_over_the_size_limit_is_refused(served):
     status, path = upload(served, "story.txt", b"A dog runs.\n\nA man sits on a bench.\n")
     assert status == 200 and Path(path).is_file()
-    kind, (download, note) = gradio_call(served, "translate_file", [file_arg(path), *FILE_ARGS])
+    kind, (download, note, shown) = gradio_call(served, "translate_file", [file_arg(path), *FILE_ARGS])
     assert kind == "complete" and "2 sentence(s) translated" in note
-    assert Path(download["path"]).read_text(encoding="utf-8").count("\n\n") == 1
+    written = Path(download["path"]).read_text(encoding="utf-8")
+    assert written.count("\n\n") == 1 and shown["value"] == written  # the page shows what it offers for download
     assert not Path(path).exists()  # the upload is gone once translated
     kind, data = gradio_call(served, "translate_file", [file_arg(path), *FILE_ARGS])
     assert kind == "error"
@@ -234,6 +235,10 @@ def test_text_without_words_comes_back_unchanged_from_rest_and_the_page(served):
     status, mixed = rest(served, "/translate", {"q": "😀 A dog runs. 12:45", "source": "en", "target": "de"})
     _, alone = rest(served, "/translate", {"q": "A dog runs.", "source": "en", "target": "de"})
     assert mixed["translatedText"] == f"😀 {alone['translatedText']} 12:45"
+    status, inside = rest(served, "/translate", {"q": ["Mail anna@example.cz now.", "Meet me at 12:45 😀 by the river."],
+                                                 "source": "en", "target": "de"})
+    assert status == 200 and "anna@example.cz" in inside["translatedText"][0], inside
+    assert all(piece in inside["translatedText"][1] for piece in ("12:45", "😀")), inside
     page = gradio_client.Client(served.url, verbose=False)
     for text, source in (("😀 🎉", "en"), ("12:45", "en"), ("♪ ♪", "auto")):
         translation, _, _ = page.predict(text=text, source_lang=source, target_lang="de", api_name="/translate")
@@ -242,12 +247,16 @@ def test_text_without_words_comes_back_unchanged_from_rest_and_the_page(served):
 
 # ----------------------------------------------------------------------------- batches answer per item
 def test_a_mixed_batch_answers_per_item(served):
-    batch = ["A dog runs.", "Ein Hund rennt über die Wiese.", "🎉"]
+    batch = ["A dog runs.", "Ein Hund rennt über die Wiese.", "🎉", "Hi!", "A dog."]
     status, answer = rest(served, "/translate", {"q": batch, "source": "auto", "target": "de"})
     assert status == 200, answer
-    _, alone = rest(served, "/translate", {"q": "A dog runs.", "source": "en", "target": "de"})
-    assert answer["translatedText"] == [alone["translatedText"], batch[1], batch[2]]
+    _, alone = rest(served, "/translate", {"q": ["A dog runs.", "A dog."], "source": "en", "target": "de"})
+    assert answer["translatedText"] == [alone["translatedText"][0], batch[1], batch[2], batch[3],
+                                        alone["translatedText"][1]]  # "Hi!": too short to detect, as it was
     assert [d["language"] for d in answer["detectedLanguage"][:2]] == ["en", "de"]
+    status, answer = rest(served, "/translate", {"q": ["<p>Hi!</p>", "<p>A dog runs.</p>"], "source": "auto",
+                                                 "target": "de", "format": "html"})
+    assert status == 200 and answer["translatedText"] == ["<p>Hi!</p>", f"<p>{alone['translatedText'][0]}</p>"]
     status, answer = rest(served, "/translate", {"q": ["A dog.", "El perro corre por el parque con su dueño."],
                                                  "source": "auto", "target": "de"})
     assert status == 400 and answer["error"].startswith("q[1]: es is not supported"), answer

@@ -7,7 +7,7 @@ import pytest
 
 from helpers.corpus import MULTI30K, MULTI30K_MISSING
 from transformer_hub import text as text_mod
-from transformer_hub.text import Detected, detect_language, split_sentences, unserved_language
+from transformer_hub.text import Detected, detect_language, split_sentences, too_short_to_detect, unserved_language
 
 SERVED = ["en", "de", "fr", "cs"]
 
@@ -114,3 +114,22 @@ def test_no_validation_caption_is_called_unserved(lang):
     with gzip.open(MULTI30K / f"val.{lang}.gz", "rt", encoding="utf-8") as f:
         lines = f.read().splitlines()
     assert unserved_language(lines, SERVED, text_mod.UNSERVED_THRESHOLD) == [None] * len(lines)
+
+
+def test_a_text_is_too_short_to_detect_only_when_short_and_unsure():
+    texts = ["Hi!", "Merci", "Pes.", "A dog.", "Yes", "Ein Hund rennt.", "Hi https://example.cz/a/b"]
+    found = detect_language(texts, SERVED)
+    assert [too_short_to_detect(t, d) for t, d in zip(texts, found)] == [True, True, True, False, False, False,
+                                                                         True]
+    assert too_short_to_detect("Merci", Detected("fr", 0.9)) is False  # sure enough: kept however short
+    assert too_short_to_detect("Ein langer Satz", Detected("de", 0.3)) is False  # long enough: kept however unsure
+
+
+@pytest.mark.skipif(not MULTI30K.exists(), reason=MULTI30K_MISSING)
+@pytest.mark.parametrize("lang", SERVED)
+def test_no_validation_caption_is_too_short_to_detect(lang):
+    """The claim of text.detection.SHORT_LETTERS: no val caption of a served language is left untranslated."""
+    with gzip.open(MULTI30K / f"val.{lang}.gz", "rt", encoding="utf-8") as f:
+        lines = [line for line in f.read().splitlines() if line.strip()]
+    found = detect_language(lines, SERVED)
+    assert [t for t, d in zip(lines, found) if too_short_to_detect(t, d)] == []

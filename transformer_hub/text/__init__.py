@@ -5,10 +5,11 @@ Segmentation, detection and glossaries import nothing else of ours.
 
     from transformer_hub.text import split_sentences, detect_language
 """
-from .detection import Detected, detect_language, unserved_language
+from .detection import Detected, detect_language, too_short_to_detect, unserved_language
 from .glossary import Entry, Glossary
 from .segmentation import (LANGUAGE_NAMES, UNSERVED_RATIO, UNSERVED_THRESHOLD, Segmented, has_words, language_name,
                            split_sentences)
 
-__all__ = ["split_sentences", "Segmented", "detect_language", "Detected", "unserved_language",
-           "has_words", "language_name", "LANGUAGE_NAMES", "UNSERVED_THRESHOLD", "UNSERVED_RATIO", "Glossary", "Entry"]
+__all__ = ["split_sentences", "Segmented", "detect_language", "Detected", "unserved_language", "too_short_to_detect",
+           "has_words", "language_name", "LANGUAGE_NAMES", "UNSERVED_THRESHOLD", "UNSERVED_RATIO",
+           "Glossary", "Entry"]

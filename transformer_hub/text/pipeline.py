@@ -22,9 +22,10 @@ from ..decoding import DecodingConfig, Hypothesis, TranslationResult, generate
 from ..decoding.api import TEXT_PIPELINES
 from ..decoding.config import length_penalty, one_per_text
 from ..hub.selection import Candidate, best_model, candidate
-from .detection import detect_language, unserved_language
+from .detection import detect_language, too_short_to_detect, unserved_language
 from .glossary import Entry, Glossary
 from .segmentation import Segmented, has_words, language_name, split_sentences
+from .verbatim import restore_results, with_attention
 
 AUTO = "auto"
 # A text detected as the target language with at least this confidence is refused ("already in German");
@@ -54,6 +55,10 @@ class Models:
     def default_languages(self) -> Tuple[Optional[str], Optional[str]]:
         """(source, target) a text gets when none is given: a bilingual model's own pair, else none."""
         return None, None
+
+    def tokenizer(self, name: str, options: Dict[str, Any]) -> Any:
+        """The tokenizer of model ``name`` when decoding with ``options`` gives cross-attention, else None."""
+        return None
 
 
 def engine_name(engine: Any) -> str:
@@ -91,6 +96,10 @@ class OneModel(Models):
         c = self.model.config
         return c.src_lang, (None if c.languages else c.tgt_lang)
 
+    def tokenizer(self, name, options):
+        attends = engine_name(options.get("engine", "pytorch")) == "pytorch"  # CTranslate2 gives no attention
+        return getattr(self.model, "tokenizer", None) if attends else None
+
 
 class ModelSet(Models):
     """Several models by name; each direction is served by the one whose model card scores it best
@@ -114,11 +123,15 @@ class ModelSet(Models):
     def decode(self, name, sentences, src_langs, tgt_langs, config, **options):
         return OneModel(self.models[name], name).decode(name, sentences, src_langs, tgt_langs, config, **options)
 
+    def tokenizer(self, name, options):
+        return OneModel(self.models[name], name).tokenizer(name, options)
+
 
 def detect_sources(models: Models, texts: List[str], src_lang, tgt_lang, keep_target_language: bool = False
                    ) -> Tuple[list, List[Optional[float]], List[Optional[str]]]:
     """Per text: the source code to use ("auto" entries detected), the detection's confidence (else None), and
-    why it stays as it is (``keep_target_language``: already in its target language; else None).
+    why it stays as it is (too short to detect: ``detection.too_short_to_detect``; ``keep_target_language``:
+    already in its target language; else None).
 
     A text in a language outside ``models.languages()`` is a ``ValueError``, and so is one already in its target
     language unless ``keep_target_language``.
@@ -135,9 +148,13 @@ def detect_sources(models: Models, texts: List[str], src_lang, tgt_lang, keep_ta
     foreign = unserved_language([texts[i] for i in auto], served)
     default_target = models.default_languages()[1]
     does, serves = ("this model does", "it serves") if models.one_model else ("the models do", "they serve")
-    for i, (code, confidence), other in zip(auto, picked, foreign):
+    for i, found, other in zip(auto, picked, foreign):
+        code, confidence = found
         if not has_words(texts[i]):  # nothing to detect (blank, emoji, numbers): the default, not detected
             sources[i] = None
+            continue
+        if too_short_to_detect(texts[i], found):  # a guess on a word or two: left as it is
+            sources[i], confidences[i], unchanged[i] = code, confidence, "too short to detect its language"
             continue
         if other is not None:
             raise ValueError(f"text {i + 1} looks like {language_name(other)} ({other}), which {does} not read; "
@@ -193,7 +210,8 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
     is added to that sentence's constraints; each result lists in ``glossary`` the entries that applied.
 
     A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
-    ``unchanged`` saying why; so does one already in its target language with ``keep_target_language``."""
+    ``unchanged`` saying why; so does one too short to detect (``src_lang="auto"``), and one already in its
+    target language with ``keep_target_language``."""
     config = config or DecodingConfig()
     texts = list(texts)
     if split_sentences and prefix not in (None, "") and (isinstance(prefix, str) or any(prefix)):
@@ -219,8 +237,12 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
         phrases, applied = _sentence_constraints(glossary, given, flat, sources, targets)
         if any(phrases):  # else plain search, and engines without constrained search still serve the call
             extra["constraints"] = phrases
-        results, engines[name] = models.decode(name, [s for _, s in flat], [sources[i] for i, _ in flat],
-                                               [targets[i] for i, _ in flat], config, **extra, **options)
+        sentences, tokenizer = [s for _, s in flat], models.tokenizer(name, options) if split_sentences else None
+        asked = with_attention(config, sentences) if tokenizer is not None else config  # to keep pieces verbatim
+        results, engines[name] = models.decode(name, sentences, [sources[i] for i, _ in flat],
+                                               [targets[i] for i, _ in flat], asked, **extra, **options)
+        if split_sentences:
+            restore_results(results, tokenizer, keep_attention=config.return_attention)
         for (i, _), result, entries in zip(flat, results, applied):
             result.glossary = entries
             decoded.setdefault(i, []).append(result)

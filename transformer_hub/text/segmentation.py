@@ -84,6 +84,11 @@ def has_words(text: str) -> bool:
     return any(ch.isalpha() for ch in _LINK.sub(" ", text))
 
 
+def letter_count(text: str) -> int:
+    """The letters of ``text`` outside its URLs and e-mail addresses."""
+    return sum(ch.isalpha() for ch in _LINK.sub(" ", text))
+
+
 def _worded(text: str, start: int, end: int) -> Optional[Tuple[int, int]]:
     """The span ``text[start:end]`` less its leading and trailing wordless tokens; None when none has words."""
     tokens = [m.span() for m in re.finditer(r"\S+", text[start:end]) if has_words(m.group())]
