@@ -192,9 +192,11 @@ def engine_note(engine: str, seconds: float, model: Optional[str] = None) -> str
     return (f"model **{model}** · " if model else "") + f"engine **{engine}** · {seconds * 1000.0:.1f} ms"
 
 
-def resolve_engine(ctx: SpaceContext, engine: str, name: str, config: DecodingConfig) -> str:
-    """The engine that will run: ``"auto"`` resolved for this model and these options (``choose_engine``)."""
-    return choose_engine(engine, config, ctx.store.config(name))
+def resolve_engine(ctx: SpaceContext, engine: str, name: str, config: DecodingConfig,
+                   constrained: bool = False) -> str:
+    """The engine that will run: ``"auto"`` resolved for this model and these options (``choose_engine``;
+    ``constrained``: some sentence has constraints, which only PyTorch honours)."""
+    return choose_engine(engine, config, ctx.store.config(name), constrained=constrained)
 
 
 # ---------------------------------------------------------------------------- Translate

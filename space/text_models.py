@@ -37,10 +37,15 @@ class SpaceModels(Models):
 
     def decode(self, name: str, sentences: List[str], src_langs: list, tgt_langs: list, config: DecodingConfig,
                **options) -> Tuple[List[TranslationResult], str]:
-        engine = service.resolve_engine(self.ctx, service.pick_engine(self.engine, ENGINE_CHOICES), name, config)
+        """``options``: ``constraints`` (one list of target phrases per sentence: a glossary's terms) is honoured,
+        and makes engine "auto" PyTorch; the rest (progress, workers) do not apply to the Space's worker."""
+        constraints = options.get("constraints") or [()] * len(sentences)
+        engine = service.resolve_engine(self.ctx, service.pick_engine(self.engine, ENGINE_CHOICES), name, config,
+                                        constrained=any(constraints))
         pairs: Dict[Tuple, Tuple] = {}
         for pair in zip(src_langs, tgt_langs):
             if pair not in pairs:
                 pairs[pair] = service.languages_for(self.ctx, name, *pair)
-        requests = [Request(s, *pairs[pair]) for s, pair in zip(sentences, zip(src_langs, tgt_langs))]
+        requests = [Request(s, *pairs[pair], constraints=tuple(c or ())) for s, pair, c in
+                    zip(sentences, zip(src_langs, tgt_langs), constraints)]
         return self.ctx.decoder.generate(name, requests, config, engine=engine), engine

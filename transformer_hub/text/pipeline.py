@@ -23,6 +23,7 @@ from ..decoding.api import TEXT_PIPELINES
 from ..decoding.config import length_penalty, one_per_text
 from ..hub.selection import Candidate, best_model, candidate
 from .detection import detect_language, too_short_to_detect, unserved_language
+from .glossary import Entry, Glossary
 from .segmentation import Segmented, has_words, language_name, split_sentences
 from .verbatim import restore_results, with_attention
 
@@ -186,12 +187,27 @@ def combined(sentences: List[TranslationResult], layout: Segmented, alpha: float
     return out
 
 
+def joined(text: str, part: List[TranslationResult], layout: Segmented, alpha: float) -> TranslationResult:
+    """A whole text's result from its sentences' (``part``), with what they had to contain and what they warn."""
+    return TranslationResult(source=text, hypotheses=combined(part, layout, alpha),
+                             source_pieces=[p for r in part for p in r.source_pieces],
+                             source_ids=[t for r in part for t in r.source_ids],
+                             truncated=any(r.truncated for r in part), sentences=part,
+                             constraints=[c for r in part for c in r.constraints],
+                             warnings=[w for r in part for w in r.warnings],
+                             glossary=list(dict.fromkeys(e for r in part for e in r.glossary)))
+
+
 def translate_texts(models: Models, texts: Sequence[str], config: Optional[DecodingConfig] = None, *,
                     src_lang=None, tgt_lang=None, split_sentences: bool = True, prefix=None,
-                    keep_target_language: bool = False, **options: Any) -> List[TranslationResult]:
+                    keep_target_language: bool = False, constraints=None, glossary=None,
+                    **options: Any) -> List[TranslationResult]:
     """One result per text, in order: split (``split_sentences``) or whole, each sentence decoded by the model
     chosen for its text's direction, all sentences of one model in one call; ``options`` go to that call
-    (``progress``, ``workers``, ``engine``, ...).  ``prefix`` (one per text) needs ``split_sentences=False``.
+    (``progress``, ``workers``, ``engine``, ...).  ``prefix`` (one per text) needs ``split_sentences=False``,
+    and so do ``constraints`` (one list of target phrases per text).  ``glossary`` (a ``Glossary``, a dict of
+    source -> target terms, or TSV text): the target term of every entry found in a sentence (for its direction)
+    is added to that sentence's constraints; each result lists in ``glossary`` the entries that applied.
 
     A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
     ``unchanged`` saying why; so does one too short to detect (``src_lang="auto"``), and one already in its
@@ -200,6 +216,8 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
     texts = list(texts)
     if split_sentences and prefix not in (None, "") and (isinstance(prefix, str) or any(prefix)):
         raise ValueError("prefix forces the start of one sentence: it cannot be used with split_sentences=True")
+    glossary = Glossary.coerce(glossary) if glossary is not None else None
+    given = _given_constraints(constraints, len(texts), split_sentences)
     sources, confidences, unchanged = detect_sources(models, texts, src_lang, tgt_lang, keep_target_language)
     default_source, default_target = models.default_languages()
     sources = [default_source if lang is None else lang for lang in sources]
@@ -215,30 +233,62 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
     for name in dict.fromkeys(n for n in names if n is not None):  # one call per model
         mine = [i for i, n in enumerate(names) if n == name]
         flat = [(i, s) for i in mine for s in layouts[i].segments]
-        extra = {} if split_sentences else {"prefix": [prefixes[i] for i in mine]}
+        extra: Dict[str, Any] = {} if split_sentences else {"prefix": [prefixes[i] for i in mine]}
+        phrases, applied = _sentence_constraints(glossary, given, flat, sources, targets)
+        if any(phrases):  # else plain search, and engines without constrained search still serve the call
+            extra["constraints"] = phrases
         sentences, tokenizer = [s for _, s in flat], models.tokenizer(name, options) if split_sentences else None
         asked = with_attention(config, sentences) if tokenizer is not None else config  # to keep pieces verbatim
         results, engines[name] = models.decode(name, sentences, [sources[i] for i, _ in flat],
                                                [targets[i] for i, _ in flat], asked, **extra, **options)
         if split_sentences:
             restore_results(results, tokenizer, keep_attention=config.return_attention)
-        for (i, _), result in zip(flat, results):
+        for (i, _), result, entries in zip(flat, results, applied):
+            result.glossary = entries
             decoded.setdefault(i, []).append(result)
     out = []
     for i, text in enumerate(texts):
         part = decoded.get(i, [])
-        if split_sentences or not part:
-            result = TranslationResult(source=text, hypotheses=combined(part, layouts[i], config.length_penalty),
-                                       source_pieces=[p for r in part for p in r.source_pieces],
-                                       source_ids=[t for r in part for t in r.source_ids],
-                                       truncated=any(r.truncated for r in part), sentences=part)
-        else:
-            result = part[0]
+        result = joined(text, part, layouts[i], config.length_penalty) if split_sentences or not part else part[0]
         result.model, result.engine, result.unchanged = names[i], engines.get(names[i]), unchanged[i]
         for r in [result] + (result.sentences or []):
             r.src_lang, r.src_lang_confidence = sources[i], confidences[i]
         out.append(result)
     return out
+
+
+def _given_constraints(constraints, n: int, split: bool) -> list:
+    """``constraints`` as one list of phrases (or None) per text; they belong to a whole text, not its sentences."""
+    if constraints is None or not any(constraints):
+        return [None] * n
+    if split:
+        raise ValueError("constraints are given per text: they cannot be used with split_sentences=True")
+    if isinstance(constraints, str):
+        raise ValueError("constraints needs one list of target phrases per text, e.g. [['Fahrrad'], []]")
+    given = one_per_text(constraints, n, "constraints", "one list of phrases per text")
+    for phrases in given:
+        if isinstance(phrases, str):
+            raise ValueError(f"each text's constraints are a list of phrases; got the string {phrases!r}: "
+                             "wrap it in a list")
+    return given
+
+
+def _sentence_constraints(glossary: Optional[Glossary], given: list, flat: List[Tuple[int, str]], sources: list,
+                          targets: list) -> Tuple[List[List[str]], List[List[Entry]]]:
+    """Per sentence of ``flat`` ((text index, sentence) pairs): the phrases its output must hold (its text's given
+    constraints, then the target terms of the glossary entries found in it) and those entries."""
+    per_pair: Dict[tuple, Glossary] = {}
+    phrases, applied = [], []
+    for i, sentence in flat:
+        terms, entries = [], []
+        if glossary is not None:
+            pair = (sources[i], targets[i])
+            if pair not in per_pair:
+                per_pair[pair] = glossary.for_pair(*pair)
+            (terms,), (entries,) = per_pair[pair].constraints([sentence])
+        phrases.append(list(dict.fromkeys(list(given[i] or []) + terms)))
+        applied.append(entries)
+    return phrases, applied
 
 
 def _layout(text: str, lang: Optional[str], split: bool, unchanged: Optional[str]) -> Segmented:
