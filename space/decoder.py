@@ -10,7 +10,7 @@ dies, the request that was running fails with a clear error and the next one sta
 from __future__ import annotations
 
 import threading
-from typing import List, NamedTuple, Optional, Sequence
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from transformer_hub.decoding import DecodingConfig, DecodingPool, TranslationResult
 
@@ -21,12 +21,13 @@ PROCESSES = 1  # measured: two decoding processes served fewer requests/s on 2 c
 
 
 class Request(NamedTuple):
-    """One sentence to decode, with its direction and forced prefix."""
+    """One sentence to decode, with its direction, forced prefix and the target phrases it must contain."""
 
     text: str
     src_lang: Optional[str] = None
     tgt_lang: Optional[str] = None
     prefix: Optional[str] = None
+    constraints: Tuple[str, ...] = ()
 
 
 def _common(values: List):
@@ -65,10 +66,12 @@ class Decoder:
 
         def decode(batch: List[Request]) -> List[TranslationResult]:
             prefixes = [r.prefix or None for r in batch]
+            # a sentence without constraints is decoded as plain beam search, whatever the others of its batch
+            constraints = [list(r.constraints) for r in batch]
             return self.pool().generate(
                 [r.text for r in batch], config, source=spec.source, revision=spec.revision, engine=engine,
                 src_lang=_common([r.src_lang for r in batch]), tgt_lang=_common([r.tgt_lang for r in batch]),
-                prefix=None if not any(prefixes) else prefixes)
+                prefix=None if not any(prefixes) else prefixes, constraints=constraints if any(constraints) else None)
 
         # sampling: a call without a seed draws one for all its texts, and a sentence's stream is keyed on its
         # source and that seed, so two users' identical texts merged in one call would get the same samples

@@ -12,10 +12,14 @@ sentences (``transformer_hub.text``: text without words is left as it is), all s
 decoded as one batch, and the translations are put back in the text's layout. A list answers item by item (with
 ``source=auto`` an item already in the target language, or too short to detect, comes back unchanged; an error
 names its item, ``q[3]: ...``). Our extensions: the request fields ``model`` (a model name) and ``engine``
-(``auto``, the default, ``pytorch`` or ``ctranslate2``), echoed in every translation's response.
+(``auto``, the default, ``pytorch`` or ``ctranslate2``), echoed in every translation's response, and ``glossary``
+(TSV text, ``source<TAB>target`` per line, or a JSON object of source -> target terms): each term found in a
+sentence must appear in its translation (constrained beam search, PyTorch: ``auto`` resolves to it), and the
+answer's ``glossary`` lists per text the entries that applied.
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -28,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
+from transformer_hub.text.glossary import Glossary
 from transformer_hub.text.pipeline import translate_texts
 from transformer_hub.text import (Detected, Segmented, detect_language, has_words, language_name,
                                   split_sentences, too_short_to_detect, unserved_language)
@@ -110,6 +115,27 @@ def _alternatives(value: Any, most: int) -> int:
     return number
 
 
+def _glossary(value: Any, engine: str) -> Optional[Glossary]:
+    """The ``glossary`` field: TSV text or a JSON object (also as text, as a form field carries it), or None."""
+    if value is None or value == "" or value == {}:
+        return None
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise RestError(400, f"Invalid request: glossary is not valid JSON ({exc})") from exc
+    if not isinstance(value, (str, dict)):
+        raise RestError(400, "Invalid request: glossary must be TSV text (source<TAB>target per line) or a JSON "
+                             f"object of source -> target terms, got {type(value).__name__}")
+    if engine == "ctranslate2":
+        raise RestError(400, "Invalid request: glossary needs engine pytorch or auto (CTranslate2 has no "
+                             "constrained search)")
+    try:
+        return Glossary.parse(value) if isinstance(value, str) else Glossary.from_dict(value)
+    except ValueError as exc:  # the parser names the line or entry at fault
+        raise RestError(400, f"Invalid request: {exc}") from exc
+
+
 @dataclass
 class Job:
     """One ``/translate`` request, checked: its texts (cleaned, one sentence per line) and options."""
@@ -124,6 +150,7 @@ class Job:
     engine: str
     where: Callable[[int], str]       # how an error names item i ("q[3]: " in a list, "" for one text)
     documents: Optional[List[Optional[Document]]] = None  # format=html: each text's markup (space/rest_html.py)
+    glossary: Optional[Glossary] = None
 
 
 class RestAPI:
@@ -265,7 +292,10 @@ class RestAPI:
             raise RestError(400, "Invalid request: model must be a model name")
         if not isinstance(engine, str) or engine not in ENGINE_CHOICES:
             raise RestError(400, f"Invalid request: engine must be one of {', '.join(ENGINE_CHOICES)}")
-        return Job(texts, batch, sources, detected, target, alternatives, model, engine, where, documents)
+        glossary = _glossary(params.get("glossary"), engine)
+        if glossary is not None and documents is not None:
+            raise RestError(400, "Invalid request: glossary is supported with format=text only")
+        return Job(texts, batch, sources, detected, target, alternatives, model, engine, where, documents, glossary)
 
     def _clean(self, text: str, where: str = "") -> CleanText:
         try:
@@ -284,13 +314,16 @@ class RestAPI:
         picks = [i for i, text in enumerate(job.texts) if text is not None and text.segments]
         models: List[Optional[str]] = [None] * len(job.texts)
         engines: List[Optional[str]] = [None] * len(job.texts)
+        applied: List[list] = [[] for _ in job.texts]
+        warnings: List[List[str]] = [[] for _ in job.texts]
         if picks:
             try:
                 config = service.decoding_config(self.ctx, "beam", max(BEAM_SIZE, job.alternatives + 1),
                                                  LENGTH_PENALTY, n_best=job.alternatives + 1)
                 results = translate_texts(SpaceModels(self.ctx, job.model, job.engine),
                                           [job.texts[i].join(job.texts[i].segments) for i in picks], config,
-                                          src_lang=[job.sources[i] for i in picks], tgt_lang=job.target)
+                                          src_lang=[job.sources[i] for i in picks], tgt_lang=job.target,
+                                          glossary=job.glossary)
             except gr.Error as exc:
                 raise RestError(400, f"Invalid request: {exc.message}") from exc
             except ValueError as exc:  # no model for a direction, or the library's checks of this input
@@ -300,6 +333,7 @@ class RestAPI:
                 outputs[i] = [result.hypotheses[min(k, len(result.hypotheses) - 1)].text
                               for k in range(job.alternatives + 1)]
                 models[i], engines[i] = result.model, result.engine
+                applied[i], warnings[i] = [e.to_dict() for e in result.glossary], result.warnings
         best = [texts[0] for texts in outputs]
         answer: Dict[str, Any] = {"translatedText": best if job.batch else best[0]}
         if job.detected is not None:
@@ -309,6 +343,10 @@ class RestAPI:
             answer["alternatives"] = others if job.batch else others[0]
         if picks:
             answer.update(model=models if job.batch else models[0], engine=engines if job.batch else engines[0])
+        if job.glossary is not None:
+            answer["glossary"] = applied if job.batch else applied[0]
+        if any(warnings):  # a glossary term that could not fit the sentence's length budget
+            answer["warnings"] = warnings if job.batch else warnings[0]
         return answer
 
     def decode(self, job: Job, source: str, first: int, sentences: List[str]) -> Tuple[str, str, list]:

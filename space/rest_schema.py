@@ -28,6 +28,9 @@ class TranslateRequest(BaseModel):
     alternatives: int = Field(0, ge=0, description="other translations to give per text (up to beam size - 1)")
     model: Optional[str] = Field(None, description="a model name, or auto (the best model for the direction)")
     engine: Literal[tuple(ENGINE_CHOICES)] = "auto"  # type: ignore[valid-type]
+    glossary: Optional[Union[str, Dict[str, str]]] = Field(
+        None, description="terms every translation must follow: TSV text (source<TAB>target per line) or an object "
+                          "of source -> target terms (format=text; engine auto or pytorch)")
     api_key: Optional[str] = Field(None, description="an API key (its own limits; SPACE_API_KEYS=1)")
 
 
@@ -41,12 +44,21 @@ class Detection(BaseModel):
     language: str
 
 
+class GlossaryEntry(BaseModel):
+    source: str
+    target: str
+
+
 class Translation(BaseModel):
     translatedText: Union[str, List[str]]
     detectedLanguage: Optional[Union[Detection, List[Detection]]] = None
     alternatives: Optional[Union[List[str], List[List[str]]]] = None
     model: Optional[str] = None
     engine: Optional[str] = None
+    glossary: Optional[Union[List[GlossaryEntry], List[List[GlossaryEntry]]]] = Field(
+        None, description="with a glossary: per text, the entries whose source term occurs in it")
+    warnings: Optional[Union[List[str], List[List[str]]]] = Field(
+        None, description="per text: glossary terms that could not fit the translation's length limit")
 
 
 class Language(BaseModel):

@@ -160,16 +160,21 @@ class SpaceModels(Models):
         return name
 
     def decode(self, name: str, sentences: List[str], src_langs: list, tgt_langs: list, config: DecodingConfig,
-               prefix: Optional[list] = None, **options) -> Tuple[List[TranslationResult], str]:
-        """The sentences decoded by the worker (``prefix``: each one's forced start, or None)."""
-        engine = resolve_engine(self.ctx, pick_engine(self.engine, ENGINE_CHOICES), name, config)
+               prefix: Optional[list] = None, constraints: Optional[list] = None,
+               **options) -> Tuple[List[TranslationResult], str]:
+        """The sentences decoded by the worker: ``prefix`` (each one's forced start) and ``constraints`` (each
+        one's target phrases: a glossary's terms, which make engine "auto" PyTorch) are honoured; the rest
+        (progress, workers) do not apply to the Space's worker."""
+        constraints = constraints or [()] * len(sentences)
+        engine = resolve_engine(self.ctx, pick_engine(self.engine, ENGINE_CHOICES), name, config,
+                                constrained=any(constraints))
         pairs: Dict[Tuple, Tuple] = {}
         for pair in zip(src_langs, tgt_langs):
             if pair not in pairs:
                 pairs[pair] = languages_for(self.ctx, name, *pair)
         starts = prefix if prefix is not None else [None] * len(sentences)
-        requests = [Request(s, *pairs[pair], start)
-                    for s, pair, start in zip(sentences, zip(src_langs, tgt_langs), starts)]
+        requests = [Request(s, *pairs[pair], start, constraints=tuple(c or ()))
+                    for s, pair, start, c in zip(sentences, zip(src_langs, tgt_langs), starts, constraints)]
         return self.ctx.decoder.generate(name, requests, config, engine=engine), engine
 
 
@@ -226,9 +231,11 @@ def engine_note(engine: str, seconds: float, model: Optional[str] = None) -> str
     return (f"model **{model}** · " if model else "") + f"engine **{engine}** · {seconds * 1000.0:.1f} ms"
 
 
-def resolve_engine(ctx: SpaceContext, engine: str, name: str, config: DecodingConfig) -> str:
-    """The engine that will run: ``"auto"`` resolved for this model and these options (``choose_engine``)."""
-    return choose_engine(engine, config, ctx.store.config(name))
+def resolve_engine(ctx: SpaceContext, engine: str, name: str, config: DecodingConfig,
+                   constrained: bool = False) -> str:
+    """The engine that will run: ``"auto"`` resolved for this model and these options (``choose_engine``;
+    ``constrained``: some sentence has constraints, which only PyTorch honours)."""
+    return choose_engine(engine, config, ctx.store.config(name), constrained=constrained)
 
 
 # ---------------------------------------------------------------------------- Translate

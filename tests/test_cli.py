@@ -1,6 +1,5 @@
 """The command line: translate (plain and n-best TSV), evaluate (sacreBLEU, chrF), train forwarding, errors."""
 import gzip
-import io
 import json
 import os
 import subprocess
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 import sacrebleu
 
+from helpers.cli import run
 from helpers.corpus import MULTI30K, MULTI30K_MISSING
 from helpers.decoding_fixtures import one_thread, random_model
 from helpers.tolerances import exactly, f64
@@ -26,13 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 def _one_thread():
     with one_thread():
         yield
-
-
-def run(argv, stdin=b"", monkeypatch=None, capsys=None):
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
-    status = cli.main(argv)
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_translate_one_line_in_one_line_out(model_dir, monkeypatch, capsys):

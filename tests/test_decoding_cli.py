@@ -1,12 +1,10 @@
 """``translate --prefix-file`` and ``--alternatives K`` (JSON lines)."""
-import io
 import json
-import sys
 
 import pytest
 
+from helpers.cli import run
 from helpers.decoding_fixtures import one_thread, random_model
-from transformer_hub import cli
 from transformer_hub.cli.options import one_line
 from transformer_hub.decoding import generate
 
@@ -14,12 +12,6 @@ from transformer_hub.decoding import generate
 def _one_thread():
     with one_thread():
         yield
-
-def run(argv, stdin, monkeypatch, capsys):
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
-    status = cli.main(argv)
-    out, err = capsys.readouterr()
-    return status, out, err
 
 def test_prefix_file_forces_each_lines_prefix(model_dir, tmp_path, monkeypatch, capsys):
     prefixes = tmp_path / "prefixes.txt"

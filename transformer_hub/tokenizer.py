@@ -206,6 +206,13 @@ class Tokenizer:
         return self._side(side).Encode(clean_text(text), enable_sampling=True, alpha=self.sampling.alpha,
                                        nbest_size=self.sampling.nbest)
 
+    def segmentations(self, text: str, n: int, side: str = "target") -> List[List[int]]:
+        """The ``n`` most likely segmentations of ``text`` (a unigram model's n-best; none for other models)."""
+        try:
+            return [list(ids) for ids in self._side(side).NBestEncodeAsIds(clean_text(text), n)]
+        except RuntimeError:  # BPE models have no n-best segmentation
+            return []
+
     def decode(self, ids: List[int], side: str = "target") -> str:
         """Piece ids -> text; special ids (pad, bos, eos) are dropped."""
         processor = self._side(side)

@@ -17,7 +17,8 @@ def translate_best(args: argparse.Namespace) -> int:
 
     refused = [flag for flag, given in (("--prefix-file", args.prefix_file), ("--alternatives", args.alternatives),
                                         ("--json", args.json), ("--split-sentences", args.split_sentences),
-                                        ("--n-best", args.n_best != 1), ("--engine", args.engine != "pytorch"))
+                                        ("--n-best", args.n_best != 1), ("--engine", args.engine != "pytorch"),
+                                        ("--glossary", args.glossary is not None))
                if given]
     if refused:
         raise CLIError(f"--quality best does not combine with {', '.join(refused)}: it returns one reranked line each")

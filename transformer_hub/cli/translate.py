@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import List, Optional, TextIO
 
 from ..errors import Parser
@@ -31,6 +32,9 @@ def translate_command(argv: List[str]) -> int:
                         help="write JSON lines: text, src_lang, src_lang_confidence, confidence, hypotheses")
     parser.add_argument("--split-sentences", action="store_true",
                         help="translate each sentence of a line on its own and put them back in the line's layout")
+    parser.add_argument("--glossary", default=None, metavar="FILE",
+                        help="source<TAB>target terms (.tsv; .csv: source,target): where a source term occurs, its "
+                             "target term must appear in the translation (beam search, PyTorch engine)")
     add_decoding_arguments(parser)
     parser.add_argument("--engine", choices=["pytorch", "ctranslate2"], default="pytorch",
                         help="decode with PyTorch (default) or CTranslate2 (pip install ctranslate2; converted once)")
@@ -42,6 +46,7 @@ def translate_command(argv: List[str]) -> int:
     args = parser.parse_args(argv)
     if args.quality == "best":
         return translate_best(args)
+    glossary = translation_glossary(args)
     config = decoding_config(args)
     engine = decoding_engine(args, config)
     set_threads(args.threads)
@@ -55,9 +60,13 @@ def translate_command(argv: List[str]) -> int:
     with decoding_workers(args, model, engine) as runner:
         try:
             results = generate(model, lines, config, progress=progress(args, len(lines)), prefix=prefixes,
-                               split_sentences=args.split_sentences, **runner, **check_languages(args, model))
+                               split_sentences=args.split_sentences, glossary=glossary, **runner,
+                               **check_languages(args, model))
         except ValueError as exc:  # a prefix longer than its sentence may be, an engine without prefixes
             raise CLIError(str(exc))
+    for i, r in enumerate(results):  # a glossary term that could not fit the length budget
+        for warning in r.warnings:
+            print(f"line {i + 1}: {warning}", file=sys.stderr)
     with open_output(args.output) as out:
         if args.alternatives or args.json:
             write_json(out, results, model.tokenizer, alternatives=bool(args.alternatives))
@@ -69,6 +78,23 @@ def translate_command(argv: List[str]) -> int:
                 for rank, h in enumerate(r.hypotheses):
                     out.write(f"{i}\t{rank}\t{h.score:.4f}\t{h.normalized_score:.4f}\t{one_line(h.text)}\n")
     return 0
+
+
+def translation_glossary(args: argparse.Namespace):
+    """``--glossary FILE``: its entries (checked before the model loads), or None; it asks for beam search."""
+    if args.glossary is None:
+        return None
+    from ..text.glossary import Glossary
+
+    if args.engine != "pytorch":
+        raise CLIError("--glossary needs --engine pytorch (CTranslate2 has no constrained search)")
+    if args.strategy not in (None, "beam"):
+        raise CLIError(f"--glossary needs beam search: drop --strategy {args.strategy} or use --strategy beam")
+    args.strategy = "beam"
+    try:
+        return Glossary.load(args.glossary)
+    except ValueError as exc:
+        raise CLIError(f"--glossary {args.glossary}: {exc}")
 
 
 def translation_prefixes(args: argparse.Namespace, n_lines: int) -> Optional[List[str]]:
@@ -107,4 +133,7 @@ def write_json(out: TextIO, results, tokenizer, alternatives: bool = False) -> N
         if r.sentences is not None:
             line["sentences"] = [{"source": s.source, "text": s.text, "confidence": s.best.confidence}
                                  for s in r.sentences]
+        if r.glossary or r.warnings:
+            line["glossary"] = [e.to_dict() for e in r.glossary]
+            line["warnings"] = r.warnings
         out.write(json.dumps(line, ensure_ascii=False) + "\n")

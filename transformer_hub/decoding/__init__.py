@@ -5,6 +5,7 @@
     results[0].text, results[0].hypotheses[1].normalized_score, results[0].best.attention.shape
     generate(model, ["A dog runs."], prefix="Ein Hu", return_alternatives=5)      # forced start; per-token choices
     generate(model, ["A dog runs."], strategy="beam", return_search=True)[0].search  # the beam search tree
+    generate(model, ["A dog runs."], strategy="beam", constraints=[["Hund"]])       # phrases the output must hold
 
 Strategies are registered by name in ``STRATEGIES`` (``@STRATEGIES.register("name")``);
 the options live in :class:`DecodingConfig`, apart from the model's config.

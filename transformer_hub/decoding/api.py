@@ -18,6 +18,7 @@ import torch
 from ..registry import Registry
 from .batching import prepare_sources
 from .config import DecodingConfig, one_per_text
+from .constraints import Constraints, constraints_for_texts
 from .engines import get_engine
 from .prefix import Prefix, PrefixArg, check_prefix_lengths, prefixes_for_ids, prefixes_for_texts
 from .results import Hypothesis, TranslationResult
@@ -45,14 +46,35 @@ def _resolve(config: Optional[DecodingConfig], overrides: dict) -> DecodingConfi
 
 
 def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool, workers: int, engine,
-         prefixes: Optional[List[Optional[Prefix]]] = None):
-    """Decode id lists (each ending in eos); returns (hypotheses per sentence, truncated indices, sources used)."""
+         prefixes: Optional[List[Optional[Prefix]]] = None, constraints: Optional[List[Optional[Constraints]]] = None):
+    """Decode id lists (each ending in eos); returns (hypotheses per sentence, truncated indices, sources used,
+    output caps)."""
     runner = get_engine(engine)
     runner.check(config, workers)
+    extra = {}
+    if constraints is not None:
+        if config.strategy != "beam":
+            raise ValueError(f"constraints need beam search: use strategy='beam' (got {config.strategy!r})")
+        if not getattr(runner, "constrains", False):
+            raise ValueError(f"constraints need the PyTorch engine (engine='pytorch'): "
+                             f"{type(runner).__name__} has no constrained search")
+        extra["constraints"] = constraints
     sources, caps, truncated = prepare_sources(model, sources, config)
     check_prefix_lengths(prefixes, sources, caps)
-    hyps = runner.decode(model, sources, caps, config, progress=progress, prefixes=prefixes, workers=workers)
-    return hyps, truncated, sources
+    hyps = runner.decode(model, sources, caps, config, progress=progress, prefixes=prefixes, workers=workers,
+                         **extra)
+    return hyps, truncated, sources, caps
+
+
+def _constraint_warnings(spec: Optional[Constraints], hyps: List[Hypothesis], cap: int) -> List[str]:
+    """What to tell about phrases the best output lacks: only a length budget too short can cause that."""
+    met = hyps[0].constraints_met if spec is not None and hyps else None
+    if met is None or all(met):
+        return []
+    missing = ", ".join(repr(p.text) for p, ok in zip(spec.phrases, met) if not ok)
+    return [f"the constraint{'s' if met.count(False) > 1 else ''} {missing} could not be placed within the {cap} "
+            f"output tokens this sentence may have (it needs at least {spec.needed + 1}): raise max_len_offset "
+            f"or max_length, or shorten the phrases"]
 
 
 def _fill_text(model, results: List[List[Hypothesis]]) -> None:
@@ -95,7 +117,8 @@ def _language_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Lang
 
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, src_lang: Languages = None,
              tgt_lang: Languages = None, progress: bool = False, workers: int = 1, engine="pytorch",
-             prefix: PrefixArg = None, split_sentences: bool = False, **overrides) -> List[TranslationResult]:
+             prefix: PrefixArg = None, split_sentences: bool = False, constraints=None, glossary=None,
+             **overrides) -> List[TranslationResult]:
     """Translate ``texts`` with ``model.tokenizer``; one :class:`TranslationResult` per input, in input order.
 
     ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its
@@ -121,6 +144,14 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     the outputs back in the text's layout: both are the text pipeline's (``transformer_hub.text.pipeline``).
     Every result reports ``src_lang`` and, when detected, ``src_lang_confidence``; ``result.sentences`` holds
     the per-sentence results.
+
+    ``constraints`` (beam search, PyTorch engine): one list of target phrases per text (None or []: none),
+    each of which the output must contain (lexically constrained decoding, ``decoding/constraints.py``).
+    Every hypothesis reports ``constraints_met``; a phrase that cannot fit the sentence's length budget is
+    left out and named in ``result.warnings``.  ``constraints=None`` is plain beam search, token for token.
+    ``glossary`` (a ``transformer_hub.text.glossary.Glossary``, a dict of source -> target terms, or TSV text)
+    goes to the text pipeline too: every entry whose source term occurs in a sentence adds its target term to
+    that sentence's constraints; ``result.glossary`` lists the entries that applied.
     """
     config = _resolve(config, overrides)
     if isinstance(texts, str):
@@ -130,21 +161,27 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
         raise ValueError("the model has no tokenizer attached (model.tokenizer is None); "
                          "attach one or call decode_ids with token ids")
     texts = [_clean(t) for t in texts]
-    if split_sentences or _wants_detection(src_lang):
+    if split_sentences or glossary is not None or _wants_detection(src_lang):
         return TEXT_PIPELINES.get("default")(model, texts, config, src_lang=src_lang, tgt_lang=tgt_lang,
                                              split_sentences=split_sentences, prefix=prefix, progress=progress,
-                                             workers=workers, engine=engine)
+                                             workers=workers, engine=engine, constraints=constraints,
+                                             glossary=glossary)
     eos = model.config.eos_id
     tags = _language_tags(model, tokenizer, len(texts), src_lang, tgt_lang)
     sources = [tag + tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t, tag in zip(texts, tags)]
     prefixes = prefixes_for_texts(model, tokenizer, prefix, len(texts))
-    hyps, truncated, used = _run(model, sources, config, progress, workers, engine, prefixes)
+    specs = constraints_for_texts(model, tokenizer, constraints, len(texts))
+    hyps, truncated, used, caps = _run(model, sources, config, progress, workers, engine, prefixes, specs)
     _fill_text(model, hyps)
     if getattr(model.config, "decoder_tags", False):  # the tag went to the decoder: give what the encoder read
         used = [ids[1:] for ids in used]
     results = [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
                                  source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None))
                for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
+    for result, spec, h, cap in zip(results, specs or [], hyps, caps):
+        if spec is not None:
+            result.constraints = [p.text for p in spec.phrases]
+            result.warnings += _constraint_warnings(spec, h, cap)
     for result, lang in zip(results, one_per_text(src_lang, len(texts), "src_lang", "one code")):
         result.src_lang = lang if lang is not None else model.config.src_lang
     return results
@@ -175,6 +212,6 @@ def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, 
         raise ValueError(f"src_ids holds ids outside the source vocabulary [0, {vocab})")
     sources = [[i for i in row if i != pad] for row in src_ids.tolist()]
     prefixes = prefixes_for_ids(model, prefix, len(sources))
-    hyps, _, _ = _run(model, sources, config, False, workers, engine, prefixes)
+    hyps, _, _, _ = _run(model, sources, config, False, workers, engine, prefixes)
     _fill_text(model, hyps)
     return hyps

@@ -19,8 +19,9 @@ from .prefix import Prefix
 from .results import Hypothesis
 
 Rows = List[List[int]]
-# decodes batches (id rows, their caps, their prefixes) and yields each batch's hypotheses, in order
-BatchMap = Callable[[List[Rows], List[List[int]], List[Optional[List[Optional[Prefix]]]]], Iterable[List[List[Hypothesis]]]]
+# decodes batches (id rows, their caps, their prefixes, their constraints) and yields each batch's hypotheses, in order
+BatchMap = Callable[[List[Rows], List[List[int]], List[Optional[List[Optional[Prefix]]]], List[Optional[list]]],
+                    Iterable[List[List[Hypothesis]]]]
 
 
 def empty_hypothesis() -> Hypothesis:
@@ -128,15 +129,18 @@ def progress_bar(show: bool, total: int, desc: str) -> Iterator[Callable[[int], 
 
 def decode_in_batches(model, sources: Rows, caps: List[int], config: DecodingConfig, map_batches: BatchMap,
                       progress: bool = False, prefixes: Optional[List[Optional[Prefix]]] = None,
-                      desc: str = "decoding") -> List[List[Hypothesis]]:
-    """Plan the batches, hand them to ``map_batches`` and put the hypotheses back in input order."""
+                      desc: str = "decoding", constraints: Optional[list] = None) -> List[List[Hypothesis]]:
+    """Plan the batches, hand them to ``map_batches`` and put the hypotheses back in input order.
+
+    ``prefixes`` / ``constraints``: None, or one entry per source (None where it has none)."""
     results: List[List[Hypothesis]] = [[empty_hypothesis()] if not ids else [] for ids in sources]
     batches = plan_batches(model, sources, caps, config.batch_size)
     rows = [[sources[i] for i in index] for index in batches]
     batch_caps = [[caps[i] for i in index] for index in batches]
     batch_prefixes = [[prefixes[i] for i in index] if prefixes else None for index in batches]
+    batch_constraints = [[constraints[i] for i in index] if constraints else None for index in batches]
     with progress_bar(progress, sum(map(len, batches)), desc) as update:
-        for index, hyps_of in zip(batches, map_batches(rows, batch_caps, batch_prefixes)):
+        for index, hyps_of in zip(batches, map_batches(rows, batch_caps, batch_prefixes, batch_constraints)):
             for i, hyps in zip(index, hyps_of):
                 results[i] = hyps
             update(len(index))

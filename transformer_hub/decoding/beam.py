@@ -27,6 +27,7 @@ import torch
 
 from ..model.kernels import topk
 from .config import STRATEGIES, DecodingConfig
+from .constraints import BeamAllocation
 from .hypotheses import FinishedHypotheses
 from .prefix import Forcing
 from .results import Hypothesis, NBest, SearchNode, SearchStep, SearchTrace
@@ -44,6 +45,7 @@ class _Candidates:
     tokens: List[int]
     logprobs: List[float]  # the token's own log-probability
     beams: List[int]  # the row each pair extends
+    banks: Optional[List[int]] = None  # with constraints: each pair's bank (constraint tokens met)
 
 
 @dataclass
@@ -83,6 +85,7 @@ class BeamSearch:
         state = model.encode(batch.src).repeat(k)  # the k beams of a sentence share its encoder output
         self.stepper = Stepper(model, state, config.use_cache, config.return_attention)
         self.forcing = Forcing(batch.prefixes, self.device) if batch.prefixes else None
+        self.allocation = BeamAllocation(batch.constraints, k, self.device) if batch.constraints else None
         # Ranking runs on tensors; the rest of a step's bookkeeping touches a few numbers per sentence, so it
         # is plain Python.  Per live sentence:
         self.caps = batch.max_steps.tolist()  # length caps
@@ -119,7 +122,13 @@ class BeamSearch:
         if self.forcing is not None and self.forcing.busy(t, self.rows.remaining):
             sentences = [self.sentence[r // self.k] for r in range(len(self.rows.tokens))]
             self.forcing.apply(log_probs, t, sentences, self.rows.remaining)
+        if self.allocation is not None:
+            self.allocation.block_eos(log_probs, [self.sentence[r // self.k] for r in range(log_probs.size(0))],
+                                      self.eos)
         ranked = self.rank(log_probs, t)
+        if self.allocation is not None:
+            ranked = self.allocation.extend(ranked, log_probs, self.sentence, self.beam_scores, self.eos,
+                                            self.row_best)
         full_att = None
         if att is not None:  # the attention history including this step, for hypotheses finishing now
             full_att = att.unsqueeze(3) if self.history_att is None else torch.cat(
@@ -149,6 +158,7 @@ class BeamSearch:
             return tokens, values
 
         top_tok, top_lp = next_tokens(log_probs, t, None, best_tokens, self.eos, self.config.min_len)
+        self.row_best = top_tok[:, 0]  # each row's most likely token (constrained search proposes it)
         sums = torch.tensor(self.beam_scores, dtype=torch.float64, device=self.device).view(-1, 1)
         scores, index = (sums + top_lp.double()).view(n, -1).topk(n_cand, dim=1)  # (n, 2k), best first
         tokens = top_tok.view(n, -1).gather(1, index).tolist()
@@ -165,9 +175,14 @@ class BeamSearch:
         # among the k best pairs, those ending in eos (all of them at the cap) are finished hypotheses
         hits = [c for c in range(k) if cands.scores[c] > NEG_INF and (cands.tokens[c] == eos or at_cap)]
         finished = self.finished[b]
+        if self.allocation is not None:
+            hits = self.allocation.finishing(self.sentence[b], cands, hits, at_cap, len(finished) > 0, eos)
         for c in hits:
             finished.add(self.hypothesis(cands, c, full_att, alternatives))
-        best_live = max((x for x, tok in zip(cands.scores, cands.tokens) if tok != eos), default=NEG_INF)
+        live = [c for c in range(len(cands.tokens)) if cands.tokens[c] != eos]
+        if self.allocation is not None:  # with constraints only the beams that met them all can end
+            live = self.allocation.complete(self.sentence[b], cands, live)
+        best_live = max((cands.scores[c] for c in live), default=NEG_INF)
         done = at_cap or finished.is_done(best_live, t + 1)
         picked = None
         if not done:  # the next beams: the k best pairs that do not end in eos (at most k of the 2k do)
@@ -186,8 +201,11 @@ class BeamSearch:
         if alternatives is not None:
             steps = self.rows.alternatives[row] + [alternatives[row]]
             alts = [alternatives_at(lps, ids, tok, lp) for (ids, lps), tok, lp in zip(steps, tokens, logprobs)]
-        return make_hypothesis(tokens[:-1] if ended else tokens, logprobs, cands.scores[c], ended,
-                               full_att[row] if full_att is not None else None, self.config.length_penalty, alts)
+        hyp = make_hypothesis(tokens[:-1] if ended else tokens, logprobs, cands.scores[c], ended,
+                              full_att[row] if full_att is not None else None, self.config.length_penalty, alts)
+        if self.allocation is not None:
+            hyp.constraints_met = self.allocation.met(self.sentence[row // self.k], row, token, self.eos)
+        return hyp
 
     def trace(self, b: int, cands: _Candidates, hits: List[int], picked: List[int]) -> None:
         """Add this step of sentence ``b`` to its search trace (candidates with a -inf score are left out)."""
@@ -210,6 +228,8 @@ class BeamSearch:
             self.sentence, self.caps, self.beam_scores, self.finished = (
                 [values[b] for b in live] for values in (self.sentence, self.caps, self.beam_scores, self.finished))
         sentences = [self.sentence[i // self.k] for i in range(len(rows))]
+        if self.allocation is not None:
+            self.allocation.follow(rows, tokens, sentences)
         self.rows = self.rows.follow(rows, tokens, logprobs, alternatives, t, self.forcing, sentences)
         index = torch.tensor(rows, device=self.device)
         self.seqs = torch.tensor(tokens, device=self.device).view(-1, 1)

@@ -2,7 +2,9 @@
 
 An engine has ``check(config, workers)`` (``ValueError`` for an option it cannot honour, before any work)
 and ``decode(model, sources, caps, config, progress=, prefixes=, workers=)`` (id lists, each ending in
-eos, and each one's output cap -> n-best lists in input order).  Engines are found by name in the
+eos, and each one's output cap -> n-best lists in input order); an engine whose ``constrains`` is true also
+takes ``constraints=`` (one ``constraints.Constraints`` or None per source; ``generate`` refuses constraints
+for the others, CTranslate2 among them).  Engines are found by name in the
 ``ENGINES`` registry, whose entries are factories returning a shared engine: ``"pytorch"`` (below)
 and ``"ctranslate2"`` (``transformer_hub.export.engine``, registered by the package's ``register_builtin_parts``);
 plugins add theirs through entry points.  An engine object (a ``CTranslate2Engine`` with its own
@@ -65,8 +67,10 @@ def check_no_foreign_dropout(model) -> None:
 
 
 def decode_batch(model, rows: List[List[int]], caps: List[int], config: DecodingConfig,
-                 prefixes: Optional[List[Optional[Prefix]]] = None) -> List[List[Hypothesis]]:
-    """Decode one batch: id lists (each ending in eos, longest first), each one's output cap and forced prefix.
+                 prefixes: Optional[List[Optional[Prefix]]] = None,
+                 constraints: Optional[list] = None) -> List[List[Hypothesis]]:
+    """Decode one batch: id lists (each ending in eos, longest first), each one's output cap, forced prefix and
+    constraints (``constraints.Constraints``, beam search only).
 
     A model with decoder-start tags (``config.tag_position == "decoder"``) receives each row's first id, its
     target-language tag, after bos in the decoder instead of in the source; the tag takes one target position."""
@@ -81,7 +85,8 @@ def decode_batch(model, rows: List[List[int]], caps: List[int], config: Decoding
     for row, ids in enumerate(rows):
         src[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
     batch = Batch(src.to(device), torch.tensor(lengths, device=device), torch.tensor(caps, device=device),
-                  seed=config.seed or 0, prefixes=prefixes, starts=starts)
+                  seed=config.seed or 0, prefixes=prefixes, starts=starts,
+                  constraints=constraints if constraints and any(c is not None for c in constraints) else None)
     # both thread-local, entered in the thread that decodes: dropout is off here whatever the modules' flags,
     # which stay untouched (another thread may be training the same model)
     with torch.inference_mode(), no_dropout():
@@ -97,6 +102,7 @@ class PyTorchEngine:
     """The library's own decoding, in this process; ``workers`` threads decode different batches at once."""
 
     name = "pytorch"
+    constrains = True  # honours ``constraints=`` (lexically constrained beam search)
 
     def check(self, config: DecodingConfig, workers: int = 1) -> None:
         check_workers(workers)
@@ -104,22 +110,23 @@ class PyTorchEngine:
 
     def decode(self, model, sources: Sequence[List[int]], caps: Sequence[int], config: DecodingConfig,
                progress: bool = False, prefixes: Optional[Sequence[Optional[Prefix]]] = None,
-               workers: int = 1) -> List[List[Hypothesis]]:
+               workers: int = 1, constraints: Optional[Sequence] = None) -> List[List[Hypothesis]]:
         self.check(config, workers)
         check_no_foreign_dropout(model)
         config = with_seed(config)
 
-        def map_batches(rows, caps_of, prefixes_of):
-            decode = lambda r, c, p: decode_batch(model, r, c, config, p)  # noqa: E731
+        def map_batches(rows, caps_of, prefixes_of, constraints_of):
+            decode = lambda r, c, p, k: decode_batch(model, r, c, config, p, k)  # noqa: E731
             threads = min(workers, len(rows))
             if threads <= 1:
-                yield from map(decode, rows, caps_of, prefixes_of)
+                yield from map(decode, rows, caps_of, prefixes_of, constraints_of)
                 return
             with decoding_threads(threads) as executor:  # batches are independent: several at once
-                yield from executor.map(decode, rows, caps_of, prefixes_of)
+                yield from executor.map(decode, rows, caps_of, prefixes_of, constraints_of)
 
         return decode_in_batches(model, list(sources), list(caps), config, map_batches, progress,
-                                 list(prefixes) if prefixes is not None else None, f"decoding ({config.strategy})")
+                                 list(prefixes) if prefixes is not None else None, f"decoding ({config.strategy})",
+                                 list(constraints) if constraints is not None else None)
 
 
 _PYTORCH = PyTorchEngine()

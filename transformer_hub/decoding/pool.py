@@ -50,7 +50,7 @@ from .results import Hypothesis, TranslationResult
 
 MAX_PROCESSES = 64
 READY_TIMEOUT_S = 300.0  # every worker imports torch and loads the model
-PER_TEXT = ("src_lang", "tgt_lang", "prefix")  # generate options that may be given one per text
+PER_TEXT = ("src_lang", "tgt_lang", "prefix", "constraints")  # generate options that may be given one per text
 MODELS_PER_WORKER = 8  # a worker keeps the models it used last; an older one is loaded again when asked for
 Key = Tuple[str, Optional[str]]  # (source, revision)
 _MODELS: "OrderedDict[Key, Any]" = OrderedDict()  # in a worker: the models it loaded, least recently used first
@@ -101,8 +101,8 @@ def _load(key: Key) -> int:
 
 
 def _decode_in_worker(rows: List[List[int]], caps: List[int], config: DecodingConfig,
-                      prefixes=None) -> List[List[Hypothesis]]:
-    return decode_batch(_model(), rows, caps, config, prefixes)
+                      prefixes=None, constraints=None) -> List[List[Hypothesis]]:
+    return decode_batch(_model(), rows, caps, config, prefixes, constraints)
 
 
 def _generate_in_worker(key: Optional[Key], texts: List[str], config: Optional[DecodingConfig],
@@ -133,6 +133,8 @@ class DecodingPool:
     that cannot load raises here); with ``wait=False`` the workers start and load it in the background, and
     the first call waits for them (a load failure then fails that call, and the pool keeps serving others).
     """
+
+    constrains = True  # as an engine it honours ``constraints=`` (its workers run the PyTorch search)
 
     def __init__(self, model: Union[Any, str, os.PathLike], processes: int = 2, threads: Optional[int] = None, *,
                  revision: Optional[str] = None, wait: bool = True) -> None:
@@ -195,13 +197,16 @@ class DecodingPool:
             raise self._broken() from exc
 
     def map(self, rows: Iterable[List[List[int]]], caps: Iterable[List[int]], config: DecodingConfig,
-            prefixes: Optional[Iterable[Optional[list]]] = None) -> Iterator[List[List[Hypothesis]]]:
-        """Decode batches (id rows, their output caps, optionally their forced prefixes) in the workers, in order."""
+            prefixes: Optional[Iterable[Optional[list]]] = None,
+            constraints: Optional[Iterable[Optional[list]]] = None) -> Iterator[List[List[Hypothesis]]]:
+        """Decode batches (id rows, their output caps, optionally their forced prefixes and constraints) in the
+        workers, in order."""
         executor = self._executor()
         rows, caps = list(rows), list(caps)
         prefixes = list(prefixes) if prefixes is not None else [None] * len(rows)
+        constraints = list(constraints) if constraints is not None else [None] * len(rows)
         try:
-            yield from executor.map(_decode_in_worker, rows, caps, [config] * len(rows), prefixes)
+            yield from executor.map(_decode_in_worker, rows, caps, [config] * len(rows), prefixes, constraints)
         except BrokenProcessPool as exc:
             raise self._broken() from exc
 
@@ -213,16 +218,19 @@ class DecodingPool:
         self._executor()
 
     def decode(self, model, sources: Sequence[List[int]], caps: Sequence[int], config: DecodingConfig,
-               progress: bool = False, prefixes: Optional[Sequence] = None, workers: int = 1) -> List[List[Hypothesis]]:
+               progress: bool = False, prefixes: Optional[Sequence] = None, workers: int = 1,
+               constraints: Optional[Sequence] = None) -> List[List[Hypothesis]]:
         """As an engine (``generate(model, texts, engine=pool)``): the batches are decoded by the workers."""
         if self.model is not model:
             raise ValueError("this DecodingPool holds a different model: build the pool from the model you decode with")
         self.check(config, workers)
         config = with_seed(config)
         return decode_in_batches(model, list(sources), list(caps), config,
-                                 lambda rows, caps_of, prefixes_of: self.map(rows, caps_of, config, prefixes_of),
+                                 lambda rows, caps_of, prefixes_of, constraints_of: self.map(
+                                     rows, caps_of, config, prefixes_of, constraints_of),
                                  progress, list(prefixes) if prefixes is not None else None,
-                                 f"decoding ({config.strategy}, {self.processes} processes)")
+                                 f"decoding ({config.strategy}, {self.processes} processes)",
+                                 list(constraints) if constraints is not None else None)
 
     def generate(self, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, progress: bool = False,
                  source: Optional[Union[str, os.PathLike]] = None, revision: Optional[str] = None,

@@ -48,6 +48,7 @@ class Hypothesis:
     attention: Optional[torch.Tensor] = None
     finished: bool = True  # False when the length cap stopped it before eos
     alternatives: Optional[List[List[Tuple[int, float]]]] = None
+    constraints_met: Optional[List[bool]] = None  # with constraints: per phrase, whether this output contains it
 
     def alternative_pieces(self, tokenizer) -> List[List[Tuple[str, float]]]:
         """``alternatives`` with each id as its display piece."""
@@ -97,6 +98,9 @@ class TranslationResult:
     engine: Optional[str] = None
     unchanged: Optional[str] = None
     layout: Optional[Any] = None  # the text pipeline's ``Segmented``: the segments decoded and the text between them
+    constraints: List[str] = field(default_factory=list)  # the target phrases the output had to contain
+    warnings: List[str] = field(default_factory=list)  # e.g. a constraint that could not fit the length budget
+    glossary: List[Any] = field(default_factory=list)  # the glossary entries (``glossary.Entry``) that applied
 
     @property
     def best(self) -> Hypothesis:

@@ -27,6 +27,7 @@ class Batch:
     seed: int = 0  # sampling: the seed every sentence's random stream starts from
     prefixes: Optional[List[Optional[Prefix]]] = None  # per sentence: what its output must start with
     starts: Optional[Tensor] = None  # (B, k) tokens after bos every sentence's decoder input starts with (not output)
+    constraints: Optional[list] = None  # per sentence: its ``constraints.Constraints`` or None (beam search)
 
     @property
     def size(self) -> int:

@@ -70,17 +70,18 @@ def engine_available(name: str) -> bool:
     return True
 
 
-def choose_engine(engine: str, config: DecodingConfig, model_config=None) -> str:
+def choose_engine(engine: str, config: DecodingConfig, model_config=None, constrained: bool = False) -> str:
     """The engine that runs a call: ``"auto"`` is CTranslate2 (float32) when it is installed, converts the model
     (``model_config``: its ``TransformerConfig``, when known) and honours every option of ``config``; else PyTorch.
 
     Float32 CTranslate2 gives our greedy tokens and nearly our beam output (README), at a fraction of the time;
     what only PyTorch gives (attention maps, per-token alternatives, the search trace, other strategies) falls
-    back to PyTorch.  Any other name is returned as it is.
+    back to PyTorch, and so does a call with ``constrained`` (constraints or a glossary: CTranslate2 has no
+    constrained search).  Any other name is returned as it is.
     """
     if engine != "auto":
         return engine
-    if not engine_available("ctranslate2"):
+    if constrained or not engine_available("ctranslate2"):
         return "pytorch"
     if model_config is not None and any(getattr(model_config, part) not in names
                                         for part, names in SUPPORTED["ctranslate2"].items()):

@@ -1,12 +1,15 @@
 """Text around the model: sentences out of a text and back with its layout (``segmentation.py``), its language
 detected (``detection.py``), and the pipeline that translates texts with them (``pipeline.py``: split, detect,
-choose the model, decode, join).  Segmentation and detection import nothing else of ours.
+choose the model, decode, join), with a glossary's terms as each sentence's constraints (``glossary.py``).
+Segmentation, detection and glossaries import nothing else of ours.
 
     from transformer_hub.text import split_sentences, detect_language
 """
 from .detection import Detected, detect_language, too_short_to_detect, unserved_language
+from .glossary import Entry, Glossary
 from .segmentation import (LANGUAGE_NAMES, UNSERVED_RATIO, UNSERVED_THRESHOLD, Segmented, has_words, language_name,
                            split_sentences)
 
 __all__ = ["split_sentences", "Segmented", "detect_language", "Detected", "unserved_language", "too_short_to_detect",
-           "has_words", "language_name", "LANGUAGE_NAMES", "UNSERVED_THRESHOLD", "UNSERVED_RATIO"]
+           "has_words", "language_name", "LANGUAGE_NAMES", "UNSERVED_THRESHOLD", "UNSERVED_RATIO",
+           "Glossary", "Entry"]

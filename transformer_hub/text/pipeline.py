@@ -23,6 +23,7 @@ from ..decoding.api import TEXT_PIPELINES
 from ..decoding.config import length_penalty, one_per_text
 from ..hub.selection import Candidate, best_model, candidate
 from .detection import detect_language, too_short_to_detect, unserved_language
+from .glossary import Entry, Glossary
 from .segmentation import Segmented, has_words, language_name, split_sentences
 from .verbatim import restore_results, with_attention
 
@@ -186,17 +187,32 @@ def combined(sentences: List[TranslationResult], layout: Segmented, alpha: float
     return out
 
 
+def joined(text: str, part: List[TranslationResult], layout: Segmented, alpha: float) -> TranslationResult:
+    """A whole text's result from its sentences' (``part``), with what they had to contain and what they warn."""
+    return TranslationResult(source=text, hypotheses=combined(part, layout, alpha),
+                             source_pieces=[p for r in part for p in r.source_pieces],
+                             source_ids=[t for r in part for t in r.source_ids],
+                             truncated=any(r.truncated for r in part), sentences=part,
+                             constraints=[c for r in part for c in r.constraints],
+                             warnings=[w for r in part for w in r.warnings],
+                             glossary=list(dict.fromkeys(e for r in part for e in r.glossary)))
+
+
 def translate_texts(models: Models, texts: Sequence[str], config: Optional[DecodingConfig] = None, *,
                     src_lang=None, tgt_lang=None, split_sentences: bool = True, prefix=None,
-                    keep_target_language: bool = False, check_size: Optional[Callable[[int], None]] = None,
+                    keep_target_language: bool = False, constraints=None, glossary=None,
+                    check_size: Optional[Callable[[int], None]] = None,
                     on_chunk: Optional[Callable[[int, int], None]] = None, chunk_size: Optional[int] = None,
                     **options: Any) -> List[TranslationResult]:
     """One result per text, in order: split (``split_sentences``) or whole, each sentence decoded by the model
     chosen for its text's direction, all sentences of one model in one call (``chunk_size`` at a time when
     given, ``on_chunk(done, total)`` before each); ``options`` go to that call (``progress``, ``workers``,
-    ``engine``, ...).  ``prefix`` (one per text) needs ``split_sentences=False``.  ``check_size(n)`` sees the
-    number of sentences to decode before any is (it raises to refuse them).  Each result's ``layout`` is the
-    ``Segmented`` its text was cut into (``layout.join`` puts sentence outputs back in place).
+    ``engine``, ...).  ``prefix`` (one per text) needs ``split_sentences=False``, and so do ``constraints``
+    (one list of target phrases per text).  ``glossary`` (a ``Glossary``, a dict of source -> target terms, or
+    TSV text): the target term of every entry found in a sentence (for its direction) is added to that
+    sentence's constraints; each result lists in ``glossary`` the entries that applied.  ``check_size(n)`` sees
+    the number of sentences to decode before any is (it raises to refuse them).  Each result's ``layout`` is
+    the ``Segmented`` its text was cut into (``layout.join`` puts sentence outputs back in place).
 
     A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
     ``unchanged`` saying why; so does one too short to detect (``src_lang="auto"``), and one already in its
@@ -205,6 +221,8 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
     texts = list(texts)
     if split_sentences and prefix not in (None, "") and (isinstance(prefix, str) or any(prefix)):
         raise ValueError("prefix forces the start of one sentence: it cannot be used with split_sentences=True")
+    glossary = Glossary.coerce(glossary) if glossary is not None else None
+    given = _given_constraints(constraints, len(texts), split_sentences)
     sources, confidences, unchanged = detect_sources(models, texts, src_lang, tgt_lang, keep_target_language)
     default_source, default_target = models.default_languages()
     sources = [default_source if lang is None else lang for lang in sources]
@@ -221,28 +239,61 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
     engines: Dict[str, str] = {}
     chunks = _Chunks(sum(len(layout.segments) for layout in layouts), chunk_size, on_chunk)
     for name in dict.fromkeys(n for n in names if n is not None):  # one call per model
-        flat = [(i, s, prefixes[i]) for i, n in enumerate(names) if n == name for s in layouts[i].segments]
-        for part in chunks.split(flat):
+        flat = [(i, s) for i, n in enumerate(names) if n == name for s in layouts[i].segments]
+        phrases, applied = _sentence_constraints(glossary, given, flat, sources, targets)
+        rows = [(i, s, prefixes[i], p) for (i, s), p in zip(flat, phrases)]
+        done = 0
+        for part in chunks.split(rows):
             results, engines[name] = _decode(models, name, part, sources, targets, config, split_sentences,
                                              options)
-            for (i, _, _), result in zip(part, results):
+            for (i, *_), result, entries in zip(part, results, applied[done:done + len(part)]):
+                result.glossary = entries
                 decoded.setdefault(i, []).append(result)
+            done += len(part)
     out = []
     for i, text in enumerate(texts):
         part = decoded.get(i, [])
-        if split_sentences or not part:
-            result = TranslationResult(source=text, hypotheses=combined(part, layouts[i], config.length_penalty),
-                                       source_pieces=[p for r in part for p in r.source_pieces],
-                                       source_ids=[t for r in part for t in r.source_ids],
-                                       truncated=any(r.truncated for r in part), sentences=part)
-        else:
-            result = part[0]
+        result = joined(text, part, layouts[i], config.length_penalty) if split_sentences or not part else part[0]
         result.model, result.engine, result.unchanged = names[i], engines.get(names[i]), unchanged[i]
         result.layout = layouts[i]
         for r in [result] + (result.sentences or []):
             r.src_lang, r.src_lang_confidence = sources[i], confidences[i]
         out.append(result)
     return out
+
+
+def _given_constraints(constraints, n: int, split: bool) -> list:
+    """``constraints`` as one list of phrases (or None) per text; they belong to a whole text, not its sentences."""
+    if constraints is None or not any(constraints):
+        return [None] * n
+    if split:
+        raise ValueError("constraints are given per text: they cannot be used with split_sentences=True")
+    if isinstance(constraints, str):
+        raise ValueError("constraints needs one list of target phrases per text, e.g. [['Fahrrad'], []]")
+    given = one_per_text(constraints, n, "constraints", "one list of phrases per text")
+    for phrases in given:
+        if isinstance(phrases, str):
+            raise ValueError(f"each text's constraints are a list of phrases; got the string {phrases!r}: "
+                             "wrap it in a list")
+    return given
+
+
+def _sentence_constraints(glossary: Optional[Glossary], given: list, flat: List[Tuple[int, str]], sources: list,
+                          targets: list) -> Tuple[List[List[str]], List[List[Entry]]]:
+    """Per sentence of ``flat`` ((text index, sentence) pairs): the phrases its output must hold (its text's given
+    constraints, then the target terms of the glossary entries found in it) and those entries."""
+    per_pair: Dict[tuple, Glossary] = {}
+    phrases, applied = [], []
+    for i, sentence in flat:
+        terms, entries = [], []
+        if glossary is not None:
+            pair = (sources[i], targets[i])
+            if pair not in per_pair:
+                per_pair[pair] = glossary.for_pair(*pair)
+            (terms,), (entries,) = per_pair[pair].constraints([sentence])
+        phrases.append(list(dict.fromkeys(list(given[i] or []) + terms)))
+        applied.append(entries)
+    return phrases, applied
 
 
 class _Chunks:
@@ -262,12 +313,14 @@ class _Chunks:
 
 def _decode(models: Models, name: str, part: list, sources: list, targets: list, config: DecodingConfig,
             split: bool, options: Dict[str, Any]) -> Tuple[List[TranslationResult], str]:
-    """One decoding call: the ``(text index, sentence, prefix)`` of ``part`` with model ``name``."""
-    extra = {} if split else {"prefix": [p for _, _, p in part]}
-    sentences, tokenizer = [s for _, s, _ in part], models.tokenizer(name, options) if split else None
+    """One decoding call: the ``(text index, sentence, prefix, constraints)`` of ``part`` with model ``name``."""
+    extra: Dict[str, Any] = {} if split else {"prefix": [p for _, _, p, _ in part]}
+    if any(c for *_, c in part):  # else plain search, and engines without constrained search still serve the call
+        extra["constraints"] = [c for *_, c in part]
+    sentences, tokenizer = [s for _, s, _, _ in part], models.tokenizer(name, options) if split else None
     asked = with_attention(config, sentences) if tokenizer is not None else config  # to keep pieces verbatim
-    results, engine = models.decode(name, sentences, [sources[i] for i, _, _ in part],
-                                    [targets[i] for i, _, _ in part], asked, **extra, **options)
+    results, engine = models.decode(name, sentences, [sources[i] for i, *_ in part],
+                                    [targets[i] for i, *_ in part], asked, **extra, **options)
     if split:
         restore_results(results, tokenizer, keep_attention=config.return_attention)
     return results, engine

@@ -1,0 +1,283 @@
+#!/usr/bin/env python
+"""Constrained decoding and glossaries, measured: ``python -m scripts.bench_glossary [--limit N] [--out docs]``.
+
+Two protocols on test_2016_flickr, English into German, French and Czech (the shipped multilingual model, and
+the en-de model for German), every system with beam 5:
+
+* *reference phrases* (Post & Vilar, NAACL 2018): per sentence one, or two, phrases of 1-3 words drawn from the
+  reference (seeded, not overlapping); term use (the phrase in the output) and BLEU, against plain beam 5;
+* *a real dictionary* (Dinu et al., ACL 2019): FreeDict's English-German/-French/-Czech dictionaries (Debian
+  packages ``dict-freedict-eng-deu``, ``-eng-fra``, ``-eng-ces``; their ``/usr/share/dictd/*.index`` and
+  ``*.dict.dz`` read with the standard library).  A sentence's glossary: up to two dictionary entries whose
+  English term (1-3 words, not only among the 100 most frequent words of the training English) occurs in the
+  source and one of whose translations occurs in the reference (that translation, as the reference writes it,
+  is the target term).  Term use and BLEU, plain beam 5 against the glossary.  Without the dictionaries this
+  protocol is skipped with a note saying how to get them.
+* speed: seconds per sentence of each constrained run over plain beam 5, the same sentences, the same run
+  (plain and two phrases: the best of ``--repeats`` interleaved rounds).
+
+Writes ``OUT/glossary.json`` and ``OUT/glossary.md`` (the table, made from the JSON; a test checks that they agree).
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import re
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import sacrebleu
+import torch
+
+from transformer_hub import Transformer
+from transformer_hub.training.data import corpus_file, default_data_dir, read_lines
+from transformer_hub.decoding import generate
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGETS = {"de": "deu", "fr": "fra", "cs": "ces"}
+SYSTEMS = [("multilingual", "de"), ("multilingual", "fr"), ("multilingual", "cs"), ("en-de", "de")]
+DICT_DIR = Path("/usr/share/dictd")
+GET_DICTIONARIES = "apt-get install dict-freedict-eng-deu dict-freedict-eng-fra dict-freedict-eng-ces"
+BEAM = dict(strategy="beam", beam_size=5)
+TERM_USE_TARGET, DICT_BLEU_DROP, SPEED_TARGET = 0.99, 0.3, 3.0
+_B64 = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
+_MARKUP = re.compile(r"<[^>]*>|\[[^\]]*\]|\([^)]*\)|\{[^}]*\}")
+_EDGE = ".,;:!?\"'()"
+
+
+# --------------------------------------------------------------------------- phrases and dictionaries
+def reference_phrases(references: Sequence[str], count: int, seed: int) -> List[List[str]]:
+    """Per reference, ``count`` phrases of 1-3 consecutive words (edge punctuation stripped), not overlapping."""
+    rng = random.Random(seed)
+    out = []
+    for ref in references:
+        words = [w.strip(_EDGE) for w in ref.split()]
+        taken: set = set()
+        phrases: List[str] = []
+        for _ in range(20 * count):
+            if len(phrases) == count:
+                break
+            n = rng.randint(1, 3)
+            start = rng.randrange(max(1, len(words) - n + 1))
+            span = set(range(start, min(start + n, len(words))))
+            phrase = " ".join(w for w in words[start:start + n] if w)
+            if phrase and not span & taken and phrase not in phrases:
+                taken |= span
+                phrases.append(phrase)
+        out.append(phrases)
+    return out
+
+
+def _number(text: str) -> int:
+    value = 0
+    for ch in text:
+        value = value * 64 + _B64[ch]
+    return value
+
+
+def read_freedict(folder: Path, code: str) -> Optional[Dict[str, List[str]]]:
+    """English term (lower case, 1-3 words) -> its translations (1-3 words each), or None without the files."""
+    index, data = folder / f"freedict-eng-{code}.index", folder / f"freedict-eng-{code}.dict.dz"
+    if not (index.is_file() and data.is_file()):
+        return None
+    body = gzip.open(data, "rb").read()  # dictzip is gzip with an index: the standard library reads it whole
+    terms: Dict[str, List[str]] = {}
+    for line in index.read_text(encoding="utf-8").splitlines():
+        parts = line.split("\t")
+        if len(parts) != 3 or not parts[0] or parts[0].startswith("00-") or len(parts[0].split()) > 3:
+            continue
+        offset, length = _number(parts[1]), _number(parts[2])
+        entry = body[offset:offset + length].decode("utf-8", errors="replace").split("\n")[1:]
+        found = terms.setdefault(parts[0].lower(), [])
+        for text in entry:
+            if not text or text[0].isspace():  # notes, examples, synonyms are indented
+                continue
+            for candidate in re.split(r"[,;]", _MARKUP.sub(" ", re.sub(r"^\d+\.\s*", "", text))):
+                candidate = " ".join(candidate.split()).strip(_EDGE)
+                if candidate and len(candidate.split()) <= 3 and candidate not in found:
+                    found.append(candidate)
+    return {term: found for term, found in terms.items() if found}
+
+
+def _occurrence(term: str, text: str) -> Optional[re.Match]:
+    words = r"\s+".join(map(re.escape, term.split()))
+    return re.search(r"(?<!\w)" + words + r"(?!\w)", text, re.IGNORECASE)
+
+
+def dictionary_terms(sources: Sequence[str], references: Sequence[str], dictionary: Dict[str, List[str]],
+                     frequent: set, seed: int, per_sentence: int = 2) -> List[List[Tuple[str, str]]]:
+    """Per sentence up to ``per_sentence`` (English term, target term as in the reference) pairs, not overlapping."""
+    rng = random.Random(seed)
+    out = []
+    for src, ref in zip(sources, references):
+        words = [w.strip(_EDGE).lower() for w in src.split()]
+        found = []
+        for n in (3, 2, 1):
+            for i in range(len(words) - n + 1):
+                term = " ".join(words[i:i + n])
+                if term not in dictionary or all(w in frequent for w in words[i:i + n]):
+                    continue
+                for translation in dictionary[term]:
+                    hit = _occurrence(translation, ref)
+                    if hit and _occurrence(term, src):
+                        found.append((set(range(i, i + n)), term, hit.group(0)))
+                        break
+        rng.shuffle(found)
+        chosen, taken = [], set()
+        for span, term, target in found:
+            if len(chosen) < per_sentence and not span & taken and target not in [t for _, t in chosen]:
+                taken |= span
+                chosen.append((term, target))
+        out.append(chosen)
+    return out
+
+
+# --------------------------------------------------------------------------- measuring
+def term_use(texts: Sequence[str], phrases: Sequence[Sequence[str]]) -> float:
+    total = sum(map(len, phrases))
+    return sum(p in text for text, ps in zip(texts, phrases) for p in ps) / total if total else float("nan")
+
+
+def decode(model, sources: List[str], tgt: str, constraints=None) -> Tuple[List[str], float, int]:
+    """(outputs, seconds, sentences with a warning) for beam 5, constrained or not."""
+    langs = dict(src_lang="en", tgt_lang=tgt) if model.config.multilingual else {}
+    start = time.perf_counter()
+    results = generate(model, sources, constraints=constraints, **langs, **BEAM)
+    return [r.text for r in results], time.perf_counter() - start, sum(bool(r.warnings) for r in results)
+
+
+def bleu(texts: List[str], references: List[str]) -> float:
+    return round(sacrebleu.corpus_bleu(texts, [references]).score, 2)
+
+
+def run_system(model, tgt: str, sources: List[str], refs: List[str], dictionary, frequent, seed: int,
+               repeats: int = 2) -> dict:
+    """Every protocol for one model and direction.  Plain beam 5 and two phrases are timed ``repeats`` times,
+    interleaved, best of each (the machine is shared: the minimum is the least disturbed)."""
+    two = reference_phrases(refs, 2, seed + 2)
+    plain, plain_s, _ = decode(model, sources, tgt)
+    texts_two, two_s, warned_two = decode(model, sources, tgt, two)
+    for _ in range(repeats - 1):
+        plain_s = min(plain_s, decode(model, sources, tgt)[1])
+        two_s = min(two_s, decode(model, sources, tgt, two)[1])
+    row = {"sentences": len(sources), "plain": {"bleu": bleu(plain, refs), "seconds": round(plain_s, 2)}}
+    for count in (1, 2):
+        phrases = reference_phrases(refs, count, seed + count)
+        if count == 2:
+            texts, seconds, warned = texts_two, two_s, warned_two
+        else:
+            texts, seconds, warned = decode(model, sources, tgt, phrases)
+        row[f"reference_{count}"] = {
+            "phrases": sum(map(len, phrases)), "term_use": round(term_use(texts, phrases), 4),
+            "term_use_plain": round(term_use(plain, phrases), 4), "bleu": bleu(texts, refs),
+            "time_ratio": round(seconds / plain_s, 2), "warnings": warned}
+    if dictionary is not None:
+        terms = dictionary_terms(sources, refs, dictionary, frequent, seed)
+        targets = [[t for _, t in pairs] for pairs in terms]
+        texts, seconds, warned = decode(model, sources, tgt, targets)
+        row["dictionary"] = {
+            "terms": sum(map(len, targets)), "sentences_with_terms": sum(bool(t) for t in targets),
+            "term_use": round(term_use(texts, targets), 4), "term_use_plain": round(term_use(plain, targets), 4),
+            "bleu": bleu(texts, refs), "time_ratio": round(seconds / plain_s, 2), "warnings": warned,
+            "examples": [{"source": s, "terms": [list(p) for p in pairs]}
+                         for s, pairs in zip(sources, terms) if pairs][:3]}
+    return row
+
+
+def targets_met(row: dict) -> Dict[str, bool]:
+    met = {"term_use_reference": min(row[f"reference_{c}"]["term_use"] for c in (1, 2)) >= TERM_USE_TARGET,
+           "bleu_reference_above_plain": min(row[f"reference_{c}"]["bleu"] for c in (1, 2)) > row["plain"]["bleu"],
+           "speed_two_phrases": row["reference_2"]["time_ratio"] <= SPEED_TARGET}
+    if "dictionary" in row:
+        met["term_use_dictionary"] = row["dictionary"]["term_use"] >= TERM_USE_TARGET
+        met["bleu_dictionary"] = row["dictionary"]["bleu"] >= row["plain"]["bleu"] - DICT_BLEU_DROP
+    return met
+
+
+# --------------------------------------------------------------------------- report
+def markdown(report: dict) -> str:
+    """The tables of ``glossary.md``, every number from ``report`` (the JSON)."""
+    lines = [f"Made by `{report['command']}` ({report['sentences']} test_2016_flickr sentences per direction, "
+             f"beam 5, {report['threads']} thread(s)); `glossary.json` holds the same numbers.", "",
+             "Reference phrases (Post & Vilar): term use with constraints (without), BLEU, time per sentence "
+             "against plain beam 5.", "",
+             "| model | direction | plain BLEU | 1 phrase: use | BLEU | time | 2 phrases: use | BLEU | time |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for row in report["results"]:
+        cells = [row["model"], f"en-{row['tgt']}", f"{row['plain']['bleu']:.2f}"]
+        for c in (1, 2):
+            r = row[f"reference_{c}"]
+            cells += [f"{100 * r['term_use']:.1f}% ({100 * r['term_use_plain']:.1f}%)", f"{r['bleu']:.2f}",
+                      f"{r['time_ratio']:.2f}x"]
+        lines.append("| " + " | ".join(cells) + " |")
+    dictionary = [row for row in report["results"] if "dictionary" in row]
+    lines += ["", "FreeDict glossary (Dinu et al.): term use with the glossary (plain beam 5), BLEU plain and with it.",
+              ""]
+    if not dictionary:
+        lines.append(f"Not measured: the FreeDict dictionaries were not installed (`{GET_DICTIONARIES}`).")
+    else:
+        lines += ["| model | direction | terms | use | BLEU plain | BLEU glossary | time |", "|---|---|---|---|---|---|---|"]
+        for row in dictionary:
+            d = row["dictionary"]
+            lines.append(f"| {row['model']} | en-{row['tgt']} | {d['terms']} | {100 * d['term_use']:.1f}% "
+                         f"({100 * d['term_use_plain']:.1f}%) | {row['plain']['bleu']:.2f} | {d['bleu']:.2f} | "
+                         f"{d['time_ratio']:.2f}x |")
+    lines += ["", "Targets (term use >= 99%, BLEU with phrases above plain, dictionary BLEU within 0.3 of plain, two "
+              "phrases <= 3x the time):", ""]
+    for row in report["results"]:
+        flags = ", ".join(f"{name} {'met' if ok else 'MISSED'}" for name, ok in row["targets"].items())
+        lines.append(f"- {row['model']} en-{row['tgt']}: {flags}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", default=None, help="Multi30k folder (default: TRANSFORMER_HUB_DATA)")
+    parser.add_argument("--models", default=str(ROOT / "space" / "models"), help="folder of the shipped models")
+    parser.add_argument("--dict-dir", default=str(DICT_DIR), help="where the FreeDict .index/.dict.dz files are")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N test sentences (development)")
+    parser.add_argument("--systems", default=",".join(f"{m}:{t}" for m, t in SYSTEMS), help="model:target,...")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=2, help="timed rounds of plain beam and two phrases")
+    parser.add_argument("--out", default=None, help="write glossary.json and glossary.md here (e.g. docs)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    data = Path(args.data_dir) if args.data_dir else default_data_dir()
+    read = lambda lang: read_lines(corpus_file(data, "test_2016_flickr", lang))[:args.limit]  # noqa: E731
+    frequent = {w for w, _ in Counter(w.strip(_EDGE).lower() for line in read_lines(corpus_file(data, "train", "en"))
+                                      for w in line.split()).most_common(100)}
+    dictionaries: Dict[str, Optional[dict]] = {}
+    models: Dict[str, Transformer] = {}
+    results = []
+    for name, tgt in (s.split(":") for s in args.systems.split(",")):
+        if tgt not in dictionaries:
+            dictionaries[tgt] = read_freedict(Path(args.dict_dir), TARGETS[tgt])
+            if dictionaries[tgt] is None:
+                print(f"FreeDict eng-{TARGETS[tgt]} not found in {args.dict_dir}: skipping the dictionary protocol "
+                      f"for en-{tgt} (get it with `{GET_DICTIONARIES}`)")
+        if name not in models:
+            models[name] = Transformer.from_pretrained(Path(args.models) / name).eval()
+        row = {"model": name, "tgt": tgt, **run_system(models[name], tgt, read("en"), read(tgt), dictionaries[tgt],
+                                                        frequent, args.seed, args.repeats)}
+        row["targets"] = targets_met(row)
+        results.append(row)
+        print(json.dumps({k: v for k, v in row.items() if k != "dictionary"}), flush=True)
+    limit = f" --limit {args.limit}" if args.limit else ""
+    report = {"command": f"python -m scripts.bench_glossary{limit} --out docs", "sentences": len(read("en")),
+              "threads": args.threads, "seed": args.seed, "results": results}
+    if args.out:
+        out = Path(args.out)
+        (out / "glossary.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        (out / "glossary.md").write_text("# Glossaries: constrained decoding measured\n\n" + markdown(report),
+                                         encoding="utf-8")
+    print(markdown(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

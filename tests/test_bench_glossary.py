@@ -1,0 +1,83 @@
+"""scripts/bench_glossary.py: phrase sampling, FreeDict reading, term selection, and docs/glossary.md == its JSON."""
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    from scripts import bench_glossary
+
+    return bench_glossary
+
+
+def test_reference_phrases_are_seeded_short_and_disjoint(bench):
+    refs = ["Ein Mann mit einer orangefarbenen Mütze, der etwas anstarrt.", "Zwei Hunde.", "Hallo"]
+    two = bench.reference_phrases(refs, 2, seed=3)
+    assert two == bench.reference_phrases(refs, 2, seed=3) and two != bench.reference_phrases(refs, 2, seed=4)
+    for ref, phrases in zip(refs, two):
+        assert all(1 <= len(p.split()) <= 3 and p in ref and not p.endswith((",", ".")) for p in phrases)
+    first = two[0]
+    assert len(first) == 2 and not set(first[0].split()) & set(first[1].split())
+    assert two[2] == ["Hallo"]  # one word: only one phrase fits
+
+
+def _b64(n: int) -> str:
+    digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    out = ""
+    while True:
+        out = digits[n % 64] + out
+        n //= 64
+        if not n:
+            return out
+
+
+def write_freedict(folder: Path, entries):
+    body, index = b"", []
+    for head, text in entries:
+        data = text.encode("utf-8")
+        index.append(f"{head}\t{_b64(len(body))}\t{_b64(len(data))}")
+        body += data
+    (folder / "freedict-eng-deu.index").write_text("\n".join(index) + "\n", encoding="utf-8")
+    with gzip.open(folder / "freedict-eng-deu.dict.dz", "wb") as fh:
+        fh.write(body)
+
+
+def test_freedict_entries_are_read_without_markup(bench, tmp_path):
+    assert bench.read_freedict(tmp_path, "deu") is None  # absent: the protocol is skipped
+    write_freedict(tmp_path, [
+        ("bicycle", "bicycle /bˈaɪsɪkəl/\nFahrrad <neut>, Rad <neut> [Bayr.] , Velo <neut> [Schw.]\n"
+                    "      \"man's bicycle\"  - Herrenrad\n   Synonyms: {bike}\n"),
+        ("dog", "dog /dˈɒɡ/\n1. Hund <masc>\n2. Rüde (männlich)\n         Note: Tier\n"),
+        ("00-database-info", "info\nnot a term\n"),
+    ])
+    assert bench.read_freedict(tmp_path, "deu") == {"bicycle": ["Fahrrad", "Rad", "Velo"], "dog": ["Hund", "Rüde"]}
+
+
+def test_dictionary_terms_need_the_source_term_and_a_translation_in_the_reference(bench):
+    dictionary = {"bicycle": ["Fahrrad", "Rad"], "dog": ["Hund"], "red bicycle": ["Rotrad"], "a": ["ein"]}
+    sources = ["A dog rides a bicycle.", "A dog.", "A red bicycle."]
+    references = ["Ein Hund fährt Rad.", "Eine Katze.", "Ein rotes Fahrrad."]
+    terms = bench.dictionary_terms(sources, references, dictionary, frequent={"a"}, seed=0)
+    assert sorted(terms[0]) == [("bicycle", "Rad"), ("dog", "Hund")]
+    assert terms[1] == []  # "Hund" is not in the reference
+    assert terms[2] == [("bicycle", "Fahrrad")]  # "red bicycle" has no translation there; "a" is too frequent
+
+
+def test_term_use_counts_phrases_found(bench):
+    assert bench.term_use(["ein Hund", "eine Katze"], [["Hund", "ein"], ["Maus"]]) == pytest.approx(2 / 3)
+
+
+def test_the_published_tables_are_the_json(bench):
+    report = json.loads((ROOT / "docs" / "glossary.json").read_text(encoding="utf-8"))
+    text = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    assert text.split("\n", 2)[2] == bench.markdown(report)
+    assert report["command"] == "python -m scripts.bench_glossary --out docs" and report["sentences"] == 1000
+    for row in report["results"]:
+        assert row["targets"] == bench.targets_met(row)
+        for c in (1, 2):
+            assert c * report["sentences"] - 5 <= row[f"reference_{c}"]["phrases"] <= c * report["sentences"]
