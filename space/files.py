@@ -26,10 +26,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from transformer_hub.decoding import DecodingConfig
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.formats import FORMATS, DocumentError, document_texts, translate_document
-from transformer_hub.text.pipeline import translate_texts
+from transformer_hub.text.pipeline import detect_sources, translate_texts
 
 from . import service
 from .context import SpaceContext
+from .languages import LANGUAGES
 
 FILE_TTL_ENV = "SPACE_FILE_TTL"
 FILE_TTL = 1800.0
@@ -56,7 +57,9 @@ def _detected(ctx: SpaceContext, data: bytes, suffix: str, source: str, target: 
     text = "\n".join(document_texts(data, suffix, ctx.limits.max_file_bytes))[:DETECT_CHARS]
     if not text.strip():
         raise DocumentError("The document has no text to translate.")
-    return service.detect(ctx, text, source, target)[0]
+    # the pipeline's detection over the document's opening (sentence by sentence, short ones would be guesses)
+    (code,), _, _ = detect_sources(service.SpaceModels(ctx), [text], source, target if target in LANGUAGES else None)
+    return code
 
 
 def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, target: str,

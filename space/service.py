@@ -19,8 +19,7 @@ from transformer_hub.decoding import STRATEGIES as STRATEGY_REGISTRY
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.export.engine import choose_engine, engine_available
 from transformer_hub.hub import ModelLoadError
-from transformer_hub.text.pipeline import AUTO as DETECT
-from transformer_hub.text.pipeline import Models, detect_sources, translate_texts
+from transformer_hub.text.pipeline import Models, translate_texts
 
 from .batching import QueueFull
 from .choice import AUTO
@@ -123,16 +122,6 @@ def run(ctx: SpaceContext, name: str, sentences: Sequence[str], config: Decoding
 
 def languages_for(ctx: SpaceContext, name: str, source_lang, target_lang) -> Tuple[Optional[str], Optional[str]]:
     return direction(ctx.store.config(name), source_lang, target_lang)
-
-
-def detect(ctx: SpaceContext, text: str, source_lang, target_lang) -> Tuple[str, Optional[float]]:
-    """``source_lang``, or for "auto" the language of ``text`` among the Space's (one per request: a visitor's
-    text is one language) and how sure the detector is; a text in another language is a ``ValueError``."""
-    if source_lang != DETECT:
-        return source_lang, None
-    (code,), (confidence,), _ = detect_sources(SpaceModels(ctx), [text], DETECT,
-                                               target_lang if target_lang in LANGUAGES else None)
-    return code, confidence
 
 
 class SpaceModels(Models):
