@@ -1,6 +1,6 @@
 """Beam search against the quality mode (the tuned reranker) on the test sets, with the time each takes.
 
-    python scripts/rerank_results.py --model space/models/multilingual --workers 2
+    python -m scripts.rerank_results --model space/models/multilingual --workers 2
 
 For every test split and direction the model serves (where Multi30k has both files): beam 5 and
 ``quality="best"`` (``transformer_hub.rerank.Reranker`` with the model's ``rerank.json``) on the same sentences
@@ -28,9 +28,8 @@ from transformer_hub.hub import CARD_FILE, model_card
 from transformer_hub.training.metrics import score
 from transformer_hub.rerank import RERANK_FILE, Reranker, RerankFile
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from scripts.multilingual_results import PIVOT_MARGIN, SPLITS, TARGETS, rounded, split_lines  # noqa: E402
-from scripts.tune_rerank import process_pool  # noqa: E402
+from scripts.multilingual_results import PIVOT_MARGIN, SPLITS, TARGETS, rounded, split_lines
+from scripts.tune_rerank import process_pool
 
 BEAM, BEST = "beam 5", "quality best"
 _RERANKERS: Dict[str, Reranker] = {}
@@ -156,7 +155,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"no Multi30k at {args.data_dir}: pass --data-dir", file=sys.stderr)
         return 2
     out = args.out or args.model / "rerank_results.json"
-    command = shlex.join(["python", "scripts/rerank_results.py", *(argv if argv is not None else sys.argv[1:])])
+    command = shlex.join(["python", "-m", "scripts.rerank_results", *(argv if argv is not None else sys.argv[1:])])
     saved = as_results(evaluate(args), args, out, command)
     results_json.save(saved, out)
     print(markdown(saved, pivot_targets(args.pivots or args.model / "multilingual_results.json")))

@@ -1,6 +1,6 @@
 """Tune the reranker per direction on Multi30k val (only val is read) and write ``rerank.json`` beside the model.
 
-    python scripts/tune_rerank.py --model space/models/multilingual --helper space/models/en-de --workers 2
+    python -m scripts.tune_rerank --model space/models/multilingual --helper space/models/en-de --workers 2
 
 For each direction the model serves: beam search's n-best lists of the val sentences (once per search
 setting; the lists and their features are cached in ``--cache`` as JSON), then a coordinate search over the
@@ -140,7 +140,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not args.data_dir.is_dir():
         print(f"no Multi30k at {args.data_dir}: pass --data-dir", file=sys.stderr)
         return 2
-    command = shlex.join(["python", "scripts/tune_rerank.py", *(argv if argv is not None else sys.argv[1:])])
+    command = shlex.join(["python", "-m", "scripts.tune_rerank", *(argv if argv is not None else sys.argv[1:])])
     tuned = run(args, command)
     tuned.save(args.out or args.model / RERANK_FILE)
     for direction, w in sorted(tuned.directions.items()):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from helpers.decoding_fixtures import one_thread
-from test_scoring import MULTILINGUAL, random_model
+from helpers.scoring_models import MULTILINGUAL, random_model
 from helpers.tolerances import f64
 from transformer_hub.decoding import generate
 from transformer_hub.decoding.scoring import score_texts
@@ -16,8 +16,7 @@ from transformer_hub.rerank import (RERANK_FILE, DirectionWeights, NBestList, Re
                                     collect, expected_utility, mbr_choice, utility)
 from transformer_hub.rerank.tuning import CorpusBleu, Table, tune
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from scripts import tune_rerank  # noqa: E402
+from scripts import tune_rerank
 
 TEXTS = ["a big dog .", "two small people near the water .", "green shirt ."]
 
@@ -121,7 +120,7 @@ def test_weights_combine_features_linearly():
 def test_the_weights_file_round_trips(tmp_path):
     original = RerankFile({"en-de": DirectionWeights({"forward": 1.0, "mbr_chrf": 3.0}, 1.0,
                                                      SearchSettings(5, 0.6, True), {"sentences": 10})},
-                          ["../en-de"], "python scripts/tune_rerank.py --model m", "Multi30k val: every sentence")
+                          ["../en-de"], "python -m scripts.tune_rerank --model m", "Multi30k val: every sentence")
     original.save(tmp_path / RERANK_FILE)
     assert RerankFile.load(tmp_path / RERANK_FILE) == original
     (tmp_path / "bad.json").write_text(json.dumps({"schema": 99}))
@@ -130,7 +129,7 @@ def test_the_weights_file_round_trips(tmp_path):
 
 
 def test_a_folder_without_weights_or_a_direction_without_them_is_a_clear_error(model, tmp_path):
-    with pytest.raises(ValueError, match="has no rerank.json: tune one with scripts/tune_rerank.py"):
+    with pytest.raises(ValueError, match="has no rerank.json: tune one with `python -m scripts.tune_rerank`"):
         Reranker.from_pretrained(tmp_path, model=model)
     reranker = Reranker(model, RerankFile({"en-de": DirectionWeights()}))
     with pytest.raises(ValueError, match="no reranking weights for de-fr; tuned: en-de"):
@@ -190,7 +189,7 @@ def test_tuning_reads_only_val(model, tmp_path, monkeypatch):
     read = {Path(p).name for p in opened if Path(p).parent == data}
     assert read == {"val.en", "val.de"}
     tuned = RerankFile.load(tmp_path / "model" / RERANK_FILE)
-    assert set(tuned.directions) == {"en-de", "de-en"} and "tune_rerank.py" in tuned.command
+    assert set(tuned.directions) == {"en-de", "de-en"} and tuned.command.startswith("python -m scripts.tune_rerank ")
     assert tuned.directions["en-de"].val["sentences"] == 3
 
 

@@ -1,10 +1,10 @@
 """The shipped reranker: rerank.json beside the multilingual model, named in its card, and the README's quality
-table is the results file that scripts/rerank_results.py wrote."""
+table is the results file that python -m scripts.rerank_results wrote."""
 from pathlib import Path
 
 import pytest
 
-from test_shipped_models import readme_rows
+from helpers.readme import readme_rows
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.rerank import FEATURES, RERANK_FILE, RerankFile
 from transformer_hub.hub.results import load as load_results
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not (MULTILINGUAL / RERANK_FILE).is_file(), reas
 def test_the_weights_cover_every_direction_and_were_tuned_on_val():
     tuned = RerankFile.load(MULTILINGUAL / RERANK_FILE)
     assert len(tuned.directions) == 12
-    assert tuned.command.startswith("python scripts/tune_rerank.py --model space/models/multilingual")
+    assert tuned.command.startswith("python -m scripts.tune_rerank --model space/models/multilingual")
     assert tuned.data.startswith("Multi30k val") and "test" not in tuned.data
     assert [(MULTILINGUAL / h).resolve() for h in tuned.helpers] == [(ROOT / "space" / "models" / "en-de").resolve()]
     for direction, w in tuned.directions.items():

@@ -1,43 +1,20 @@
 """Forced scoring (decoding/scoring.py): the beam's own scores for its outputs, every layout and tag position."""
-import functools
 from pathlib import Path
 
 import pytest
-import torch
 
 from helpers.corpus import read_multi30k
-from helpers.decoding_fixtures import one_thread, synthetic_pairs
+from helpers.decoding_fixtures import one_thread
+from helpers.scoring_models import MULTILINGUAL, random_model
 from helpers.tolerances import f32, score
-from transformer_hub import Tokenizer, Transformer, TransformerConfig
+from transformer_hub import Transformer
 from transformer_hub.decoding import generate
 from transformer_hub.decoding.scoring import score_ids, score_texts, source_ids
 
-LANGS = ["en", "de", "fr"]
 SHIPPED = Path(__file__).resolve().parents[1] / "space" / "models" / "multilingual"
 TEXTS = ["a big dog .", "two small people near the water .", "green shirt ."]
 
 
-@functools.lru_cache(maxsize=None)
-def _tokenizer() -> Tokenizer:
-    pairs = synthetic_pairs(300, seed=4)
-    return Tokenizer.train([s for s, _ in pairs], [t for _, t in pairs], vocab_size=300, languages=LANGS)
-
-
-def random_model(seed: int = 0, **overrides) -> Transformer:
-    """A random tiny model over a tokenizer with language tags (eos made likelier, so outputs end)."""
-    tok = _tokenizer()
-    if overrides.get("layout") == "decoder-only":
-        overrides.setdefault("n_encoder_layers", 0)
-    torch.manual_seed(seed)
-    model = Transformer(TransformerConfig.preset("tiny", src_vocab_size=tok.src_vocab_size,
-                                                 tgt_vocab_size=tok.tgt_vocab_size, **overrides))
-    model.tokenizer = tok
-    with torch.no_grad():
-        model.body.generator.weight[model.config.eos_id] *= 3.0
-    return model.eval()
-
-
-MULTILINGUAL = dict(languages=LANGS, src_lang=None, tgt_lang=None)
 MODELS = {"bilingual": {}, "decoder-only": dict(layout="decoder-only"), "source tags": MULTILINGUAL,
           "decoder tags": dict(MULTILINGUAL, tag_position="decoder")}
 

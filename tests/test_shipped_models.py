@@ -1,11 +1,11 @@
 """The models shipped under space/models: they load strictly, serve what they claim, and the numbers that
 README.md and their cards print are the ones their results command wrote."""
-import re
 from pathlib import Path
 
 import pytest
 
 from helpers.corpus import MULTI30K, MULTI30K_MISSING
+from helpers.readme import readme_rows
 from transformer_hub import Transformer
 from transformer_hub.training.data import corpus_file, read_lines
 from transformer_hub.hub import card_data_from_file
@@ -37,19 +37,6 @@ def test_the_space_serves_the_multilingual_model_by_default():
 
     store = ModelStore(MODELS)
     assert {"multilingual", "en-de"} <= set(store.names()) and store.default() == "multilingual"
-
-
-def readme_rows(start: str = "### `space/models/multilingual`", width: int = 9) -> dict:
-    """A table of README.md's multilingual section (from ``start``): (split, direction) -> its cells, for rows of
-    ``width`` cells."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(start):text.index("### `space/models/en-de`")]
-    rows = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == width and re.fullmatch(r"test_\w+", cells[0]):
-            rows[cells[0], cells[1]] = cells[2:]
-    return rows
 
 
 def test_the_readme_table_is_the_results_file(multilingual):

@@ -4,7 +4,7 @@
     best = Reranker.from_pretrained("space/models/multilingual")   # reads rerank.json beside the weights
     best.translate(["A dog runs in the park."], src_lang="en", tgt_lang="de")
 
-``scripts/tune_rerank.py`` makes ``rerank.json``; ``quality="best"`` (CLI ``--quality best``) is this mode.
+``python -m scripts.tune_rerank`` makes ``rerank.json``; ``quality="best"`` (CLI ``--quality best``) is this mode.
 """
 from .features import FEATURES, NBestList, SearchSettings, collect
 from .mbr import expected_utility, mbr_choice, utility

@@ -1,6 +1,6 @@
 """The reranker: a weighted sum of a candidate's features picks the output among its n-best list.
 
-Weights are tuned per direction on validation data (``scripts/tune_rerank.py``) and stored beside the model as
+Weights are tuned per direction on validation data (``python -m scripts.tune_rerank``) and stored beside the model as
 ``rerank.json`` (``RerankFile``): per direction the search settings, the length penalty that normalises the
 forward score, the weights, and the validation scores they reached; with the command that made the file and
 the helper models it used (folders relative to the file's).  ``Reranker`` is the quality mode: beam search's
@@ -110,7 +110,7 @@ class Reranker:
         folder = Path(folder)
         path = folder / RERANK_FILE
         if not path.is_file():
-            raise ValueError(f"{folder} has no {RERANK_FILE}: tune one with scripts/tune_rerank.py, "
+            raise ValueError(f"{folder} has no {RERANK_FILE}: tune one with `python -m scripts.tune_rerank`, "
                              "or translate without the quality mode")
         weights = RerankFile.load(path)
         model = model if model is not None else Transformer.from_pretrained(folder)
