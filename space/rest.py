@@ -44,7 +44,6 @@ from .access import Access, AccessDenied, client_address
 from .batching import QueueFull
 from .choice import AUTO
 from .context import SpaceContext
-from .decoder import Request as Sentence
 from .languages import LANGUAGES
 from .limits import CleanText, clean_text
 from .rest_input import RestError, SafeJSONResponse, error_response, read_params
@@ -351,30 +350,20 @@ class RestAPI:
 
     def decode(self, job: Job, source: str, first: int, sentences: List[str]) -> Tuple[str, str, list]:
         """``sentences`` (from ``source``, the first of them in item ``first``) decoded in one call with the
-        job's model and engine; returns (model, engine, results)."""
+        job's model (or the best for the direction) and engine, through the pipeline's ``SpaceModels``; returns
+        (model, engine, results)."""
+        models = service.SpaceModels(self.ctx, job.model, job.engine)
+        config = service.decoding_config(self.ctx, "beam", max(BEAM_SIZE, job.alternatives + 1), LENGTH_PENALTY,
+                                         n_best=job.alternatives + 1)
         try:
             try:
-                name = self._model(job, source)
-            except RestError as exc:  # sources detected per item: say which item has no model
-                exc.message = (job.where(first) if job.detected else "") + exc.message
-                raise
-            pair = service.languages_for(self.ctx, name, source, job.target)
-            config = service.decoding_config(self.ctx, "beam", max(BEAM_SIZE, job.alternatives + 1), LENGTH_PENALTY,
-                                             n_best=job.alternatives + 1)
-            engine = service.resolve_engine(self.ctx, service.pick_engine(job.engine, ENGINE_CHOICES), name, config)
+                name = models.choose(source, job.target)
+            except ValueError as exc:  # no model for the direction; sources detected per item: say which item
+                raise RestError(400, (job.where(first) if job.detected else "") + str(exc)) from exc
+            results, engine = models.decode(name, sentences, [source] * len(sentences),
+                                            [job.target] * len(sentences), config)
         except gr.Error as exc:
             raise RestError(400, f"Invalid request: {exc.message}") from exc
-        try:
-            results = self.ctx.decoder.generate(name, [Sentence(s, *pair) for s in sentences], config, engine=engine)
         except ValueError as exc:  # the library's checks of this input
             raise RestError(400, f"Invalid request: {exc}") from exc
         return name, engine, results
-
-    def _model(self, job: Job, source: str) -> str:
-        if job.model is not None:
-            return service.pick_model(self.ctx, job.model)
-        name = self.ctx.chooser.best(source, job.target)
-        if name is None:
-            raise RestError(400, f"{LANGUAGES[job.target]} ({job.target}) is not available as a target language "
-                                 f"from {LANGUAGES[source]} ({source})")
-        return name
