@@ -5,10 +5,14 @@
     best.translate(["A dog runs in the park."], src_lang="en", tgt_lang="de")
 
 ``python -m scripts.tune_rerank`` makes ``rerank.json``; ``quality="best"`` (CLI ``--quality best``) is this mode.
+In the text pipeline it is ``RerankedModel``: ``translate_texts(RerankedModel.from_pretrained(folder), texts,
+src_lang=..., tgt_lang=..., quality="best")``.
 """
 from .features import FEATURES, NBestList, SearchSettings, collect
 from .mbr import expected_utility, mbr_choice, utility
 from .reranker import QUALITIES, RERANK_FILE, DirectionWeights, Reranked, Reranker, RerankFile
+from .models import RerankedModel, has_rerank_file, rerank_in_worker, rerank_sentences
 
 __all__ = ["FEATURES", "NBestList", "SearchSettings", "collect", "expected_utility", "mbr_choice", "utility",
-           "QUALITIES", "RERANK_FILE", "DirectionWeights", "Reranked", "Reranker", "RerankFile"]
+           "QUALITIES", "RERANK_FILE", "DirectionWeights", "Reranked", "Reranker", "RerankFile",
+           "RerankedModel", "has_rerank_file", "rerank_in_worker", "rerank_sentences"]

@@ -17,7 +17,7 @@ Forced scores are length-normalised with the search's length penalty.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from ..decoding import generate
 from ..decoding.config import length_penalty
@@ -45,6 +45,8 @@ class NBestList:
     forward_raw: List[float]  # the chosen model's log p(y | x), eos included
     forward_length: List[int]  # |Y|: tokens with eos
     features: Dict[str, List[float]] = field(default_factory=dict)
+    # the chosen model's beam result (its hypotheses: the candidates it made), not saved with the list
+    beam: Optional[Any] = field(default=None, repr=False, compare=False)
 
     def forward(self, alpha: float) -> List[float]:
         """log p(y | x) / lp(|Y|) with length penalty ``alpha``."""
@@ -80,6 +82,7 @@ def collect(model, sources: Sequence[str], src: str, tgt: str, settings: Optiona
     sources = list(sources)
     lists = [NBestList(s, [], [], []) for s in sources]
     for nbest, result in zip(lists, _nbest(model, sources, src, tgt, settings, progress, batch_size)):
+        nbest.beam = result
         for hyp in result.hypotheses:
             if hyp.text not in nbest.texts:  # two segmentations of one string: keep the better one
                 nbest.texts.append(hyp.text)

@@ -8,17 +8,19 @@ n-best, the features, the weighted sum.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
-from ..decoding import generate
+from ..decoding import Hypothesis, TranslationResult, generate
+from ..decoding.scoring import score_texts
+from ..text.pipeline import QUALITIES, check_quality
 from .features import FEATURES, NBestList, SearchSettings, collect
 
 RERANK_FILE = "rerank.json"
 SCHEMA = 1
-QUALITIES = ("fast", "best")  # fast: plain beam search; best: this reranker
 
 
 @dataclass
@@ -130,8 +132,7 @@ class Reranker:
         tuned search alone, no features); empty texts give empty outputs without running a model."""
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings; wrap a single sentence in a list")
-        if quality not in QUALITIES:
-            raise ValueError(f"quality must be one of {', '.join(QUALITIES)}, got {quality!r}")
+        check_quality(quality)
         tuned = self.direction(src_lang, tgt_lang)
         src, tgt = self.model.config.check_pair(src_lang, tgt_lang)
         if quality == "fast":
@@ -145,6 +146,44 @@ class Reranker:
             out[i] = Reranked(texts[i], nbest.texts[tuned.choose(nbest)], nbest.texts, scores,
                               {"forward": nbest.forward(tuned.alpha), **nbest.features})
         return out
+
+    def results(self, texts: Sequence[str], src_lang: Optional[str] = None, tgt_lang: Optional[str] = None,
+                progress: bool = False) -> List[TranslationResult]:
+        """Quality mode as decoding results (what the text pipeline's ``RerankedModel`` gives): per text the
+        beam's result with its candidates in the reranker's order, its choice first (the ``text`` of
+        ``generate``'s answer); a candidate only a helper made joins them scored (forced) by the model."""
+        if isinstance(texts, str):
+            raise TypeError("texts must be a list of strings; wrap a single sentence in a list")
+        texts = list(texts)
+        tuned = self.direction(src_lang, tgt_lang)
+        src, tgt = self.model.config.check_pair(src_lang, tgt_lang)
+        real = [i for i, t in enumerate(texts) if t.strip()]
+        lists = collect(self.model, [texts[i] for i in real], src, tgt, tuned.search, self.helpers, progress,
+                        needed=tuned.used())
+        blank = [i for i, t in enumerate(texts) if not t.strip()]  # an empty output, as the beam gives it
+        out: List[Optional[TranslationResult]] = [None] * len(texts)
+        if blank:
+            languages = {"src_lang": src, "tgt_lang": tgt} if self.model.config.multilingual else {}
+            for i, r in zip(blank, generate(self.model, [texts[i] for i in blank], strategy="greedy", **languages)):
+                out[i] = r
+        for i, nbest in zip(real, lists):
+            out[i] = self._ordered(nbest, tuned, src, tgt)
+        return out  # type: ignore[return-value]
+
+    def _ordered(self, nbest: NBestList, tuned: DirectionWeights, src: str, tgt: str) -> TranslationResult:
+        scores = tuned.scores(nbest)
+        order = sorted(range(len(nbest.texts)), key=lambda k: (-scores[k], k))  # order[0] is ``choose``'s
+        made = {}
+        for hyp in nbest.beam.hypotheses:
+            made.setdefault(hyp.text, hyp)  # the first of two segmentations, as ``collect`` keeps it
+        missing = [nbest.texts[k] for k in order if nbest.texts[k] not in made]
+        if missing:
+            forced = score_texts(self.model, [nbest.source] * len(missing), missing, src_lang=src, tgt_lang=tgt,
+                                 alpha=tuned.search.length_penalty)
+            for text, f in zip(missing, forced):
+                made[text] = Hypothesis(text, self.model.tokenizer.encode(text, side="target"), f.token_logprobs,
+                                        f.score, f.normalized_score)
+        return dataclasses.replace(nbest.beam, hypotheses=[made[nbest.texts[k]] for k in order])
 
     def _beam(self, texts: Sequence[str], src_lang: Optional[str], tgt_lang: Optional[str], search: SearchSettings,
               progress: bool) -> List[Reranked]:

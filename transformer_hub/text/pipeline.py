@@ -5,7 +5,12 @@ layout, and a record of what was done (``src_lang``, ``src_lang_confidence``, ``
 ``generate(..., split_sentences=True)`` and ``generate(..., src_lang="auto")`` (through ``TEXT_PIPELINES``), the
 CLI, and the Space's page, documents and REST routes all come here; none of them splits, detects, chooses or joins
 on its own.  Where sentences are decoded is a ``Models``: ``OneModel`` (a model object), ``ModelSet`` (several,
-each direction served by the one whose card scores it best), or the Space's models behind its decoding worker.
+each direction served by the one whose card scores it best), ``rerank.RerankedModel`` (a model and its tuned
+reranker), or the Space's models behind its decoding worker.
+
+``quality`` is passed to the ``Models`` (``choose`` and ``decode``), which decides what it means: ``"fast"``
+(the default) decodes with the given ``DecodingConfig``; ``"best"`` is the reranked n-best of a model with tuned
+weights (``transformer_hub.rerank``), and a ``Models`` without them refuses it.  The pipeline itself never reranks.
 
     results = translate_texts(OneModel(model), [paragraph], src_lang="auto", tgt_lang="de")
     results[0].text, results[0].src_lang, results[0].model, [s.text for s in results[0].sentences]
@@ -32,6 +37,14 @@ AUTO = "auto"
 # below it the detection is unsure (short texts: "A dog." is 0.51 English among en/de/fr/cs) and the most
 # likely of the other languages is taken instead.
 SAME_AS_TARGET = 0.9
+QUALITIES = ("fast", "best")  # fast: the decoding options as given; best: the reranked n-best (rerank.Reranker)
+
+
+def check_quality(quality: object) -> str:
+    """``quality`` if it is one of ``QUALITIES``, else a ``ValueError`` naming them."""
+    if not isinstance(quality, str) or quality not in QUALITIES:
+        raise ValueError(f"quality must be one of {', '.join(QUALITIES)}, got {quality!r}")
+    return quality
 
 
 class Models:
@@ -43,13 +56,15 @@ class Models:
     def languages(self) -> List[str]:
         raise NotImplementedError
 
-    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str]) -> str:
-        """The name of the model that translates ``src_lang -> tgt_lang`` (ValueError when none does)."""
+    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast") -> str:
+        """The name of the model that translates ``src_lang -> tgt_lang`` at ``quality`` (ValueError when none
+        does)."""
         raise NotImplementedError
 
     def decode(self, name: str, sentences: List[str], src_langs: list, tgt_langs: list, config: DecodingConfig,
-               **options: Any) -> Tuple[List[TranslationResult], str]:
-        """The sentences' results, in order, and the name of the engine that decoded them."""
+               quality: str = "fast", **options: Any) -> Tuple[List[TranslationResult], str]:
+        """The sentences' results, in order, and the name of the engine that decoded them; each result's
+        hypotheses are best first (``quality="best"``: the reranker's choice first)."""
         raise NotImplementedError
 
     def default_languages(self) -> Tuple[Optional[str], Optional[str]]:
@@ -85,10 +100,13 @@ class OneModel(Models):
                              "or languages); give src_lang=None for this one")
         return list(dict.fromkeys(langs))
 
-    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str]) -> str:
+    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast") -> str:
         return self.name
 
-    def decode(self, name, sentences, src_langs, tgt_langs, config, **options):
+    def decode(self, name, sentences, src_langs, tgt_langs, config, quality: str = "fast", **options):
+        if quality != "fast":
+            raise ValueError(f"quality={quality!r} needs the model's tuned reranker: translate through "
+                             "transformer_hub.rerank.RerankedModel (a model folder with rerank.json)")
         results = generate(self.model, sentences, config, src_lang=src_langs, tgt_lang=tgt_langs, **options)
         return results, engine_name(options.get("engine", "pytorch"))
 
@@ -113,15 +131,16 @@ class ModelSet(Models):
     def languages(self) -> List[str]:
         return list(dict.fromkeys(lang for c in self.candidates for pair in c.pairs for lang in pair))
 
-    def choose(self, src_lang, tgt_lang) -> str:
+    def choose(self, src_lang, tgt_lang, quality: str = "fast") -> str:
         found = best_model(self.candidates, src_lang, tgt_lang) if src_lang and tgt_lang else None
         if found is None:
             raise ValueError(f"no model translates {src_lang} -> {tgt_lang}; the models serve "
                              + ", ".join(f"{s}->{t}" for s, t in dict.fromkeys(p for c in self.candidates for p in c.pairs)))
         return found.name
 
-    def decode(self, name, sentences, src_langs, tgt_langs, config, **options):
-        return OneModel(self.models[name], name).decode(name, sentences, src_langs, tgt_langs, config, **options)
+    def decode(self, name, sentences, src_langs, tgt_langs, config, quality: str = "fast", **options):
+        return OneModel(self.models[name], name).decode(name, sentences, src_langs, tgt_langs, config, quality,
+                                                        **options)
 
     def tokenizer(self, name, options):
         return OneModel(self.models[name], name).tokenizer(name, options)
@@ -203,7 +222,7 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
                     keep_target_language: bool = False, constraints=None, glossary=None,
                     check_size: Optional[Callable[[int], None]] = None,
                     on_chunk: Optional[Callable[[int, int], None]] = None, chunk_size: Optional[int] = None,
-                    **options: Any) -> List[TranslationResult]:
+                    quality: str = "fast", **options: Any) -> List[TranslationResult]:
     """One result per text, in order: split (``split_sentences``) or whole, each sentence decoded by the model
     chosen for its text's direction, all sentences of one model in one call (``chunk_size`` at a time when
     given, ``on_chunk(done, total)`` before each); ``options`` go to that call (``progress``, ``workers``,
@@ -212,13 +231,15 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
     TSV text): the target term of every entry found in a sentence (for its direction) is added to that
     sentence's constraints; each result lists in ``glossary`` the entries that applied.  ``check_size(n)`` sees
     the number of sentences to decode before any is (it raises to refuse them).  Each result's ``layout`` is
-    the ``Segmented`` its text was cut into (``layout.join`` puts sentence outputs back in place).
+    the ``Segmented`` its text was cut into (``layout.join`` puts sentence outputs back in place).  ``quality``
+    ("fast" or "best") goes to ``models.choose`` and ``models.decode``: what "best" means is theirs.
 
     A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
     ``unchanged`` saying why; so does one too short to detect (``src_lang="auto"``), and one already in its
     target language with ``keep_target_language``."""
     config = config or DecodingConfig()
     texts = list(texts)
+    options["quality"] = check_quality(quality)  # both the model's choice and its decoding see it
     if split_sentences and prefix not in (None, "") and (isinstance(prefix, str) or any(prefix)):
         raise ValueError("prefix forces the start of one sentence: it cannot be used with split_sentences=True")
     glossary = Glossary.coerce(glossary) if glossary is not None else None
@@ -232,7 +253,8 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
     for i, layout in enumerate(layouts):
         if not layout.segments and unchanged[i] is None:
             unchanged[i] = "empty" if not texts[i].strip() else "no words to translate"
-    names = [models.choose(s, t) if layout.segments else None for s, t, layout in zip(sources, targets, layouts)]
+    names = [models.choose(s, t, quality) if layout.segments else None
+             for s, t, layout in zip(sources, targets, layouts)]
     if check_size is not None:
         check_size(sum(len(layout.segments) for layout in layouts))
     decoded: Dict[int, List[TranslationResult]] = {}
