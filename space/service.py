@@ -25,7 +25,7 @@ from .batching import QueueFull
 from .choice import AUTO
 from .context import SpaceContext
 from .decoder import Request
-from . import view
+from . import quality as best_quality, view
 from .languages import LANGUAGES, direction
 from .limits import CleanText, choice_option, clean_text, float_option, int_option
 
@@ -138,8 +138,12 @@ class SpaceModels(Models):
     def languages(self) -> List[str]:
         return self._languages
 
-    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str]) -> str:
-        """The model asked for, else the best-scored one for the direction (ValueError naming it when none)."""
+    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast") -> str:
+        """The model asked for, else the best-scored one for the direction (ValueError naming it when none);
+        ``quality="best"``: one with reranking weights for the direction (``space/quality.py``)."""
+        if quality == "best" and self.ctx.store.names():
+            asked = pick_model(self.ctx, self.model) if self.model is not None else None
+            return best_quality.best_model(self.ctx, asked, src_lang, tgt_lang)
         if self.model is not None or not self.ctx.store.names():  # no model at all: pick_model says so
             return pick_model(self.ctx, self.model)
         name = self.ctx.chooser.best(src_lang, tgt_lang)
@@ -149,11 +153,14 @@ class SpaceModels(Models):
         return name
 
     def decode(self, name: str, sentences: List[str], src_langs: list, tgt_langs: list, config: DecodingConfig,
-               prefix: Optional[list] = None, constraints: Optional[list] = None,
+               quality: str = "fast", prefix: Optional[list] = None, constraints: Optional[list] = None,
                **options) -> Tuple[List[TranslationResult], str]:
         """The sentences decoded by the worker: ``prefix`` (each one's forced start) and ``constraints`` (each
         one's target phrases: a glossary's terms, which make engine "auto" PyTorch) are honoured; the rest
-        (progress, workers) do not apply to the Space's worker."""
+        (progress, workers) do not apply to the Space's worker.  ``quality="best"``: reranked there (PyTorch)."""
+        if quality == "best":
+            return best_quality.rerank(self.ctx, name, sentences, src_langs, tgt_langs, prefix, constraints), \
+                "pytorch"
         constraints = constraints or [()] * len(sentences)
         engine = resolve_engine(self.ctx, pick_engine(self.engine, ENGINE_CHOICES), name, config,
                                 constrained=any(constraints))
@@ -168,9 +175,10 @@ class SpaceModels(Models):
 
 
 def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConfig, source_lang, target_lang,
-                engine: str = DEFAULT_ENGINE, prefix: Optional[str] = None, progress=None):
+                engine: str = DEFAULT_ENGINE, prefix: Optional[str] = None, progress=None, quality: str = "fast"):
     """``clean`` through the text pipeline (detected for source "auto", split into sentences, each direction's
-    model chosen, decoded, joined), and the view built from its result; returns (view, seconds).
+    model chosen, decoded (``quality``: "fast" or "best"), joined), and the view built from its result; returns
+    (view, seconds).
 
     With a ``progress`` (a document) the sentences are decoded ``limits.document_chunk`` at a time, each step
     reported."""
@@ -191,7 +199,7 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
     (result,) = translate_texts(SpaceModels(ctx, model, engine), [text], config, src_lang=source_lang,
                                 tgt_lang=target_lang, split_sentences=prefix is None, prefix=prefix,
                                 check_size=check_size, on_chunk=None if progress is None else report,
-                                chunk_size=None if progress is None else limits.document_chunk)
+                                chunk_size=None if progress is None else limits.document_chunk, quality=quality)
     seconds = time.perf_counter() - start
     sentences = result.sentences if result.sentences is not None else [result]
     _truncation_note(sentences)
@@ -233,20 +241,24 @@ ALTERNATIVES = 5  # alternatives kept per output piece (the word view's menus)
 
 def translate_view(ctx: SpaceContext, text: str, model: str, strategy: str = "beam", beam_size: int = 4,
                    length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0, max_length: int = 0,
-                   source_lang: str = "en", target_lang: str = "de",
-                   engine: str = TRANSLATE_ENGINE) -> Tuple[str, float, str, Dict[str, Any]]:
+                   source_lang: str = "en", target_lang: str = "de", engine: str = TRANSLATE_ENGINE,
+                   quality=False) -> Tuple[str, float, str, Dict[str, Any]]:
     """Lines of sentences -> their translation in the same layout, every sentence in one batch; returns
     (text, milliseconds, note, the word view's data).  ``source_lang="auto"`` detects the language; the model
     "auto" (or none) is the best-scored one for the (detected) direction; the engine "auto" is CTranslate2 when
     it can run the call; the word view's alternatives are PyTorch-only, so "auto" resolves to PyTorch here unless
-    the caller names "ctranslate2" (no alternatives then); the note says which model and engine ran."""
-    clean = clean_text(text, ctx.limits)
+    the caller names "ctranslate2" (no alternatives then); the note says which model and engine ran.  ``quality``
+    (the "Best quality" box, or "fast" / "best"): "best" reranks each sentence's n-best (the direction's tuned
+    search; the options above do not apply), and the note says so with the time it took."""
+    clean, quality = clean_text(text, ctx.limits), best_quality.quality_option(quality)
     engine = pick_engine(engine, ENGINE_CHOICES)
     # the page's word view offers each word's alternatives: PyTorch-only, so "auto" resolves to PyTorch here
     extra = {"return_alternatives": ALTERNATIVES} if engine in ("pytorch", "auto") else {}
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length, **extra)
-    data, seconds = decode_text(ctx, clean, model, config, source_lang, target_lang, engine)
-    note = "  \n".join(part for part in (view.note(data), engine_note(data["engine"], seconds, data["model"])) if part)
+    data, seconds = decode_text(ctx, clean, model, config, source_lang, target_lang, engine, quality=quality)
+    timing = ("quality **best** (reranked) · " if quality == "best" else "") + engine_note(data["engine"], seconds,
+                                                                                      data["model"])
+    note = "  \n".join(part for part in (view.note(data), timing) if part)
     return data["translation"], round(seconds * 1000.0, 1), note, data
 
 

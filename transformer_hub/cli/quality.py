@@ -1,4 +1,5 @@
-"""``translate --quality best``: the model folder's reranker (``transformer_hub.rerank``), one line per line."""
+"""``translate --quality best``: the model folder's reranker (``transformer_hub.rerank``) in the text pipeline,
+one line per line."""
 from __future__ import annotations
 
 import argparse
@@ -12,30 +13,32 @@ from .options import (MODELS_DIR_ENV, best_model_for, check_languages, load_mode
 
 
 def translate_best(args: argparse.Namespace) -> int:
-    """Rerank each line's n-best with the weights tuned beside the model (rerank.json)."""
-    from ..rerank import Reranker
+    """Rerank each line's n-best with the weights tuned beside the model (rerank.json), through the text pipeline
+    (``translate_texts(RerankedModel(...), quality="best")``: --split-sentences and --src-lang auto as without)."""
+    from ..rerank import RerankedModel
+    from ..text.pipeline import translate_texts
 
     refused = [flag for flag, given in (("--prefix-file", args.prefix_file), ("--alternatives", args.alternatives),
-                                        ("--json", args.json), ("--split-sentences", args.split_sentences),
-                                        ("--n-best", args.n_best != 1), ("--engine", args.engine != "pytorch"),
-                                        ("--glossary", args.glossary is not None))
+                                        ("--json", args.json), ("--n-best", args.n_best != 1),
+                                        ("--engine", args.engine != "pytorch"), ("--glossary", args.glossary is not None))
                if given]
     if refused:
         raise CLIError(f"--quality best does not combine with {', '.join(refused)}: it returns one reranked line each")
+    if args.model is None and args.src_lang in (None, "auto"):
+        raise CLIError("--quality best without --model needs --src-lang: the weights are tuned per direction")
     set_threads(args.threads)
     lines = read_input(args.input)
     name = args.model or tuned_model_for(args)
     model = load_model(name, args.revision, args.device)
-    check_languages(args, model)
-    if args.src_lang == "auto":
-        raise CLIError("--quality best needs --src-lang: the weights are tuned per direction")
+    languages = check_languages(args, model)
     try:
-        reranker = Reranker.from_pretrained(name, model=model)
-        outputs = reranker.generate(lines, args.src_lang, args.tgt_lang, progress=progress(args, len(lines)))
-    except ValueError as exc:  # no rerank.json, a direction it has no weights for
+        models = RerankedModel.from_pretrained(name, model=model)
+        results = translate_texts(models, lines, split_sentences=args.split_sentences, quality="best",
+                                  progress=progress(args, len(lines)), **languages)
+    except ValueError as exc:  # no rerank.json, a direction it has no weights for, a text it does not read
         raise CLIError(str(exc))
     with open_output(args.output) as out:
-        for r in outputs:
+        for r in results:
             out.write(one_line(r.text) + "\n")
     return 0
 

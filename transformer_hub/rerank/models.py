@@ -61,7 +61,8 @@ class RerankedModel(OneModel):
         return cls(Reranker.from_pretrained(folder, model=model), name)
 
     def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast") -> str:
-        if check_quality(quality) == "best":
+        # refused now, before any decoding, when the direction is known (a blank text may have no source)
+        if check_quality(quality) == "best" and (src_lang is not None or not self.model.config.multilingual):
             self.reranker.direction(src_lang, tgt_lang)  # ValueError naming the tuned directions
         return self.name
 

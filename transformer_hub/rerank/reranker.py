@@ -155,19 +155,20 @@ class Reranker:
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings; wrap a single sentence in a list")
         texts = list(texts)
-        tuned = self.direction(src_lang, tgt_lang)
-        src, tgt = self.model.config.check_pair(src_lang, tgt_lang)
-        real = [i for i, t in enumerate(texts) if t.strip()]
-        lists = collect(self.model, [texts[i] for i in real], src, tgt, tuned.search, self.helpers, progress,
-                        needed=tuned.used())
-        blank = [i for i, t in enumerate(texts) if not t.strip()]  # an empty output, as the beam gives it
         out: List[Optional[TranslationResult]] = [None] * len(texts)
-        if blank:
-            languages = {"src_lang": src, "tgt_lang": tgt} if self.model.config.multilingual else {}
+        blank = [i for i, t in enumerate(texts) if not t.strip()]  # an empty output, as the beam gives it
+        if blank:  # (no direction needed: a blank line of a text whose language was not detected)
+            languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.model.config.multilingual else {}
             for i, r in zip(blank, generate(self.model, [texts[i] for i in blank], strategy="greedy", **languages)):
                 out[i] = r
-        for i, nbest in zip(real, lists):
-            out[i] = self._ordered(nbest, tuned, src, tgt)
+        real = [i for i, t in enumerate(texts) if t.strip()]
+        if real:
+            tuned = self.direction(src_lang, tgt_lang)
+            src, tgt = self.model.config.check_pair(src_lang, tgt_lang)
+            lists = collect(self.model, [texts[i] for i in real], src, tgt, tuned.search, self.helpers, progress,
+                            needed=tuned.used())
+            for i, nbest in zip(real, lists):
+                out[i] = self._ordered(nbest, tuned, src, tgt)
         return out  # type: ignore[return-value]
 
     def _ordered(self, nbest: NBestList, tuned: DirectionWeights, src: str, tgt: str) -> TranslationResult:
