@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
 from transformer_hub.decoding import TranslationResult
-from transformer_hub.rerank import RERANK_FILE, RerankFile, rerank_in_worker
+from transformer_hub.rerank import RERANK_FILE, RerankFile, refuse_search_options, rerank_in_worker
 from transformer_hub.text.pipeline import QUALITIES
 
 from .context import SpaceContext
@@ -71,6 +71,7 @@ def _untuned(ctx: SpaceContext, what: str) -> str:
 def rerank(ctx: SpaceContext, name: str, sentences: List[str], src_langs: list, tgt_langs: list,
            prefix: Optional[list] = None, constraints: Optional[list] = None) -> List[TranslationResult]:
     """The sentences reranked by model ``name`` in the decoding worker (its ``rerank.json`` and helpers)."""
+    refuse_search_options(prefix, constraints)
     for src, tgt in dict.fromkeys(zip(src_langs, tgt_langs)):
         best_model(ctx, name, src, tgt)  # refused here, with the message, before the worker is asked
     return ctx.decoder.call(name, rerank_in_worker, str(Path(ctx.store.spec(name).source).resolve()), sentences, list(src_langs),

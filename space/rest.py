@@ -46,7 +46,7 @@ from .choice import AUTO
 from .context import SpaceContext
 from .languages import LANGUAGES
 from .limits import CleanText, clean_text
-from .rest_input import RestError, SafeJSONResponse, error_response, read_params
+from .rest_input import RestError, SafeJSONResponse, error_response, read_params, read_quality
 from .service import SpaceModels
 from transformer_hub.hub import ModelLoadError
 
@@ -306,6 +306,7 @@ class RestAPI:
         """The text pipeline over the Space's models: each text's model chosen for its direction (``model`` and
         ``engine`` are per text: lists when ``q`` is a list), its k-th alternative the k-th best of every sentence."""
         job = self.check(params)
+        quality = read_quality(params, html=job.documents is not None)
         if job.documents is not None:
             return rest_html.translate(self, job)
         # a text without sentences (no words; or detected as the target language) comes back as it is
@@ -322,7 +323,7 @@ class RestAPI:
                 results = translate_texts(SpaceModels(self.ctx, job.model, job.engine),
                                           [job.texts[i].join(job.texts[i].segments) for i in picks], config,
                                           src_lang=[job.sources[i] for i in picks], tgt_lang=job.target,
-                                          glossary=job.glossary)
+                                          glossary=job.glossary, quality=quality)
             except gr.Error as exc:
                 raise RestError(400, f"Invalid request: {exc.message}") from exc
             except ValueError as exc:  # no model for a direction, or the library's checks of this input

@@ -16,6 +16,8 @@ import anyio
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
+from transformer_hub.text.pipeline import QUALITIES
+
 
 class RestError(Exception):
     """An answer other than 200: its HTTP status and LibreTranslate's ``{"error": message}``."""
@@ -113,3 +115,15 @@ def _encodable(text: str) -> bool:
 
 def _printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def read_quality(params: Dict[str, Any], html: bool = False) -> str:
+    """Our ``quality`` extension: "fast" (the default: beam search) or "best" (reranked, space/quality.py)."""
+    value = params.get("quality")
+    if value in (None, ""):
+        return "fast"
+    if not isinstance(value, str) or value not in QUALITIES:
+        raise RestError(400, f"Invalid request: quality must be {' or '.join(QUALITIES)}, got {_printable(str(value))[:40]!r}")
+    if value == "best" and html:
+        raise RestError(400, "Invalid request: quality best is supported with format=text only")
+    return value

@@ -31,6 +31,10 @@ class TranslateRequest(BaseModel):
     glossary: Optional[Union[str, Dict[str, str]]] = Field(
         None, description="terms every translation must follow: TSV text (source<TAB>target per line) or an object "
                           "of source -> target terms (format=text; engine auto or pytorch)")
+    quality: Literal["fast", "best"] = Field(
+        "fast", description="fast: beam search (the default); best: each sentence's n-best reranked with the weights "
+                            "tuned beside the model (rerank.json; slower; format=text; a direction without tuned "
+                            "weights is a 400)")
     api_key: Optional[str] = Field(None, description="an API key (its own limits; SPACE_API_KEYS=1)")
 
 

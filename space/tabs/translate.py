@@ -37,6 +37,10 @@ def render(ctx) -> None:
                 top_p = gr.Slider(0.05, 1.0, value=0.9, step=0.05, label="Top-p (sample)")
                 max_length = gr.Slider(0, ctx.limits.max_output_tokens, value=0, step=1,
                                        label="Max output tokens (0 = source length + 50, capped)")
+            # the reranker's choice among the n-best: slower (docs/benchmarks.md#quality), so the box starts off
+            best = gr.Checkbox(False, label="Best quality", elem_id="translate-quality",
+                               info="rerank each sentence's n-best with the weights tuned on val (slower; the "
+                                    "decoding options do not apply); the time it took is shown under the translation")
             button = gr.Button("Translate", variant="primary", elem_id="translate-button")
             with gr.Accordion("Translate a document (.txt .html .srt .docx .pptx .odt .odp .epub)", open=False,
                               elem_id="translate-document"):
@@ -71,10 +75,10 @@ def render(ctx) -> None:
             with gr.Accordion("Words, probabilities and alternatives (JSON)", open=False):
                 data = gr.JSON(label="tokens", elem_id="translate-tokens-json")
     inputs = [text, model, strategy, beam_size, length_penalty, temperature, top_p, max_length, source, target,
-              engine]
+              engine]  # the document's too (it is translated at quality fast)
     history, picked, shown, at = gr.State([]), gr.State(None), gr.State(None), gr.State(None)
-    button.click(bind(ctx, service.translate_view), inputs, [output, elapsed, note, shown], api_name="translate",
-                 **decode_event(ctx)).then(
+    button.click(bind(ctx, service.translate_view), inputs + [best], [output, elapsed, note, shown],
+                 api_name="translate", **decode_event(ctx)).then(
         lambda d: (_coloured(d), d, [], gr.update(interactive=False)) if d else (gr.update(),) * 4,
         shown, [words, data, history, undo], **UI)
     tokens_api.click(bind(ctx, interactive.tokens), [text, model, source, target], [words, data], api_name="tokens",

@@ -39,7 +39,8 @@ def rerank_sentences(reranker: Reranker, sentences: Sequence[str], src_langs: Se
     return out  # type: ignore[return-value]
 
 
-def _refuse_search_options(prefix: Optional[list], constraints: Optional[list]) -> None:
+def refuse_search_options(prefix: Optional[list], constraints: Optional[list]) -> None:
+    """ValueError for a forced prefix or constraints: the quality mode has neither."""
     if prefix is not None and any(prefix):
         raise ValueError("quality='best' reranks whole outputs: it cannot force a prefix (use quality='fast')")
     if constraints is not None and any(constraints):
@@ -74,7 +75,7 @@ class RerankedModel(OneModel):
         if check_quality(quality) == "fast":
             extra = {k: v for k, v in (("prefix", prefix), ("constraints", constraints)) if v is not None}
             return super().decode(name, sentences, src_langs, tgt_langs, config, **extra, **options)
-        _refuse_search_options(prefix, constraints)
+        refuse_search_options(prefix, constraints)
         results = rerank_sentences(self.reranker, sentences, src_langs, tgt_langs, bool(options.get("progress")))
         return results, ENGINE
 
@@ -88,7 +89,7 @@ def rerank_in_worker(model: Any, folder: str, sentences: List[str], src_langs: l
     """``rerank_sentences`` on a ``DecodingPool`` worker's ``model`` (``pool.call(rerank_in_worker, folder, ...)``),
     with the ``rerank.json`` and helpers of ``folder``; the reranker is kept for the next call (until its file
     changes)."""
-    _refuse_search_options(prefix, constraints)
+    refuse_search_options(prefix, constraints)
     path = Path(folder) / RERANK_FILE
     # the model is part of the key (and kept alive by the entry), so a reloaded model gets a reranker of its own
     key = (str(path.resolve()), path.stat().st_mtime_ns if path.is_file() else None, id(model))
