@@ -17,6 +17,8 @@ and replaces the code and models that were there (``HF_ENDPOINT`` / ``HF_TOKEN``
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import shutil
 import sys
@@ -29,8 +31,10 @@ ROOT = Path(__file__).resolve().parents[1]
 from .import_graph import imports, module_file
 PACKAGES = ("space", "transformer_hub")
 # what the Space reads of a model folder: config, weights, tokenizer files (named in tokenizer_config.json), card,
-# and the training log that the "Inside the Transformer" tab draws its curves from
-MODEL_FILES = ("config.json", "model.safetensors", "tokenizer_config.json", "README.md", "metrics.jsonl")
+# the training log that the "Inside the Transformer" tab draws its curves from, and the reranker's tuned weights
+# (quality "best": space/quality.py)
+MODEL_FILES = ("config.json", "model.safetensors", "tokenizer_config.json", "README.md", "metrics.jsonl",
+               "rerank.json")
 VARIANT_STUDY_FILES = ("results.json", "validation_curves.png")  # read by the variants tab
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
@@ -130,9 +134,7 @@ def copy_code(root: Path, dest: Path) -> None:
 
 
 def copy_model(folder: Path, dest: Path) -> None:
-    """The files of a model folder the Space reads: config, weights, tokenizer, card, training log."""
-    import json
-
+    """The files of a model folder the Space reads: config, weights, tokenizer, card, training log, rerank.json."""
     dest.mkdir(parents=True, exist_ok=True)
     names = list(MODEL_FILES)
     if (folder / "tokenizer_config.json").is_file():
@@ -141,6 +143,19 @@ def copy_model(folder: Path, dest: Path) -> None:
     for name in dict.fromkeys(names):
         if (folder / name).is_file():
             shutil.copy2(folder / name, dest / name)
+
+
+def check_rerank_helpers(models_dir: Path, wanted: Sequence[str]) -> None:
+    """A deployed model's ``rerank.json`` names helper folders: they must be deployed too (else "best" fails)."""
+    for name in wanted:
+        path = models_dir / name / "rerank.json"
+        if not path.is_file():
+            continue
+        for helper in json.loads(path.read_text(encoding="utf-8")).get("helpers", []):
+            folder = (models_dir / name / helper).resolve()
+            if not any(folder == (models_dir / other).resolve() for other in wanted):
+                raise DeployError(f"{name}/rerank.json uses the helper model {helper}: deploy it too "
+                                  f"(--models {' '.join(dict.fromkeys([*wanted, os.path.relpath(folder, models_dir)]))})")
 
 
 def assemble(out: Path, models: Sequence[str] = ("all",), root: Path = ROOT, models_dir: Optional[Path] = None,
@@ -163,6 +178,7 @@ def assemble(out: Path, models: Sequence[str] = ("all",), root: Path = ROOT, mod
     missing = [m for m in wanted if m not in found]
     if missing:
         raise DeployError(f"models not found under {models_dir}: {missing}; available: {found or '(none)'}")
+    check_rerank_helpers(models_dir, wanted)
     for name in wanted:
         copy_model(models_dir / name, out / "space" / "models" / name)
     if any(m.startswith("variants/") for m in wanted):

@@ -163,3 +163,31 @@ def test_upload_needs_a_repo_id(capsys):
     with pytest.raises(SystemExit):
         deploy.main([])
     assert "--repo-id" in capsys.readouterr().err
+
+
+def test_the_rerankers_weights_are_deployed_with_their_helper_model(tmp_path, make_model):
+    """quality "best" reads rerank.json beside the weights, and the helper folders it names."""
+    from transformer_hub.rerank import RERANK_FILE, DirectionWeights, RerankFile
+
+    assert RERANK_FILE in deploy.MODEL_FILES
+    root = tmp_path / "models"
+    make_model().save_pretrained(root / "multilingual")
+    make_model().save_pretrained(root / "en-de")
+    RerankFile({"en-de": DirectionWeights()}, helpers=["../en-de"], command="test").save(
+        root / "multilingual" / RERANK_FILE)
+    out = deploy.assemble(tmp_path / "all", ["multilingual", "en-de"], models_dir=root)
+    deployed = out / "space" / "models" / "multilingual" / RERANK_FILE
+    assert RerankFile.load(deployed) == RerankFile.load(root / "multilingual" / RERANK_FILE)
+    with pytest.raises(deploy.DeployError, match=r"multilingual/rerank.json uses the helper model \.\./en-de: "
+                                                 r"deploy it too \(--models multilingual en-de\)"):
+        deploy.assemble(tmp_path / "alone", ["multilingual"], models_dir=root)
+
+
+def test_the_shipped_rerank_files_are_among_the_deployed_files(tmp_path):
+    shipped = sorted((ROOT / "space" / "models").glob("*/rerank.json"))
+    if not shipped:
+        pytest.skip("no shipped model has a rerank.json")
+    out = tmp_path / "staged"
+    assert deploy.main(["--dry-run", "--out", str(out)]) == 0
+    files = set(deploy.files_of(out))
+    assert {f"space/models/{p.parent.name}/rerank.json" for p in shipped} <= files
