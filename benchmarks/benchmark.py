@@ -13,6 +13,7 @@ with ``@benchmark("name", "help", add_arguments)`` on a ``run(args)`` function.
 ``engines``: the same sentences through ``engine="pytorch"``, ``engine="ctranslate2"`` (float32, int8) and, for the
   paper block, ``transformers``' MarianMTModel (see ``benchmarks/engines.py``).
 ``trace``: beam search with and without ``return_search`` / ``return_alternatives`` (see ``benchmarks/trace.py``).
+``quality``: the page's Translate at quality "best" against "fast", time per sentence (see ``benchmarks/quality.py``).
 
 ``decode``: decoding speed on Multi30k val sentences, in one run, sentences/s of
   1. a naive reference loop written like the seed lessons: greedy, one sentence at a
@@ -335,7 +336,7 @@ benchmark("decode", "decoding speed: naive loop vs cached, batched greedy and be
 
 def _register_others() -> None:
     """``train``, ``app`` (and ``app --rest``), ``trace`` and ``engines`` live in modules of their own."""
-    from . import app, rest
+    from . import app, quality, rest
     from .engines import add_engines_arguments, bench_engines
     from .trace import add_trace_arguments, bench_trace
     from .train import add_train_arguments, bench_train
@@ -349,6 +350,8 @@ def _register_others() -> None:
 
     benchmark("engines", "pytorch vs ctranslate2 (float32, int8) vs transformers MarianMT: speed and BLEU",
               add_engines_arguments)(bench_engines)
+    benchmark("quality", "the page's time per sentence at quality best vs fast (interleaved)",
+              quality.add_arguments)(quality.run)
 
 
 _register_others()
