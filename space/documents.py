@@ -23,6 +23,7 @@ from transformer_hub.formats import FORMATS, DocumentError
 from . import files
 from .context import SpaceContext
 from .languages import AUTO, LANGUAGES
+from .quality import quality_option
 from .service import TRANSLATE_ENGINE, decoding_config, engine_note
 
 
@@ -71,18 +72,23 @@ def read_upload(value: Any, max_bytes: int) -> Tuple[Path, bytes]:
 def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str = "beam", beam_size: int = 4,
                        length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0,
                        max_length: int = 0, source_lang: str = "en", target_lang: str = "de",
-                       engine: str = TRANSLATE_ENGINE, progress=gr.Progress()) -> Tuple[str, str]:
+                       engine: str = TRANSLATE_ENGINE, quality=False, progress=gr.Progress()) -> Tuple[str, str]:
     """Translate an uploaded document (.txt .html .srt .docx .pptx .odt .odp .epub, through ``files.translate_file``,
-    the code ``/translate_file`` runs); returns (the translated file's path, a note)."""
+    the code ``/translate_file`` runs); returns (the translated file's path, a note).  ``quality``: the page's
+    "Best quality" box (or "fast" / "best")."""
     path, data = read_upload(file, ctx.limits.max_file_bytes)
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length)
+    quality = quality_option(quality)
     try:
-        done = files.translate_file(ctx, data, path.name, source_lang, target_lang, model, engine, progress, config)
+        done = files.translate_file(ctx, data, path.name, source_lang, target_lang, model, engine, progress, config,
+                                    quality)
     except DocumentError as exc:
         raise gr.Error(str(exc)) from None
     folder = Path(tempfile.mkdtemp(prefix="translation-", dir=temporary_folder()))
     out = folder / done.name
     out.write_bytes(done.data)
     detected = f"Detected: {LANGUAGES.get(done.source, done.source)}" if source_lang == AUTO else ""
-    note = [f"{done.sentences} sentence(s) translated", detected, engine_note(done.engine, done.seconds, done.model)]
+    note = [f"{done.sentences} sentence(s) translated", detected,
+            ("quality **best** (reranked) · " if quality == "best" else "") + engine_note(done.engine, done.seconds,
+                                                                                         done.model)]
     return str(out), "  \n".join(part for part in note if part)

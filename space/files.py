@@ -64,9 +64,10 @@ def _detected(ctx: SpaceContext, data: bytes, suffix: str, source: str, target: 
 
 def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, target: str,
                    model: Optional[str] = None, engine: str = service.TRANSLATE_ENGINE,
-                   progress: Optional[Progress] = None, config: Optional[DecodingConfig] = None) -> Translation:
+                   progress: Optional[Progress] = None, config: Optional[DecodingConfig] = None,
+                   quality: str = "fast") -> Translation:
     """``data`` (the file ``filename``) translated from ``source`` (or "auto") into ``target`` (``config``:
-    the decoding options, default the REST routes' beam search).  Raises ``DocumentError`` (a ``ValueError``)
+    the decoding options, default the REST routes' beam search; ``quality``: "fast" or "best", the pipeline's).  Raises ``DocumentError`` (a ``ValueError``)
     for a file that cannot be translated, ``gr.Error`` for a bad choice."""
     stem, suffix = os.path.splitext(os.path.basename(filename or ""))
     if suffix.lower() not in FORMATS:
@@ -85,7 +86,7 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
         start = time.perf_counter()
         results = translate_texts(models, sentences, config, src_lang=source, tgt_lang=target,
                                   on_chunk=None if progress is None else report,
-                                  chunk_size=max(1, ctx.limits.document_chunk))
+                                  chunk_size=max(1, ctx.limits.document_chunk), quality=quality)
         ran.update(seconds=time.perf_counter() - start, sentences=len(sentences))
         used = [r for r in results if r.model is not None]
         if used:
@@ -95,7 +96,7 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
     translated = translate_document(data, suffix, translate, source, ctx.limits.max_file_bytes,
                                     ctx.limits.max_file_sentences)
     if ran["model"] is None:  # nothing was decoded: the model and engine that would have run
-        ran["model"] = models.choose(source, target)
+        ran["model"] = models.choose(source, target, quality)
         ran["engine"] = service.resolve_engine(ctx, service.pick_engine(engine, ENGINE_CHOICES), ran["model"],
                                                config)
     safe_stem = re.sub(r"[^\w.-]+", "_", stem)[:80].strip("._") or "document"

@@ -2,7 +2,8 @@
 
 * ``GET /frontend/settings``: what LibreTranslate's web UI asks first (limits, keys, suggestions, file formats,
   default languages), filled from this server's real settings.
-* ``POST /translate_file`` (multipart ``file``, ``source`` or ``auto``, ``target``; our ``model``, ``engine``) ->
+* ``POST /translate_file`` (multipart ``file``, ``source`` or ``auto``, ``target``; our ``model``, ``engine``,
+  ``quality``) ->
   ``{"translatedFileUrl"}``, and ``GET /download_file/<name>``: the document translated with its structure kept
   (``space/files.py``), served only from the server's own folder under the random name it gave, until it expires.
 * ``POST /suggest`` (``q``, ``s``, ``source``, ``target``): 403 unless ``SPACE_SUGGESTIONS=1``; then stored with
@@ -31,7 +32,7 @@ from .access import Access, AccessDenied, client_address
 from .batching import QueueFull
 from .context import SpaceContext
 from .languages import DEFAULT_PAIR, LANGUAGES
-from .rest_input import RestError, SafeJSONResponse, error_response, read_body, read_params
+from .rest_input import RestError, SafeJSONResponse, error_response, read_body, read_params, read_quality
 
 logger = logging.getLogger(__name__)
 
@@ -156,12 +157,14 @@ class LibreAPI:
         if self._workers is None:
             self._workers = anyio.CapacityLimiter(FILE_WORKERS)
         model, engine = _text(form.get("model")) or None, _text(form.get("engine")) or "auto"
+        quality = read_quality(form)
         if self.files_in >= FILE_QUEUE:
             raise RestError(429, f"Slowdown: {self.files_in} documents are being translated; retry in a moment")
         self.files_in += 1
         try:
             return await anyio.to_thread.run_sync(
-                lambda: files.translate_file(self.ctx, data, filename, source, target, model, engine),
+                lambda: files.translate_file(self.ctx, data, filename, source, target, model, engine,
+                                             quality=quality),
                 limiter=self._workers)
         except DocumentError as exc:
             raise RestError(400, f"Invalid request: {exc}") from None

@@ -63,6 +63,7 @@ _FILE_FORM = {"type": "object", "required": ["file", "source", "target"], "prope
     "source": {"type": "string", "enum": ["auto", *LANGUAGES]},
     "target": {"type": "string", "enum": list(LANGUAGES)},
     "model": {"type": "string"}, "engine": TranslateRequest.model_json_schema()["properties"]["engine"],
+    "quality": TranslateRequest.model_json_schema()["properties"]["quality"],
     "api_key": {"type": "string"}}}
 
 

@@ -153,3 +153,21 @@ def test_the_cli_quality_mode_splits_and_detects_as_the_pipeline_does(folders, r
     out, err = capsys.readouterr()
     assert status == 0, err
     assert out == " ".join(library(reranker, TEXTS[:2])) + "\n\n"
+
+
+# --------------------------------------------------------------------------- documents
+def test_rest_translate_file_at_quality_best_is_the_librarys_output(served, reranker):
+    import requests
+
+    lines = TEXTS[:2]
+    data = ("\n".join(lines) + "\n").encode()
+    base = served.url.rstrip("/")
+    response = requests.post(base + "/translate_file", files={"file": ("captions.txt", data)},
+                             data={"source": "en", "target": "de", "quality": "best"}, timeout=300)
+    assert response.status_code == 200, response.text
+    assert response.json()["model"] == "tuned"
+    translated = requests.get(response.json()["translatedFileUrl"], timeout=60).content.decode()
+    assert translated.splitlines() == library(reranker, lines)
+    refused = requests.post(base + "/translate_file", files={"file": ("captions.txt", data)},
+                            data={"source": "en", "target": "de", "quality": "good"}, timeout=60)
+    assert refused.status_code == 400 and "quality must be fast or best, got 'good'" in refused.json()["error"]

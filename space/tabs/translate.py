@@ -75,7 +75,7 @@ def render(ctx) -> None:
             with gr.Accordion("Words, probabilities and alternatives (JSON)", open=False):
                 data = gr.JSON(label="tokens", elem_id="translate-tokens-json")
     inputs = [text, model, strategy, beam_size, length_penalty, temperature, top_p, max_length, source, target,
-              engine]  # the document's too (it is translated at quality fast)
+              engine]  # the document's too (after its file), and both take the "Best quality" box
     history, picked, shown, at = gr.State([]), gr.State(None), gr.State(None), gr.State(None)
     button.click(bind(ctx, service.translate_view), inputs + [best], [output, elapsed, note, shown],
                  api_name="translate", **decode_event(ctx)).then(
@@ -83,7 +83,7 @@ def render(ctx) -> None:
         shown, [words, data, history, undo], **UI)
     tokens_api.click(bind(ctx, interactive.tokens), [text, model, source, target], [words, data], api_name="tokens",
                      **decode_event(ctx))
-    file_button.click(bind(ctx, _document), [upload] + inputs[1:], [translated, file_note, file_text],
+    file_button.click(bind(ctx, _document), [upload] + inputs[1:] + [best], [translated, file_note, file_text],
                       api_name="translate_file", **decode_event(ctx))
     choose = service.handler(_alternatives)
 
