@@ -89,6 +89,5 @@ def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str =
     out.write_bytes(done.data)
     detected = f"Detected: {LANGUAGES.get(done.source, done.source)}" if source_lang == AUTO else ""
     note = [f"{done.sentences} sentence(s) translated", detected,
-            ("quality **best** (reranked) · " if quality == "best" else "") + engine_note(done.engine, done.seconds,
-                                                                                         done.model)]
+            engine_note(done.engine, done.seconds, done.model, quality)]
     return str(out), "  \n".join(part for part in note if part)

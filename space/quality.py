@@ -74,5 +74,6 @@ def rerank(ctx: SpaceContext, name: str, sentences: List[str], src_langs: list, 
     refuse_search_options(prefix, constraints)
     for src, tgt in dict.fromkeys(zip(src_langs, tgt_langs)):
         best_model(ctx, name, src, tgt)  # refused here, with the message, before the worker is asked
-    return ctx.decoder.call(name, rerank_in_worker, str(Path(ctx.store.spec(name).source).resolve()), sentences, list(src_langs),
-                            list(tgt_langs), prefix=prefix, constraints=constraints)
+    folder = str(Path(ctx.store.spec(name).source).resolve())  # the worker's rerank.json and helpers
+    return ctx.decoder.call(name, rerank_in_worker, folder, sentences, list(src_langs), list(tgt_langs),
+                            prefix=prefix, constraints=constraints)

@@ -159,8 +159,7 @@ class SpaceModels(Models):
         one's target phrases: a glossary's terms, which make engine "auto" PyTorch) are honoured; the rest
         (progress, workers) do not apply to the Space's worker.  ``quality="best"``: reranked there (PyTorch)."""
         if quality == "best":
-            return best_quality.rerank(self.ctx, name, sentences, src_langs, tgt_langs, prefix, constraints), \
-                "pytorch"
+            return best_quality.rerank(self.ctx, name, sentences, src_langs, tgt_langs, prefix, constraints), "pytorch"
         constraints = constraints or [()] * len(sentences)
         engine = resolve_engine(self.ctx, pick_engine(self.engine, ENGINE_CHOICES), name, config,
                                 constrained=any(constraints))
@@ -177,8 +176,7 @@ class SpaceModels(Models):
 def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConfig, source_lang, target_lang,
                 engine: str = DEFAULT_ENGINE, prefix: Optional[str] = None, progress=None, quality: str = "fast"):
     """``clean`` through the text pipeline (detected for source "auto", split into sentences, each direction's
-    model chosen, decoded (``quality``: "fast" or "best"), joined), and the view built from its result; returns
-    (view, seconds).
+    model chosen, decoded at ``quality``, joined), and the view built from its result; returns (view, seconds).
 
     With a ``progress`` (a document) the sentences are decoded ``limits.document_chunk`` at a time, each step
     reported."""
@@ -224,8 +222,10 @@ def _truncation_note(results) -> None:
         gr.Warning("A sentence was longer than the model accepts and was cut before translating.")
 
 
-def engine_note(engine: str, seconds: float, model: Optional[str] = None) -> str:
-    return (f"model **{model}** · " if model else "") + f"engine **{engine}** · {seconds * 1000.0:.1f} ms"
+def engine_note(engine: str, seconds: float, model: Optional[str] = None, quality: str = "fast") -> str:
+    parts = ["quality **best** (reranked)"] if quality == "best" else []
+    return " · ".join(parts + ([f"model **{model}**"] if model else []) + [f"engine **{engine}**",
+                                                                           f"{seconds * 1000.0:.1f} ms"])
 
 
 def resolve_engine(ctx: SpaceContext, engine: str, name: str, config: DecodingConfig,
@@ -256,8 +256,7 @@ def translate_view(ctx: SpaceContext, text: str, model: str, strategy: str = "be
     extra = {"return_alternatives": ALTERNATIVES} if engine in ("pytorch", "auto") else {}
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length, **extra)
     data, seconds = decode_text(ctx, clean, model, config, source_lang, target_lang, engine, quality=quality)
-    timing = ("quality **best** (reranked) · " if quality == "best" else "") + engine_note(data["engine"], seconds,
-                                                                                      data["model"])
+    timing = engine_note(data["engine"], seconds, data["model"], quality)
     note = "  \n".join(part for part in (view.note(data), timing) if part)
     return data["translation"], round(seconds * 1000.0, 1), note, data
 
