@@ -13,7 +13,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Tuple
+from typing import Any, Tuple, Union
 
 import gradio as gr
 from gradio.utils import get_upload_folder
@@ -72,7 +72,8 @@ def read_upload(value: Any, max_bytes: int) -> Tuple[Path, bytes]:
 def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str = "beam", beam_size: int = 4,
                        length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0,
                        max_length: int = 0, source_lang: str = "en", target_lang: str = "de",
-                       engine: str = TRANSLATE_ENGINE, quality=False, progress=gr.Progress()) -> Tuple[str, str]:
+                       engine: str = TRANSLATE_ENGINE, quality: Union[bool, str] = False,
+                       progress=gr.Progress()) -> Tuple[str, str]:
     """Translate an uploaded document (.txt .html .srt .docx .pptx .odt .odp .epub, through ``files.translate_file``,
     the code ``/translate_file`` runs); returns (the translated file's path, a note).  ``quality``: the page's
     "Best quality" box (or "fast" / "best")."""

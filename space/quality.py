@@ -5,7 +5,7 @@ decoding worker.
 for, if its folder's ``rerank.json`` has weights for the direction, or (model "auto") the direction's best-scored
 model if it has them, else the first model that does; the sentences are reranked by
 ``transformer_hub.rerank.rerank_in_worker`` in the decoding worker, which holds the weights (the server process
-reads only the small ``rerank.json``).  Anything else is a ``ValueError`` with a plain message (a 400 on REST).
+reads only the small ``rerank.json``), queued with every other decode in the decoder's micro-batcher.  Anything else is a ``ValueError`` with a plain message (a 400 on REST).
 """
 from __future__ import annotations
 
@@ -75,5 +75,10 @@ def rerank(ctx: SpaceContext, name: str, sentences: List[str], src_langs: list, 
     for src, tgt in dict.fromkeys(zip(src_langs, tgt_langs)):
         best_model(ctx, name, src, tgt)  # refused here, with the message, before the worker is asked
     folder = str(Path(ctx.store.spec(name).source).resolve())  # the worker's rerank.json and helpers
-    return ctx.decoder.call(name, rerank_in_worker, folder, sentences, list(src_langs), list(tgt_langs),
-                            prefix=prefix, constraints=constraints)
+
+    def decode(batch: List[Tuple[str, str, str]]) -> List[TranslationResult]:
+        return ctx.decoder.call(name, rerank_in_worker, folder, *(list(column) for column in zip(*batch)))
+
+    # through the decoder's micro-batcher: the page's and REST's queue, first come first served with plain
+    # decodes and bounded (QueueFull), and concurrent "best" requests of one model merged into one call
+    return ctx.decoder.batcher.run(("rerank", name), decode, list(zip(sentences, src_langs, tgt_langs)))

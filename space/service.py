@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import gradio as gr
 
@@ -139,8 +139,8 @@ class SpaceModels(Models):
         return self._languages
 
     def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast") -> str:
-        """The model asked for, else the best-scored one for the direction (ValueError naming it when none);
-        ``quality="best"``: one with reranking weights for the direction (``space/quality.py``)."""
+        """The model asked for, else the best-scored one for the direction (ValueError naming it when none); at
+        quality "best" one with reranking weights for it (``space/quality.py``)."""
         if quality == "best" and self.ctx.store.names():
             asked = pick_model(self.ctx, self.model) if self.model is not None else None
             return best_quality.best_model(self.ctx, asked, src_lang, tgt_lang)
@@ -242,22 +242,20 @@ ALTERNATIVES = 5  # alternatives kept per output piece (the word view's menus)
 def translate_view(ctx: SpaceContext, text: str, model: str, strategy: str = "beam", beam_size: int = 4,
                    length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0, max_length: int = 0,
                    source_lang: str = "en", target_lang: str = "de", engine: str = TRANSLATE_ENGINE,
-                   quality=False) -> Tuple[str, float, str, Dict[str, Any]]:
+                   quality: Union[bool, str] = False) -> Tuple[str, float, str, Dict[str, Any]]:
     """Lines of sentences -> their translation in the same layout, every sentence in one batch; returns
     (text, milliseconds, note, the word view's data).  ``source_lang="auto"`` detects the language; the model
     "auto" (or none) is the best-scored one for the (detected) direction; the engine "auto" is CTranslate2 when
     it can run the call; the word view's alternatives are PyTorch-only, so "auto" resolves to PyTorch here unless
-    the caller names "ctranslate2" (no alternatives then); the note says which model and engine ran.  ``quality``
-    (the "Best quality" box, or "fast" / "best"): "best" reranks each sentence's n-best (the direction's tuned
-    search; the options above do not apply), and the note says so with the time it took."""
+    the caller names "ctranslate2" (no alternatives then); the note says which model and engine ran, and the
+    time.  ``quality`` (the "Best quality" box, or "fast" / "best"): "best" reranks (the options do not apply)."""
     clean, quality = clean_text(text, ctx.limits), best_quality.quality_option(quality)
     engine = pick_engine(engine, ENGINE_CHOICES)
     # the page's word view offers each word's alternatives: PyTorch-only, so "auto" resolves to PyTorch here
     extra = {"return_alternatives": ALTERNATIVES} if engine in ("pytorch", "auto") else {}
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length, **extra)
     data, seconds = decode_text(ctx, clean, model, config, source_lang, target_lang, engine, quality=quality)
-    timing = engine_note(data["engine"], seconds, data["model"], quality)
-    note = "  \n".join(part for part in (view.note(data), timing) if part)
+    note = "  \n".join(p for p in (view.note(data), engine_note(data["engine"], seconds, data["model"], quality)) if p)
     return data["translation"], round(seconds * 1000.0, 1), note, data
 
 

@@ -94,8 +94,12 @@ def test_rest_quality_best_is_the_librarys_reranked_output(served, reranker):
     assert status == 200, answer
     assert answer["translatedText"] == library(reranker, TEXTS)
     assert answer["model"] == ["tuned"] * len(TEXTS) and answer["engine"] == ["pytorch"] * len(TEXTS)
-    status, one = post(served, {"q": TEXTS[2], "source": "en", "target": "de", "quality": "best", "model": "tuned"})
-    assert status == 200 and one["translatedText"] == library(reranker, TEXTS[2:3])[0]
+    status, one = post(served, {"q": TEXTS[2], "source": "en", "target": "de", "quality": "best", "model": "tuned",
+                                "alternatives": 2})
+    ranked = reranker.generate(TEXTS[2:3], "en", "de")[0]
+    order = [t for _, t in sorted(zip(ranked.scores, ranked.candidates), key=lambda p: -p[0])]
+    assert status == 200 and one["translatedText"] == library(reranker, TEXTS[2:3])[0] == order[0]
+    assert one["alternatives"] == order[1:3]  # the reranker's next choices
 
 
 @pytest.mark.parametrize("extra, message", [
