@@ -125,6 +125,7 @@ SPACE_FLOORS = [  # the Space, bottom first: the same rule (a module imports onl
     {"choice", "decoder", "inside_plots", "tree_plot", "rest_html", "rest_schema"},  # the model per direction,
     # the decoding worker, pictures, the html format and the OpenAPI description
     {"context", "libre_schema"},  # one SpaceContext: store, chooser, decoder, limits
+    {"quality"},  # quality "best": the model tuned for a direction, reranking in the decoding worker
     {"service", "describe", "registry", "playground_service"},  # what the tabs call (SpaceModels: the pipeline's)
     {"files", "inside", "interactive", "rest"},  # documents, the Inside views, the word view, LibreTranslate's routes
     {"documents", "libre"},  # the page's document box; the rest of LibreTranslate's API (files, web UI)
