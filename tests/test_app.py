@@ -602,7 +602,7 @@ def test_handler_tells_bad_input_from_bugs(caplog):
 
 
 def test_one_broken_model_does_not_hide_the_others_in_the_variants_table(tmp_path, make_model):
-    from space import service
+    from space import comparisons, service
     from space.context import SpaceContext
     from space.models_store import ModelStore
 
@@ -611,7 +611,7 @@ def test_one_broken_model_does_not_hide_the_others_in_the_variants_table(tmp_pat
     (tmp_path / "broken" / "model.safetensors").write_bytes(b"not safetensors")
     ctx = SpaceContext(ModelStore(tmp_path))
     try:
-        rows = service.handler(service.variants_translate)(ctx, "A dog.", ["good", "broken"], "greedy")
+        rows = service.handler(comparisons.variants_translate)(ctx, "A dog.", ["good", "broken"], "greedy")
     finally:
         ctx.decoder.close()
     assert [row[:2] for row in rows] == [["good", "pytorch"], ["broken", "pytorch"]]

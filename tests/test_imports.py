@@ -127,7 +127,7 @@ SPACE_FLOORS = [  # the Space, bottom first: the same rule (a module imports onl
     {"context", "libre_schema"},  # one SpaceContext: store, chooser, decoder, limits
     {"quality"},  # quality "best": the model tuned for a direction, reranking in the decoding worker
     {"service", "describe", "registry", "playground_service"},  # what the tabs call (SpaceModels: the pipeline's)
-    {"files", "inside", "interactive", "rest"},  # documents, the Inside views, the word view, LibreTranslate's routes
+    {"comparisons", "files", "inside", "interactive", "rest"},  # one-sentence tabs, documents, Inside, words, REST
     {"documents", "libre"},  # the page's document box; the rest of LibreTranslate's API (files, web UI)
     {"tabs"},  # the page's tabs
     {"plugins", "tools"},  # what other programs call (Gradio's API, MCP)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .. import interactive, service
+from .. import comparisons, interactive, service
 from ..registry import tab
 from ._common import bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
 
@@ -49,7 +49,7 @@ def render(ctx) -> None:
     tree = gr.Plot(show_label=False, elem_id="compare-tree")  # the heading above names it: no label over the legend
     with gr.Accordion("The search trace as JSON", open=False):
         trace = gr.JSON(label="beam search steps")
-    button.click(bind(ctx, service.compare), inputs, [greedy, beam, scores, nbest, verdict, data],
+    button.click(bind(ctx, comparisons.compare), inputs, [greedy, beam, scores, nbest, verdict, data],
                  api_name="compare", **decode_event(ctx)).then(
         bind(ctx, interactive.beam_tree), [text, beam_size, model, source, target, length_penalty, max_length],
         [tree, trace],

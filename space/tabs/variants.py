@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .. import describe, service
+from .. import comparisons, describe, service
 from ..registry import tab
 from ._common import UI, bind, decode_event, examples, examples_of, language_pickers, text_input
 
@@ -74,10 +74,10 @@ def render(ctx) -> None:
                                    column_widths=["24%", "14%", "38%", "10%", "14%"], max_height=2000,
                                    label="Side by side", interactive=False, elem_id="variants-results")
             failed = gr.Markdown(elem_id="variants-failed")
-    button.click(bind(ctx, service.variants_translate), [text, models, strategy, beam_size, source, target, engines],
+    button.click(bind(ctx, comparisons.variants_translate), [text, models, strategy, beam_size, source, target, engines],
                  answer, api_name="variants", **decode_event(ctx)).then(_shown, answer, [results, failed], **UI)
     with gr.Row():
         drawn = gr.Dropdown(names, value=ctx.default_model, label="Architecture to draw", scale=1)
     diagram = gr.Plot(label="Architecture", elem_id="variants-diagram",
-                      value=(service.architecture(ctx, ctx.default_model) if ctx.default_model else None))
-    drawn.change(bind(ctx, service.architecture), drawn, diagram, api_name="architecture")
+                      value=(comparisons.architecture(ctx, ctx.default_model) if ctx.default_model else None))
+    drawn.change(bind(ctx, comparisons.architecture), drawn, diagram, api_name="architecture")
