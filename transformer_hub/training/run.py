@@ -24,7 +24,7 @@ from ..transformer import Transformer
 from . import checkpoint as ckpt
 from .data import Example, encode_pairs, load_directions, parse_directions, read_parallel
 from .metrics import MetricsLog
-from .warm_start import load_init, run_config, weights_digest
+from .warm_start import check_init_source, load_init, run_config, weights_digest
 
 logger = logging.getLogger("transformer_hub.training")
 Pair = Tuple[str, str]
@@ -88,6 +88,8 @@ class Run:
 def build_run(args: argparse.Namespace, place: Place, metrics: MetricsLog) -> Run:
     """The run the options describe: a new one, one warm-started from ``--init-from``, or a resumed one."""
     langs = [lang.strip() for lang in args.langs.split(",")] if args.langs else None
+    if args.init_from:  # a mistyped folder is said before the corpus is read
+        check_init_source(args.init_from)
     train_sets, valid_sets = load_data(args, langs)
     found = ckpt.list_checkpoints(place.out / "checkpoints") if args.resume else []
     weights, init_record = None, None

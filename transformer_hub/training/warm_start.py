@@ -24,10 +24,15 @@ ARCHITECTURE = ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_lay
                 "norm", "feed_forward", "attention", "layout", "tag_position")
 
 
-def load_init(source: str) -> Transformer:
-    """The saved model ``source`` (a save_pretrained folder or a Hub repo id), with its tokenizer."""
+def check_init_source(source: str) -> None:
+    """``--init-from`` names a folder that exists or a Hub repo id (checked before any data is read)."""
     if not os.path.isdir(source) and (os.path.exists(source) or not is_repo_id(source)):  # a path
         raise UserError(f"--init-from {source}: no such model folder (give a save_pretrained folder or a Hub repo id)")
+
+
+def load_init(source: str) -> Transformer:
+    """The saved model ``source`` (a save_pretrained folder or a Hub repo id), with its tokenizer."""
+    check_init_source(source)
     try:
         model = Transformer.from_pretrained(source)
     except (CheckpointError, OSError, ValueError) as exc:
