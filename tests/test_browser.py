@@ -103,6 +103,22 @@ def pick_alternative(page, current: str):
     pytest.fail(f"no alternative word for {current!r}: {labels.all_inner_texts()}")
 
 
+def first_word_with_alternatives(page, words, shown) -> int:
+    """Click the words from the second on until one offers another whole word (a model trained on synthetic
+    pairs is sure of most of its words: its other candidates fall under the list's 0.5 % floor); its index."""
+    labels = page.locator("#translate-alternatives label")
+    for at in range(1, words.count()):
+        words.nth(at).click()
+        page.wait_for_function("w => [...document.querySelectorAll('#translate-alternatives label')]"
+                               ".some(l => l.innerText.includes('(current)')"
+                               " && w.startsWith(l.innerText.trim().split(/\\s+/)[0]))",
+                               arg=shown[at].strip())  # the list for this word ("Park." lists "Park")
+        if labels.count() >= 2:
+            return at
+    pytest.skip(f"the test model (trained on synthetic pairs: no Multi30k here) offers one whole word at every "
+                f"position of {''.join(shown)!r}")
+
+
 def test_click_a_word_pick_an_alternative_and_undo(page, app):
     open_tab(page, "Translate")
     choose(page, "#translate-model", app.model)
@@ -130,11 +146,11 @@ def test_click_a_word_pick_an_alternative_and_undo(page, app):
     shown = token_texts(page)
     page.screenshot(path=str(SHOTS / "tokens-coloured.png"), full_page=True)
 
-    words.nth(1).click()  # the second word: the prefix is the first word kept plus the chosen one
+    at = first_word_with_alternatives(page, words, shown)  # the prefix: the words before it plus the chosen one
     assert "%" in page.locator("#translate-alternatives label").nth(1).inner_text()  # with probabilities
     page.screenshot(path=str(SHOTS / "tokens-alternatives.png"), full_page=True)
-    chosen = pick_alternative(page, shown[1])
-    prefix = shown[0].strip() + (" " if shown[1].startswith(" ") else "") + chosen
+    chosen = pick_alternative(page, shown[at])
+    prefix = "".join(shown[:at]).strip() + (" " if shown[at].startswith(" ") else "") + chosen
     # /continue ends by hiding the alternatives (its last chained step): the page says when it is done
     page.locator("#translate-alternatives").wait_for(state="hidden")
     page.wait_for_function("u => !document.querySelector(u).disabled", arg="#translate-undo")
