@@ -9,6 +9,7 @@ import gradio as gr
 from transformer_hub.formats import FORMATS
 
 from .. import documents, interactive, service, view
+from .. import glossary as page_glossary
 from ..registry import tab
 from ._common import UI, bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
 
@@ -37,6 +38,16 @@ def render(ctx) -> None:
                 top_p = gr.Slider(0.05, 1.0, value=0.9, step=0.05, label="Top-p (sample)")
                 max_length = gr.Slider(0, ctx.limits.max_output_tokens, value=0, step=1,
                                        label="Max output tokens (0 = source length + 50, capped)")
+            with gr.Accordion("Glossary", open=False, elem_id="translate-glossary-box"):
+                glossary = gr.Textbox(label="Terms the translation must use", lines=3, max_lines=12,
+                                      placeholder="bicycle\tFahrrad\nred car\tRotwagen",
+                                      info="One entry per line: source term, a tab, target term (TSV), or "
+                                           "source,target (CSV). A source term found in a sentence (any case, whole "
+                                           "words) puts its target term in that sentence's translation "
+                                           "(beam search, PyTorch).", elem_id="translate-glossary")
+                glossary_format = gr.Radio(list(page_glossary.ENTRY_FORMATS), value=page_glossary.AUTO,
+                                           label="Entries format", info="auto: TSV when a line has a tab, else CSV",
+                                           elem_id="translate-glossary-format")
             button = gr.Button("Translate", variant="primary", elem_id="translate-button")
             with gr.Accordion("Translate a document (.txt .html .srt .docx .pptx .odt .odp .epub)", open=False,
                               elem_id="translate-document"):
@@ -73,7 +84,9 @@ def render(ctx) -> None:
     inputs = [text, model, strategy, beam_size, length_penalty, temperature, top_p, max_length, source, target,
               engine]
     history, picked, shown, at = gr.State([]), gr.State(None), gr.State(None), gr.State(None)
-    button.click(bind(ctx, service.translate_view), inputs, [output, elapsed, note, shown], api_name="translate",
+    # the glossary rides in the same /translate call (documents take the other inputs only)
+    button.click(bind(ctx, service.translate_view), inputs + [glossary, glossary_format],
+                 [output, elapsed, note, shown], api_name="translate",
                  **decode_event(ctx)).then(
         lambda d: (_coloured(d), d, [], gr.update(interactive=False)) if d else (gr.update(),) * 4,
         shown, [words, data, history, undo], **UI)
