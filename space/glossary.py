@@ -1,7 +1,9 @@
 """The page's glossary box: its text read by the library's parser (``transformer_hub.text.glossary``), with the
-messages ``POST /translate`` gives for the same mistakes ("Invalid request: glossary line 2: ...")."""
+messages ``POST /translate`` gives for the same mistakes ("Invalid request: glossary line 2: ..."), HTML-escaped
+as a ``gr.Error``'s message is HTML."""
 from __future__ import annotations
 
+import html
 from typing import Optional
 
 import gradio as gr
@@ -38,4 +40,5 @@ def parse(text: Optional[str], chosen: str = AUTO, strategy: str = "beam", engin
     try:
         return Glossary.parse(text, entries_format(text, chosen))
     except ValueError as exc:  # the parser names the line or entry at fault
-        raise gr.Error(f"Invalid request: {exc}") from exc
+        # the page renders an error as HTML: "source<TAB>target" would lose its tag and all after it
+        raise gr.Error(html.escape(f"Invalid request: {exc}", quote=False)) from exc
