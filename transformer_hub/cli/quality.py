@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .commands import CLIError
 from .options import (MODELS_DIR_ENV, best_model_for, check_languages, load_model, one_line, open_output, progress,
-                      read_input, set_threads)
+                      read_input, set_threads, translation_glossary)
 
 
 def translate_best(args: argparse.Namespace) -> int:
@@ -17,11 +17,11 @@ def translate_best(args: argparse.Namespace) -> int:
 
     refused = [flag for flag, given in (("--prefix-file", args.prefix_file), ("--alternatives", args.alternatives),
                                         ("--json", args.json), ("--split-sentences", args.split_sentences),
-                                        ("--n-best", args.n_best != 1), ("--engine", args.engine != "pytorch"),
-                                        ("--glossary", args.glossary is not None))
+                                        ("--n-best", args.n_best != 1), ("--engine", args.engine != "pytorch"))
                if given]
     if refused:
         raise CLIError(f"--quality best does not combine with {', '.join(refused)}: it returns one reranked line each")
+    glossary = translation_glossary(args)  # checked before the model loads; the reranker's n-best keeps its terms
     set_threads(args.threads)
     lines = read_input(args.input)
     name = args.model or tuned_model_for(args)
@@ -31,9 +31,13 @@ def translate_best(args: argparse.Namespace) -> int:
         raise CLIError("--quality best needs --src-lang: the weights are tuned per direction")
     try:
         reranker = Reranker.from_pretrained(name, model=model)
-        outputs = reranker.generate(lines, args.src_lang, args.tgt_lang, progress=progress(args, len(lines)))
+        outputs = reranker.generate(lines, args.src_lang, args.tgt_lang, progress=progress(args, len(lines)),
+                                    glossary=glossary)
     except ValueError as exc:  # no rerank.json, a direction it has no weights for
         raise CLIError(str(exc))
+    for i, r in enumerate(outputs):  # a glossary term that could not fit the length budget
+        for warning in r.warnings:
+            print(f"line {i + 1}: {warning}", file=sys.stderr)
     with open_output(args.output) as out:
         for r in outputs:
             out.write(one_line(r.text) + "\n")

@@ -11,7 +11,7 @@ from ..errors import Parser
 from .commands import PROG, CLIError, command
 from .options import (add_decoding_arguments, add_model_arguments, best_model_for, check_languages, decoding_config,
                       decoding_engine, decoding_workers, load_model, one_line, open_output, progress, read_input,
-                      set_threads)
+                      set_threads, translation_glossary)
 from .quality import translate_best
 
 
@@ -78,23 +78,6 @@ def translate_command(argv: List[str]) -> int:
                 for rank, h in enumerate(r.hypotheses):
                     out.write(f"{i}\t{rank}\t{h.score:.4f}\t{h.normalized_score:.4f}\t{one_line(h.text)}\n")
     return 0
-
-
-def translation_glossary(args: argparse.Namespace):
-    """``--glossary FILE``: its entries (checked before the model loads), or None; it asks for beam search."""
-    if args.glossary is None:
-        return None
-    from ..text.glossary import Glossary
-
-    if args.engine != "pytorch":
-        raise CLIError("--glossary needs --engine pytorch (CTranslate2 has no constrained search)")
-    if args.strategy not in (None, "beam"):
-        raise CLIError(f"--glossary needs beam search: drop --strategy {args.strategy} or use --strategy beam")
-    args.strategy = "beam"
-    try:
-        return Glossary.load(args.glossary)
-    except ValueError as exc:
-        raise CLIError(f"--glossary {args.glossary}: {exc}")
 
 
 def translation_prefixes(args: argparse.Namespace, n_lines: int) -> Optional[List[str]]:
