@@ -14,9 +14,9 @@ the en-de model for German), every system with beam 5:
   is the target term).  Term use and BLEU, plain beam 5 against the glossary.  Without the dictionaries this
   protocol is skipped with a note saying how to get them.
 * speed: each constrained run's time over plain beam 5's on the same sentences (the first ``--speed-sentences``),
-  in ``--rounds`` interleaved rounds: every round decodes plain and each constrained setting one after the other
-  (plain first in even rounds, last in odd ones), so machine noise lands on both sides of each ratio; the figure
-  is the median of the rounds' ratios.
+  in ``--rounds`` interleaved rounds: a round takes the sentences 40 at a time and decodes each chunk plain and
+  with every constrained setting in turn (plain first, then last, alternately), so machine noise lands on both
+  sides of each ratio; the figure is the median of the rounds' ratios.
 
 Writes ``OUT/glossary.json`` and ``OUT/glossary.md`` (the table, made from the JSON; a test checks that they agree).
 """
@@ -48,6 +48,7 @@ GET_DICTIONARIES = "apt-get install dict-freedict-eng-deu dict-freedict-eng-fra 
 BEAM = dict(strategy="beam", beam_size=5)
 TERM_USE_TARGET, DICT_BLEU_DROP, SPEED_TARGET = 0.99, 0.3, 3.0
 SPEED_SENTENCES, ROUNDS = 200, 5  # timed per round; rounds (an odd count: the median is one round's ratio)
+CHUNK = 40  # sentences decoded by every setting in turn within a round (one batch each)
 _B64 = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
 _MARKUP = re.compile(r"<[^>]*>|\[[^\]]*\]|\([^)]*\)|\{[^}]*\}")
 _EDGE = ".,;:!?\"'()"
@@ -158,18 +159,27 @@ def bleu(texts: List[str], references: List[str]) -> float:
     return round(sacrebleu.corpus_bleu(texts, [references]).score, 2)
 
 
-def timed_rounds(model, tgt: str, sources: List[str], settings: Dict[str, list], rounds: int) -> dict:
+def timed_rounds(model, tgt: str, sources: List[str], settings: Dict[str, list], rounds: int,
+                 chunk: int = CHUNK) -> dict:
     """Seconds of plain beam 5 and of each constrained setting (name -> constraints per sentence) on ``sources``,
-    ``rounds`` times, interleaved: plain first in even rounds, last in odd ones.  Per setting: the ratio of each
-    round (its seconds over that round's plain seconds) and their median."""
-    plain_s: List[float] = []
-    seconds: Dict[str, List[float]] = {name: [] for name in settings}
+    ``rounds`` times.  Interleaved finely, so a burst of load from other jobs lands on both sides of a ratio: each
+    round takes the sentences ``chunk`` at a time and decodes every chunk with every setting in turn, plain first
+    in even chunks and last in odd ones.  Per setting: each round's ratio (its seconds over plain's) and their
+    median."""
+    plain_s: List[float] = [0.0] * rounds
+    seconds: Dict[str, List[float]] = {name: [0.0] * rounds for name in settings}
+    order = [None] + list(settings)
     for r in range(rounds):
-        order = [None] + list(settings)
-        for name in (order if r % 2 == 0 else order[::-1]):
-            taken = decode(model, sources, tgt, None if name is None else settings[name])[1]
-            (plain_s if name is None else seconds[name]).append(taken)
-    out = {"sentences": len(sources), "rounds": rounds, "plain_seconds": [round(t, 3) for t in plain_s]}
+        for k, start in enumerate(range(0, len(sources), chunk)):
+            for name in (order if (r + k) % 2 == 0 else order[::-1]):
+                part = None if name is None else settings[name][start:start + chunk]
+                taken = decode(model, sources[start:start + chunk], tgt, part)[1]
+                if name is None:
+                    plain_s[r] += taken
+                else:
+                    seconds[name][r] += taken
+    out = {"sentences": len(sources), "rounds": rounds, "chunk": chunk,
+           "plain_seconds": [round(t, 3) for t in plain_s]}
     for name, times in seconds.items():
         ratios = [t / p for t, p in zip(times, plain_s)]
         out[name] = {"ratios": [round(x, 3) for x in ratios], "median": round(statistics.median(ratios), 2)}
@@ -225,8 +235,9 @@ def markdown(report: dict) -> str:
     lines = [f"Made by `{report['command']}` ({report['sentences']} test_2016_flickr sentences per direction, "
              f"beam 5, {report['threads']} thread(s)); `glossary.json` holds the same numbers.", "",
              f"Time: a constrained run's seconds over plain beam 5's on the same {report['speed_sentences']} "
-             f"sentences, the median of {report['rounds']} interleaved rounds (plain first in even rounds, last in "
-             "odd ones; every round's ratio is in the JSON).", "",
+             f"sentences, the median of {report['rounds']} rounds; a round decodes the sentences {CHUNK} at a time, "
+             "each chunk plain and with every constrained setting in turn (plain first, then last, alternately), so "
+             "the load of other jobs falls on both sides (every round's ratio is in the JSON).", "",
              "Reference phrases (Post & Vilar): term use with constraints (without), BLEU, time against plain "
              "beam 5.", "",
              "| model | direction | plain BLEU | 1 phrase: use | BLEU | time | 2 phrases: use | BLEU | time |",
@@ -256,6 +267,29 @@ def markdown(report: dict) -> str:
         flags = ", ".join(f"{name} {'met' if ok else 'MISSED'}" for name, ok in row["targets"].items())
         lines.append(f"- {row['model']} en-{row['tgt']}: {flags}")
     return "\n".join(lines) + "\n"
+
+
+def summary(report: dict) -> str:
+    """The README's sentence on these results (a test checks that README.md holds it as written here)."""
+    rows = report["results"]
+    use = [row[f"reference_{c}"]["term_use"] for row in rows for c in (1, 2)]
+    plain_use = [row[f"reference_{c}"]["term_use_plain"] for row in rows for c in (1, 2)]
+    dictionary = [row["dictionary"] for row in rows if "dictionary" in row]
+    gain = [row["dictionary"]["bleu"] - row["plain"]["bleu"] for row in rows if "dictionary" in row]
+    two = [row["reference_2"]["time_ratio"] for row in rows]
+    def span(values: List[float], fmt: str, joint: str = "-") -> str:
+        low, high = format(min(values), fmt), format(max(values), fmt)
+        return low if low == high else f"{low}{joint}{high}"
+
+    percent = lambda values: [100 * v for v in values]  # noqa: E731
+    text = (f"On {report['sentences']} test_2016_flickr sentences per direction, reference phrases are used "
+            f"{span(percent(use), '.1f')}% of the time with constraints ({span(percent(plain_use), '.1f')}% "
+            "without)")
+    if dictionary:
+        text += (f", FreeDict terms {span(percent([d['term_use'] for d in dictionary]), '.1f')}% (BLEU "
+                 f"{span(gain, '+.2f', ' to ')} against plain beam 5)")
+    return (text + f"; two phrases take {span(two, '.2f', 'x-')}x plain beam 5's time (the median of "
+            f"{report['rounds']} interleaved rounds on {report['speed_sentences']} sentences).")
 
 
 def command(args: argparse.Namespace) -> str:
@@ -315,6 +349,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         (out / "glossary.md").write_text("# Glossaries: constrained decoding measured\n\n" + markdown(report),
                                          encoding="utf-8")
     print(markdown(report))
+    print(summary(report))
     return 0
 
 

@@ -98,16 +98,25 @@ def test_the_recorded_command_names_every_option_that_changed_the_measurement(be
 
 
 def test_timing_rounds_interleave_plain_and_constrained_and_report_the_median(bench, monkeypatch):
-    """Plain first in even rounds, last in odd ones; each round's ratio is over that round's plain time."""
-    calls, clock = [], iter([1.0, 3.0, 2.0, 4.0, 8.0, 2.0, 1.0, 5.0, 1.0])  # seconds, in call order
+    """Every chunk decoded by every setting in turn, plain first then last alternately; a round's ratio is its
+    seconds over that round's plain seconds, summed over its chunks."""
+    calls, clock = [], iter([1.0, 3.0, 2.0, 4.0, 8.0, 2.0, 1.0, 5.0, 1.0, 1.0, 1.0, 1.0])  # seconds, in call order
 
     def fake_decode(model, sources, tgt, constraints=None):
-        calls.append(None if constraints is None else constraints[0][0])
+        calls.append((None if constraints is None else constraints[0][0], tuple(sources)))
         return [], next(clock), 0
 
     monkeypatch.setattr(bench, "decode", fake_decode)
-    out = bench.timed_rounds(None, "de", ["a"], {"one": [["x"]], "two": [["y"]]}, rounds=3)
-    assert calls == [None, "x", "y", "y", "x", None, None, "x", "y"]
-    assert out["plain_seconds"] == [1.0, 2.0, 1.0]
-    assert out["one"]["ratios"] == [3.0, 4.0, 5.0] and out["one"]["median"] == 4.0
-    assert out["two"]["ratios"] == [2.0, 2.0, 1.0] and out["two"]["median"] == 2.0
+    settings = {"one": [["x"], ["x2"]], "two": [["y"], ["y2"]]}
+    out = bench.timed_rounds(None, "de", ["a", "b"], settings, rounds=2, chunk=1)
+    assert calls == [(None, ("a",)), ("x", ("a",)), ("y", ("a",)), ("y2", ("b",)), ("x2", ("b",)), (None, ("b",)),
+                     ("y", ("a",)), ("x", ("a",)), (None, ("a",)), (None, ("b",)), ("x2", ("b",)), ("y2", ("b",))]
+    assert out["plain_seconds"] == [3.0, 2.0] and out["chunk"] == 1
+    assert out["one"]["ratios"] == [3.667, 3.0] and out["one"]["median"] == 3.33  # (11/3, 6/2), 3 and 2 decimals
+    assert out["two"]["ratios"] == [2.0, 1.0] and out["two"]["median"] == 1.5
+
+
+def test_the_readme_quotes_the_results_as_the_script_words_them(bench):
+    report = json.loads((ROOT / "docs" / "glossary.json").read_text(encoding="utf-8"))
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())  # its lines wrap anywhere
+    assert bench.summary(report) in readme
