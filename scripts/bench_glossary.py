@@ -13,8 +13,10 @@ the en-de model for German), every system with beam 5:
   source and one of whose translations occurs in the reference (that translation, as the reference writes it,
   is the target term).  Term use and BLEU, plain beam 5 against the glossary.  Without the dictionaries this
   protocol is skipped with a note saying how to get them.
-* speed: seconds per sentence of each constrained run over plain beam 5, the same sentences, the same run
-  (plain and two phrases: the best of ``--repeats`` interleaved rounds).
+* speed: each constrained run's time over plain beam 5's on the same sentences (the first ``--speed-sentences``),
+  in ``--rounds`` interleaved rounds: a round takes the sentences 40 at a time and decodes each chunk plain and
+  with every constrained setting in turn (plain first, then last, alternately), so machine noise lands on both
+  sides of each ratio; the figure is the median of the rounds' ratios.
 
 Writes ``OUT/glossary.json`` and ``OUT/glossary.md`` (the table, made from the JSON; a test checks that they agree).
 """
@@ -25,6 +27,7 @@ import gzip
 import json
 import random
 import re
+import statistics
 import time
 from collections import Counter
 from pathlib import Path
@@ -44,6 +47,8 @@ DICT_DIR = Path("/usr/share/dictd")
 GET_DICTIONARIES = "apt-get install dict-freedict-eng-deu dict-freedict-eng-fra dict-freedict-eng-ces"
 BEAM = dict(strategy="beam", beam_size=5)
 TERM_USE_TARGET, DICT_BLEU_DROP, SPEED_TARGET = 0.99, 0.3, 3.0
+SPEED_SENTENCES, ROUNDS = 200, 5  # timed per round; rounds (an odd count: the median is one round's ratio)
+CHUNK = 40  # sentences decoded by every setting in turn within a round (one batch each)
 _B64 = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
 _MARKUP = re.compile(r"<[^>]*>|\[[^\]]*\]|\([^)]*\)|\{[^}]*\}")
 _EDGE = ".,;:!?\"'()"
@@ -154,37 +159,63 @@ def bleu(texts: List[str], references: List[str]) -> float:
     return round(sacrebleu.corpus_bleu(texts, [references]).score, 2)
 
 
+def timed_rounds(model, tgt: str, sources: List[str], settings: Dict[str, list], rounds: int,
+                 chunk: int = CHUNK) -> dict:
+    """Seconds of plain beam 5 and of each constrained setting (name -> constraints per sentence) on ``sources``,
+    ``rounds`` times.  Interleaved finely, so a burst of load from other jobs lands on both sides of a ratio: each
+    round takes the sentences ``chunk`` at a time and decodes every chunk with every setting in turn, plain first
+    in even chunks and last in odd ones.  Per setting: each round's ratio (its seconds over plain's) and their
+    median."""
+    plain_s: List[float] = [0.0] * rounds
+    seconds: Dict[str, List[float]] = {name: [0.0] * rounds for name in settings}
+    order = [None] + list(settings)
+    for r in range(rounds):
+        for k, start in enumerate(range(0, len(sources), chunk)):
+            for name in (order if (r + k) % 2 == 0 else order[::-1]):
+                part = None if name is None else settings[name][start:start + chunk]
+                taken = decode(model, sources[start:start + chunk], tgt, part)[1]
+                if name is None:
+                    plain_s[r] += taken
+                else:
+                    seconds[name][r] += taken
+    out = {"sentences": len(sources), "rounds": rounds, "chunk": chunk,
+           "plain_seconds": [round(t, 3) for t in plain_s]}
+    for name, times in seconds.items():
+        ratios = [t / p for t, p in zip(times, plain_s)]
+        out[name] = {"ratios": [round(x, 3) for x in ratios], "median": round(statistics.median(ratios), 2)}
+    return out
+
+
 def run_system(model, tgt: str, sources: List[str], refs: List[str], dictionary, frequent, seed: int,
-               repeats: int = 2) -> dict:
-    """Every protocol for one model and direction.  Plain beam 5 and two phrases are timed ``repeats`` times,
-    interleaved, best of each (the machine is shared: the minimum is the least disturbed)."""
-    two = reference_phrases(refs, 2, seed + 2)
-    plain, plain_s, _ = decode(model, sources, tgt)
-    texts_two, two_s, warned_two = decode(model, sources, tgt, two)
-    for _ in range(repeats - 1):
-        plain_s = min(plain_s, decode(model, sources, tgt)[1])
-        two_s = min(two_s, decode(model, sources, tgt, two)[1])
-    row = {"sentences": len(sources), "plain": {"bleu": bleu(plain, refs), "seconds": round(plain_s, 2)}}
+               speed_sentences: int = 200, rounds: int = 5) -> dict:
+    """Every protocol for one model and direction: the outputs of every setting on all ``sources`` (term use,
+    BLEU, warnings), then the speed of each on the first ``speed_sentences`` in ``rounds`` interleaved rounds."""
+    phrases = {c: reference_phrases(refs, c, seed + c) for c in (1, 2)}
+    plain = decode(model, sources, tgt)[0]
+    row = {"sentences": len(sources), "plain": {"bleu": bleu(plain, refs)}}
+    settings = {f"reference_{c}": phrases[c] for c in (1, 2)}
     for count in (1, 2):
-        phrases = reference_phrases(refs, count, seed + count)
-        if count == 2:
-            texts, seconds, warned = texts_two, two_s, warned_two
-        else:
-            texts, seconds, warned = decode(model, sources, tgt, phrases)
+        texts, _, warned = decode(model, sources, tgt, phrases[count])
         row[f"reference_{count}"] = {
-            "phrases": sum(map(len, phrases)), "term_use": round(term_use(texts, phrases), 4),
-            "term_use_plain": round(term_use(plain, phrases), 4), "bleu": bleu(texts, refs),
-            "time_ratio": round(seconds / plain_s, 2), "warnings": warned}
+            "phrases": sum(map(len, phrases[count])), "term_use": round(term_use(texts, phrases[count]), 4),
+            "term_use_plain": round(term_use(plain, phrases[count]), 4), "bleu": bleu(texts, refs),
+            "warnings": warned}
     if dictionary is not None:
         terms = dictionary_terms(sources, refs, dictionary, frequent, seed)
         targets = [[t for _, t in pairs] for pairs in terms]
-        texts, seconds, warned = decode(model, sources, tgt, targets)
+        settings["dictionary"] = targets
+        texts, _, warned = decode(model, sources, tgt, targets)
         row["dictionary"] = {
             "terms": sum(map(len, targets)), "sentences_with_terms": sum(bool(t) for t in targets),
             "term_use": round(term_use(texts, targets), 4), "term_use_plain": round(term_use(plain, targets), 4),
-            "bleu": bleu(texts, refs), "time_ratio": round(seconds / plain_s, 2), "warnings": warned,
+            "bleu": bleu(texts, refs), "warnings": warned,
             "examples": [{"source": s, "terms": [list(p) for p in pairs]}
                          for s, pairs in zip(sources, terms) if pairs][:3]}
+    n = min(speed_sentences, len(sources))
+    speed = timed_rounds(model, tgt, sources[:n], {k: v[:n] for k, v in settings.items()}, rounds)
+    row["speed"] = speed
+    for name in settings:
+        row[name]["time_ratio"] = speed[name]["median"]
     return row
 
 
@@ -203,8 +234,12 @@ def markdown(report: dict) -> str:
     """The tables of ``glossary.md``, every number from ``report`` (the JSON)."""
     lines = [f"Made by `{report['command']}` ({report['sentences']} test_2016_flickr sentences per direction, "
              f"beam 5, {report['threads']} thread(s)); `glossary.json` holds the same numbers.", "",
-             "Reference phrases (Post & Vilar): term use with constraints (without), BLEU, time per sentence "
-             "against plain beam 5.", "",
+             f"Time: a constrained run's seconds over plain beam 5's on the same {report['speed_sentences']} "
+             f"sentences, the median of {report['rounds']} rounds; a round decodes the sentences {CHUNK} at a time, "
+             "each chunk plain and with every constrained setting in turn (plain first, then last, alternately), so "
+             "the load of other jobs falls on both sides (every round's ratio is in the JSON).", "",
+             "Reference phrases (Post & Vilar): term use with constraints (without), BLEU, time against plain "
+             "beam 5.", "",
              "| model | direction | plain BLEU | 1 phrase: use | BLEU | time | 2 phrases: use | BLEU | time |",
              "|---|---|---|---|---|---|---|---|---|"]
     for row in report["results"]:
@@ -234,6 +269,41 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summary(report: dict) -> str:
+    """The README's sentence on these results (a test checks that README.md holds it as written here)."""
+    rows = report["results"]
+    use = [row[f"reference_{c}"]["term_use"] for row in rows for c in (1, 2)]
+    plain_use = [row[f"reference_{c}"]["term_use_plain"] for row in rows for c in (1, 2)]
+    dictionary = [row["dictionary"] for row in rows if "dictionary" in row]
+    gain = [row["dictionary"]["bleu"] - row["plain"]["bleu"] for row in rows if "dictionary" in row]
+    two = [row["reference_2"]["time_ratio"] for row in rows]
+    def span(values: List[float], fmt: str, joint: str = "-") -> str:
+        low, high = format(min(values), fmt), format(max(values), fmt)
+        return low if low == high else f"{low}{joint}{high}"
+
+    percent = lambda values: [100 * v for v in values]  # noqa: E731
+    text = (f"On {report['sentences']} test_2016_flickr sentences per direction, reference phrases are used "
+            f"{span(percent(use), '.1f')}% of the time with constraints ({span(percent(plain_use), '.1f')}% "
+            "without)")
+    if dictionary:
+        text += (f", FreeDict terms {span(percent([d['term_use'] for d in dictionary]), '.1f')}% (BLEU "
+                 f"{span(gain, '+.2f', ' to ')} against plain beam 5)")
+    return (text + f"; two phrases take {span(two, '.2f', 'x-')}x plain beam 5's time (the median of "
+            f"{report['rounds']} interleaved rounds on {report['speed_sentences']} sentences).")
+
+
+def command(args: argparse.Namespace) -> str:
+    """The command line that makes these results: the options that change what is measured, when not the default."""
+    parts = ["python -m scripts.bench_glossary"]
+    for option, value, default in (("--limit", args.limit, None), ("--speed-sentences", args.speed_sentences,
+                                                                    SPEED_SENTENCES),
+                                   ("--rounds", args.rounds, ROUNDS), ("--seed", args.seed, 0),
+                                   ("--threads", args.threads, 1)):
+        if value != default:
+            parts.append(f"{option} {value}")
+    return " ".join(parts + ["--out docs"])
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", default=None, help="Multi30k folder (default: TRANSFORMER_HUB_DATA)")
@@ -243,7 +313,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--systems", default=",".join(f"{m}:{t}" for m, t in SYSTEMS), help="model:target,...")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeats", type=int, default=2, help="timed rounds of plain beam and two phrases")
+    parser.add_argument("--speed-sentences", type=int, default=SPEED_SENTENCES,
+                        help=f"sentences timed in each round (default {SPEED_SENTENCES}, the first of the test set)")
+    parser.add_argument("--rounds", type=int, default=ROUNDS,
+                        help=f"interleaved timing rounds, plain and every constrained setting (default {ROUNDS})")
     parser.add_argument("--out", default=None, help="write glossary.json and glossary.md here (e.g. docs)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -263,19 +336,20 @@ def main(argv: Optional[List[str]] = None) -> int:
         if name not in models:
             models[name] = Transformer.from_pretrained(Path(args.models) / name).eval()
         row = {"model": name, "tgt": tgt, **run_system(models[name], tgt, read("en"), read(tgt), dictionaries[tgt],
-                                                        frequent, args.seed, args.repeats)}
+                                                        frequent, args.seed, args.speed_sentences, args.rounds)}
         row["targets"] = targets_met(row)
         results.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "dictionary"}), flush=True)
-    limit = f" --limit {args.limit}" if args.limit else ""
-    report = {"command": f"python -m scripts.bench_glossary{limit} --out docs", "sentences": len(read("en")),
-              "threads": args.threads, "seed": args.seed, "results": results}
+    report = {"command": command(args), "sentences": len(read("en")), "threads": args.threads, "seed": args.seed,
+              "speed_sentences": min(args.speed_sentences, len(read("en"))), "rounds": args.rounds,
+              "results": results}
     if args.out:
         out = Path(args.out)
         (out / "glossary.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         (out / "glossary.md").write_text("# Glossaries: constrained decoding measured\n\n" + markdown(report),
                                          encoding="utf-8")
     print(markdown(report))
+    print(summary(report))
     return 0
 
 

@@ -25,7 +25,7 @@ from .batching import QueueFull
 from .choice import AUTO
 from .context import SpaceContext
 from .decoder import Request
-from . import quality as best_quality, view
+from . import glossary as page_glossary, quality as best_quality, view
 from .languages import LANGUAGES, direction
 from .limits import CleanText, choice_option, clean_text, float_option, int_option
 
@@ -174,9 +174,11 @@ class SpaceModels(Models):
 
 
 def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConfig, source_lang, target_lang,
-                engine: str = DEFAULT_ENGINE, prefix: Optional[str] = None, progress=None, quality: str = "fast"):
+                engine: str = DEFAULT_ENGINE, prefix: Optional[str] = None, progress=None, quality: str = "fast",
+                glossary=None):
     """``clean`` through the text pipeline (detected for source "auto", split into sentences, each direction's
-    model chosen, decoded at ``quality``, joined), and the view built from its result; returns (view, seconds).
+    model chosen, decoded at ``quality``, joined; ``glossary`` applied), and the view of its result; returns
+    (view, seconds).
 
     With a ``progress`` (a document) the sentences are decoded ``limits.document_chunk`` at a time, each step
     reported."""
@@ -197,7 +199,8 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
     (result,) = translate_texts(SpaceModels(ctx, model, engine), [text], config, src_lang=source_lang,
                                 tgt_lang=target_lang, split_sentences=prefix is None, prefix=prefix,
                                 check_size=check_size, on_chunk=None if progress is None else report,
-                                chunk_size=None if progress is None else limits.document_chunk, quality=quality)
+                                chunk_size=None if progress is None else limits.document_chunk, quality=quality,
+                                glossary=glossary)
     seconds = time.perf_counter() - start
     sentences = result.sentences if result.sentences is not None else [result]
     _truncation_note(sentences)
@@ -209,6 +212,8 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
                       source_lang=source, target_lang=target_lang, detected=result.src_lang_confidence,
                       ms=round(seconds * 1e3, 1))
     data["engine"] = result.engine or resolve_engine(ctx, pick_engine(engine, ENGINE_CHOICES), name, config)
+    if glossary is not None:  # what the note under the translation says applied, and what could not fit
+        data["glossary"], data["warnings"] = [e.to_dict() for e in result.glossary], list(result.warnings)
     return data, seconds
 
 
@@ -242,19 +247,23 @@ ALTERNATIVES = 5  # alternatives kept per output piece (the word view's menus)
 def translate_view(ctx: SpaceContext, text: str, model: str, strategy: str = "beam", beam_size: int = 4,
                    length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0, max_length: int = 0,
                    source_lang: str = "en", target_lang: str = "de", engine: str = TRANSLATE_ENGINE,
-                   quality: Union[bool, str] = False) -> Tuple[str, float, str, Dict[str, Any]]:
+                   quality: Union[bool, str] = False, glossary: str = "",
+                   glossary_format: str = "auto") -> Tuple[str, float, str, Dict[str, Any]]:
     """Lines of sentences -> their translation in the same layout, every sentence in one batch; returns
     (text, milliseconds, note, the word view's data).  ``source_lang="auto"`` detects the language; the model
     "auto" (or none) is the best-scored one for the (detected) direction; the engine "auto" is CTranslate2 when
     it can run the call; the word view's alternatives are PyTorch-only, so "auto" resolves to PyTorch here unless
-    the caller names "ctranslate2" (no alternatives then); the note says which model and engine ran, and the
-    time.  ``quality`` (the "Best quality" box, or "fast" / "best"): "best" reranks (the options do not apply)."""
+    the caller names "ctranslate2" (no alternatives then); the note says which model and engine ran, the time
+    and the ``glossary`` entries applied (TSV or CSV text, ``glossary_format`` "auto" tells them apart).
+    ``quality`` (the "Best quality" box, or "fast" / "best"): "best" reranks (the options do not apply)."""
     clean, quality = clean_text(text, ctx.limits), best_quality.quality_option(quality)
     engine = pick_engine(engine, ENGINE_CHOICES)
+    terms = page_glossary.parse(glossary, glossary_format, strategy, engine)  # the REST API's checks and messages
     # the page's word view offers each word's alternatives: PyTorch-only, so "auto" resolves to PyTorch here
     extra = {"return_alternatives": ALTERNATIVES} if engine in ("pytorch", "auto") else {}
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length, **extra)
-    data, seconds = decode_text(ctx, clean, model, config, source_lang, target_lang, engine, quality=quality)
+    data, seconds = decode_text(ctx, clean, model, config, source_lang, target_lang, engine, quality=quality,
+                                glossary=terms)
     note = "  \n".join(p for p in (view.note(data), engine_note(data["engine"], seconds, data["model"], quality)) if p)
     return data["translation"], round(seconds * 1000.0, 1), note, data
 

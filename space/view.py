@@ -7,7 +7,7 @@ model gave the whole word); the pieces, with their alternatives, stay in the dat
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from transformer_hub.decoding import TranslationResult
 from transformer_hub.decoding import words as word_level
@@ -19,9 +19,11 @@ BANDS: List[Tuple[float, str, str]] = [(0.9, "sure (≥ 90%)", "#2e9e44"), (0.5,
                                        (0.2, "unsure (20-50%)", "#f0a830"), (0.0, "doubtful (< 20%)", "#e04040")]
 UNSURE = "⚠ unsure sentence"
 CLICKED = "the word you clicked"
+GLOSSARY = "glossary term"  # the words of a glossary entry's target term (the constraint put them there)
 COLOURS = {label: colour for _, label, colour in BANDS}
 COLOURS[UNSURE] = "#b0b0b0"
 COLOURS[CLICKED] = "#3b82f6"
+COLOURS[GLOSSARY] = "#a855f7"
 DOMAIN_NOTE = ("The model was trained on short image descriptions (Multi30k), so this text may be outside what "
                "it learned.")
 
@@ -56,16 +58,35 @@ def _words(tokens: List[Dict[str, Any]], offset: int) -> List[Dict[str, Any]]:
              "tokens": list(range(offset + w.start, offset + w.end)), "probability": w.probability} for w in found]
 
 
+def mark_terms(words: List[Dict[str, Any]], terms: Sequence[str]) -> None:
+    """Set ``glossary`` on the words of one sentence that spell one of ``terms`` (its glossary entries' target
+    terms), joined as shown: the constrained search put exactly those pieces in the output."""
+    wanted = {" ".join(t.split()) for t in terms if t.strip()}
+    longest = max(map(len, wanted), default=0)
+    for a in range(len(words)):
+        text = words[a]["text"]
+        for b in range(a + 1, len(words) + 1):
+            if text in wanted:
+                for w in words[a:b]:
+                    w["glossary"] = True
+            if b == len(words) or len(text) >= longest:
+                break
+            text += (" " if words[b].get("space", True) else "") + words[b]["text"]
+
+
 def build(whole: TranslationResult, tokenizer, special: set, **info: Any) -> Dict[str, Any]:
     """The view's data of the pipeline's result ``whole`` (one text): its translation and layout; per sentence its
-    source, output, confidence and mark; all pieces; all words."""
+    source, output, confidence and mark; all pieces; all words (those of a glossary term marked
+    ``glossary``)."""
     results = whole.sentences if whole.sentences is not None else [whole]
     tokens: List[Dict[str, Any]] = []
     words: List[Dict[str, Any]] = []
     sentences = []
     for n, result in enumerate(results):
         pieces = _tokens(result, tokenizer, special, n)
-        words += _words(pieces, len(tokens))
+        found = _words(pieces, len(tokens))
+        mark_terms(found, [e.target for e in getattr(result, "glossary", None) or []])
+        words += found
         tokens += pieces
         doubt = word_level.doubt(result.best, tokenizer)
         sentences.append({"source": result.source, "translation": result.text,
@@ -105,7 +126,8 @@ def _entries(data: Dict[str, Any]) -> List[Tuple[str, Optional[str], Optional[in
                 text, label, previous = out[-1]  # punctuation shown with the word before it ("Park.")
                 out[-1] = (text + word["text"], label, previous)
                 continue
-            out.append((" " * (k > 0 and word.get("space", True)) + word["text"], band(word["probability"]), w))
+            label = GLOSSARY if word.get("glossary") else band(word["probability"])
+            out.append((" " * (k > 0 and word.get("space", True)) + word["text"], label, w))
         if sentence["unsure"]:
             out.append((" ⚠", UNSURE, None))
     if data["separators"] and data["separators"][-1]:
@@ -127,11 +149,24 @@ def _why(sentence: Dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def glossary_note(data: Dict[str, Any]) -> List[str]:
+    """The lines on the glossary: the entries that applied (or that none did), and what could not fit."""
+    if "glossary" not in data:
+        return []
+    applied = data["glossary"]
+    lines = [("Glossary applied: " + ", ".join(f"“{e['source']}” → “{e['target']}”" for e in applied)) if applied
+             else "Glossary: none of its source terms occurs in the text."]
+    lines += [f"⚠ Glossary: {w}." for w in data.get("warnings", [])]
+    return lines
+
+
 def note(data: Dict[str, Any]) -> str:
-    """Markdown under the translation: the detected language, and the unsure sentences with the domain note."""
+    """Markdown under the translation: the detected language, the glossary entries applied and their warnings,
+    and the unsure sentences with the domain note."""
     lines = []
     if data.get("detected"):
         lines.append(f"Detected: {language_name(data['source_lang'])}, {data['detected']:.2f}")
+    lines += glossary_note(data)
     unsure = [s for s in data["sentences"] if s["unsure"]]
     if unsure:
         lines.append(f"⚠ The model is unsure of {len(unsure)} of {len(data['sentences'])} sentence(s): "

@@ -1,6 +1,7 @@
 """scripts/bench_glossary.py: phrase sampling, FreeDict reading, term selection, and docs/glossary.md == its JSON."""
 import gzip
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -76,8 +77,46 @@ def test_the_published_tables_are_the_json(bench):
     report = json.loads((ROOT / "docs" / "glossary.json").read_text(encoding="utf-8"))
     text = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
     assert text.split("\n", 2)[2] == bench.markdown(report)
-    assert report["command"] == "python -m scripts.bench_glossary --out docs" and report["sentences"] == 1000
+    assert report["command"].startswith("python -m scripts.bench_glossary") and report["sentences"] == 1000
     for row in report["results"]:
         assert row["targets"] == bench.targets_met(row)
         for c in (1, 2):
             assert c * report["sentences"] - 5 <= row[f"reference_{c}"]["phrases"] <= c * report["sentences"]
+        speed = row["speed"]
+        assert speed["sentences"] == report["speed_sentences"] and len(speed["plain_seconds"]) == report["rounds"]
+        for name in ("reference_1", "reference_2", "dictionary"):
+            ratios = speed[name]["ratios"]  # the table's time is the median of the interleaved rounds' ratios
+            assert len(ratios) == report["rounds"] and row[name]["time_ratio"] == speed[name]["median"]
+            assert speed[name]["median"] == pytest.approx(statistics.median(ratios), abs=0.006)
+
+
+def test_the_recorded_command_names_every_option_that_changed_the_measurement(bench):
+    report = json.loads((ROOT / "docs" / "glossary.json").read_text(encoding="utf-8"))
+    args = bench.argparse.Namespace(limit=None, speed_sentences=report["speed_sentences"], rounds=report["rounds"],
+                                    seed=report["seed"], threads=report["threads"])
+    assert report["command"] == bench.command(args)
+
+
+def test_timing_rounds_interleave_plain_and_constrained_and_report_the_median(bench, monkeypatch):
+    """Every chunk decoded by every setting in turn, plain first then last alternately; a round's ratio is its
+    seconds over that round's plain seconds, summed over its chunks."""
+    calls, clock = [], iter([1.0, 3.0, 2.0, 4.0, 8.0, 2.0, 1.0, 5.0, 1.0, 1.0, 1.0, 1.0])  # seconds, in call order
+
+    def fake_decode(model, sources, tgt, constraints=None):
+        calls.append((None if constraints is None else constraints[0][0], tuple(sources)))
+        return [], next(clock), 0
+
+    monkeypatch.setattr(bench, "decode", fake_decode)
+    settings = {"one": [["x"], ["x2"]], "two": [["y"], ["y2"]]}
+    out = bench.timed_rounds(None, "de", ["a", "b"], settings, rounds=2, chunk=1)
+    assert calls == [(None, ("a",)), ("x", ("a",)), ("y", ("a",)), ("y2", ("b",)), ("x2", ("b",)), (None, ("b",)),
+                     ("y", ("a",)), ("x", ("a",)), (None, ("a",)), (None, ("b",)), ("x2", ("b",)), ("y2", ("b",))]
+    assert out["plain_seconds"] == [3.0, 2.0] and out["chunk"] == 1
+    assert out["one"]["ratios"] == [3.667, 3.0] and out["one"]["median"] == 3.33  # (11/3, 6/2), 3 and 2 decimals
+    assert out["two"]["ratios"] == [2.0, 1.0] and out["two"]["median"] == 1.5
+
+
+def test_the_readme_quotes_the_results_as_the_script_words_them(bench):
+    report = json.loads((ROOT / "docs" / "glossary.json").read_text(encoding="utf-8"))
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())  # its lines wrap anywhere
+    assert bench.summary(report) in readme

@@ -80,8 +80,8 @@ def test_a_second_visitor_waits_in_line_and_stop_ends_a_run(page, app):
     other.locator("#playground-train").click()
     wait_for_inner_text(other, "#playground-status", "Waiting in line: 1 run ahead of yours")
     other.screenshot(path=str(SHOTS / "playground-waiting.png"), full_page=True)
-    page.locator("#playground-stop").click()
-    wait_for_inner_text(page, "#playground-status", "done (stopped)")
+    page.locator("#playground-stop").click()  # on a loaded machine its A/B run may have spent its budget first
+    wait_for_inner_text(page, "#playground-status", "done (")
     wait_for_inner_text(other, "#playground-status", "training, step")  # the line moved on
     other.locator("#playground-stop").click()
     wait_for_inner_text(other, "#playground-status", "done (stopped)")

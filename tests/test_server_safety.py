@@ -271,9 +271,9 @@ def test_mistakes_and_disconnects_log_one_line_each_and_leak_nothing(served, cap
     caplog.set_level(logging.INFO, logger="space")
     kind, data = gradio_call(served, "translate_file", [file_arg("/etc/hostname"), *FILE_ARGS])
     assert kind == "error"
-    kind, data = gradio_call(served, "translate", ["A dog."])  # too few (it takes 12: "Best quality" last)
+    kind, data = gradio_call(served, "translate", ["A dog."])  # too few (it takes 14: "Best quality" and the glossary last)
     assert kind == "error" and data["error"] == ("An event handler (wrapped) didn't receive enough input values "
-                                                 "(needed: 12, got: 1).")  # no component reprs, no addresses
+                                                 "(needed: 14, got: 1).")  # no component reprs, no addresses
     assert rest(served, "/translate", {"q": "A dog.", "source": "en", "target": "xx"})[0] == 400
     host, port = served.url.split("//")[1].rstrip("/").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as sock:  # a client gone mid-body

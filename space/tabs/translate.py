@@ -9,6 +9,7 @@ import gradio as gr
 from transformer_hub.formats import FORMATS
 
 from .. import documents, interactive, service, view
+from .. import glossary as page_glossary
 from ..registry import tab
 from ._common import UI, bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
 
@@ -41,6 +42,16 @@ def render(ctx) -> None:
             best = gr.Checkbox(False, label="Best quality", elem_id="translate-quality",
                                info="rerank each sentence's n-best with the weights tuned on val (slower; the "
                                     "decoding options do not apply); the time it took is shown under the translation")
+            with gr.Accordion("Glossary", open=False, elem_id="translate-glossary-box"):
+                glossary = gr.Textbox("", label="Terms the translation must use", lines=3, max_lines=12,
+                                      placeholder="bicycle\tFahrrad\nred car\tRotwagen",
+                                      info="One entry per line: source term, a tab, target term (TSV), or "
+                                           "source,target (CSV). A source term found in a sentence (any case, whole "
+                                           "words) puts its target term in that sentence's translation "
+                                           "(beam search, PyTorch).", elem_id="translate-glossary")
+                glossary_format = gr.Radio(list(page_glossary.ENTRY_FORMATS), value=page_glossary.AUTO,
+                                           label="Entries format", info="auto: TSV when a line has a tab, else CSV",
+                                           elem_id="translate-glossary-format")
             button = gr.Button("Translate", variant="primary", elem_id="translate-button")
             with gr.Accordion("Translate a document (.txt .html .srt .docx .pptx .odt .odp .epub)", open=False,
                               elem_id="translate-document"):
@@ -77,8 +88,9 @@ def render(ctx) -> None:
     inputs = [text, model, strategy, beam_size, length_penalty, temperature, top_p, max_length, source, target,
               engine]  # the document's too (after its file), and both take the "Best quality" box
     history, picked, shown, at = gr.State([]), gr.State(None), gr.State(None), gr.State(None)
-    button.click(bind(ctx, service.translate_view), inputs + [best], [output, elapsed, note, shown],
-                 api_name="translate", **decode_event(ctx)).then(
+    # the glossary rides in the same /translate call, after the "Best quality" box (documents take neither)
+    button.click(bind(ctx, service.translate_view), inputs + [best, glossary, glossary_format],
+                 [output, elapsed, note, shown], api_name="translate", **decode_event(ctx)).then(
         lambda d: (_coloured(d), d, [], gr.update(interactive=False)) if d else (gr.update(),) * 4,
         shown, [words, data, history, undo], **UI)
     tokens_api.click(bind(ctx, interactive.tokens), [text, model, source, target], [words, data], api_name="tokens",

@@ -224,3 +224,20 @@ def decoding_engine(args: argparse.Namespace, config):
     except (ValueError, ImportError) as exc:
         raise CLIError(str(exc))
     return engine
+
+
+def translation_glossary(args: argparse.Namespace):
+    """``--glossary FILE``: its entries (checked before the model loads), or None; it asks for beam search."""
+    if args.glossary is None:
+        return None
+    from ..text.glossary import Glossary
+
+    if args.engine != "pytorch":
+        raise CLIError("--glossary needs --engine pytorch (CTranslate2 has no constrained search)")
+    if args.strategy not in (None, "beam"):
+        raise CLIError(f"--glossary needs beam search: drop --strategy {args.strategy} or use --strategy beam")
+    args.strategy = "beam"
+    try:
+        return Glossary.load(args.glossary)
+    except ValueError as exc:
+        raise CLIError(f"--glossary {args.glossary}: {exc}")

@@ -11,7 +11,7 @@ from ..errors import Parser
 from .commands import PROG, CLIError, command
 from .options import (add_decoding_arguments, add_model_arguments, best_model_for, check_languages, decoding_config,
                       decoding_engine, decoding_workers, load_model, one_line, open_output, progress, read_input,
-                      set_threads, shipped_candidates)
+                      set_threads, shipped_candidates, translation_glossary)
 from .quality import translate_best
 
 
@@ -105,23 +105,6 @@ def _translate_each_by_its_model(args: argparse.Namespace, lines: List[str], con
     for (src, name) in dict.fromkeys((r.src_lang, r.model) for r in results if r.model is not None):
         print(f"model: {name} (the best measured for {src}->{args.tgt_lang})", file=sys.stderr)
     return results, {name: model.tokenizer for name, model in models.models.items()}
-
-
-def translation_glossary(args: argparse.Namespace):
-    """``--glossary FILE``: its entries (checked before the model loads), or None; it asks for beam search."""
-    if args.glossary is None:
-        return None
-    from ..text.glossary import Glossary
-
-    if args.engine != "pytorch":
-        raise CLIError("--glossary needs --engine pytorch (CTranslate2 has no constrained search)")
-    if args.strategy not in (None, "beam"):
-        raise CLIError(f"--glossary needs beam search: drop --strategy {args.strategy} or use --strategy beam")
-    args.strategy = "beam"
-    try:
-        return Glossary.load(args.glossary)
-    except ValueError as exc:
-        raise CLIError(f"--glossary {args.glossary}: {exc}")
 
 
 def translation_prefixes(args: argparse.Namespace, n_lines: int) -> Optional[List[str]]:

@@ -13,6 +13,11 @@ model serving the same direction adds its own n-best), then scores every candida
   chosen model's posterior over the list (``mbr.py``).
 
 Forced scores are length-normalised with the search's length penalty.
+
+With a ``glossary`` the beam search is the constrained one (``generate(..., glossary=...)``, through the text
+pipeline): the list holds the candidates that contain every term of the entries found in the source (the
+constrained n-best's, and a helper's that happen to), so whatever the weights pick keeps the terms; when no
+candidate could fit them all, the list keeps every candidate and its ``warnings`` say so.
 """
 from __future__ import annotations
 
@@ -47,6 +52,8 @@ class NBestList:
     features: Dict[str, List[float]] = field(default_factory=dict)
     # the chosen model's beam result (its hypotheses: the candidates it made), not saved with the list
     beam: Optional[Any] = field(default=None, repr=False, compare=False)
+    glossary: list = field(default_factory=list)  # with a glossary: the entries (``glossary.Entry``) that applied
+    warnings: List[str] = field(default_factory=list)  # e.g. a glossary term that could not fit the length budget
 
     def forward(self, alpha: float) -> List[float]:
         """log p(y | x) / lp(|Y|) with length penalty ``alpha``."""
@@ -66,30 +73,43 @@ def serves(model, src: str, tgt: str) -> bool:
     return (src, tgt) in model.config.pairs()
 
 
-def _nbest(model, sources: List[str], src: str, tgt: str, settings: SearchSettings, progress: bool, batch_size: int):
+def _nbest(model, sources: List[str], src: str, tgt: str, settings: SearchSettings, progress: bool, batch_size: int,
+           glossary=None):
     languages = {"src_lang": src, "tgt_lang": tgt} if model.config.multilingual else {}
+    extra = {} if glossary is None else {"glossary": glossary}  # None: the plain search, exactly as before
     return generate(model, sources, strategy="beam", beam_size=settings.beam_size, n_best=settings.beam_size,
-                    length_penalty=settings.length_penalty, batch_size=batch_size, progress=progress, **languages)
+                    length_penalty=settings.length_penalty, batch_size=batch_size, progress=progress, **languages,
+                    **extra)
+
+
+def _kept(result) -> list:
+    """The hypotheses of ``result`` that met all its constraints (all of them when none did, or none were set)."""
+    met = [h for h in result.hypotheses if h.constraints_met is None or all(h.constraints_met)]
+    return met or list(result.hypotheses)
 
 
 def collect(model, sources: Sequence[str], src: str, tgt: str, settings: Optional[SearchSettings] = None,
             helpers: Sequence = (), progress: bool = False, batch_size: int = 64,
-            needed: Optional[Sequence[str]] = None) -> List[NBestList]:
+            needed: Optional[Sequence[str]] = None, glossary=None) -> List[NBestList]:
     """The n-best lists of ``sources`` (``src`` -> ``tgt``) with every feature the models can give, or only
-    the ``needed`` ones (the quality mode computes what its weights use)."""
+    the ``needed`` ones (the quality mode computes what its weights use); with a ``glossary`` (a ``Glossary``,
+    a dict or TSV text), the constrained search's candidates that contain its terms."""
     settings = settings or SearchSettings()
     wanted = set(FEATURES if needed is None else needed)
     sources = list(sources)
     lists = [NBestList(s, [], [], []) for s in sources]
-    for nbest, result in zip(lists, _nbest(model, sources, src, tgt, settings, progress, batch_size)):
+    terms: List[List[str]] = [[] for _ in sources]
+    for n, (nbest, result) in enumerate(zip(lists, _nbest(model, sources, src, tgt, settings, progress, batch_size,
+                                                         glossary))):
         nbest.beam = result
-        for hyp in result.hypotheses:
+        nbest.glossary, nbest.warnings, terms[n] = list(result.glossary), list(result.warnings), result.constraints
+        for hyp in _kept(result):
             if hyp.text not in nbest.texts:  # two segmentations of one string: keep the better one
                 nbest.texts.append(hyp.text)
                 nbest.forward_raw.append(hyp.score)
                 nbest.forward_length.append(len(hyp))
     if settings.union:
-        _add_helper_candidates(model, lists, src, tgt, settings, helpers, progress, batch_size)
+        _add_helper_candidates(model, lists, src, tgt, settings, helpers, progress, batch_size, terms)
     pairs = [(n.source, y) for n in lists for y in n.texts]
     alpha = settings.length_penalty
 
@@ -114,16 +134,18 @@ def collect(model, sources: Sequence[str], src: str, tgt: str, settings: Optiona
 
 
 def _add_helper_candidates(model, lists: List[NBestList], src: str, tgt: str, settings: SearchSettings,
-                           helpers: Sequence, progress: bool, batch_size: int) -> None:
-    """Helpers' n-best strings join each list; the chosen model scores them (forced) for ``forward``."""
+                           helpers: Sequence, progress: bool, batch_size: int, terms: List[List[str]]) -> None:
+    """Helpers' n-best strings join each list (with glossary ``terms`` per list, only those that contain them
+    all: a helper's plain search does not place them); the chosen model scores them (forced) for ``forward``."""
     sources = [n.source for n in lists]
     added: List[tuple] = []
     for helper in helpers:
         if not serves(helper, src, tgt):
             continue
-        for nbest, result in zip(lists, _nbest(helper, sources, src, tgt, settings, progress, batch_size)):
+        for nbest, result, need in zip(lists, _nbest(helper, sources, src, tgt, settings, progress, batch_size),
+                                       terms):
             for hyp in result.hypotheses:
-                if hyp.text not in nbest.texts:
+                if hyp.text not in nbest.texts and all(t in hyp.text for t in need):
                     nbest.texts.append(hyp.text)
                     added.append((nbest, len(nbest.texts) - 1))
     if not added:

@@ -96,6 +96,8 @@ class Reranked:
     candidates: List[str]
     scores: List[float]
     features: Dict[str, List[float]]
+    glossary: list = field(default_factory=list)  # with a glossary: the entries (``glossary.Entry``) that applied
+    warnings: List[str] = field(default_factory=list)  # e.g. a glossary term that could not fit the length budget
 
 
 class Reranker:
@@ -127,24 +129,27 @@ class Reranker:
         return found
 
     def generate(self, texts: Sequence[str], src_lang: Optional[str] = None, tgt_lang: Optional[str] = None,
-                 progress: bool = False, quality: str = "best") -> List[Reranked]:
+                 progress: bool = False, quality: str = "best", glossary=None) -> List[Reranked]:
         """Rerank each text's n-best (``quality="best"``), or keep the beam's best (``"fast"``: the direction's
-        tuned search alone, no features); empty texts give empty outputs without running a model."""
+        tuned search alone, no features); empty texts give empty outputs without running a model.  With a
+        ``glossary`` (a ``Glossary``, a dict of source -> target terms, or TSV text) the n-best is the constrained
+        search's (``features.collect``): the output keeps the terms of the entries found in its text."""
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings; wrap a single sentence in a list")
         check_quality(quality)
         tuned = self.direction(src_lang, tgt_lang)
         src, tgt = self.model.config.check_pair(src_lang, tgt_lang)
         if quality == "fast":
-            return self._beam(texts, src_lang, tgt_lang, tuned.search, progress)
+            return self._beam(texts, src_lang, tgt_lang, tuned.search, progress, glossary)
         real = [i for i, t in enumerate(texts) if t.strip()]
         lists = collect(self.model, [texts[i] for i in real], src, tgt, tuned.search, self.helpers, progress,
-                        needed=tuned.used())
+                        needed=tuned.used(), glossary=glossary)
         out = [Reranked(t, "", [], [], {}) for t in texts]
         for i, nbest in zip(real, lists):
             scores = tuned.scores(nbest)
             out[i] = Reranked(texts[i], nbest.texts[tuned.choose(nbest)], nbest.texts, scores,
-                              {"forward": nbest.forward(tuned.alpha), **nbest.features})
+                              {"forward": nbest.forward(tuned.alpha), **nbest.features}, nbest.glossary,
+                              nbest.warnings)
         return out
 
     def results(self, texts: Sequence[str], src_lang: Optional[str] = None, tgt_lang: Optional[str] = None,
@@ -187,14 +192,15 @@ class Reranker:
         return dataclasses.replace(nbest.beam, hypotheses=[made[nbest.texts[k]] for k in order])
 
     def _beam(self, texts: Sequence[str], src_lang: Optional[str], tgt_lang: Optional[str], search: SearchSettings,
-              progress: bool) -> List[Reranked]:
+              progress: bool, glossary=None) -> List[Reranked]:
         languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.model.config.multilingual else {}
+        extra = {} if glossary is None else {"glossary": glossary}
         results = generate(self.model, list(texts), strategy="beam", beam_size=search.beam_size,
-                           length_penalty=search.length_penalty, progress=progress, **languages)
-        return [Reranked(t, r.text, [r.text] if t.strip() else [], [r.best.normalized_score] if t.strip() else [], {})
-                for t, r in zip(texts, results)]
+                           length_penalty=search.length_penalty, progress=progress, **languages, **extra)
+        return [Reranked(t, r.text, [r.text] if t.strip() else [], [r.best.normalized_score] if t.strip() else [], {},
+                         list(r.glossary), list(r.warnings)) for t, r in zip(texts, results)]
 
     def translate(self, texts: Sequence[str], src_lang: Optional[str] = None, tgt_lang: Optional[str] = None,
-                  quality: str = "best") -> List[str]:
+                  quality: str = "best", glossary=None) -> List[str]:
         """The output strings of ``generate``."""
-        return [r.text for r in self.generate(texts, src_lang, tgt_lang, quality=quality)]
+        return [r.text for r in self.generate(texts, src_lang, tgt_lang, quality=quality, glossary=glossary)]

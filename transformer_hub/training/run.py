@@ -88,10 +88,10 @@ class Run:
 def build_run(args: argparse.Namespace, place: Place, metrics: MetricsLog) -> Run:
     """The run the options describe: a new one, one warm-started from ``--init-from``, or a resumed one."""
     langs = [lang.strip() for lang in args.langs.split(",")] if args.langs else None
-    if args.init_from:  # a mistyped folder is said before the corpus is read
+    found = ckpt.list_checkpoints(place.out / "checkpoints") if args.resume else []
+    if args.init_from and not found:  # a mistyped folder is said before the corpus is read
         check_init_source(args.init_from)
     train_sets, valid_sets = load_data(args, langs)
-    found = ckpt.list_checkpoints(place.out / "checkpoints") if args.resume else []
     weights, init_record = None, None
     if args.init_from:
         tok, config, weights, init_record = init_from(args, place, found, list(train_sets))

@@ -1,0 +1,50 @@
+"""The translate tab's glossary box in a real browser (Playwright + Debian's Chromium, as tests/test_browser.py):
+entries typed into the box reach the translation, the note names the entry applied, and the word view's legend
+shows the glossary label; a malformed glossary shows the parser's message.  Every wait is on a page condition."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from helpers.browser import SHOTS, browser_page, choose, screenshot_on_failure, wait_for_inner_text  # noqa: F401
+from helpers.space_fixtures import LIMITS, app_models, model_for_tests, running_app
+
+pytestmark = pytest.mark.slow  # a server and a browser: seconds per test
+
+
+@pytest.fixture(scope="module")
+def app(request):
+    with running_app(model_for_tests(*app_models(request)), LIMITS) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def page(app):
+    yield from browser_page(app.url)
+
+
+def test_a_glossary_typed_in_the_box_puts_its_term_in_the_translation(page, app):
+    choose(page, "#translate-model", app.model)
+    choose(page, "#translate-source-lang", "English")
+    page.locator("#translate-glossary-box").get_by_text("Glossary").first.click()  # open the accordion
+    page.locator("#translate-glossary textarea").fill("dog\tWasserball\n")
+    page.locator("#translate-input textarea").fill("A dog runs in the park.")
+    page.locator("#translate-button").click()
+    page.wait_for_function("() => document.querySelector('#translate-output textarea').value.includes('Wasserball')")
+    wait_for_inner_text(page, "#translate-engine-note", "Glossary applied: “dog” → “Wasserball”")
+    page.wait_for_function("() => [...document.querySelectorAll('#translate-tokens span.token')]"
+                           ".some(s => s.textContent.includes('Wasserball'))")
+    wait_for_inner_text(page, "#translate-tokens", "glossary term")  # the legend entry of the marked words
+    page.screenshot(path=str(SHOTS / "translate-glossary.png"), full_page=True)
+
+
+def test_a_malformed_glossary_shows_the_parsers_message(page, app):
+    page.locator("#translate-glossary textarea").fill("dog\tHund\tRüde\n")
+    page.locator("#translate-button").click()
+    toast = page.get_by_text(re.compile("Invalid request: glossary line 1")).first
+    toast.wait_for(state="visible")
+    # the whole message, as the REST API words it (the error is shown as HTML: "<TAB>" must stay text)
+    assert "glossary line 1: expected source<TAB>target, got 3 fields" in toast.inner_text()
+    page.screenshot(path=str(SHOTS / "translate-glossary-error.png"))
+    assert not page.errors, page.errors
