@@ -121,7 +121,7 @@ def test_no_import_cycle_in_the_package():
 SPACE = PACKAGE.parent / "space"
 SPACE_FLOORS = [  # the Space, bottom first: the same rule (a module imports only modules of lower floors)
     {"limits", "languages", "models_store", "batching", "access", "logs", "rest_input", "api_docs", "examples",
-     "plots", "playground_plots", "playground_runs", "view"},  # what needs no other module of the Space
+     "plots", "playground_plots", "playground_runs", "view", "glossary"},  # what needs no other module of the Space
     {"choice", "decoder", "inside_plots", "tree_plot", "rest_html", "rest_schema"},  # the model per direction,
     # the decoding worker, pictures, the html format and the OpenAPI description
     {"context", "libre_schema"},  # one SpaceContext: store, chooser, decoder, limits
