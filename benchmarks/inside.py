@@ -1,6 +1,8 @@
-"""Time of each "Inside the Transformer" view for one sentence (not a test), and of the beam tree at beam 8.
+"""Time of each "Inside the Transformer" view for one sentence (not a test), of the beam tree at beam 8, and of
+the interactive attention figures against the static ones they replaced.
 
-    python -m benchmarks.inside [--model multilingual] [--words 15] [--repeat 3] [--data-dir DIR]
+    python -m benchmarks.inside [--model multilingual] [--words 15] [--repeat 3] [--parts views,figures]
+                                [--data-dir DIR] [--out docs/inside_figures.json]
 
 Calls each view's handler as the server does (the library function in the Space's decoding worker, then
 the pictures made and rendered to PNG in this process, as Gradio sends them) on the shipped model, for the first Multi30k validation sentence with
@@ -8,11 +10,18 @@ the pictures made and rendered to PNG in this process, as Gradio sends them) on 
 part spent computing (the handler's own ``ms``) and drawing (the rest), and the ratio to the same library call made
 directly in this process (the reference: no worker round trip, no drawing).  Then ``/beam_tree`` on the
 longest validation sentence at beam 8, the case a visitor could use to hold the server.
+
+``figures``: for the same sentence's attention (``transformer_hub.inside.attention_maps``, cross-attention,
+layer 1, head 1), each picture as Gradio serves it (``gr.Plot``'s postprocessing: a static figure drawn to a
+PNG data URL, a Plotly figure to its JSON), the static matplotlib one (``space.static_attention``) against the
+interactive one (``space.attention_plots``), interleaved (static, interactive, static, ...) so both see the same
+load; medians, the ratio interactive / static and the bytes sent, written to ``--out``.
 """
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import statistics
 import sys
@@ -24,7 +33,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import torch
 from matplotlib.figure import Figure
 
-from space import inside, interactive
+from space import attention_plots, inside, interactive, static_attention
 from space.context import SpaceContext
 from space.decoder import Decoder
 from space.limits import Limits
@@ -33,6 +42,7 @@ from transformer_hub import Transformer
 from transformer_hub.training.data import default_data_dir, read_lines
 from transformer_hub.inside import attention_maps, positional_encoding, step_by_step, teacher_forcing
 
+ROOT = Path(__file__).resolve().parent.parent
 FALLBACK = ("A young boy in a red shirt is kicking a soccer ball across the field.",
             "Ein kleiner Junge in einem roten Hemd kickt einen Fußball über das Feld.")
 
@@ -53,10 +63,12 @@ def longest(data_dir: Path, limit: int) -> str:
 
 
 def as_served(out):
-    """Render every figure to PNG, as Gradio does with a handler's figures before sending them."""
+    """Render every figure as Gradio does with a handler's figures before sending them (PNG, Plotly JSON)."""
     for value in out if isinstance(out, tuple) else (out,):
         if isinstance(value, Figure):
             value.savefig(io.BytesIO(), format="png")
+        elif hasattr(value, "to_plotly_json"):
+            value.to_json()
     return out
 
 
@@ -70,13 +82,65 @@ def timed(fn: Callable, repeat: int) -> Tuple[float, object]:
     return statistics.median(times), out
 
 
+def served(figure) -> str:
+    """What Gradio sends for ``figure``: ``gr.Plot``'s own postprocessing (PNG data URL or Plotly JSON)."""
+    import gradio as gr
+
+    return gr.Plot().postprocess(figure).plot
+
+
+def figure_pairs(model, text: str, pair: Tuple[str, str]) -> Dict[str, Tuple[Callable, Callable]]:
+    """Per picture, (static, interactive) makers of the same attention, each returning what is served."""
+    maps = attention_maps(model, text, *pair)
+    weights = {"source_pieces": maps.source_pieces, "target_pieces": maps.target_pieces,
+               **{k: getattr(maps, k).float().numpy() for k in ("encoder_self", "decoder_self", "cross")}}
+    rounded = maps.to_dict()  # what the static views were drawn from (the page's JSON)
+    matrix = maps.cross.mean(dim=(0, 1)).tolist()  # the Attention tab's default: every layer and head averaged
+    tab = (matrix, maps.source_pieces, maps.target_pieces, "Cross-attention")
+    return {
+        "Inside: model view and head view": (
+            lambda: [served(static_attention.model_view(rounded, "cross")),
+                     served(static_attention.head_view(rounded, "cross", 1, 1))],
+            lambda: [served(attention_plots.model_view(weights, "cross", 1)),
+                     served(attention_plots.head_view(weights, "cross", 1, 1))]),
+        "Inside: head view (a slider move)": (
+            lambda: [served(static_attention.head_view(rounded, "cross", 1, 1))],
+            lambda: [served(attention_plots.head_view(weights, "cross", 1, 1))]),
+        "Attention tab: cross-attention": (lambda: [served(static_attention.attention_figure(*tab))],
+                                           lambda: [served(attention_plots.attention_figure(*tab))])}
+
+
+def figures(model, text: str, pair: Tuple[str, str], repeat: int) -> Dict[str, Dict[str, float]]:
+    """Static against interactive, interleaved: medians (ms), ratio, bytes served, per picture."""
+    rows = {}
+    print(f"\n{'picture':36} {'static ms':>9} {'plotly ms':>9} {'ratio':>6} {'static kB':>9} {'plotly kB':>9}")
+    for name, makers in figure_pairs(model, text, pair).items():
+        times: Tuple[List[float], List[float]] = ([], [])
+        sizes = [sum(len(part) for part in make()) for make in makers]  # warm-up, and what is sent
+        for _ in range(repeat):
+            for kind, make in enumerate(makers):
+                start = time.perf_counter()
+                make()
+                times[kind].append((time.perf_counter() - start) * 1000.0)
+        static, plotly = statistics.median(times[0]), statistics.median(times[1])
+        rows[name] = {"static_ms": round(static, 1), "interactive_ms": round(plotly, 1),
+                      "ratio": round(plotly / static, 3), "static_bytes": sizes[0], "interactive_bytes": sizes[1]}
+        print(f"{name:36} {static:9.1f} {plotly:9.1f} {plotly / static:6.2f} {sizes[0] / 1e3:9.1f} "
+              f"{sizes[1] / 1e3:9.1f}")
+    return rows
+
+
 def main(argv: List[str] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="multilingual", help="a model under space/models (picker name)")
     parser.add_argument("--words", type=int, default=15)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--parts", default="views,figures", help="comma-separated: views, figures")
     parser.add_argument("--data-dir", type=Path, default=default_data_dir())
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "inside_figures.json",
+                        help="where the figures' comparison is written")
     args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
     torch.set_num_threads(1)
     store = ModelStore(DEFAULT_MODELS_DIR, [])
     ctx = SpaceContext(store=store, limits=Limits(), decoder=Decoder(store, threads=1))
@@ -93,7 +157,16 @@ def main(argv: List[str] = None) -> int:
                             teacher_forcing(model, text, reference, *pair))),
         "/recipe": (lambda: inside.recipe(ctx, text, args.model, *pair), None)}
     try:
-        print(f"{'view':16} {'wall ms':>8} {'compute':>8} {'draw':>8} {'library ms':>11} {'ratio':>6}")
+        if "figures" in parts:
+            rows = figures(model, text, pair, args.repeat)
+            report = {"command": "python -m benchmarks.inside " + " ".join(argv if argv is not None else sys.argv[1:]),
+                      "model": args.model, "sentence": text, "repeat": args.repeat, "figures": rows,
+                      "load_average": [round(x, 2) for x in os.getloadavg()], "cores": os.cpu_count()}
+            args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+            print(f"written to {args.out}")
+        if "views" not in parts:
+            return 0
+        print(f"\n{'view':16} {'wall ms':>8} {'compute':>8} {'draw':>8} {'library ms':>11} {'ratio':>6}")
         for name, (handler, library) in views.items():
             wall, out = timed(handler, args.repeat)
             data = next(o for o in out if isinstance(o, dict))

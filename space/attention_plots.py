@@ -64,7 +64,8 @@ def _hover(rows: Sequence[str], cols: Sequence[str], row_name: str, col_name: st
 def _axis(labels: Sequence[str], title: str = "", ticks: bool = True, **extra) -> Dict[str, Any]:
     """A numeric axis labelled with the pieces (category axes would merge two equal pieces into one)."""
     axis = dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=list(labels), showgrid=False,
-                zeroline=False, tickfont=dict(size=TICK_FONT), automargin=True, showticklabels=ticks, **extra)
+                zeroline=False, tickfont=dict(size=TICK_FONT), automargin=True, showticklabels=ticks,
+                ticks="outside" if ticks else "", **extra)
     if title:
         axis["title"] = dict(text=title, font=dict(size=FONT))
     return axis
@@ -72,7 +73,8 @@ def _axis(labels: Sequence[str], title: str = "", ticks: bool = True, **extra) -
 
 def heatmap(matrix, rows: Sequence[str], cols: Sequence[str], title: str, row_title: str,
             col_title: str) -> go.Figure:
-    """One attention matrix, rows (queries) down, columns (keys) across, every piece labelled."""
+    """One attention matrix, rows (queries) down, columns (keys) across, every piece labelled.  Titles break
+    their lines themselves ("<br>"): plotly does not wrap, and a phone is 390 px wide."""
     z = np.asarray(matrix, dtype=np.float32)
     height = int(min(900, max(340, 26 * len(rows) + 190)))
     trace = go.Heatmap(z=z, text=_hover(rows, cols, "query", "key"), colorscale=COLOURS, zmin=0.0, zmax=1.0,
@@ -80,22 +82,24 @@ def heatmap(matrix, rows: Sequence[str], cols: Sequence[str], title: str, row_ti
                        colorbar=dict(title=dict(text="weight", font=dict(size=TICK_FONT)), thickness=12,
                                      tickfont=dict(size=TICK_FONT)))
     layout = dict(title=dict(text=title, font=dict(size=FONT + 1)), height=height, font=dict(size=FONT), template=PLAIN,
-                  margin=dict(l=10, r=10, t=50, b=10),
+                  margin=dict(l=10, r=10, t=70, b=10),
                   xaxis=_axis([piece_label(p) for p in cols], col_title, tickangle=-60),
                   yaxis=_axis([piece_label(p) for p in rows], row_title, autorange="reversed"))
     return go.Figure(data=[trace], layout=layout)
 
 
 def attention_figure(matrix, source: List[str], target: List[str], title: str) -> go.Figure:
-    """The Attention tab's cross-attention: one row per target piece, one column per source piece."""
-    return heatmap(matrix, target, source, title, "target pieces (decoder)", "source pieces (encoder)")
+    """The Attention tab's cross-attention: one row per target piece, one column per source piece; the title's
+    parts ("what · model") on lines of their own."""
+    return heatmap(matrix, target, source, title.replace(" \u00b7 ", "<br>"), "target pieces (decoder)",
+                   "source pieces (encoder)")
 
 
 def head_view(maps: Dict[str, Any], kind: str, layer: int, head: int) -> go.Figure:
     """One head of one layer (``layer``, ``head`` from 1), with the pieces on both axes."""
     rows, cols = axes_pieces(maps, kind)
     row_title, col_title = AXES[kind]
-    return heatmap(maps[kind][layer - 1][head - 1], rows, cols, f"{KIND_TITLES[kind]}, layer {layer}, head {head}",
+    return heatmap(maps[kind][layer - 1][head - 1], rows, cols, f"{KIND_TITLES[kind]}<br>layer {layer}, head {head}",
                    row_title, col_title)
 
 
@@ -116,10 +120,10 @@ def model_view(maps: Dict[str, Any], kind: str, layer: int) -> go.Figure:
     width, height = (1 - gap_x * (n_cols - 1)) / n_cols, (1 - gap_y * (n_rows - 1)) / n_rows
     text = _hover(rows, cols, "query", "key")
     layout: Dict[str, Any] = dict(
-        title=dict(text=f"{KIND_TITLES[kind]}, layer {layer}: every head (rows: queries, columns: keys)",
+        title=dict(text=f"{KIND_TITLES[kind]}<br>layer {layer}, every head (rows: queries, columns: keys)",
                    font=dict(size=FONT + 1)),
         height=int(n_rows * min(360, max(200, 14 * len(rows) + 120)) + 60), font=dict(size=FONT), template=PLAIN,
-        margin=dict(l=10, r=10, t=60, b=10), annotations=[])
+        margin=dict(l=10, r=10, t=80, b=10), annotations=[])
     traces = []
     for h in range(heads):
         r, c = divmod(h, n_cols)

@@ -89,7 +89,7 @@ def test_head_view_holds_the_heads_weights_and_labels_both_axes_with_words(kind)
     rows, cols = attention_plots.axes_pieces(maps, kind)
     assert fig["layout"]["yaxis"]["ticktext"] == [piece_label(p) for p in rows]
     assert fig["layout"]["xaxis"]["ticktext"] == [piece_label(p) for p in cols]
-    assert fig["layout"]["title"]["text"].endswith("layer 2, head 3")
+    assert fig["layout"]["title"]["text"].endswith("<br>layer 2, head 3")
     text = fig["data"][0]["text"]  # hover: the query and the key, with the word a piece is part of
     assert len(text) == len(rows) and all(len(row) == len(cols) for row in text)
     assert not any("\u2581" in cell or "<2" in cell or "</s>" in cell for row in text for cell in row)
