@@ -136,7 +136,7 @@ def train_variant(args: argparse.Namespace, name: str, overrides: Dict[str, Any]
     c = trainer.run.config
     logger.info("%s: %s, %s positions, %s-norm, %s, %d+%d layers, %s parameters, seed %d, %d pairs, step %d of %d",
                 name, c.layout, c.positional, c.norm, c.feed_forward, c.n_encoder_layers, c.n_decoder_layers,
-                f"{trainer.run.model.num_parameters():,}", overrides["seed"], count, trainer.run.state["step"],
+                f"{trainer.run.model.num_parameters():,}", overrides["seed"], count, trainer.run.state.step,
                 args.max_updates)
     try:
         final = trainer.train()
@@ -146,7 +146,7 @@ def train_variant(args: argparse.Namespace, name: str, overrides: Dict[str, Any]
     if final is None:
         return None
     s, training = trainer.run.state, results_json.load(run / "results.json").models[0].training
-    if not s["step"] == training["updates"] == args.max_updates:
+    if not s.step == training["updates"] == args.max_updates:
         raise RuntimeError(f"{name} stopped after {training['updates']} updates, not the budget's {args.max_updates}")
     val, _ = evaluate(trainer.run.model, trainer.run.valid_pairs, args.final_beam)
     test, seconds = evaluate(trainer.run.model, test_pairs, args.final_beam)
@@ -156,9 +156,9 @@ def train_variant(args: argparse.Namespace, name: str, overrides: Dict[str, Any]
         "d_ff": c.d_ff, "n_encoder_layers": c.n_encoder_layers, "n_decoder_layers": c.n_decoder_layers,
         "layers": f"{c.n_encoder_layers}+{c.n_decoder_layers}", "parameters": trainer.run.model.num_parameters(),
         "updates": training["updates"], "epochs": training["epochs"], "train_pairs": count,
-        "train_seconds": round(s["train_seconds"], 2),  # training updates only: no validation, checkpoints, eval
-        "train_wall_seconds": round(s["wall_seconds"], 2),  # the Trainer's clock: + validation between epochs
-        "train_tokens": s["tokens"], "train_tokens_per_s": round(s["tokens"] / max(s["train_seconds"], 1e-9), 1),
+        "train_seconds": round(s.train_seconds, 2),  # training updates only: no validation, checkpoints, eval
+        "train_wall_seconds": round(s.wall_seconds, 2),  # the Trainer's clock: + validation between epochs
+        "train_tokens": s.tokens, "train_tokens_per_s": round(s.tokens / max(s.train_seconds, 1e-9), 1),
         "beam": args.final_beam, "val": val, TEST_SPLIT: test, "decode_sentences": len(test_pairs),
         "decode_seconds": round(seconds, 3), "decode_sentences_per_s": round(len(test_pairs) / max(seconds, 1e-9), 2),
     }

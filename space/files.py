@@ -25,8 +25,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from transformer_hub.decoding import DecodingConfig
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
-from transformer_hub.formats import FORMATS, DocumentError, document_texts, translate_document
-from transformer_hub.text.pipeline import detect_sources, translate_texts
+from transformer_hub.formats import FORMATS, DocumentError, read_document, translate_texts
+from transformer_hub.text.pipeline import detect_sources
 
 from . import service
 from .context import SpaceContext
@@ -51,10 +51,10 @@ class Translation:
     seconds: float
 
 
-def _detected(ctx: SpaceContext, data: bytes, suffix: str, source: str, target: str) -> str:
+def _detected(ctx: SpaceContext, texts: List[str], source: str, target: str) -> str:
     if source != "auto":
         return source
-    text = "\n".join(document_texts(data, suffix, ctx.limits.max_file_bytes))[:DETECT_CHARS]
+    text = "\n".join(texts)[:DETECT_CHARS]
     if not text.strip():
         raise DocumentError("The document has no text to translate.")
     # the pipeline's detection over the document's opening (sentence by sentence, short ones would be guesses)
@@ -72,35 +72,27 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
     if suffix.lower() not in FORMATS:
         raise DocumentError(f"{suffix or 'A file without an extension'} is not a format that can be translated; "
                             f"use one of {', '.join(FORMATS)}.")
-    source = _detected(ctx, data, suffix, source, target)
+    document = read_document(data, suffix, ctx.limits.max_file_bytes)
+    source = _detected(ctx, document.texts, source, target)
     config = config or service.decoding_config(ctx, "beam", 4, 0.6)
     models = service.SpaceModels(ctx, model, engine)
-    ran: Dict[str, Any] = {"seconds": 0.0, "sentences": 0, "model": None, "engine": None}
-
-    def report(done: int, total: int) -> None:
-        progress((done, total), desc="Translating", unit="sentences")
-
-    def translate(sentences: List[str]) -> List[str]:
-        # each of the format's sentences is one text, split and kept verbatim where it must be, as REST's are
-        start = time.perf_counter()
-        results = translate_texts(models, sentences, config, src_lang=source, tgt_lang=target,
-                                  on_chunk=None if progress is None else report,
-                                  chunk_size=max(1, ctx.limits.document_chunk))
-        ran.update(seconds=time.perf_counter() - start, sentences=len(sentences))
-        used = [r for r in results if r.model is not None]
-        if used:
-            ran.update(model=used[0].model, engine=used[0].engine)
-        return [r.hypotheses[0].text for r in results]
-
-    translated = translate_document(data, suffix, translate, source, ctx.limits.max_file_bytes,
-                                    ctx.limits.max_file_sentences)
-    if ran["model"] is None:  # nothing was decoded: the model and engine that would have run
-        ran["model"] = models.choose(source, target)
-        ran["engine"] = service.resolve_engine(ctx, service.pick_engine(engine, ENGINE_CHOICES), ran["model"],
-                                               config)
+    on_chunk = None if progress is None else (
+        lambda done, total: progress((done, total), desc="Translating", unit="sentences"))
+    start = time.perf_counter()
+    done = translate_texts(document.texts, models, source, ctx.limits.max_file_sentences, tgt_lang=target,
+                           config=config, on_chunk=on_chunk, chunk_size=max(1, ctx.limits.document_chunk))
+    seconds = time.perf_counter() - start
+    translated = document.write(done)
+    ran = [t.result for t in done if t.result is not None and t.result.model is not None]
+    if ran:
+        model, engine = ran[0].model, ran[0].engine
+    else:  # nothing was decoded: the model and engine that would have run
+        model = models.choose(source, target)
+        engine = service.resolve_engine(ctx, service.pick_engine(engine, ENGINE_CHOICES), model, config)
+    sentences = sum(len(t.spans) for t in done)
     safe_stem = re.sub(r"[^\w.-]+", "_", stem)[:80].strip("._") or "document"
-    return Translation(translated, f"{safe_stem}.{target}{suffix.lower()}", ran["model"], ran["engine"], source,
-                       ran["sentences"], ran["seconds"])
+    return Translation(translated, f"{safe_stem}.{target}{suffix.lower()}", model, engine, source, sentences,
+                       seconds)
 
 
 class OutputFolder:

@@ -7,11 +7,12 @@ events use too), the limits and the per-direction default model. Parameters are 
 (space/rest_input.py: a JSON body, a form body or the query string, the body within a deadline and a size), and
 a request takes one of ``SPACE_REST_QUEUE`` slots only once its body is in. Errors are LibreTranslate's:
 ``{"error": "..."}`` with 400 for a bad request, 408 for a body too slow, 413 for one too large, 429 when busy,
-503 when a model cannot be loaded, 500 for a fault of the server; never a stack trace. Each text is cut into
-sentences (``transformer_hub.text``: text without words is left as it is), all sentences of a request are
-decoded as one batch, and the translations are put back in the text's layout. A list answers item by item (with
-``source=auto`` an item already in the target language, or too short to detect, comes back unchanged; an error
-names its item, ``q[3]: ...``). Our extensions: the request fields ``model`` (a model name) and ``engine``
+503 when a model cannot be loaded, 500 for a fault of the server; never a stack trace. The texts go through the
+library's translation pipeline (``transformer_hub.text.pipeline``: each text detected, cut into sentences, its
+direction's model chosen, all sentences of one model decoded as one batch, put back in the text's layout); the
+routes only read the request and word the answer. A list answers item by item (with ``source=auto`` an item
+already in the target language, or too short to detect, comes back unchanged; an error names its item,
+``q[3]: ...``). Our extensions: the request fields ``model`` (a model name) and ``engine``
 (``auto``, the default, ``pytorch`` or ``ctranslate2``), echoed in every translation's response, and ``glossary``
 (TSV text, ``source<TAB>target`` per line, or a JSON object of source -> target terms): each term found in a
 sentence must appear in its translation (constrained beam search, PyTorch: ``auto`` resolves to it), and the
@@ -33,9 +34,9 @@ from starlette.responses import JSONResponse
 
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.text.glossary import Glossary
-from transformer_hub.text.pipeline import translate_texts
-from transformer_hub.text import (Detected, Segmented, detect_language, has_words, language_name,
-                                  split_sentences, too_short_to_detect, unserved_language)
+from transformer_hub.decoding import DecodingConfig, TranslationResult
+from transformer_hub.text import language_name
+from transformer_hub.text.pipeline import TextError, detect_sources, translate_texts
 
 from transformer_hub.formats import Document
 
@@ -95,11 +96,6 @@ def _language(value: Any) -> str:
     return value
 
 
-def _libre(detected: Detected) -> Dict[str, Any]:
-    """LibreTranslate's ``{"confidence": 0-100, "language"}`` for a detection."""
-    return {"confidence": round(100.0 * detected.confidence, 2), "language": detected.code}
-
-
 def _alternatives(value: Any, most: int) -> int:
     if value in (None, ""):
         return 0
@@ -139,10 +135,9 @@ def _glossary(value: Any, engine: str) -> Optional[Glossary]:
 class Job:
     """One ``/translate`` request, checked: its texts (cleaned, one sentence per line) and options."""
 
-    texts: List[Optional[Segmented]]  # each text's sentences and layout; None for an empty text of a list
+    texts: List[Optional[str]]        # None for a blank item of a list
     batch: bool
-    sources: List[str]
-    detected: Optional[List[Dict[str, Any]]]
+    source: str                       # a code, or "auto": the pipeline detects each text's
     target: str
     alternatives: int
     model: Optional[str]
@@ -228,21 +223,30 @@ class RestAPI:
         q = _required(params, "q")
         if not isinstance(q, str):
             raise RestError(400, "Invalid request: q must be a text")
-        return [_libre(self._detect([q], lambda i: "")[0])]
+        try:
+            (code,), (confidence,), _ = detect_sources(self.models(), [q], AUTO, None)
+        except TextError as exc:
+            raise RestError(400, self.refusal(exc, lambda i: "", [0])) from exc
+        return [rest_html.libre_detection(code, confidence)]
 
-    def _detect(self, texts: List[str], where: Callable[[int], str]) -> List[Detected]:
-        """Per text its language among the languages translated from; a text in another language the detector
-        knows well is refused (400, ``where`` names it), not guessed (one too short to detect is not refused)."""
+    def models(self, job: Optional[Job] = None) -> SpaceModels:
+        """The Space's models for the pipeline: the job's model and engine; detection among the languages some
+        model translates from."""
         served = list(dict.fromkeys(s for s, _ in self.ctx.chooser.pairs()))
         if not served:
             raise RestError(400, "No model is available to detect languages for")
-        found = detect_language(texts, served)
-        for number, other in enumerate(unserved_language(texts, served)):
-            text = texts[number]
-            if other is not None and has_words(text) and not too_short_to_detect(text, found[number]):
-                raise RestError(400, f"{where(number)}{other} is not supported (the text looks like "
-                                     f"{language_name(other)}); this server translates from {', '.join(served)}")
-        return found
+        if job is None:
+            return SpaceModels(self.ctx, languages=served)
+        return SpaceModels(self.ctx, job.model, job.engine, languages=served)
+
+    def refusal(self, exc: TextError, where: Callable[[int], str], items: List[int]) -> str:
+        """The answer to the pipeline's refusal of one text (``items`` maps its index to the item of ``q``)."""
+        at = where(items[exc.index])
+        if exc.kind == "unserved":
+            served = ", ".join(self.models().languages())
+            return (f"{at}{exc.code} is not supported (the text looks like {language_name(exc.code)}); "
+                    f"this server translates from {served}")
+        return f"{at}{exc}" if "not available as a target" in str(exc) else f"Invalid request: {at}{exc}"
 
     def check(self, params: Dict[str, Any]) -> Job:
         """``params`` as a job, or ``RestError`` (400) naming what is wrong (and in a list, which item: ``q[3]``),
@@ -271,20 +275,8 @@ class RestAPI:
         else:
             cleaned = ["\n".join(self._clean(t, where(i)).lines) if t.strip() or not batch else None
                        for i, t in enumerate(raw)]
-        detected, found = None, []
-        if source == "auto":
-            found = self._detect([t or "" for t in cleaned], where)
-            detected, sources = [_libre(d) for d in found], [d.code for d in found]
-        else:
-            sources = [_language(source)] * len(raw)
-        kept = [t is not None and (d.code == target or too_short_to_detect(t, d))
-                for t, d in zip(cleaned, found)] if found else [False] * len(raw)
-        texts = [None if t is None else Segmented((), (t,)) if keep  # already in the target, or too short to detect
-                 else split_sentences(t, lang) for t, lang, keep in zip(cleaned, sources, kept)]
-        count = sum(len(t.segments) for t in texts if t is not None)
-        if count > self.ctx.limits.max_sentences:
-            raise RestError(400, f"Invalid request: request ({count} sentences) exceeds text limit "
-                                 f"({self.ctx.limits.max_sentences} sentences)")
+        if source != AUTO:
+            source = _language(source)
         model, engine = params.get("model") or None, params.get("engine") or service.TRANSLATE_ENGINE
         model = None if model == AUTO else model  # "auto" as on the page: the best model for the direction
         if model is not None and not isinstance(model, str):
@@ -292,9 +284,7 @@ class RestAPI:
         if not isinstance(engine, str) or engine not in ENGINE_CHOICES:
             raise RestError(400, f"Invalid request: engine must be one of {', '.join(ENGINE_CHOICES)}")
         glossary = _glossary(params.get("glossary"), engine)
-        if glossary is not None and documents is not None:
-            raise RestError(400, "Invalid request: glossary is supported with format=text only")
-        return Job(texts, batch, sources, detected, target, alternatives, model, engine, where, documents, glossary)
+        return Job(cleaned, batch, source, target, alternatives, model, engine, where, documents, glossary)
 
     def _clean(self, text: str, where: str = "") -> CleanText:
         try:
@@ -308,62 +298,49 @@ class RestAPI:
         job = self.check(params)
         if job.documents is not None:
             return rest_html.translate(self, job)
-        # a text without sentences (no words; or detected as the target language) comes back as it is
-        outputs = [[t.join([]) if t is not None and not t.segments else ""] * (job.alternatives + 1) for t in job.texts]
-        picks = [i for i, text in enumerate(job.texts) if text is not None and text.segments]
-        models: List[Optional[str]] = [None] * len(job.texts)
-        engines: List[Optional[str]] = [None] * len(job.texts)
-        applied: List[list] = [[] for _ in job.texts]
-        warnings: List[List[str]] = [[] for _ in job.texts]
-        if picks:
-            try:
-                config = service.decoding_config(self.ctx, "beam", max(BEAM_SIZE, job.alternatives + 1),
-                                                 LENGTH_PENALTY, n_best=job.alternatives + 1)
-                results = translate_texts(SpaceModels(self.ctx, job.model, job.engine),
-                                          [job.texts[i].join(job.texts[i].segments) for i in picks], config,
-                                          src_lang=[job.sources[i] for i in picks], tgt_lang=job.target,
-                                          glossary=job.glossary)
-            except gr.Error as exc:
-                raise RestError(400, f"Invalid request: {exc.message}") from exc
-            except ValueError as exc:  # no model for a direction, or the library's checks of this input
-                raise RestError(400, str(exc) if "not available as a target" in str(exc)
-                                else f"Invalid request: {exc}") from exc
-            for i, result in zip(picks, results):
-                outputs[i] = [result.hypotheses[min(k, len(result.hypotheses) - 1)].text
-                              for k in range(job.alternatives + 1)]
-                models[i], engines[i] = result.model, result.engine
-                applied[i], warnings[i] = [e.to_dict() for e in result.glossary], result.warnings
-        best = [texts[0] for texts in outputs]
-        answer: Dict[str, Any] = {"translatedText": best if job.batch else best[0]}
-        if job.detected is not None:
-            answer["detectedLanguage"] = job.detected if job.batch else job.detected[0]
+        picks = [i for i, text in enumerate(job.texts) if text is not None]
+        results = self.run(job, lambda models: translate_texts(
+            models, [job.texts[i] for i in picks], self.config(job), src_lang=job.source, tgt_lang=job.target,
+            keep_target_language=True, glossary=job.glossary, check_size=self.check_size), picks)
+        found: List[Optional[TranslationResult]] = [None] * len(job.texts)
+        for i, result in zip(picks, results):
+            found[i] = result
+        alternatives = [[r.hypotheses[min(k, len(r.hypotheses) - 1)].text for k in range(job.alternatives + 1)]
+                        if r is not None else [""] * (job.alternatives + 1) for r in found]
+        answer: Dict[str, Any] = {"translatedText": [a[0] for a in alternatives]}
+        if job.source == AUTO:
+            answer["detectedLanguage"] = [rest_html.libre_detection(*((r.src_lang, r.src_lang_confidence)
+                                                                        if r is not None else (None, None)))
+                                          for r in found]
         if job.alternatives:
-            others = [texts[1:] for texts in outputs]
-            answer["alternatives"] = others if job.batch else others[0]
-        if picks:
-            answer.update(model=models if job.batch else models[0], engine=engines if job.batch else engines[0])
+            answer["alternatives"] = [a[1:] for a in alternatives]
+        if any(r is not None and r.model for r in found):
+            answer["model"] = [r.model if r is not None else None for r in found]
+            answer["engine"] = [r.engine if r is not None else None for r in found]
         if job.glossary is not None:
-            answer["glossary"] = applied if job.batch else applied[0]
-        if any(warnings):  # a glossary term that could not fit the sentence's length budget
-            answer["warnings"] = warnings if job.batch else warnings[0]
-        return answer
+            answer["glossary"] = [[e.to_dict() for e in r.glossary] if r is not None else [] for r in found]
+        if any(r is not None and r.warnings for r in found):  # a glossary term that could not fit its sentence
+            answer["warnings"] = [r.warnings if r is not None else [] for r in found]
+        return answer if job.batch else {key: value[0] for key, value in answer.items()}
 
-    def decode(self, job: Job, source: str, first: int, sentences: List[str]) -> Tuple[str, str, list]:
-        """``sentences`` (from ``source``, the first of them in item ``first``) decoded in one call with the
-        job's model (or the best for the direction) and engine, through the pipeline's ``SpaceModels``; returns
-        (model, engine, results)."""
-        models = service.SpaceModels(self.ctx, job.model, job.engine)
-        config = service.decoding_config(self.ctx, "beam", max(BEAM_SIZE, job.alternatives + 1), LENGTH_PENALTY,
-                                         n_best=job.alternatives + 1)
+    def config(self, job: Job) -> DecodingConfig:
+        """The Space's beam search, wide enough for the alternatives asked for."""
+        return service.decoding_config(self.ctx, "beam", max(BEAM_SIZE, job.alternatives + 1), LENGTH_PENALTY,
+                                       n_best=job.alternatives + 1)
+
+    def check_size(self, count: int) -> None:
+        """The pipeline's count of the sentences to decode, against the limit (before any is decoded)."""
+        if count > self.ctx.limits.max_sentences:
+            raise RestError(400, f"Invalid request: request ({count} sentences) exceeds text limit "
+                                 f"({self.ctx.limits.max_sentences} sentences)")
+
+    def run(self, job: Job, work: Callable[[SpaceModels], Any], items: List[int]) -> Any:
+        """``work(models)`` (a pipeline call over the job's texts ``items``), its refusals as 400s."""
         try:
-            try:
-                name = models.choose(source, job.target)
-            except ValueError as exc:  # no model for the direction; sources detected per item: say which item
-                raise RestError(400, (job.where(first) if job.detected else "") + str(exc)) from exc
-            results, engine = models.decode(name, sentences, [source] * len(sentences),
-                                            [job.target] * len(sentences), config)
+            return work(self.models(job))
+        except TextError as exc:  # a text in a language no model reads, or a direction no model serves
+            raise RestError(400, self.refusal(exc, job.where, items)) from exc
         except gr.Error as exc:
             raise RestError(400, f"Invalid request: {exc.message}") from exc
         except ValueError as exc:  # the library's checks of this input
             raise RestError(400, f"Invalid request: {exc}") from exc
-        return name, engine, results

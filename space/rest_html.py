@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from transformer_hub.formats import Document, translate_texts
+from transformer_hub.formats import Document, Translated, translate_texts
 from transformer_hub.formats.html import read_markup
+
+from transformer_hub.text.pipeline import detect_sources
 
 from .limits import Limits, _is_control
 from .rest_input import RestError
@@ -31,34 +33,48 @@ def read_markups(raw: List[str], batch: bool, limits: Limits, where: Callable[[i
 
 
 def translate(api, job) -> Dict[str, Any]:
-    """The answer to an html job (``rest.Job`` with ``documents``), decoded through ``api.decode``."""
-    out = ["" if d is None else None for d in job.documents]
-    used: Dict[str, str] = {}
-    # a document without sentences (already in the target language, too short to detect, no words) stays as it is
-    keep = [t is not None and not t.segments for t in job.texts]
-    for source, unchanged in dict.fromkeys(zip(job.sources, keep)):
-        picks = [i for i, (s, k, d) in enumerate(zip(job.sources, keep, job.documents))
-                 if (s, k) == (source, unchanged) and d is not None]
-        if not picks:
-            continue
+    """The answer to an html job (``rest.Job`` with ``documents``): each document's language detected on its
+    whole visible text (``source=auto``), then the blocks of every document to translate through the pipeline in
+    one call (``formats.translate_texts``); the model and engine reported per document."""
+    picks = [i for i, d in enumerate(job.documents) if d is not None]
+    sources, confidences, unchanged = api.run(job, lambda models: detect_sources(
+        models, [job.texts[i] for i in picks], job.source, job.target, keep_target_language=True), picks)
+    # a document already in the target language, too short to detect, or without words stays as it is
+    moving = [k for k in range(len(picks)) if unchanged[k] is None and sources[k] is not None]
+    blocks = [(k, block) for k in moving for block in job.documents[picks[k]].texts]
+    done = api.run(job, lambda models: translate_texts(
+        [b for _, b in blocks], models, [sources[k] for k, _ in blocks], tgt_lang=job.target,
+        config=api.config(job), glossary=job.glossary, check_size=api.check_size), picks) if blocks else []
+    out = ["" for _ in job.documents]
+    fields: Dict[str, List[Any]] = {"model": [None] * len(out), "engine": [None] * len(out),
+                                    "glossary": [[] for _ in out], "warnings": [[] for _ in out]}
+    for k, i in enumerate(picks):
+        mine = [t for (owner, _), t in zip(blocks, done) if owner == k]
+        document = job.documents[i]
+        out[i] = document.write(mine or [Translated.unchanged(t) for t in document.texts]).decode("utf-8")
+        results = [t.result for t in mine if t.result is not None]
+        ran = [r for r in results if r.model is not None]
+        if ran:
+            fields["model"][i], fields["engine"][i] = ran[0].model, ran[0].engine
+        fields["glossary"][i] = [e.to_dict() for e in dict.fromkeys(e for r in results for e in r.glossary)]
+        fields["warnings"][i] = [w for r in results for w in r.warnings]
+    answer: Dict[str, Any] = {"translatedText": out}
+    if job.source == "auto":
+        detected = {i: (sources[k], confidences[k]) for k, i in enumerate(picks)}
+        answer["detectedLanguage"] = [libre_detection(*detected.get(i, (None, None))) for i in range(len(out))]
+    if job.alternatives:  # a page's sentences' alternatives cannot be put back into its markup
+        answer["alternatives"] = [[] for _ in out]
+    if any(fields["model"]):
+        answer.update(model=fields["model"], engine=fields["engine"])
+    if job.glossary is not None:
+        answer["glossary"] = fields["glossary"]
+    if any(fields["warnings"]):
+        answer["warnings"] = fields["warnings"]
+    return answer if job.batch else {key: value[0] for key, value in answer.items()}
 
-        def decode(sentences: List[str]) -> List[str]:
-            name, engine, results = api.decode(job, source, picks[0], sentences)
-            used.setdefault("model", name)
-            used.setdefault("engine", engine)
-            return [r.hypotheses[0].text for r in results]
 
-        done = translate_texts([u for i in picks for u in job.documents[i].texts], list if unchanged else decode,
-                               source)
-        start = 0
-        for i in picks:
-            count = len(job.documents[i].texts)
-            out[i] = job.documents[i].write(done[start:start + count]).decode("utf-8")
-            start += count
-    answer: Dict[str, Any] = {"translatedText": out if job.batch else out[0]}
-    if job.detected is not None:
-        answer["detectedLanguage"] = job.detected if job.batch else job.detected[0]
-    if job.alternatives:
-        answer["alternatives"] = [[] for _ in out] if job.batch else []
-    answer.update(used)
-    return answer
+def libre_detection(code: Optional[str], confidence: Optional[float]) -> Dict[str, Any]:
+    """LibreTranslate's ``{"confidence": 0-100, "language"}`` for a detection ("und", 0 for a text without words)."""
+    if code is None:
+        return {"confidence": 0.0, "language": "und"}
+    return {"confidence": round(100.0 * (confidence or 0.0), 2), "language": code}

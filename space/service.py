@@ -199,7 +199,7 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
     if name is None:  # nothing was decoded (no words): any model into the target names the view
         source = source or next((s for s, t in ctx.chooser.pairs() if t == target_lang), None)
         name = pick_model(ctx, model, source, target_lang)
-    data = view.build(sentences, result.layout, ctx.store.tokenizer(name), _special(ctx, name), model=name,
+    data = view.build(result, ctx.store.tokenizer(name), _special(ctx, name), model=name,
                       source_lang=source, target_lang=target_lang, detected=result.src_lang_confidence,
                       ms=round(seconds * 1e3, 1))
     data["engine"] = result.engine or resolve_engine(ctx, pick_engine(engine, ENGINE_CHOICES), name, config)

@@ -7,11 +7,11 @@ model gave the whole word); the pieces, with their alternatives, stay in the dat
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from transformer_hub.decoding import TranslationResult
 from transformer_hub.decoding import words as word_level
-from transformer_hub.text import Segmented, language_name
+from transformer_hub.text import language_name
 
 WORD_START = word_level.WORD_START
 # probability bands of the coloured output (label -> colour), most sure first; the legend shows them
@@ -56,9 +56,10 @@ def _words(tokens: List[Dict[str, Any]], offset: int) -> List[Dict[str, Any]]:
              "tokens": list(range(offset + w.start, offset + w.end)), "probability": w.probability} for w in found]
 
 
-def build(results: Sequence[TranslationResult], layout: Segmented, tokenizer, special: set,
-          **info: Any) -> Dict[str, Any]:
-    """The view's data: per sentence its source, output, confidence and mark; all pieces; all words."""
+def build(whole: TranslationResult, tokenizer, special: set, **info: Any) -> Dict[str, Any]:
+    """The view's data of the pipeline's result ``whole`` (one text): its translation and layout; per sentence its
+    source, output, confidence and mark; all pieces; all words."""
+    results = whole.sentences if whole.sentences is not None else [whole]
     tokens: List[Dict[str, Any]] = []
     words: List[Dict[str, Any]] = []
     sentences = []
@@ -72,7 +73,7 @@ def build(results: Sequence[TranslationResult], layout: Segmented, tokenizer, sp
                           "lowest_word": None if doubt is None else {"text": doubt.word,
                                                                      "probability": round(doubt.lowest_word, 4)},
                           "unsure": doubt is not None and doubt.unsure()})
-    return {**info, "translation": layout.join([r.text for r in results]), "separators": list(layout.separators),
+    return {**info, "translation": whole.text, "separators": list(whole.layout.separators),
             "sentences": sentences, "tokens": tokens, "words": words,
             "threshold": {"mean": word_level.MEAN_THRESHOLD, "lowest_word": word_level.LOWEST_WORD_THRESHOLD}}
 

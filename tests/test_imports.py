@@ -116,3 +116,43 @@ def test_no_import_cycle_in_the_package():
     for module in sorted(graph):
         if module not in state:
             visit(module, [module])
+
+
+SPACE = PACKAGE.parent / "space"
+SPACE_FLOORS = [  # the Space, bottom first: the same rule (a module imports only modules of lower floors)
+    {"limits", "languages", "models_store", "batching", "access", "logs", "rest_input", "api_docs", "examples",
+     "plots", "playground_plots", "playground_runs", "view"},  # what needs no other module of the Space
+    {"choice", "decoder", "inside_plots", "tree_plot", "rest_html", "rest_schema"},  # the model per direction,
+    # the decoding worker, pictures, the html format and the OpenAPI description
+    {"context", "libre_schema"},  # one SpaceContext: store, chooser, decoder, limits
+    {"service", "describe", "registry", "playground_service"},  # what the tabs call (SpaceModels: the pipeline's)
+    {"files", "inside", "interactive", "rest"},  # documents, the Inside views, the word view, LibreTranslate's routes
+    {"documents", "libre"},  # the page's document box; the rest of LibreTranslate's API (files, web UI)
+    {"tabs"},  # the page's tabs
+    {"plugins", "tools"},  # what other programs call (Gradio's API, MCP)
+    {"demo"},  # the page
+    {"server"},  # the page and the routes on one server
+]
+
+
+def space_units() -> Dict[str, Set[str]]:
+    """Each module (or subpackage) of space -> the ones of space it imports."""
+    found: Dict[str, Set[str]] = {}
+    for path in SPACE.rglob("*.py"):
+        name = module_name(SPACE.parent, path)
+        if "models" in path.relative_to(SPACE).parts or name == "space":
+            continue
+        unit = name.split(".")[1]
+        targets = {n.split(".")[1] for n in imports(path, name) if n.startswith("space.")}
+        found.setdefault(unit, set()).update(targets - {unit})
+    return found
+
+
+def test_the_space_imports_floor_by_floor():
+    floor = {unit: level for level, units_ in enumerate(SPACE_FLOORS) for unit in units_}
+    found = space_units()
+    assert {"rest", "service", "tabs"} <= set(found) and found["rest"] >= {"service", "rest_html"}
+    assert set(found) - set(floor) == set(), "a module of space without a floor"
+    above = {(unit, target) for unit, targets in found.items() for target in targets
+             if target in floor and floor[target] >= floor[unit]}
+    assert above == set(), f"space modules importing from their floor or above: {sorted(above)}"

@@ -114,6 +114,18 @@ def test_a_mixed_batch_reports_the_model_of_each_text(served):
     assert (single["model"], single["engine"]) == (answer["model"][1], answer["engine"][1])  # one text: one name
 
 
+def test_a_mixed_html_batch_is_detected_and_reported_per_document(served):
+    """format=html goes through the same pipeline: each page's language from its whole visible text, its
+    blocks translated by its direction's model, the answer naming the model per page as plain text does."""
+    texts = [SENTENCE, "Un homme descend la rue à vélo et un chien court derrière lui."]
+    _, plain, _ = call(served, "/translate", {"q": texts, "source": "auto", "target": "de"})
+    status, html, _ = call(served, "/translate", {"q": [f"<p>{t}</p>" for t in texts], "source": "auto",
+                                                  "target": "de", "format": "html"})
+    assert status == 200 and html["translatedText"] == [f"<p>{t}</p>" for t in plain["translatedText"]]
+    assert html["model"] == plain["model"] and html["engine"] == plain["engine"]
+    assert html["detectedLanguage"] == plain["detectedLanguage"]
+
+
 def test_paragraphs_are_split_into_sentences_and_keep_their_layout(served):
     text = "A man is riding a bicycle. Two dogs play in the snow.\n\nA woman sings."
     status, answer, _ = call(served, "/translate", {"q": text, "source": "en", "target": "de"})

@@ -71,6 +71,20 @@ def test_a_json_object_and_a_form_field_give_the_same_answer(served):
     assert status == 200 and none_found["glossary"] == [] and "Wasserball" not in none_found["translatedText"]
 
 
+def test_a_glossary_applies_to_html_as_to_its_visible_text(served):
+    """format=html: the blocks go through the same pipeline, so the term lands in the markup's text, and the
+    entries that applied are listed per document."""
+    params = {"source": "en", "target": "de", "glossary": TERMS}
+    status, html = call(served, {**params, "q": [f"<p>{TEXTS[0]}</p>", f"<p><b>{TEXTS[1]}</b></p>"],
+                                 "format": "html"})
+    assert status == 200, html
+    _, plain = call(served, {**params, "q": TEXTS})
+    first, second = plain["translatedText"]
+    assert html["translatedText"] == [f"<p>{first}</p>", f"<p><b>{second}</b></p>"]
+    assert html["glossary"] == plain["glossary"] == [[{"source": "dog", "target": "Wasserball"}], []]
+    assert html["engine"] == ["pytorch", "pytorch"] and html["model"] == plain["model"]
+
+
 @pytest.mark.parametrize("extra, message", [
     ({"glossary": "dog Wasserball"}, "glossary line 1: expected source<TAB>target, got 1 field"),
     ({"glossary": "dog\tHund\ncat\tKatze\tx"}, "glossary line 2: expected source<TAB>target, got 3 fields"),
@@ -81,7 +95,6 @@ def test_a_json_object_and_a_form_field_give_the_same_answer(served):
     ({"glossary": "{dog: Hund}"}, "glossary is not valid JSON"),
     ({"glossary": "x" * 201 + "\tHund"}, "the source term is 201 characters, more than the 200"),
     ({"glossary": TERMS, "engine": "ctranslate2"}, "glossary needs engine pytorch or auto"),
-    ({"glossary": TERMS, "format": "html"}, "glossary is supported with format=text only"),
 ])
 def test_a_malformed_glossary_is_a_400_naming_the_problem(served, extra, message):
     status, answer = call(served, {"q": TEXTS[0], "source": "en", "target": "de", **extra})

@@ -93,3 +93,30 @@ def test_the_cli_without_model_translates_with_the_best_model_of_the_folder(two_
     assert "no model in" in capsys.readouterr().err
     assert cli.main(["translate", "--input", str(source)]) == 2
     assert "without --model, give --src-lang and --tgt-lang" in capsys.readouterr().err
+
+
+def test_the_cli_with_auto_and_no_model_sends_each_line_to_its_directions_model(tmp_path, make_model, monkeypatch,
+                                                                                   capsys):
+    """``--src-lang auto`` without ``--model``: the pipeline detects each line and picks its direction's model
+    (an English line to the en->de model, a French one to the fr->de model), as the library's ModelSet does."""
+    from transformer_hub import Transformer, cli
+
+    make_model().save_pretrained(tmp_path / "models" / "en-de")
+    make_model(src_lang="fr", seed=1).save_pretrained(tmp_path / "models" / "fr-de")
+    lines = ["A man is riding a bicycle down the street.",
+             "Un homme descend la rue à vélo et un chien court derrière lui."]
+    source = tmp_path / "input.txt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setenv("TRANSFORMER_HUB_SPACE_MODELS", str(tmp_path / "models"))
+    out = tmp_path / "out.jsonl"
+    assert cli.main(["translate", "--src-lang", "auto", "--tgt-lang", "de", "--strategy", "greedy", "--max-length",
+                     "5", "--json", "--input", str(source), "--output", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "(the best measured for en->de)" in err and "(the best measured for fr->de)" in err
+    import json
+
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["src_lang"] for r in rows] == ["en", "fr"]
+    for row, line, folder in zip(rows, lines, ("en-de", "fr-de")):
+        model = Transformer.from_pretrained(tmp_path / "models" / folder)
+        assert row["text"] == model.translate([line], strategy="greedy", max_length=5)[0]

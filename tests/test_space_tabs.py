@@ -238,7 +238,11 @@ def test_word_view_colours_whole_words_of_every_sentence(tiny_tokenizer):
         logprobs = [math.log(p)] * (len(ids) + 1)  # + eos
         results.append(TranslationResult(source=text, hypotheses=[Hypothesis(
             text=text, tokens=ids, token_logprobs=logprobs, score=sum(logprobs), normalized_score=0.0)]))
-    data = view.build(results, layout, tiny_tokenizer, set(), model="m")
+    from transformer_hub.text.pipeline import joined
+
+    whole = joined("A dog runs. A man sits.\n\nTwo children play.", results, layout, 0.6)  # as the pipeline joins
+    whole.layout = layout
+    data = view.build(whole, tiny_tokenizer, set(), model="m")
     assert data["translation"] == "Ein Hund rennt. Ein Mann sitzt.\n\nZwei Kinder spielen."
     assert [s["unsure"] for s in data["sentences"]] == [False, False, True] and 0.3 < CONFIDENCE_THRESHOLD
     pieces = tiny_tokenizer.pieces(tiny_tokenizer.encode(" ".join(outputs), side="target"))

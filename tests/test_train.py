@@ -48,7 +48,7 @@ def test_interrupted_and_resumed_run_ends_with_identical_weights(tmp_path, monke
     original_loss = Trainer._loss
 
     def loss_then_sigterm(self, *batch):  # a SIGTERM arrives during update stop_at + 1
-        if self.run.state["step"] == stop_at:
+        if self.run.state.step == stop_at:
             os.kill(os.getpid(), signal.SIGTERM)
         return original_loss(self, *batch)
 
@@ -165,8 +165,8 @@ def loss(self, *batch):  # faults on rank 1 only: what the other rank must not b
     if rank == 1 and "nan" in inject and calls[0] == 2:
         value = value * float("nan")
     if rank == 1 and "clock" in inject:
-        self.run.state["wall_seconds"] += 10 ** 6  # rank 1's clock says the time is long up; rank 0's decides
-    if rank == 1 and "sigterm" in inject and self.run.state["step"] == 1:
+        self.run.state.wall_seconds += 10 ** 6  # rank 1's clock says the time is long up; rank 0's decides
+    if rank == 1 and "sigterm" in inject and self.run.state.step == 1:
         os.kill(os.getpid(), signal.SIGTERM)
     return value
 
@@ -177,7 +177,7 @@ out = trainer.args.out
 save_file({k: v.detach().clone() for k, v in trainer.run.model.state_dict().items()},  # tied tensors: copies
           f"{out}/replica{rank}.safetensors")
 with open(f"{out}/replica{rank}.json", "w") as fh:
-    json.dump({"skipped": trainer.skipped, "step": trainer.run.state["step"], "stopped": trainer.stop_requested}, fh)
+    json.dump({"skipped": trainer.skipped, "step": trainer.run.state.step, "stopped": trainer.stop_requested}, fh)
 """
 
 
@@ -260,3 +260,13 @@ def test_ddp_stop_signal_on_one_rank_stops_both_after_the_same_update(tmp_path):
     assert [p.name for p in ckpt.list_checkpoints(run / "checkpoints")] == ["step_0000002"]
     assert not (run / "final").exists()  # interrupted: resume later
     assert_identical(weights)
+
+
+def test_the_run_state_round_trips_and_refuses_fields_it_does_not_know():
+    from transformer_hub.training.checkpoint import RunState
+
+    state = RunState(step=7, epoch=1, batch=3, tokens=900, best_bleu=12.5, validations=2, args={"seed": 1},
+                     init={"source": "m", "sha256": "0" * 64})
+    assert RunState.from_dict(json.loads(json.dumps(state.to_dict()))) == state
+    with pytest.raises(ValueError, match="training_state.json has fields this version does not know: bleu_best"):
+        RunState.from_dict({**state.to_dict(), "bleu_best": 1.0})

@@ -37,7 +37,7 @@ def test_starts_from_the_saved_weights_with_a_fresh_optimizer(saved, tmp_path, m
         if not seen:
             seen["weights"] = {k: v.detach().clone() for k, v in self.run.model.state_dict().items()}
             seen["optimizer"] = dict(self.run.optimizer.state)
-            seen["step"] = self.run.state["step"]
+            seen["step"] = self.run.state.step
         return original(self, *batch)
 
     monkeypatch.setattr(Trainer, "_loss", first_loss)
@@ -65,7 +65,7 @@ def test_an_interrupted_warm_start_resumes_exactly_even_without_its_source(saved
     original = Trainer._loss
 
     def loss_then_sigterm(self, *batch):  # a SIGTERM arrives during update 3
-        if self.run.state["step"] == 2:
+        if self.run.state.step == 2:
             os.kill(os.getpid(), signal.SIGTERM)
         return original(self, *batch)
 

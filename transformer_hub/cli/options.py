@@ -88,17 +88,33 @@ def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True) 
     parser.add_argument("--tgt-lang", default=None, help="target language code (required by multilingual models)")
 
 
-def best_model_for(args: argparse.Namespace) -> str:
-    """The folder of the best-measured model for ``--src-lang -> --tgt-lang`` among space/models (stderr says which)."""
-    from ..hub.selection import best_model, candidates_in
+def shipped_candidates() -> list:
+    """The model folders of space/models (or ``$TRANSFORMER_HUB_SPACE_MODELS``) as ``hub.selection`` candidates."""
+    from ..hub.selection import candidates_in
 
-    folder = os.environ.get(MODELS_DIR_ENV) or os.path.join("space", "models")
+    folder = models_folder()
     if not os.path.isdir(folder):
         raise CLIError(f"--model is required: there is no {folder} folder here to choose a model from")
+    found = candidates_in(folder)
+    if not found:
+        raise CLIError(f"--model is required: {folder} holds no model folder to choose from")
+    return found
+
+
+def models_folder() -> str:
+    return os.environ.get(MODELS_DIR_ENV) or os.path.join("space", "models")
+
+
+def best_model_for(args: argparse.Namespace) -> str:
+    """The folder of the best-measured model for ``--src-lang -> --tgt-lang`` among space/models (stderr says which)."""
+    from ..hub.selection import best_model
+
+    folder = models_folder()
+    candidates = shipped_candidates()
     if not (args.src_lang and args.tgt_lang):
         raise CLIError(f"without --model, give --src-lang and --tgt-lang: the model of {folder} that translates "
                        "that direction best is used")
-    found = best_model(candidates_in(folder), args.src_lang, args.tgt_lang)
+    found = best_model(candidates, args.src_lang, args.tgt_lang)
     if found is None:
         raise CLIError(f"no model in {folder} translates {args.src_lang}->{args.tgt_lang}; pass --model")
     print(f"model: {found.source} (the best measured for {args.src_lang}->{args.tgt_lang} in {folder})",

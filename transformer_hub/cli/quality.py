@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from .commands import CLIError
-from .options import (MODELS_DIR_ENV, best_model_for, check_languages, load_model, one_line, open_output, progress,
+from .options import (models_folder, best_model_for, check_languages, load_model, one_line, open_output, progress,
                       read_input, set_threads)
 
 
@@ -44,7 +43,7 @@ def tuned_model_for(args: argparse.Namespace) -> str:
     """Without --model: the folder of space/models whose rerank.json has weights for the direction (else the best)."""
     from ..rerank import RERANK_FILE, RerankFile
 
-    folder = Path(os.environ.get(MODELS_DIR_ENV) or os.path.join("space", "models"))
+    folder = Path(models_folder())
     for path in sorted(folder.glob(f"*/{RERANK_FILE}")):
         if f"{args.src_lang}-{args.tgt_lang}" in RerankFile.load(path).directions:
             print(f"model: {path.parent} (its reranker is tuned for {args.src_lang}->{args.tgt_lang})", file=sys.stderr)

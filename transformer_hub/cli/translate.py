@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import List, Optional, TextIO
+from typing import Dict, List, Optional, TextIO, Tuple
 
 from ..errors import Parser
 from .commands import PROG, CLIError, command
 from .options import (add_decoding_arguments, add_model_arguments, best_model_for, check_languages, decoding_config,
                       decoding_engine, decoding_workers, load_model, one_line, open_output, progress, read_input,
-                      set_threads)
+                      set_threads, shipped_candidates)
 from .quality import translate_best
 
 
@@ -54,22 +54,19 @@ def translate_command(argv: List[str]) -> int:
     prefixes = translation_prefixes(args, len(lines))
     if args.alternatives:
         config = _with_alternatives(config, args.alternatives)
-    model = load_model(args.model or best_model_for(args), args.revision, args.device)
-    from ..decoding import generate
-
-    with decoding_workers(args, model, engine) as runner:
-        try:
-            results = generate(model, lines, config, progress=progress(args, len(lines)), prefix=prefixes,
-                               split_sentences=args.split_sentences, glossary=glossary, **runner,
-                               **check_languages(args, model))
-        except ValueError as exc:  # a prefix longer than its sentence may be, an engine without prefixes
-            raise CLIError(str(exc))
+    options = dict(progress=progress(args, len(lines)), prefix=prefixes, split_sentences=args.split_sentences,
+                   glossary=glossary)
+    if args.model is None and args.src_lang == "auto":
+        results, tokenizers = _translate_each_by_its_model(args, lines, config, engine, options)
+    else:
+        model = load_model(args.model or best_model_for(args), args.revision, args.device)
+        results, tokenizers = _translate_with(args, model, lines, config, engine, options), {None: model.tokenizer}
     for i, r in enumerate(results):  # a glossary term that could not fit the length budget
         for warning in r.warnings:
             print(f"line {i + 1}: {warning}", file=sys.stderr)
     with open_output(args.output) as out:
         if args.alternatives or args.json:
-            write_json(out, results, model.tokenizer, alternatives=bool(args.alternatives))
+            write_json(out, results, tokenizers, alternatives=bool(args.alternatives))
         elif config.n_best == 1:
             for r in results:
                 out.write(one_line(r.text) + "\n")
@@ -78,6 +75,36 @@ def translate_command(argv: List[str]) -> int:
                 for rank, h in enumerate(r.hypotheses):
                     out.write(f"{i}\t{rank}\t{h.score:.4f}\t{h.normalized_score:.4f}\t{one_line(h.text)}\n")
     return 0
+
+
+def _translate_with(args: argparse.Namespace, model, lines: List[str], config, engine, options: dict) -> list:
+    """Every line by ``model`` (``generate``: through the text pipeline when split or detected)."""
+    from ..decoding import generate
+
+    with decoding_workers(args, model, engine) as runner:
+        try:
+            return generate(model, lines, config, **options, **runner, **check_languages(args, model))
+        except ValueError as exc:  # a prefix longer than its sentence may be, an engine without prefixes
+            raise CLIError(str(exc))
+
+
+def _translate_each_by_its_model(args: argparse.Namespace, lines: List[str], config, engine,
+                                 options: dict) -> Tuple[list, Dict[Optional[str], object]]:
+    """``--src-lang auto`` without ``--model``: each line detected, then translated by the model of space/models
+    that scores its direction best (the pipeline's ``ModelSet``); stderr names the model of each direction."""
+    from ..text.pipeline import ModelSet, translate_texts
+
+    models = ModelSet({str(c.source): load_model(str(c.source), None, args.device) for c in shipped_candidates()})
+    if args.workers > 1 and args.parallel != "threads":
+        raise CLIError("--parallel processes needs --model (one model per pool); use --parallel threads")
+    try:
+        results = translate_texts(models, lines, config, src_lang="auto", tgt_lang=args.tgt_lang,
+                                  workers=args.workers, engine=engine, **options)
+    except ValueError as exc:  # a line in a language no model reads, a direction no model serves
+        raise CLIError(str(exc))
+    for (src, name) in dict.fromkeys((r.src_lang, r.model) for r in results if r.model is not None):
+        print(f"model: {name} (the best measured for {src}->{args.tgt_lang})", file=sys.stderr)
+    return results, {name: model.tokenizer for name, model in models.models.items()}
 
 
 def translation_glossary(args: argparse.Namespace):
@@ -123,10 +150,12 @@ def _hypothesis_json(h, tokenizer, alternatives: bool) -> dict:
     return entry
 
 
-def write_json(out: TextIO, results, tokenizer, alternatives: bool = False) -> None:
+def write_json(out: TextIO, results, tokenizers: Dict[Optional[str], object], alternatives: bool = False) -> None:
     """One JSON object per input line: its languages, best text and confidence, its hypotheses (each token's
-    piece and, with ``alternatives``, its alternatives as [piece, prob]), and with --split-sentences its sentences."""
+    piece and, with ``alternatives``, its alternatives as [piece, prob]), and with --split-sentences its sentences.
+    ``tokenizers``: by the name of the model that translated a line (``None``: the one model of the call)."""
     for i, r in enumerate(results):
+        tokenizer = tokenizers.get(r.model, tokenizers.get(None))
         line = {"line": i, "source": r.source, "text": r.text, "src_lang": r.src_lang,
                 "src_lang_confidence": r.src_lang_confidence, "confidence": r.best.confidence,
                 "hypotheses": [_hypothesis_json(h, tokenizer, alternatives) for h in r.hypotheses]}

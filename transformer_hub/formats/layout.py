@@ -1,8 +1,11 @@
 """The one step every document format shares: its texts cut into sentences, all translated in one batch, and a
 map from positions in each original text to positions in its translation.
 
-A format collects the texts it translates (a paragraph, a table cell, a subtitle cue, the inline content of an
-HTML block) together with the places where its markup sits inside them (run boundaries, inline tags). The
+The sentences are the text pipeline's (``transformer_hub.text.pipeline``: its split, its model per direction, one
+decoding call per model, its join); ``translate`` is either the pipeline's ``Models`` or a plain function from
+sentences to translations (wrapped as one). A format collects the texts it translates (a paragraph, a table
+cell, a subtitle cue, the inline content of an HTML block) together with the places where its markup sits inside
+them (run boundaries, inline tags). The
 translations come back sentence by sentence, so a mark inside a sentence can only be placed by proportion: its
 relative position in the source sentence, snapped to the nearest word boundary of the translated sentence
 (keeping whether it followed a space). A mark at a sentence's start or end stays exactly there, and text between
@@ -18,9 +21,11 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple
+from dataclasses import field
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
-from transformer_hub.text import split_sentences
+from ..decoding import DecodingConfig, Hypothesis, TranslationResult
+from ..text.pipeline import Models, translate_texts as pipeline_texts
 
 Translate = Callable[[List[str]], List[str]]  # sentences -> their translations, same length and order
 
@@ -36,6 +41,12 @@ class Translated:
     source: str
     target: str
     spans: Tuple[Tuple[int, int, int, int], ...]  # (source start, source end, target start, target end)
+    result: Optional[TranslationResult] = field(default=None, compare=False)  # the pipeline's record (model, ...)
+
+    @classmethod
+    def unchanged(cls, text: str) -> "Translated":
+        """``text`` as its own translation (every offset lands where it was)."""
+        return cls(text, text, ())
 
     def position(self, offset: int) -> int:
         """Where ``offset`` (0..len(source)) of the source lands in the target."""
@@ -81,27 +92,55 @@ class Document:
     write: Callable[[List[Translated]], bytes]  # one Translated per text, in order -> the translated file
 
 
-def translate_texts(texts: Sequence[str], translate: Translate, lang: Optional[str] = None,
-                    max_sentences: Optional[int] = None) -> List[Translated]:
-    """Every text of ``texts`` cut into sentences (``lang``'s rules), all sentences translated by ONE call of
-    ``translate``, and each text put back together with its layout between the sentences."""
-    cut = [split_sentences(text, lang) for text in texts]
-    sentences = [sentence for seg in cut for sentence in seg.segments]
-    if max_sentences is not None and len(sentences) > max_sentences:
-        raise DocumentError(f"The document has {len(sentences):,} sentences to translate, the limit is "
-                            f"{max_sentences:,}: split it into smaller documents.")
-    translations = list(translate(sentences)) if sentences else []
-    if len(translations) != len(sentences):
-        raise ValueError(f"the translator returned {len(translations)} translations for {len(sentences)} sentences")
-    out, start = [], 0
-    for text, seg in zip(texts, cut):
-        mine, start = translations[start:start + len(seg.segments)], start + len(seg.segments)
-        out.append(_assemble(text, seg.segments, seg.separators, mine))
-    return out
+class CallbackModels(Models):
+    """A function from sentences to their translations as the pipeline's ``Models``: one model, any direction."""
+
+    one_model = True
+
+    def __init__(self, translate: Translate) -> None:
+        self.translate = translate
+
+    def languages(self) -> List[str]:
+        raise ValueError("a translation function detects no language: give the document's language")
+
+    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str]) -> str:
+        return "function"
+
+    def decode(self, name, sentences, src_langs, tgt_langs, config, **options):
+        translations = list(self.translate(list(sentences)))
+        if len(translations) != len(sentences):
+            raise ValueError(f"the translator returned {len(translations)} translations for {len(sentences)} "
+                             "sentences")
+        return [TranslationResult(source=s, hypotheses=[Hypothesis(text=t, tokens=[], token_logprobs=[], score=0.0,
+                                                                   normalized_score=0.0, finished=True)])
+                for s, t in zip(sentences, translations)], "function"
 
 
-def _assemble(text: str, segments: Sequence[str], separators: Sequence[str],
-              translations: Sequence[str]) -> Translated:
+def translate_texts(texts: Sequence[str], translate: Union[Translate, Models], lang: Any = None,
+                    max_sentences: Optional[int] = None, *, tgt_lang: Any = None,
+                    config: Optional[DecodingConfig] = None, **options: Any) -> List[Translated]:
+    """Every text of ``texts`` through the text pipeline: cut into sentences (``lang``'s rules: one code, or one
+    per text), the sentences decoded (a plain ``translate`` function gets them all in ONE call), and each text put
+    back together with its layout between the sentences.  ``options`` go to the pipeline (``glossary``,
+    ``on_chunk``, ``chunk_size``, ``check_size``, ...)."""
+    models = translate if isinstance(translate, Models) else CallbackModels(translate)
+    check = options.pop("check_size", None)
+
+    def check_size(count: int) -> None:
+        if max_sentences is not None and count > max_sentences:
+            raise DocumentError(f"The document has {count:,} sentences to translate, the limit is "
+                                f"{max_sentences:,}: split it into smaller documents.")
+        if check is not None:
+            check(count)
+
+    results = pipeline_texts(models, list(texts), config, src_lang=lang, tgt_lang=tgt_lang, check_size=check_size,
+                             **options)
+    return [_assemble(text, r.layout.segments, r.layout.separators, [s.text for s in r.sentences or []], r)
+            for text, r in zip(texts, results)]
+
+
+def _assemble(text: str, segments: Sequence[str], separators: Sequence[str], translations: Sequence[str],
+              result: Optional[TranslationResult] = None) -> Translated:
     spans, parts, s_pos, t_pos = [], [separators[0]], len(separators[0]), len(separators[0])
     for segment, translation, after in zip(segments, translations, separators[1:]):
         translation = " ".join(translation.split())  # a segment holds no line break; neither may its translation
@@ -109,4 +148,4 @@ def _assemble(text: str, segments: Sequence[str], separators: Sequence[str],
         parts += [translation, after]
         s_pos += len(segment) + len(after)
         t_pos += len(translation) + len(after)
-    return Translated(text, "".join(parts), tuple(spans))
+    return Translated(text, "".join(parts), tuple(spans), result)

@@ -34,6 +34,16 @@ AUTO = "auto"
 SAME_AS_TARGET = 0.9
 
 
+class TextError(ValueError):
+    """What stops one text of a call: ``index`` (0-based) names it; ``kind`` says why: "unserved" (written in a
+    language no model reads: ``code``), "same-language" (already in its target, ``code``), "direction" (no model
+    translates its pair); a server words its answer from these."""
+
+    def __init__(self, message: str, index: int, kind: str, code: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.index, self.kind, self.code = index, kind, code
+
+
 class Models:
     """Where sentences are decoded: the languages a text may be detected as, the model for a direction, and one
     decoding call for many sentences of one model (each with its own languages)."""
@@ -133,8 +143,8 @@ def detect_sources(models: Models, texts: List[str], src_lang, tgt_lang, keep_ta
     why it stays as it is (too short to detect: ``detection.too_short_to_detect``; ``keep_target_language``:
     already in its target language; else None).
 
-    A text in a language outside ``models.languages()`` is a ``ValueError``, and so is one already in its target
-    language unless ``keep_target_language``.
+    A text in a language outside ``models.languages()`` is a ``TextError`` (a ``ValueError``), and so is one
+    already in its target language unless ``keep_target_language``.
     """
     sources = one_per_text(src_lang, len(texts), "src_lang", "one code")
     targets = one_per_text(tgt_lang, len(texts), "tgt_lang", "one code")
@@ -157,13 +167,13 @@ def detect_sources(models: Models, texts: List[str], src_lang, tgt_lang, keep_ta
             sources[i], confidences[i], unchanged[i] = code, confidence, "too short to detect its language"
             continue
         if other is not None:
-            raise ValueError(f"text {i + 1} looks like {language_name(other)} ({other}), which {does} not read; "
-                             f"{serves} {', '.join(served)}")
+            raise TextError(f"text {i + 1} looks like {language_name(other)} ({other}), which {does} not read; "
+                            f"{serves} {', '.join(served)}", i, "unserved", other)
         target = targets[i] if targets[i] is not None else default_target
         if code == target and confidence >= SAME_AS_TARGET:
             if not keep_target_language:
-                raise ValueError(f"text {i + 1} is already in {language_name(code)} (detected, {confidence:.2f}), "
-                                 "the target language: pick another target")
+                raise TextError(f"text {i + 1} is already in {language_name(code)} (detected, {confidence:.2f}), "
+                                "the target language: pick another target", i, "same-language", code)
             unchanged[i] = f"already in {language_name(code)}"
         elif code == target:
             code, confidence = detect_language([texts[i]], [c for c in served if c != target])[0]
@@ -232,7 +242,8 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
     for i, layout in enumerate(layouts):
         if not layout.segments and unchanged[i] is None:
             unchanged[i] = "empty" if not texts[i].strip() else "no words to translate"
-    names = [models.choose(s, t) if layout.segments else None for s, t, layout in zip(sources, targets, layouts)]
+    names = [_choose(models, i, s, t) if layout.segments else None
+             for i, (s, t, layout) in enumerate(zip(sources, targets, layouts))]
     if check_size is not None:
         check_size(sum(len(layout.segments) for layout in layouts))
     decoded: Dict[int, List[TranslationResult]] = {}
@@ -260,6 +271,15 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
             r.src_lang, r.src_lang_confidence = sources[i], confidences[i]
         out.append(result)
     return out
+
+
+def _choose(models: Models, index: int, src_lang: Optional[str], tgt_lang: Optional[str]) -> str:
+    try:
+        return models.choose(src_lang, tgt_lang)
+    except TextError:
+        raise
+    except ValueError as exc:  # no model for the direction: the same message, naming the text
+        raise TextError(str(exc), index, "direction") from exc
 
 
 def _given_constraints(constraints, n: int, split: bool) -> list:

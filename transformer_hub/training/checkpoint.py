@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -28,6 +29,35 @@ STATE_TENSORS, STATE_JSON = "training_state.safetensors", "training_state.json"
 logger = logging.getLogger(__name__)
 
 
+@dataclass
+class RunState:
+    """Where a run is, as ``training_state.json`` keeps it: the update count, the data position (epoch and the
+    next batch in it), the clocks, the tokens seen, the best validation scores, how many validations ran (they
+    rotate the BLEU sample), the options it was started with and what it was initialised from."""
+
+    step: int = 0
+    epoch: int = 0
+    batch: int = 0
+    train_seconds: float = 0.0  # inside the update step (forward, backward, optimizer)
+    wall_seconds: float = 0.0   # everything, validation and checkpoints included (--max-minutes counts this)
+    tokens: int = 0
+    best_bleu: Optional[float] = None
+    best_val_loss: Optional[float] = None
+    validations: int = 0
+    args: Dict[str, Any] = field(default_factory=dict)
+    init: Optional[Dict[str, Any]] = None  # a warm start's source and sha256 (training.warm_start)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "RunState":
+        unknown = set(data) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"{STATE_JSON} has fields this version does not know: {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+
 def step_dir(root: Path, step: int) -> Path:
     return root / f"step_{step:07d}"
 
@@ -39,18 +69,18 @@ def list_checkpoints(root: Path) -> List[Path]:
     return sorted(p for p in root.glob("step_*") if p.is_dir() and (p / STATE_JSON).is_file())
 
 
-def save_checkpoint(root: Path, model, optimizer: torch.optim.Optimizer, state: Dict[str, Any],
+def save_checkpoint(root: Path, model, optimizer: torch.optim.Optimizer, state: RunState,
                     keep_last: int) -> Path:
     """Write ``step_N`` atomically (a temp folder renamed into place), then prune old ones (``best`` stays)."""
     root.mkdir(parents=True, exist_ok=True)
-    final = step_dir(root, state["step"])
+    final = step_dir(root, state.step)
     tmp = root / f".tmp_{final.name}_{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
     tensors, meta = optimizer_to_tensors(optimizer)
     tensors["rng.torch"] = torch.get_rng_state()
     save_file(tensors, str(tmp / STATE_TENSORS))
-    full_state = {**state, "optimizer": meta, "python_random": _jsonable_random_state()}
+    full_state = {**state.to_dict(), "optimizer": meta, "python_random": _jsonable_random_state()}
     (tmp / STATE_JSON).write_text(json.dumps(full_state, indent=1))
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
@@ -68,7 +98,7 @@ def copy_as(src: Path, dest: Path) -> None:
     os.replace(tmp, dest)
 
 
-def load_checkpoint(path: Path, model, optimizer: torch.optim.Optimizer) -> Dict[str, Any]:
+def load_checkpoint(path: Path, model, optimizer: torch.optim.Optimizer) -> RunState:
     """Restore weights, optimizer and RNG from ``path``; returns the saved training state."""
     state = json.loads((path / STATE_JSON).read_text())
     load_weights(str(path / WEIGHTS_FILE), model)
@@ -78,7 +108,7 @@ def load_checkpoint(path: Path, model, optimizer: torch.optim.Optimizer) -> Dict
     torch.set_rng_state(tensors["rng.torch"])
     version, internal, gauss = state.pop("python_random")
     random.setstate((version, tuple(internal), gauss))
-    return state
+    return RunState.from_dict(state)
 
 
 def _jsonable_random_state():

@@ -11,7 +11,7 @@ import logging
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
@@ -64,7 +64,7 @@ class Run:
     budget: int  # tokens per example the model takes (a decoder-only model reads source and target in one)
     train_examples: List[Example]
     valid_examples: List[Example]
-    state: Dict[str, Any]  # step, epoch, batch, seconds, tokens, best score, the options: what a checkpoint keeps
+    state: ckpt.RunState  # what a checkpoint keeps (training_state.json)
     seed: int
     _sampled: Tuple[int, List[Example]] = field(default=(-1, []), repr=False)
 
@@ -106,15 +106,12 @@ def build_run(args: argparse.Namespace, place: Place, metrics: MetricsLog) -> Ru
     net = torch.nn.parallel.DistributedDataParallel(model) if place.world > 1 else model
     optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
     budget = config.max_len if config.layout != "decoder-only" else config.max_len // 2
-    state: Dict[str, Any] = {"step": 0, "epoch": 0, "batch": 0, "train_seconds": 0.0, "wall_seconds": 0.0,
-                             "best_bleu": None, "tokens": 0, "args": dict(vars(args))}
-    if init_record is not None:
-        state["init"] = init_record
+    state = ckpt.RunState(args=dict(vars(args)), init=init_record)
     if found:
         state = ckpt.load_checkpoint(found[-1], model, optimizer)
         if place.main:
-            metrics.truncate_after(state["step"])
-            logger.info("resumed from %s (step %d)", found[-1], state["step"])
+            metrics.truncate_after(state.step)
+            logger.info("resumed from %s (step %d)", found[-1], state.step)
     return Run(langs, train_sets, valid_sets, config, model, net, optimizer, budget,
                encode(train_sets, tok, config, budget), encode(valid_sets, tok, config, budget), state, args.seed)
 

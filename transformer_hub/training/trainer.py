@@ -61,33 +61,33 @@ class Trainer:
     def _done(self) -> bool:
         """Whether to stop now: the same answer on every rank (a rank stopping alone would hang the others)."""
         a, s = self.args, self.run.state
-        out_of_time = a.max_minutes > 0 and s["wall_seconds"] >= a.max_minutes * 60
+        out_of_time = a.max_minutes > 0 and s.wall_seconds >= a.max_minutes * 60
         self.stop_requested, out_of_time = distributed.agree_to_stop(self.stop_requested, out_of_time, self.place.rank,
                                                                      self.place.world, self.place.device)
-        return self.stop_requested or out_of_time or s["step"] >= a.max_updates or s["epoch"] >= a.max_epochs
+        return self.stop_requested or out_of_time or s.step >= a.max_updates or s.epoch >= a.max_epochs
 
     def train(self) -> Optional[Path]:
         """Train until a limit is reached, then average, evaluate and save the final model (rank 0)."""
         a, s = self.args, self.run.state
         self._install_signal_handlers()
         self.last = time.perf_counter()
-        self.bar = tqdm(total=a.max_updates, initial=s["step"], desc="train", disable=not self.place.main,
+        self.bar = tqdm(total=a.max_updates, initial=s.step, desc="train", disable=not self.place.main,
                         dynamic_ncols=True)
         while not self._done():
-            for index, batch in iterate_batches(self.run.epoch_examples(s["epoch"]), a.max_tokens, a.seed, s["epoch"],
-                                                self.run.config.pad_id, s["batch"], self.place.rank, self.place.world):
+            for index, batch in iterate_batches(self.run.epoch_examples(s.epoch), a.max_tokens, a.seed, s.epoch,
+                                                self.run.config.pad_id, s.batch, self.place.rank, self.place.world):
                 if not self._train_step(index, batch):
                     continue
-                if a.valid_every and s["step"] % a.valid_every == 0:
+                if a.valid_every and s.step % a.valid_every == 0:
                     self._checkpoint(validate=True)
-                elif a.save_every and s["step"] % a.save_every == 0:
+                elif a.save_every and s.step % a.save_every == 0:
                     self._checkpoint(validate=False)
                 if self._done():
                     break
             else:  # the epoch ran to its end
-                s["epoch"] += 1
-                s["batch"] = 0
-                self._checkpoint(validate=True, bleu=(s["epoch"] % a.bleu_every == 0))
+                s.epoch += 1
+                s.batch = 0
+                self._checkpoint(validate=True, bleu=(s.epoch % a.bleu_every == 0))
                 continue
             self._checkpoint(validate=True)
         self.bar.close()
@@ -98,12 +98,12 @@ class Trainer:
         a, s = self.args, self.run.state
         started = time.perf_counter()
         self.run.net.train()
-        lr = noam_lr(s["step"] + 1, self.run.config.d_model, a.warmup, self.factor)
+        lr = noam_lr(s.step + 1, self.run.config.d_model, a.warmup, self.factor)
         for group in self.run.optimizer.param_groups:
             group["lr"] = lr
         src, tgt_in, tgt_out = (t.to(self.place.device) for t in batch)
         loss = self._loss(src, tgt_in, tgt_out)
-        s["batch"] = index + 1
+        s.batch = index + 1
         finite = bool(torch.isfinite(loss))
         if distributed.any_rank(not finite, self.place.world, self.place.device):  # agreed: all ranks skip backward together
             self._skip(index, finite)
@@ -115,16 +115,16 @@ class Trainer:
         self.run.optimizer.zero_grad(set_to_none=True)
         tokens = int((tgt_out != self.run.config.pad_id).sum()) * self.place.world
         seconds = time.perf_counter() - started
-        s["step"] += 1
-        s["tokens"] += tokens
-        s["train_seconds"] += seconds
-        s["wall_seconds"] += time.perf_counter() - self.last
+        s.step += 1
+        s.tokens += tokens
+        s.train_seconds += seconds
+        s.wall_seconds += time.perf_counter() - self.last
         self.last = time.perf_counter()
         self.bar.update(1)
         self.bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{lr:.2e}", tok_s=f"{tokens / seconds:,.0f}",
-                             epoch=s["epoch"])
-        if self.place.main and s["step"] % 10 == 0:
-            self.metrics.append(kind="train", step=s["step"], epoch=s["epoch"], loss=loss.item(), lr=lr,
+                             epoch=s.epoch)
+        if self.place.main and s.step % 10 == 0:
+            self.metrics.append(kind="train", step=s.step, epoch=s.epoch, loss=loss.item(), lr=lr,
                                 tokens_per_s=tokens / seconds)
         return True
 
@@ -132,9 +132,9 @@ class Trainer:
         """Drop this batch's gradients on every rank; too many bad batches in a row end the run (on every rank)."""
         s = self.run.state
         self.bad_in_a_row += 1
-        self.skipped.append({"step": s["step"] + 1, "epoch": s["epoch"], "batch": index})
-        logger.warning("non-finite loss at step %d (batch %d of epoch %d%s): batch skipped", s["step"] + 1, index,
-                       s["epoch"], ", on another rank" if finite_here else "")
+        self.skipped.append({"step": s.step + 1, "epoch": s.epoch, "batch": index})
+        logger.warning("non-finite loss at step %d (batch %d of epoch %d%s): batch skipped", s.step + 1, index,
+                       s.epoch, ", on another rank" if finite_here else "")
         self.run.optimizer.zero_grad(set_to_none=True)
         if self.bad_in_a_row >= MAX_BAD_STEPS:
             raise RuntimeError(f"{MAX_BAD_STEPS} non-finite losses in a row: aborting (lower the lr?)")
@@ -171,14 +171,14 @@ class Trainer:
             for d, scored in zip(self._bleu_directions(), scores):
                 result[f"bleu/{d[0]}-{d[1]}"] = scored["bleu"]
             result["bleu"] = sum(x["bleu"] for x in scores) / len(scores)
-            self.run.state["validations"] = self.run.state.get("validations", 0) + 1
+            self.run.state.validations += 1
         return result
 
     def _bleu_directions(self) -> List[Tuple[str, str]]:
         """The directions this validation scores: the next ``--bleu-directions`` of them, in rotation."""
         directions = list(self.run.valid_sets)
         k = min(max(self.args.bleu_directions, 1), len(directions))
-        start = self.run.state.get("validations", 0) * k
+        start = self.run.state.validations * k
         return [directions[(start + i) % len(directions)] for i in range(k)]
 
     def bleu(self, pairs: Sequence[Tuple[str, str]], src_lang: Optional[str], tgt_lang: Optional[str],
@@ -195,21 +195,23 @@ class Trainer:
         s = self.run.state
         record = self.validate(bleu=bleu) if validate else {}
         if record:
-            self.metrics.append(kind="val", step=s["step"], epoch=s["epoch"], **record)
-            tqdm.write(f"epoch {s['epoch']} step {s['step']}: " + ", ".join(f"{k} {v:.3f}" for k, v in record.items()))
+            self.metrics.append(kind="val", step=s.step, epoch=s.epoch, **record)
+            tqdm.write(f"epoch {s.epoch} step {s.step}: " + ", ".join(f"{k} {v:.3f}" for k, v in record.items()))
         if self.run.config.multilingual:  # BLEU rotates through directions: the loss is the comparable number
-            improved = "val_loss" in record and record["val_loss"] < s.get("best_val_loss", float("inf"))
-            s["best_val_loss"] = min(record.get("val_loss", float("inf")), s.get("best_val_loss", float("inf")))
-        else:
-            improved = "bleu" in record and (s["best_bleu"] is None or record["bleu"] > s["best_bleu"])
+            best = float("inf") if s.best_val_loss is None else s.best_val_loss
+            improved = "val_loss" in record and record["val_loss"] < best
             if improved:
-                s["best_bleu"] = record["bleu"]
+                s.best_val_loss = record["val_loss"]
+        else:
+            improved = "bleu" in record and (s.best_bleu is None or record["bleu"] > s.best_bleu)
+            if improved:
+                s.best_bleu = record["bleu"]
         path = ckpt.save_checkpoint(self.place.out / "checkpoints", self.run.model, self.run.optimizer, s, self.args.keep_last)
         if improved:
             ckpt.copy_as(path, self.place.out / "best")
         plot_curves(self.metrics.read(), self.place.out / "training_curves.png", self.args.name or "transformer_hub")
         if self.pusher is not None:
-            message = f"step {s['step']}" + (f", val BLEU {record['bleu']:.2f}" if "bleu" in record else "")
+            message = f"step {s.step}" + (f", val BLEU {record['bleu']:.2f}" if "bleu" in record else "")
             self.pusher.push(path, message)
 
     @property
@@ -241,24 +243,24 @@ class Trainer:
         found = ckpt.list_checkpoints(self.place.out / "checkpoints")[-max(a.average_last, 1):]
         ckpt.average_checkpoints(found, self.run.model)
         results, training = [], {
-            "updates": s["step"], "epochs": s["epoch"], "train_wall_minutes": round(s["wall_seconds"] / 60, 1),
-            "train_compute_minutes": round(s["train_seconds"] / 60, 1),
-            "train_tokens_per_s": round(s["tokens"] / max(s["train_seconds"], 1e-9)),
+            "updates": s.step, "epochs": s.epoch, "train_wall_minutes": round(s.wall_seconds / 60, 1),
+            "train_compute_minutes": round(s.train_seconds / 60, 1),
+            "train_tokens_per_s": round(s.tokens / max(s.train_seconds, 1e-9)),
             "averaged_checkpoints": len(found), "max_tokens_per_batch": a.max_tokens * self.place.world,
             "peak_lr": a.peak_lr, "warmup": a.warmup, "label_smoothing": a.label_smoothing, "seed": a.seed,
         }
         if self.run.model.tokenizer.sampling is not None:
             training["subword_sampling"] = self.run.model.tokenizer.sampling.describe()
-        if s.get("init"):
-            training["init_from"] = shown_source(s["init"]["source"])
+        if s.init:
+            training["init_from"] = shown_source(s.init["source"])
         if a.final_beam:
             results = self.evaluate_splits(beam=a.final_beam)
         default_name = f"transformer_hub {'-'.join(self.run.langs)}" if self.run.langs else f"transformer_hub {a.src_lang}-{a.tgt_lang}"
         self.run.model.card_data = {"name": a.name or default_name,
                                 "datasets": ["multi30k"], "results": results, "training": training,
                                 "plot": str(self.place.out / "training_curves.png")}
-        if s.get("init"):
-            self.run.model.card_data["provenance"] = provenance(s["init"])
+        if s.init:
+            self.run.model.card_data["provenance"] = provenance(s.init)
         final = self.place.out / "final"
         self.run.model.save_pretrained(final)
         (final / "metrics.jsonl").write_text(self.metrics.path.read_text() if self.metrics.path.is_file() else "")
