@@ -3,7 +3,8 @@
 Views that need the weights (attention, positions, steps) run the library function in the decoding
 worker (``Decoder.call``: the server process never loads weights); the training recipe needs only the
 model's files (config, card, ``metrics.jsonl``), read here.  Each handler returns its pictures and the
-data as JSON; the ``*_redraw`` functions draw another layer, head or step from that JSON alone.
+data as JSON; the ``*_redraw`` functions draw another layer, head or step from that JSON alone (the attention
+from the float32 weights ``attention_all`` keeps in the session).
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from transformer_hub.inside import (attention_maps, positional_encoding, smoothe
 from transformer_hub import hub
 from transformer_hub.training.metrics import MetricsLog
 
-from . import inside_plots as plots
+from . import attention_plots as plots
+from . import inside_plots
 from .choice import AUTO
 from .context import SpaceContext
 from .examples import EXAMPLES
@@ -96,7 +98,9 @@ def _can_show(ctx: SpaceContext, name: str, view: str) -> None:
 # ---------------------------------------------------------------------------- attention, all three kinds
 def attention_all(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lang: str = "en",
                   target_lang: str = "de", kind: str = "cross", layer: int = 1, head: int = 1, target: str = ""):
-    """Every layer and head of the three kinds: (model view, head view, data, the target teacher-forced)."""
+    """Every layer and head of the three kinds: (model view of ``layer``, head view, data, the target
+    teacher-forced, the weights).  The data (JSON) rounds the weights to 4 decimals; the pictures and the
+    weights kept for redrawing them (``weights``, a session state) are the model's float32 values."""
     sentence = _sentence(ctx, text)
     kind = choice_option("kind", kind, KINDS)
     target = _optional(ctx, target, "the translation to teacher-force")
@@ -106,30 +110,33 @@ def attention_all(ctx: SpaceContext, text: str, model: Optional[str] = None, sou
     start = time.perf_counter()
     maps = ctx.decoder.call(name, attention_maps, sentence, src, tgt, target)
     data = {"model": name, "source": sentence, **maps.to_dict(), "ms": _ms(start)}
-    model_view, head_view = attention_redraw(data, kind, layer, head)
-    return model_view, head_view, data, maps.target
+    weights = {"source_pieces": maps.source_pieces, "target_pieces": maps.target_pieces,
+               **{k: getattr(maps, k).float().numpy() for k in KINDS}}
+    model_view, head_view = attention_redraw(weights, kind, layer, head)
+    return model_view, head_view, data, maps.target, weights
 
 
-def attention_redraw(data: Dict[str, Any], kind: str = "cross", layer: int = 1, head: int = 1):
-    """The model view and the head view of ``kind`` from ``attention_all``'s data."""
-    return plots.model_view(_checked(data, kind), kind), head_redraw(data, kind, layer, head)
+def attention_redraw(weights: Dict[str, Any], kind: str = "cross", layer: int = 1, head: int = 1):
+    """The model view (every head of ``layer``) and the head view of ``kind`` from ``attention_all``'s weights."""
+    kind, layer, head = _where(weights, kind, layer, head)
+    return plots.model_view(weights, kind, layer), plots.head_view(weights, kind, layer, head)
 
 
-def head_redraw(data: Dict[str, Any], kind: str = "cross", layer: int = 1, head: int = 1):
-    """The head view alone (another layer or head: the model view stays)."""
-    kind = choice_option("kind", kind, KINDS)
-    _checked(data, kind)
-    # the sliders serve every kind: a decoder with fewer layers than the encoder shows its last one
-    layer = min(int_option("layer", layer, 1, 64), len(data[kind]))
-    head = min(int_option("head", head, 1, 64), len(data[kind][0]))
-    return plots.head_view(data, kind, layer, head)
+def head_redraw(weights: Dict[str, Any], kind: str = "cross", layer: int = 1, head: int = 1):
+    """The head view alone (another head: the model view of the layer stays)."""
+    kind, layer, head = _where(weights, kind, layer, head)
+    return plots.head_view(weights, kind, layer, head)
 
 
-def _checked(data, kind: str) -> Dict[str, Any]:
-    if not isinstance(data, dict) or not all(k in data for k in KINDS):
+def _where(weights, kind: str, layer, head) -> Tuple[str, int, int]:
+    """(kind, layer, head) checked; the sliders serve every kind: a decoder with fewer layers than the encoder
+    shows its last one."""
+    if not isinstance(weights, dict) or not all(k in weights for k in KINDS):
         raise gr.Error("Show the attention first (press the button).")
-    choice_option("kind", kind, KINDS)
-    return data
+    kind = choice_option("kind", kind, KINDS)
+    layer = min(int_option("layer", layer, 1, 64), len(weights[kind]))
+    head = min(int_option("head", head, 1, 64), len(weights[kind][0]))
+    return kind, layer, head
 
 
 # ---------------------------------------------------------------------------- positional information
@@ -151,7 +158,7 @@ def positions(ctx: SpaceContext, text: str = "", model: Optional[str] = None, so
     start = time.perf_counter()
     view = ctx.decoder.call(name, positional_encoding, length, dims_list or None)
     data = {"model": name, **view.to_dict(), "sentence_tokens": mark, "ms": _ms(start)}
-    return plots.positions_figure(data, mark), data
+    return inside_plots.positions_figure(data, mark), data
 
 
 # ---------------------------------------------------------------------------- step by step
@@ -180,11 +187,11 @@ def steps_redraw(data: Dict[str, Any], step: int = 1):
     if not isinstance(data, dict) or "top" not in data:
         raise gr.Error("Run the step-by-step view first (press the button).")
     step = int_option("step", step, 1, 10_000)
-    return plots.step_figure(data, min(step, data["steps"]) - 1)
+    return inside_plots.step_figure(data, min(step, data["steps"]) - 1)
 
 
 def _forcing(data: Dict[str, Any]):
-    return plots.forcing_figure(data["forcing"]) if data.get("forcing") else None
+    return inside_plots.forcing_figure(data["forcing"]) if data.get("forcing") else None
 
 
 # ---------------------------------------------------------------------------- the training recipe
@@ -211,7 +218,7 @@ def recipe(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lan
         data["smoothing"] = _smoothing(ctx, name, sentence, (source_lang, target_lang), position,
                                        view.label_smoothing, config.tgt_vocab_size)
     data["ms"] = _ms(start)
-    return plots.recipe_figure(data), data
+    return inside_plots.recipe_figure(data), data
 
 
 def _smoothing(ctx: SpaceContext, name: str, sentence: str, pair: Tuple[str, str], position: int, epsilon: float,

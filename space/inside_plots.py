@@ -1,4 +1,5 @@
-"""Pictures of the "Inside the Transformer" tab, in the Space's one style (``plots.py``: matplotlib's object API).
+"""Static pictures of the "Inside the Transformer" tab, in the Space's one style (``plots.py``: matplotlib's
+object API); its attention views are interactive (``attention_plots``).
 
 Every function takes the plain data a view returns as JSON (lists, not tensors), so a picture can be
 redrawn from that data alone (a new layer, head or step needs no model).  Widths fit the Space's page
@@ -7,19 +8,16 @@ redrawn from that data alone (a new layer, head or step needs no model).  Widths
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
-import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from .plots import piece_label as _label
-from .plots import pieces_text as _text
+from .labels import piece_label as _label
+from .labels import pieces_text as _text
 
 WIDTH = 12.0  # inches: about the width of the Space's page at 100 dpi
 CMAP = "viridis"
-KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
-               "cross": "Encoder-decoder (cross) attention"}
 GREEDY, BEAM, REFERENCE, OTHER = "#d62728", "#3b6fd8", "#2e9e44", "#b8b8b8"
 
 
@@ -37,57 +35,6 @@ def _fixed(width: float, height: float, left: float, right: float, top: float, b
 
 def _longest(labels: Sequence[str]) -> int:
     return max((len(label) for label in labels), default=1)
-
-
-def axes_pieces(data: Dict[str, Any], kind: str):
-    """(row labels, column labels) of ``kind``: queries then keys."""
-    source, target = data["source_pieces"], data["target_pieces"]
-    return {"encoder_self": (source, source), "decoder_self": (target, target), "cross": (target, source)}[kind]
-
-
-def model_view(data: Dict[str, Any], kind: str) -> Figure:
-    """A grid of small heatmaps, layers by heads, of one kind of attention (BertViz's "model view").
-
-    One image of tiles with blank gutters (one axes, not layers x heads of them: several times faster to draw)."""
-    weights = np.asarray(data[kind], dtype=float)  # layers x heads x queries x keys
-    layers, heads, rows, cols = weights.shape
-    gap = max(1, round(0.15 * max(rows, cols)))
-    tiles = np.full((layers * (rows + gap) - gap, heads * (cols + gap) - gap), np.nan)
-    for i in range(layers):
-        for h in range(heads):
-            tiles[i * (rows + gap):i * (rows + gap) + rows, h * (cols + gap):h * (cols + gap) + cols] = weights[i, h]
-    height = min(14.0, WIDTH * tiles.shape[0] / tiles.shape[1] + 1.2)
-    fig = _fixed(WIDTH, height, left=0.9, right=0.2, top=0.75, bottom=0.15)
-    ax = fig.add_subplot()
-    ax.imshow(np.ma.masked_invalid(tiles), cmap=CMAP, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto")
-    ax.set_xticks([h * (cols + gap) + (cols - 1) / 2 for h in range(heads)], [f"head {h + 1}" for h in range(heads)])
-    ax.set_yticks([i * (rows + gap) + (rows - 1) / 2 for i in range(layers)], [f"layer {i + 1}" for i in range(layers)])
-    ax.xaxis.tick_top()
-    ax.tick_params(length=0, labelsize=10)
-    for side in ax.spines.values():
-        side.set_visible(False)
-    ax.set_title(f"{KIND_TITLES[kind]}: every layer (rows) and head (columns); in each tile, rows are queries "
-                 "and columns keys", fontsize=11)
-    return fig
-
-
-def head_view(data: Dict[str, Any], kind: str, layer: int, head: int) -> Figure:
-    """One head of one layer, large, with the pieces on both axes (``layer``, ``head`` from 1)."""
-    matrix = data[kind][layer - 1][head - 1]
-    rows, cols = axes_pieces(data, kind)
-    width = min(WIDTH, max(6.0, 0.42 * len(cols) + 3.0))
-    left, bottom = 0.08 * _longest([_label(p) for p in rows]) + 0.8, 0.07 * _longest([_label(p) for p in cols]) + 0.8
-    fig = _fixed(width, min(12.0, max(4.0, 0.36 * len(rows) + 2.2)) + bottom, left=left, right=1.3, top=0.45,
-                 bottom=bottom)
-    ax = fig.add_subplot()
-    image = ax.imshow(matrix, cmap=CMAP, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto")
-    ax.set_xticks(range(len(cols)), [_label(p) for p in cols], rotation=60, ha="right", fontsize=9)
-    ax.set_yticks(range(len(rows)), [_label(p) for p in rows], fontsize=9)
-    ax.set_xlabel("keys: " + ("source pieces (encoder output)" if kind != "decoder_self" else "earlier target pieces"))
-    ax.set_ylabel("queries: " + ("source pieces" if kind == "encoder_self" else "target pieces (decoder input)"))
-    ax.set_title(f"{KIND_TITLES[kind]}, layer {layer}, head {head}", fontsize=11)
-    fig.colorbar(image, cax=fig.add_axes((1 - 1.05 / width, 0.2, 0.18 / width, 0.6)), label="attention weight")
-    return fig
 
 
 def positions_figure(data: Dict[str, Any], mark: Optional[int] = None) -> Figure:

@@ -1,69 +1,26 @@
-"""Pictures for the Space: the cross-attention heatmap and a diagram of an architecture.
+"""Pictures for the Space: a diagram of an architecture; the labels of pieces and the Attention tab's
+heatmap (``attention_figure``, interactive: ``attention_plots``) are re-exported from their modules.
 
-All pictures of the Space use matplotlib's object API (``Figure`` without pyplot), which is safe to
-call from Gradio's worker threads and leaves no global figure behind.
+The static pictures of the Space use matplotlib's object API (``Figure`` without pyplot), which is safe to
+call from Gradio's worker threads and leaves no global figure behind; the attention heatmaps are Plotly
+figures (``attention_plots``: hover values, sized by the page).
 """
 from __future__ import annotations
 
-import re
 import warnings
-from typing import List, Sequence
+from typing import List
 
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
 from transformer_hub import TransformerConfig
-from transformer_hub.text import language_name
+
+from .attention_plots import attention_figure  # noqa: F401 - service.attention's picture
+from .labels import piece_label, pieces_text  # noqa: F401 - the Space's one way to label a piece
 
 # Pieces in scripts the default font lacks (CJK, emoji) are drawn as boxes, and matplotlib warns at every draw;
 # Gradio draws a figure later, outside any ``catch_warnings``: this one message is filtered for the process.
 warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font", category=UserWarning)
-
-
-_NAMED = {"</s>": "[end]", "<s>": "[start]", "<unk>": "[unknown]", "<pad>": "[padding]", "\u2581": "[space]"}
-_TAG = re.compile(r"<2(\w+)>")
-
-
-def piece_label(piece: str) -> str:
-    """A piece as a visitor reads it, in every picture: a word's first piece as that text ("▁Ein" -> "Ein"),
-    a piece inside a word after a hyphen ("ter" -> "-ter"), tags and end of sentence in words ("[to German]",
-    "[end]")."""
-    if not piece:
-        return "[nothing]"
-    tag = _TAG.fullmatch(piece)
-    if tag:
-        return f"[to {language_name(tag.group(1))}]"
-    if piece in _NAMED:
-        return _NAMED[piece]
-    if piece.startswith("\u2581"):
-        return piece[1:]
-    return piece if not piece[0].isalnum() else "-" + piece
-
-
-def pieces_text(pieces: Sequence[str]) -> str:
-    """Pieces joined as the text they spell, tags and end of sentence left out."""
-    kept = [p for p in pieces if p not in _NAMED or p == "\u2581"]
-    return "".join(p for p in kept if not _TAG.fullmatch(p)).replace("\u2581", " ").strip() or "[nothing yet]"
-
-
-_label = piece_label
-
-
-def attention_figure(matrix: Sequence[Sequence[float]], source: List[str], target: List[str], title: str) -> Figure:
-    """Heatmap: one row per target piece, one column per source piece."""
-    rows, cols = len(target), len(source)
-    width = min(16.0, max(5.0, 0.45 * cols + 2.0))
-    height = min(16.0, max(3.5, 0.38 * rows + 1.8))
-    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
-    ax = fig.add_subplot()
-    image = ax.imshow(matrix, cmap="viridis", aspect="auto", vmin=0.0, interpolation="nearest")
-    ax.set_xticks(range(cols), [_label(p) for p in source], rotation=60, ha="right", fontsize=9)
-    ax.set_yticks(range(rows), [_label(p) for p in target], fontsize=9)
-    ax.set_xlabel("source pieces (encoder)")
-    ax.set_ylabel("target pieces (decoder)")
-    ax.set_title(title, fontsize=11)
-    fig.colorbar(image, ax=ax, shrink=0.8, label="attention weight")
-    return fig
 
 
 # ---------------------------------------------------------------------------- architecture diagram

@@ -18,7 +18,7 @@ from matplotlib.lines import Line2D
 
 from transformer_hub.decoding.results import SearchTrace
 
-from .plots import piece_label
+from .labels import piece_label
 
 KEPT, PRUNED, FINISHED, CHOSEN = "#3b6fd8", "#b8b8b8", "#2e9e44", "#d62728"
 PRUNED_SHOWN = 2  # best pruned candidates drawn per step

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
+from helpers.plotly_figures import heatmaps
 from helpers.tolerances import f32, f64, rounded
 from helpers.space_fixtures import LIMITS, app_models, model_for_tests, multilingual_for_tests, running_app
 from space.examples import EXAMPLES
@@ -54,7 +56,13 @@ def test_the_views_are_named_endpoints_with_the_common_parameters(client):
 def test_attention_all_gives_the_three_kinds_on_the_models_own_translation(client, app):
     model_view, head_view, data, target = client.predict(text=TEXT, model=app.model, kind="decoder_self", layer=2,
                                                          head=1, api_name="/attention_all")
-    assert is_picture(model_view) and is_picture(head_view)
+    # the pictures are interactive: the model view holds layer 2's heads, the head view head 1, as float32;
+    # the JSON rounds them to 4 decimals (within 5e-5 of the pictures')
+    tiles, (head,) = heatmaps(model_view), heatmaps(head_view)
+    assert len(tiles) == len(data["decoder_self"][1]) and all(t.dtype == np.float32 for t in tiles)
+    for tile, rounded_tile in zip(tiles, data["decoder_self"][1]):
+        assert np.abs(tile - np.asarray(rounded_tile)).max() <= 5e-5 + 1e-7
+    assert np.array_equal(head, tiles[0])
     assert target == data["target"] == greedy(client, app, TEXT)  # teacher-forced on the greedy output
     S, T = len(data["source_pieces"]), len(data["target_pieces"])
     assert data["shapes"]["encoder_self"][2:] == [S, S] and data["shapes"]["decoder_self"][2:] == [T, T]

@@ -195,7 +195,7 @@ def test_attention_tab(page):
     page.locator("#attention-input textarea").fill(" ".join(LEXICON["en"][2:6]))
     page.locator("#attention-button").click()
     assert wait_for_text(page, "#attention-translation").strip()
-    page.locator("#attention-plot img").first.wait_for()
+    page.locator("#attention-plot .js-plotly-plot .main-svg").first.wait_for()  # interactive (plotly)
     page.screenshot(path=str(SHOTS / "attention.png"), full_page=True)
 
 

@@ -122,12 +122,12 @@ def test_every_tab_is_in_sight_runs_and_is_photographed(page):
             assert overflow <= 1, (table, overflow)
     shoot(page, "3-variants")
     open_tab(page, "Attention")
-    run_and_wait(page, "#attention-button", "() => document.querySelector('#attention-plot img')")
+    run_and_wait(page, "#attention-button", "() => document.querySelector('#attention-plot .js-plotly-plot .main-svg')")
     no_trouble(page)
     shoot(page, "4-attention")
     open_tab(page, "Inside the Transformer")
     page.locator("#inside-attention-button").click()
-    page.locator("#inside-model-view img").wait_for()
+    page.locator("#inside-model-view .js-plotly-plot .main-svg").first.wait_for()
     wait_until_idle(page)
     no_trouble(page)
     shoot(page, "5-inside")
@@ -181,7 +181,7 @@ def test_inside_opens_on_the_papers_model_and_every_view_shows_every_model_it_of
             except sync_api.TimeoutError:
                 pass  # already done
             wait_until_idle(page)
-            page.locator(f"{plot} img").first.wait_for()
+            page.locator(f"{plot} img, {plot} .js-plotly-plot .main-svg").first.wait_for()  # a PNG or a plotly figure
             no_trouble(page)
             if name == "variants/paper":
                 shoot(page, f"6-inside-{view.split(',')[0].lower().replace(' ', '-')}")

@@ -121,10 +121,11 @@ def test_no_import_cycle_in_the_package():
 SPACE = PACKAGE.parent / "space"
 SPACE_FLOORS = [  # the Space, bottom first: the same rule (a module imports only modules of lower floors)
     {"limits", "languages", "models_store", "batching", "access", "logs", "rest_input", "api_docs", "examples",
-     "plots", "playground_plots", "playground_runs", "view", "glossary"},  # what needs no other module of the Space
-    {"choice", "decoder", "inside_plots", "tree_plot", "rest_html", "rest_schema"},  # the model per direction,
-    # the decoding worker, pictures, the html format and the OpenAPI description
-    {"context", "libre_schema"},  # one SpaceContext: store, chooser, decoder, limits
+     "labels", "playground_plots", "playground_runs", "view", "glossary"},  # what needs no other module of the Space
+    {"choice", "decoder", "attention_plots", "inside_plots", "tree_plot", "rest_html", "rest_schema"},  # the model
+    # per direction, the decoding worker, pictures, the html format and the OpenAPI description
+    {"context", "libre_schema", "plots", "static_attention"},  # one SpaceContext: store, chooser, decoder, limits;
+    # the pictures made of other pictures' parts (the diagram and the Attention tab's heatmap; the static views)
     {"quality"},  # quality "best": the model tuned for a direction, reranking in the decoding worker
     {"service", "describe", "registry", "playground_service"},  # what the tabs call (SpaceModels: the pipeline's)
     {"comparisons", "files", "inside", "interactive", "rest"},  # one-sentence tabs, documents, Inside, words, REST

@@ -1,12 +1,16 @@
-"""The Space's pictures: the beam tree stays readable and bounded whatever the search; inside views draw from JSON."""
+"""The Space's pictures: the beam tree stays readable and bounded whatever the search; the attention views are
+interactive figures holding the weights they are given, labelled with words; the static ones they replaced
+(the benchmark's reference) still draw."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from space.plots import piece_label
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from space import inside_plots
+from helpers.plotly_figures import figure, heatmaps
+from space import attention_plots, static_attention
 from space.tree_plot import MAX_NODES, PRUNED_SHOWN, WIDTH, beam_tree_figure
 from transformer_hub.decoding.results import SearchNode, SearchStep, SearchTrace
 
@@ -64,23 +68,60 @@ def attention_data(layers=2, heads=3, s=4, t=3):
             "cross": [[[row(s)] * t] * heads] * layers}
 
 
+def varied_weights(layers=2, heads=3, s=4, t=3, seed=0):
+    """Attention-like float32 weights (rows sum to 1), different in every layer, head and cell."""
+    rng = np.random.default_rng(seed)
+    def softmax(shape):  # noqa: E306
+        e = np.exp(rng.normal(size=shape))
+        return (e / e.sum(-1, keepdims=True)).astype(np.float32)
+    return {"source_pieces": ["<2de>", "\u2581A", "\u2581you", "ng"][:s] + [f"s{i}" for i in range(4, s)],
+            "target_pieces": ["<s>", "\u2581Ein", "\u2581jun"][:t] + [f"t{i}" for i in range(3, t)],
+            "encoder_self": softmax((layers, heads, s, s)), "decoder_self": softmax((layers, heads, t, t)),
+            "cross": softmax((layers, heads, t, s))}
+
+
 @pytest.mark.parametrize("kind", ["encoder_self", "decoder_self", "cross"])
-def test_head_view_labels_both_axes_with_the_pieces(kind):
-    fig = inside_plots.head_view(attention_data(), kind, 2, 3)
-    ax = fig.axes[0]
-    rows, cols = inside_plots.axes_pieces(attention_data(), kind)
-    assert [t.get_text() for t in ax.get_yticklabels()] == [piece_label(p) for p in rows]
-    assert [t.get_text() for t in ax.get_xticklabels()] == [piece_label(p) for p in cols]
-    assert ax.get_title().endswith("layer 2, head 3")
+def test_head_view_holds_the_heads_weights_and_labels_both_axes_with_words(kind):
+    maps = varied_weights()
+    fig = figure(attention_plots.head_view(maps, kind, 2, 3).to_json())  # what gr.Plot sends
+    (z,) = heatmaps(fig)
+    assert z.dtype == np.float32 and np.array_equal(z, maps[kind][1][2])  # bit for bit: sent as float32
+    rows, cols = attention_plots.axes_pieces(maps, kind)
+    assert fig["layout"]["yaxis"]["ticktext"] == [piece_label(p) for p in rows]
+    assert fig["layout"]["xaxis"]["ticktext"] == [piece_label(p) for p in cols]
+    assert fig["layout"]["title"]["text"].endswith("<br>layer 2, head 3")
+    text = fig["data"][0]["text"]  # hover: the query and the key, with the word a piece is part of
+    assert len(text) == len(rows) and all(len(row) == len(cols) for row in text)
+    assert not any("\u2581" in cell or "<2" in cell or "</s>" in cell for row in text for cell in row)
 
 
-def test_model_view_is_one_tile_per_layer_and_head():
-    fig = inside_plots.model_view(attention_data(layers=2, heads=3), "cross")
-    ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["head 1", "head 2", "head 3"]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["layer 1", "layer 2"]
-    image = ax.images[0].get_array()
-    assert image.shape == (2 * 3 + 1, 3 * 4 + 2) and int(image.mask.sum()) == 1 * 14 + 2 * 3 * 2  # the gutters
+def test_hover_names_the_word_a_piece_belongs_to():
+    assert attention_plots.hover_labels(["<2de>", "\u2581A", "\u2581you", "ng", ".", "</s>"]) == [
+        "[to German]", "A", "you (in young)", "-ng (in young)", ".", "[end]"]
+
+
+def test_model_view_is_every_head_of_one_layer_two_a_row_on_one_colour_scale():
+    maps = varied_weights(layers=2, heads=3)
+    fig = figure(attention_plots.model_view(maps, "cross", 2).to_json())
+    tiles = heatmaps(fig)
+    assert len(tiles) == 3 and all(np.array_equal(z, maps["cross"][1][h]) for h, z in enumerate(tiles))
+    assert [a["text"] for a in fig["layout"]["annotations"]] == ["head 1", "head 2", "head 3"]
+    assert [t["showscale"] for t in fig["data"]] == [True, False, False]
+    assert {(t["zmin"], t["zmax"]) for t in fig["data"]} == {(0.0, 1.0)}
+    domains = [fig["layout"][f"xaxis{'' if h == 0 else h + 1}"]["domain"] for h in range(3)]
+    assert domains[0][0] == 0.0 and domains[1][1] == 1.0 and domains[2] == domains[0]  # 2 a row: head 3 wraps
+
+
+def test_the_static_views_the_benchmark_times_against_still_draw():
+    maps = varied_weights(layers=2, heads=3)
+    tiles = static_attention.model_view(maps, "cross").axes[0]
+    assert [t.get_text() for t in tiles.get_xticklabels()] == ["head 1", "head 2", "head 3"]
+    assert [t.get_text() for t in tiles.get_yticklabels()] == ["layer 1", "layer 2"]
+    head = static_attention.head_view(maps, "cross", 2, 3).axes[0]
+    assert np.array_equal(head.images[0].get_array(), maps["cross"][1][2])
+    cross = static_attention.attention_figure(maps["cross"][0][0].tolist(), maps["source_pieces"],
+                                              maps["target_pieces"], "t").axes[0]
+    assert [t.get_text() for t in cross.get_xticklabels()] == [piece_label(p) for p in maps["source_pieces"]]
 
 
 def test_pieces_are_labelled_as_a_visitor_reads_them():

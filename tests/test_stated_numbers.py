@@ -118,3 +118,18 @@ def test_every_two_decimal_figure_of_the_readme_results_tables_has_a_record():
             cells = [re.sub(r" \(.*\)$", "", c).strip("*") for c in row[2 if "direction" in header else 1:]]
             scores = cells[:5] if "direction" in header else cells
             assert all(c in recorded for c in scores if c), row
+
+
+def test_the_inside_views_tables_are_the_benchmarks_results_file():
+    """docs/benchmarks.md's table of the Inside views and its comparison of the static and the interactive
+    attention pictures are what ``python -m benchmarks.inside`` wrote to docs/inside_benchmark.json (the tables
+    rebuilt from the file), and the prose's claim follows from it: browser's drawing counted, no picture is slower."""
+    import json
+
+    from benchmarks import inside_table
+
+    report = json.loads((ROOT / "docs" / "inside_benchmark.json").read_text(encoding="utf-8"))
+    docs = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert inside_table.markdown(report) in docs and inside_table.views_markdown(report) in docs
+    assert f"`{report['command']}`" in docs
+    assert all(row["with_browser"]["ratio"] < 1.0 for row in report["figures"].values())

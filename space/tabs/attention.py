@@ -13,7 +13,8 @@ from ._common import bind, decode_event, examples, examples_of, language_pickers
 @tab("attention", title="Attention", order=40, description="what the decoder looks at")
 def render(ctx) -> None:
     gr.Markdown("Each row is an output piece, each column a source piece; a cell is how much the decoder's "
-                "encoder-decoder attention looked at that source piece while producing that output piece.")
+                "encoder-decoder attention looked at that source piece while producing that output piece. "
+                "Hover a cell for its words and weight; drag to zoom, double-click to zoom out.")
     layers, heads = service.layer_head_choices(ctx, ctx.default_model)
     with gr.Row():
         with gr.Column():

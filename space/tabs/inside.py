@@ -11,7 +11,7 @@ import functools
 import gradio as gr
 
 from .. import inside, service
-from ..inside_plots import KIND_TITLES
+from ..attention_plots import KIND_TITLES
 from ..registry import tab
 from ._common import UI, bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
 
@@ -85,23 +85,26 @@ def _attention(ctx, common) -> None:
         kind = gr.Radio([(title, key) for key, title in KIND_TITLES.items()], value="cross",
                         label="Kind of attention", elem_id="inside-kind")
         layers, heads = _sizes(ctx, inside.paper_model(ctx))
-        layer = gr.Slider(1, layers, value=1, step=1, label="Layer (head view)", elem_id="inside-layer")
+        # one layer at a time: its heads stay legible at phone width (every layer at once was 3-4 px text)
+        layer = gr.Slider(1, layers, value=1, step=1, label="Layer", elem_id="inside-layer")
         head = gr.Slider(1, heads, value=1, step=1, label="Head (head view)", elem_id="inside-head")
     forced = gr.Textbox("", label="Teacher-force this translation (empty: the model's own)", lines=1,
                         elem_id="inside-forced")
     button = gr.Button("Show attention", variant="primary", elem_id="inside-attention-button")
     translation = gr.Textbox(label="Target the decoder was fed", interactive=False, elem_id="inside-translation")
-    gr.Markdown("#### Model view: every layer and head")
+    gr.Markdown("#### Model view: every head of the layer (hover a cell for its pieces and weight)")
     model_view = gr.Plot(show_label=False, elem_id="inside-model-view")
     gr.Markdown("#### Head view: one head, with the pieces")
     head_view = gr.Plot(show_label=False, elem_id="inside-head-view")
     with gr.Accordion("Weights and pieces (JSON)", open=False):
         data = gr.JSON(label="attention maps")
+    weights = gr.State(None)  # the float32 weights the pictures are redrawn from (the JSON is rounded)
     button.click(bind(ctx, inside.attention_all), [*common, kind, layer, head, forced],
-                 [model_view, head_view, data, translation], api_name="attention_all", **decode_event(ctx))
-    kind.change(service.handler(inside.attention_redraw), [data, kind, layer, head], [model_view, head_view], **UI)
-    for control in (layer, head):  # the model view shows every layer and head already: only the head view changes
-        control.change(service.handler(inside.head_redraw), [data, kind, layer, head], head_view, **UI)
+                 [model_view, head_view, data, translation, weights], api_name="attention_all", **decode_event(ctx))
+    for control in (kind, layer):
+        control.change(service.handler(inside.attention_redraw), [weights, kind, layer, head],
+                       [model_view, head_view], **UI)
+    head.change(service.handler(inside.head_redraw), [weights, kind, layer, head], head_view, **UI)
     common[1].change(functools.partial(_resize, ctx), common[1], [layer, head], **UI)
     return button
 
