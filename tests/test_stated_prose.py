@@ -10,7 +10,6 @@ import struct
 from pathlib import Path
 from typing import Dict, List
 
-import pytest
 
 from scripts import multilingual_results as mr
 from transformer_hub.hub import card_data_from_file
@@ -164,3 +163,129 @@ def test_the_literature_paragraph_is_the_anchors_and_the_results_file():
     gaps = [round(mr.ANCHORS[d][0] - lc[d], 2) for d in order]
     assert gaps[0] > 0 and gaps[1] > 0 and gaps[2] < 0
     assert shown[3:] == (f"{gaps[0]:.2f}", f"{gaps[1]:.2f}", f"{-gaps[2]:.2f}")
+
+
+def test_an_epoch_is_what_readme_says():
+    per_epoch = {min(r["step"] for r in metrics(p) if r["epoch"] >= 1) for p in (STAGE1 / "metrics.jsonl",
+                                                                              MULTI / "metrics.jsonl")}
+    assert stated(MULTI_SECTION, r"updates over the (\d+) of one epoch in `metrics.jsonl`") == tuple(map(str, per_epoch))
+
+
+# ----------------------------------------------------------------------------- the pilots
+def pilot_table() -> Dict[str, dict]:
+    """docs/multilingual-pilots.md (written by ``python -m scripts.pilot_table`` from the pilots' pilot.json)."""
+    text = (ROOT / "docs" / "multilingual-pilots.md").read_text(encoding="utf-8")
+    header = next(line for line in text.splitlines() if line.startswith("| pilot |"))
+    names = [c.strip() for c in header.strip("|").split("|")]
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == len(names) and cells[0] not in ("pilot",):
+            row = dict(zip(names, cells))
+            rows[row["pilot"]] = {"updates": int(row["updates"].replace(",", "")),
+                                  "bleu": float(row["BLEU lc (mean)"].split()[0]),
+                                  "chrf": float(row["chrF (mean)"].split()[0])}
+    return rows
+
+
+def test_the_pilot_sentences_are_the_pilot_table():
+    pilots = pilot_table()
+    fresh = {k: v for k, v in pilots.items() if not k.startswith(("continue", "shipped"))}
+    base = pilots["baseline"]
+    low, high = min(p["bleu"] for p in fresh.values()), max(p["bleu"] for p in fresh.values())
+    span = f"{round(low, 1):g} to {round(high, 1):g} BLEU"
+    assert flat(MULTI_SECTION).count(span) == 2, span
+    assert stated(MULTI_SECTION, r"Fresh starts reach [\d.]+ to [\d.]+ BLEU in 15 minutes \((\d+) to (\d+) updates\)") \
+        == (str(min(p["updates"] for p in fresh.values())), str(max(p["updates"] for p in fresh.values())))
+    others = [p["updates"] for k, p in fresh.items() if k != "baseline"]
+    assert stated(MULTI_SECTION, r"\((\d+) updates against (\d+) to (\d+) for the others\)") == (
+        str(base["updates"]), str(min(others)), str(max(others)))
+
+    def delta(name: str, metric: str = "bleu") -> str:
+        return f"{pilots[name][metric] - base[metric]:+.2f}"
+
+    shown = stated(MULTI_SECTION, r"learned fastest \(mean ([\d.]+) lowercased BLEU against the baseline's ([\d.]+), "
+                                  r"chrF ([+-][\d.]+)\), then the 8k vocabulary \(([+-][\d.]+),")
+    assert shown == (f"{pilots['tag-decoder']['bleu']:.2f}", f"{base['bleu']:.2f}", delta("tag-decoder", "chrf"),
+                     delta("vocab8k"))
+    assert stated(MULTI_SECTION, r"source-side sampling \(([+-][\d.]+) BLEU,\s*([+-][\d.]+) chrF\)") == (
+        delta("sampling"), delta("sampling", "chrf"))
+    assert stated(MULTI_SECTION, r"encoder-heavy model \(([+-][\d.]+): at (\d+) updates") == (
+        delta("deep-enc"), str(pilots["deep-enc"]["updates"]))
+    assert stated(MULTI_SECTION, r"lost ground \(([\d.]+) against stage 1's ([\d.]+)\)") == (
+        f"{pilots['continue']['bleu']:.2f}", f"{pilots['shipped']['bleu']:.2f}")
+    assert stated(MULTI_SECTION, r"it gained \(([\d.]+), chrF ([\d.]+) against ([\d.]+)\)") == (
+        f"{pilots['continue-lr2']['bleu']:.2f}", f"{pilots['continue-lr2']['chrf']:.2f}",
+        f"{pilots['shipped']['chrf']:.2f}")
+    assert pilots["shipped"]["updates"] == card_data_from_file(str(STAGE1 / "card.md"))["training"]["updates"]
+
+
+# ----------------------------------------------------------------------------- the quality mode
+QUALITY = section(README, "#### The quality mode", "### `space/models/en-de`")
+
+
+def quality_scores(split: str, metric: str) -> Dict[str, Dict[str, float]]:
+    out: Dict[str, Dict[str, float]] = {}
+    for s in load(MULTI / "rerank_results.json").results:
+        if s.split == split and s.metric == metric:
+            out.setdefault(s.model, {})[s.direction] = s.value
+    return out
+
+
+def test_the_quality_mode_sentences_are_its_results_and_weights_files():
+    saved = load(MULTI / "rerank_results.json")
+    tuned = json.loads((MULTI / "rerank.json").read_text())["directions"]
+    assert stated(QUALITY, r"tuned per direction on all ([\d,]+)\s*val sentences") == tuple(
+        {f"{w['val']['sentences']:,}" for w in tuned.values()})
+    assert stated(QUALITY, r"Over all ([\d,]+) test sentences") == (f"{saved.models[0].decoding['sentences']:,}",)
+    lc = quality_scores("test_2016_flickr", "bleu_lowercase")
+    beam, best = lc["beam 5"], lc["quality best"]
+    pivot = lowercased(MULTI / "multilingual_results.json", "multilingual via en")
+    target = {d: mr.TARGETS.get(d, round(pivot.get(d, 0) + mr.PIVOT_MARGIN, 2)) for d in best}
+    gap = {d: round(best[d] - target[d], 2) for d in best}
+    met = stated(QUALITY, r"(\w+) directions meet their targets with it \(([^)]*)\)")
+    assert met[0] == {5: "Five"}.get(sum(g >= 0 for g in gap.values()))
+    assert met[1].split(", ") == [arrow(d) for d in best if gap[d] >= 0]
+    near = stated(QUALITY, r"meet their targets with it \([^)]*\); ([^;]*?) miss by less than ([\d.]+) and "
+                           r"(\w\w→\w\w) by ([\d.]+);")
+    close = [d for d in best if -float(near[1]) < gap[d] < 0]
+    assert near[0].replace(" and ", ", ").split(", ") == [arrow(d) for d in close]
+    assert near[3] == f"{-gap[near[2].replace('→', '-')]:.2f}"
+    val = stated(QUALITY, r"(\w\w→\w\w) and (\w\w→\w\w) stay about where beam 5 is \(the val gains of\s*"
+                          r"\+([\d.]+) and \+([\d.]+) did not carry over\)")
+    for direction, shown in zip(val[:2], val[2:]):
+        v = tuned[direction.replace("→", "-")]["val"]
+        assert shown == f"{v['reranked_bleu_lowercase'] - v['beam_bleu_lowercase']:.2f}", direction
+    below = stated(QUALITY, r"(\w+) directions \(([^)]*)\) end up below beam 5 in\s*lowercased BLEU")
+    assert below[1].split(", ") == [arrow(d) for d in best if best[d] < beam[d]]
+    assert below[0] == {4: "four"}.get(len(below[1].split(", ")))
+    chrf = [(s, d) for s in ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
+            for d, v in quality_scores(s, "chrf")["quality best"].items() if v > quality_scores(s, "chrf")["beam 5"][d]]
+    assert stated(QUALITY, r"chrF rises in all (\d+) rows") == (str(len(chrf)),)
+    assert len(chrf) == len([s for s in saved.results if s.metric == "chrf"]) // 2
+    shown = stated(QUALITY, r"en→de \+([\d.]+) on\s*test_2016_flickr, \+([\d.]+) on test_2017_mscoco")
+    mscoco = quality_scores("test_2017_mscoco", "bleu_lowercase")
+    assert shown == (f"{best['en-de'] - beam['en-de']:.2f}",
+                     f"{mscoco['quality best']['en-de'] - mscoco['beam 5']['en-de']:.2f}")
+    features = saved.settings["features"]
+    assert stated(QUALITY, r"the reverse score is in (\d+) of the (\d+) directions' weights") == (
+        str(sum("reverse" in f for f in features.values())), str(len(features)))
+
+
+# ----------------------------------------------------------------------------- the bilingual model
+def test_the_en_de_paragraph_is_its_config_and_card():
+    text = section(README, "### `space/models/en-de`", "**Against the literature.** The best published")
+    folder = MODELS / "en-de"
+    config = json.loads((folder / "config.json").read_text())
+    training = card_data_from_file(str(folder / "README.md"))["training"]
+    shown = stated(text, r"\(d_model (\d+), (\d+) heads, d_ff (\d+), (\d+) \+ (\d+)\s*layers, a joint (\d+)k "
+                         r"SentencePiece vocabulary, all embeddings tied, dropout ([\d.]+), ([\d,]+) parameters\)")
+    assert shown == tuple(str(v) for v in (config["d_model"], config["n_heads"], config["d_ff"],
+                                          config["n_encoder_layers"], config["n_decoder_layers"],
+                                          config["src_vocab_size"] // 1000, config["dropout"])) + (
+        f"{parameters(folder):,}",)
+    shown = stated(text, r"for (\d+)\s*minutes of wall time \(([\d,]+) updates of <= ([\d,]+) tokens, (\d+) epochs\), "
+                         r"then the last (\d+) epoch checkpoints averaged")
+    assert shown == (f"{training['train_wall_minutes']:.0f}", f"{training['updates']:,}",
+                     f"{training['max_tokens_per_batch']:,}", str(training["epochs"]),
+                     str(training["averaged_checkpoints"]))
