@@ -1,4 +1,4 @@
-"""Forced prefixes, per-token alternatives and the beam search trace (issue 18, the library part)."""
+"""Forced prefixes, per-token alternatives and the beam search trace."""
 import json
 
 import pytest
