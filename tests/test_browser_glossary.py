@@ -8,15 +8,14 @@ import re
 import pytest
 
 from helpers.browser import SHOTS, browser_page, choose, screenshot_on_failure, wait_for_inner_text  # noqa: F401
-from helpers.space_fixtures import LIMITS, app_models, model_for_tests, running_app
+from helpers.space_fixtures import tiny_app
 
 pytestmark = pytest.mark.slow  # a server and a browser: seconds per test
 
 
 @pytest.fixture(scope="module")
 def app(request):
-    with running_app(model_for_tests(*app_models(request)), LIMITS) as running:
-        yield running
+    yield from tiny_app(request)
 
 
 @pytest.fixture(scope="module")

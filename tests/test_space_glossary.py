@@ -13,7 +13,7 @@ gradio_client = pytest.importorskip("gradio_client")
 
 import gradio as gr  # noqa: E402
 
-from helpers.space_fixtures import LIMITS, app_models, model_for_tests, running_app  # noqa: E402
+from helpers.space_fixtures import LIMITS, tiny_app  # noqa: E402
 from space import service, view  # noqa: E402
 
 TEXT = "A dog runs in the park. Two men sit on a bench."
@@ -22,8 +22,7 @@ TSV = "dog\tWasserball\ncat\tKatze\n"
 
 @pytest.fixture(scope="module")
 def app(request):
-    with running_app(model_for_tests(*app_models(request)), LIMITS) as running:
-        yield running
+    yield from tiny_app(request)
 
 
 @pytest.fixture(scope="module")

@@ -195,6 +195,12 @@ def app_models(request):
     return cache, TINY_UPDATES, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
 
 
+def tiny_app(request) -> Iterator[RunningApp]:
+    """The demo serving the tiny en->de model under ``LIMITS``, for a module's ``app`` fixture to yield from."""
+    with running_app(model_for_tests(*app_models(request)), LIMITS) as running:
+        yield running
+
+
 def untrained_model_dir(root: Path, tokenizer) -> Path:
     """A tiny en->de model that was never trained (seeded: its outputs are fixed), saved under ``root/en-de``:
     enough for tests of the server's plumbing, where only equal answers matter, not good ones."""

@@ -94,9 +94,9 @@ def _translate_each_by_its_model(args: argparse.Namespace, lines: List[str], con
     that scores its direction best (the pipeline's ``ModelSet``); stderr names the model of each direction."""
     from ..text.pipeline import ModelSet, translate_texts
 
-    models = ModelSet({str(c.source): load_model(str(c.source), None, args.device) for c in shipped_candidates()})
-    if args.workers > 1 and args.parallel != "threads":
+    if args.workers > 1 and args.parallel != "threads":  # said before any model loads
         raise CLIError("--parallel processes needs --model (one model per pool); use --parallel threads")
+    models = ModelSet({str(c.source): load_model(str(c.source), None, args.device) for c in shipped_candidates()})
     try:
         results = translate_texts(models, lines, config, src_lang="auto", tgt_lang=args.tgt_lang,
                                   workers=args.workers, engine=engine, **options)

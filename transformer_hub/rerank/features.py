@@ -76,10 +76,9 @@ def serves(model, src: str, tgt: str) -> bool:
 def _nbest(model, sources: List[str], src: str, tgt: str, settings: SearchSettings, progress: bool, batch_size: int,
            glossary=None):
     languages = {"src_lang": src, "tgt_lang": tgt} if model.config.multilingual else {}
-    extra = {} if glossary is None else {"glossary": glossary}  # None: the plain search, exactly as before
     return generate(model, sources, strategy="beam", beam_size=settings.beam_size, n_best=settings.beam_size,
-                    length_penalty=settings.length_penalty, batch_size=batch_size, progress=progress, **languages,
-                    **extra)
+                    length_penalty=settings.length_penalty, batch_size=batch_size, progress=progress,
+                    glossary=glossary, **languages)  # glossary None: the plain search
 
 
 def _kept(result) -> list:

@@ -194,9 +194,8 @@ class Reranker:
     def _beam(self, texts: Sequence[str], src_lang: Optional[str], tgt_lang: Optional[str], search: SearchSettings,
               progress: bool, glossary=None) -> List[Reranked]:
         languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.model.config.multilingual else {}
-        extra = {} if glossary is None else {"glossary": glossary}
         results = generate(self.model, list(texts), strategy="beam", beam_size=search.beam_size,
-                           length_penalty=search.length_penalty, progress=progress, **languages, **extra)
+                           length_penalty=search.length_penalty, progress=progress, glossary=glossary, **languages)
         return [Reranked(t, r.text, [r.text] if t.strip() else [], [r.best.normalized_score] if t.strip() else [], {},
                          list(r.glossary), list(r.warnings)) for t, r in zip(texts, results)]
 
