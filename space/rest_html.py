@@ -48,8 +48,11 @@ def translate(api, job) -> Dict[str, Any]:
     out = ["" for _ in job.documents]
     fields: Dict[str, List[Any]] = {"model": [None] * len(out), "engine": [None] * len(out),
                                     "glossary": [[] for _ in out], "warnings": [[] for _ in out]}
+    translated: Dict[int, List[Translated]] = {}  # each document's blocks, in order
+    for (owner, _), t in zip(blocks, done):
+        translated.setdefault(owner, []).append(t)
     for k, i in enumerate(picks):
-        mine = [t for (owner, _), t in zip(blocks, done) if owner == k]
+        mine = translated.get(k, [])
         document = job.documents[i]
         out[i] = document.write(mine or [Translated.unchanged(t) for t in document.texts]).decode("utf-8")
         results = [t.result for t in mine if t.result is not None]
