@@ -5,7 +5,8 @@ decoding worker.
 for, if its folder's ``rerank.json`` has weights for the direction, or (model "auto") the direction's best-scored
 model if it has them, else the first model that does; the sentences are reranked by
 ``transformer_hub.rerank.rerank_in_worker`` in the decoding worker, which holds the weights (the server process
-reads only the small ``rerank.json``), queued with every other decode in the decoder's micro-batcher.  Anything else is a ``ValueError`` with a plain message (a 400 on REST).
+reads only the small ``rerank.json``), queued with every other decode in the decoder's micro-batcher.
+Anything else is a ``ValueError`` with a plain message (a 400 on REST).
 """
 from __future__ import annotations
 
