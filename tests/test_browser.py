@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from helpers.browser import (SHOTS, TIMEOUT_MS, browser_page, choose, open_tab, screenshot_on_failure,  # noqa: F401
+from helpers.browser import (SHOTS, TIMEOUT_MS, browser_page, choose, fill, open_tab, screenshot_on_failure,  # noqa: F401
                              textarea_value, wait_for_inner_text, wait_for_text)
 from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
 from helpers.multilingual import LEXICON, languages_of
@@ -168,7 +168,7 @@ def test_click_a_word_pick_an_alternative_and_undo(page, app):
 
 def test_beam_vs_greedy_tab(page):
     open_tab(page, "Beam vs greedy")
-    page.locator("#compare-input textarea").fill(" ".join(LEXICON["en"][:4]))
+    fill(page, "#compare-input", " ".join(LEXICON["en"][:4]))
     page.locator("#compare-button").click()
     greedy = wait_for_text(page, "#compare-greedy")
     beam = wait_for_text(page, "#compare-beam")
@@ -192,7 +192,7 @@ def test_variants_tab(page, app):
 
 def test_attention_tab(page):
     open_tab(page, "Attention")
-    page.locator("#attention-input textarea").fill(" ".join(LEXICON["en"][2:6]))
+    fill(page, "#attention-input", " ".join(LEXICON["en"][2:6]))
     page.locator("#attention-button").click()
     assert wait_for_text(page, "#attention-translation").strip()
     page.locator("#attention-plot .js-plotly-plot .main-svg").first.wait_for()  # interactive (plotly)
@@ -225,7 +225,9 @@ def test_upload_a_document_see_the_progress_and_download_it(page, app, tmp_path)
                       "A woman sits on a bench. She reads a book. The sun is shining.\n", encoding="utf-8")
     page.get_by_text("Translate a document (.txt .html .srt .docx .pptx .odt .odp .epub)").click()
     page.locator("#translate-file input[type=file]").set_input_files(str(source))
-    page.locator("#translate-file").get_by_text("two-paragraphs.txt").wait_for()
+    # the uploaded file's link: while it uploads, the name shows already ("Uploading 1 file"), and a click on
+    # the button then is dropped by the page
+    page.locator("#translate-file a[data-testid=download-link]").wait_for()
     # record every progress text the page shows ("Translating 2/6 sentences"): a step can be shorter than a poll
     page.evaluate("""() => { window.progressSeen = [];
         new MutationObserver(() => { const m = document.body.innerText.match(/\\d+\\/6 sentences/);

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from helpers.browser import SHOTS, browser_page, choose, screenshot_on_failure, wait_for_inner_text  # noqa: F401
+from helpers.browser import SHOTS, browser_page, choose, fill, screenshot_on_failure, wait_for_inner_text  # noqa: F401
 from helpers.space_fixtures import tiny_app
 
 pytestmark = pytest.mark.slow  # a server and a browser: seconds per test
@@ -27,8 +27,8 @@ def test_a_glossary_typed_in_the_box_puts_its_term_in_the_translation(page, app)
     choose(page, "#translate-model", app.model)
     choose(page, "#translate-source-lang", "English")
     page.locator("#translate-glossary-box").get_by_text("Glossary").first.click()  # open the accordion
-    page.locator("#translate-glossary textarea").fill("dog\tWasserball\n")
-    page.locator("#translate-input textarea").fill("A dog runs in the park.")
+    fill(page, "#translate-glossary", "dog\tWasserball\n")
+    fill(page, "#translate-input", "A dog runs in the park.")
     page.locator("#translate-button").click()
     page.wait_for_function("() => document.querySelector('#translate-output textarea').value.includes('Wasserball')")
     wait_for_inner_text(page, "#translate-engine-note", "Glossary applied: “dog” → “Wasserball”")
@@ -39,7 +39,7 @@ def test_a_glossary_typed_in_the_box_puts_its_term_in_the_translation(page, app)
 
 
 def test_a_malformed_glossary_shows_the_parsers_message(page, app):
-    page.locator("#translate-glossary textarea").fill("dog\tHund\tRüde\n")
+    fill(page, "#translate-glossary", "dog\tHund\tRüde\n")
     page.locator("#translate-button").click()
     toast = page.get_by_text(re.compile("Invalid request: glossary line 1")).first
     toast.wait_for(state="visible")

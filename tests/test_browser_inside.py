@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.browser import (SHOTS, TIMEOUT_MS, browser_page, choose, open_tab,  # noqa: F401
+from helpers.browser import (SHOTS, TIMEOUT_MS, browser_page, choose, fill, open_tab,  # noqa: F401
                              screenshot_on_failure, sync_api, wait_for_text)
 from helpers.plotly_figures import array
 from helpers.space_fixtures import running_app
@@ -172,7 +172,7 @@ def test_the_attention_tabs_picture_is_the_librarys_cross_attention_averaged(pag
     the decoder's attention while decoding equals the teacher-forced one of its own output."""
     page.get_by_role("tab", name="Attention", exact=True).click()
     choose(page, "#attention-model", "multilingual")
-    page.locator("#attention-input textarea").fill(EXAMPLES["en"][1])
+    fill(page, "#attention-input", EXAMPLES["en"][1])
     page.locator("#attention-button").click()
     page.wait_for_function("t => document.querySelector('#attention-translation textarea').value === t",
                            arg=library.target, timeout=TIMEOUT_MS)
@@ -264,7 +264,7 @@ def test_training_recipe(page):
 def test_the_beam_tree_of_a_long_sentence_at_beam_8_fits_the_page(page):
     open_tab(page, "Beam vs greedy")
     choose(page, "#compare-model", "multilingual")
-    page.locator("#compare-input textarea").fill(LONG)
+    fill(page, "#compare-input", LONG)
     beam = page.locator("#tab-compare input[type=number]").first  # the first slider: the beam size
     beam.fill("8")
     beam.press("Enter")

@@ -2,7 +2,9 @@
 ``playwright install``: without ``/usr/bin/chromium`` (``apt-get install chromium``) the importing module is skipped."""
 from __future__ import annotations
 
+import collections
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,11 @@ SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage"]
 TIMEOUT_MS = 60_000
+# every toast the page shows, kept in window.toastsSeen: a failed wait's report names an error that has faded
+RECORD_TOASTS = """window.toastsSeen = [];
+new MutationObserver(() => document.querySelectorAll('.toast-body').forEach(t => {
+    const text = t.innerText.trim(); if (text && !window.toastsSeen.includes(text)) window.toastsSeen.push(text); }))
+  .observe(document, {subtree: true, childList: true, characterData: true});"""
 
 
 def browser_page(url: str):
@@ -33,6 +40,10 @@ def browser_page(url: str):
         page.set_default_timeout(TIMEOUT_MS)
         errors = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
+        context.add_init_script(RECORD_TOASTS)
+        page.events = collections.deque(maxlen=60)  # what a failed test prints: the page's last requests
+        page.on("request", lambda r: page.events.append(f"{time.monotonic():.2f} {r.method} {r.url}"))
+        page.on("response", lambda r: page.events.append(f"{time.monotonic():.2f} {r.status} {r.url}"))
         page.goto(url, wait_until="domcontentloaded")
         page.locator("#translate-button").wait_for(state="visible")
         page.errors = errors
@@ -47,7 +58,10 @@ def screenshot_on_failure(request):
     failed = request.session.testsfailed
     yield
     if request.session.testsfailed > failed and "page" in request.fixturenames:
-        request.getfixturevalue("page").screenshot(path=str(SHOTS / f"failed-{request.node.name}.png"), full_page=True)
+        page = request.getfixturevalue("page")
+        page.screenshot(path=str(SHOTS / f"failed-{request.node.name}.png"), full_page=True)
+        print("toasts the page showed:", page.evaluate("window.toastsSeen || []"))
+        print("the page's last requests:", *getattr(page, "events", ()), sep="\n  ")
 
 
 def open_tab(page, title: str) -> None:
@@ -70,6 +84,22 @@ def choose(page, selector: str, option: str) -> None:
     page.locator(f"{selector} input").click()
     page.locator(selector).get_by_role("option", name=option, exact=True).click()
     page.wait_for_function("([s, o]) => document.querySelector(s + ' input').value === o", arg=[selector, option])
+
+
+def fill(page, selector: str, text: str) -> None:
+    """Type ``text`` into the textarea of ``selector`` and wait until the page keeps it: a component mounted a
+    moment ago (in an accordion just opened) can still reset its value to its initial one, so a value the page
+    drops within a second is typed again."""
+    box, deadline = page.locator(f"{selector} textarea"), time.monotonic() + TIMEOUT_MS / 1000
+    while True:
+        box.fill(text)
+        try:
+            page.wait_for_function("([s, t]) => document.querySelector(s + ' textarea').value !== t",
+                                   arg=[selector, text], timeout=1000)
+        except sync_api.TimeoutError:
+            return  # kept for a second
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{selector} keeps dropping the text typed into it")
 
 
 def wait_for_inner_text(page, selector: str, text: str) -> None:
