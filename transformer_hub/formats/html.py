@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from bs4 import BeautifulSoup, NavigableString, PageElement, Tag
+from bs4.builder import LXMLTreeBuilderForXML
 from bs4.dammit import EntitySubstitution
 from bs4.element import PreformattedString
 from bs4.formatter import HTMLFormatter
@@ -149,8 +150,24 @@ def _replace(unit: _Unit, done: Translated, soup: BeautifulSoup) -> None:
         marker.extract()
 
 
+class _NamespacedXML(LXMLTreeBuilderForXML):
+    """BeautifulSoup's XML builder, told each element's namespace declarations also by lxml's ``start_ns`` events:
+    lxml 6.2 hands a parser target an empty ``nsmap``, and the builder would drop every ``xmlns`` and prefix."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._declared: dict = {}
+
+    def start_ns(self, prefix: str, uri: str) -> None:
+        self._declared[prefix or None] = uri  # lxml's nsmap names the default namespace None
+
+    def start(self, tag, attrib, nsmap={}) -> None:  # noqa: B006 - the signature lxml calls
+        declared, self._declared = self._declared, {}
+        super().start(tag, attrib, nsmap or declared)
+
+
 def _parse(markup, parser: str = "lxml") -> tuple:
-    soup = BeautifulSoup(markup, parser)
+    soup = BeautifulSoup(markup, builder=_NamespacedXML()) if parser == "xml" else BeautifulSoup(markup, parser)
     collector = _Collector()
     collector.visit(soup)
     return soup, collector.units

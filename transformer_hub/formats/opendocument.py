@@ -51,5 +51,8 @@ def _walk(element: Element, found: List[Element]) -> List[Element]:
 def read(data: bytes, kind: str = "OpenDocument (.odt, .odp)") -> Document:
     document = open_package(data, kind, "content.xml", load,
                             (KeyError, ValueError, zipfile.BadZipFile, xml.sax.SAXException))
+    # odfpy keeps the manifest's entry for the package root ("/") as an opaque member and writes it again beside
+    # its own: the written manifest would list "/" twice.
+    document._extra = [member for member in document._extra if member.filename != "/"]
     paragraphs = [_pieces(p, []) for p in _walk(document.body, [])]
     return office_document(paragraphs, document.write)
