@@ -25,6 +25,18 @@ from transformer_hub import Tokenizer, Transformer, TransformerConfig
 # default thread pool oversubscribes the CPU (measured: the causality tests took 34 s with 2 threads, 4 s with 1).
 torch.set_num_threads(int(os.environ.get("TRANSFORMER_HUB_TEST_THREADS", "1")))
 
+# The newest-releases lane (.ci/run) runs the fast tests and, slow or not, these: the places where a new release of
+# a parser, a web framework or huggingface_hub breaks first.
+NEWEST_LANE = ("test_formats", "test_rest", "test_libre", "test_space_documents", "test_space_files", "test_hub",
+               "test_train_push", "test_mcp")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.path.name.startswith(NEWEST_LANE):
+            item.add_marker(pytest.mark.newest_lane)
+
+
 @pytest.fixture(scope="session")
 def sentence_pairs() -> List[Tuple[str, str]]:
     """~300 (en, de) pairs: Multi30k's first training sentences when available, synthetic otherwise."""
