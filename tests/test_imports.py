@@ -18,7 +18,8 @@ FLOORS = [  # bottom first; a unit may import only units of lower floors
     {"hub"},  # strict loading, the model card, results records, the per-direction choice of model
     {"decoding"},  # search over the model's encode/decode (+ cache)
     {"text"},  # segmentation, language detection, and the pipeline over them: split, detect, choose, decode, join
-    {"transformer", "formats"},  # the public class: the network + the Hub + translate; documents (text's sentences)
+    {"transformer", "formats", "corpus"},  # the public class: the network + the Hub + translate; documents (text's
+    # sentences); corpora built from other sources (text's sentences), in the layout training reads
     {"export", "training", "rerank"},  # exports and their engine; the trainer; the quality mode (n-best reranking)
     {"inside", "playground"},  # what a trained model shows; training one live (both use the schedule)
     {"cli"},  # the command line

@@ -67,6 +67,15 @@ def test_french_titles_do_not_end_a_sentence():
         "Paní pí. Nováková přišla.", "Smála se.")
 
 
+def test_a_full_stop_inside_a_dotted_name_does_not_end_a_sentence():
+    """sentencex cuts "ScriptForge.Basic" and "svc.Resize(a)" after the dot: no space follows it, no sentence ends."""
+    text = "The ScriptForge.Basic service runs. Call svc.Resize(2) now.It ends. See v7.4.7 here."
+    assert split_sentences(text, "en").segments == ("The ScriptForge.Basic service runs.",
+                                                    "Call svc.Resize(2) now.It ends.", "See v7.4.7 here.")
+    assert split_sentences("Der Dienst ScriptForge.Basic läuft. Die Methoden.", "de").segments == (
+        "Der Dienst ScriptForge.Basic läuft.", "Die Methoden.")
+
+
 def test_join_refuses_a_wrong_count():
     seg = split_sentences("One. Two.", "en")
     with pytest.raises(ValueError, match="1 translations for 2 segments"):

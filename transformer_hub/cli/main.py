@@ -8,7 +8,7 @@ import warnings
 from typing import List, Optional, Sequence
 
 from ..errors import UserError
-from . import database, download, evaluate, export, train, translate  # noqa: F401  (each registers its command)
+from . import corpus, database, download, evaluate, export, train, translate  # noqa: F401  (each registers its command)
 from .commands import COMMANDS, DEBUG_ENV, PROG
 
 

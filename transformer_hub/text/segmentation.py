@@ -122,9 +122,17 @@ def split_sentences(text: str, lang: Optional[str] = None) -> Segmented:
                 if core:
                     spans.append((found, found + len(core)))
                 break
-            spans.append((found, found + len(core)))
             start = found + len(core)
+            if spans and spans[-1][1] == found and _joined_name(text, found):
+                found = spans.pop()[0]  # "ScriptForge.Basic", "svc.Resize()": a name, not two sentences
+            spans.append((found, start))
     return _from_spans(text, [w for w in (_worded(text, *span) for span in spans) if w is not None])
+
+
+def _joined_name(text: str, boundary: int) -> bool:
+    """True when a full stop right before ``boundary`` is followed by a letter or digit without a space (a dotted
+    name, a method call, a version number): sentencex cuts there, no sentence ends there."""
+    return 0 < boundary < len(text) and text[boundary - 1] == "." and text[boundary].isalnum()
 
 
 def _join_after_titles(sentences: Sequence[str], lang: Optional[str]) -> List[str]:

@@ -95,6 +95,10 @@ def corpus_file(data_dir: PathLike, split: str, lang: str) -> Path:
     if not data_dir.is_dir():
         raise DataError(f"no Multi30k at {data_dir}: run `python -m transformer_hub download`, "
                         "or pass --data-dir / --train-src")
+    if (data_dir / "manifest.json").is_file():  # a corpus ``python -m transformer_hub corpus`` built
+        splits = sorted({path.name.split(".")[0] for path in data_dir.glob("*.gz")})
+        raise DataError(f"{data_dir}: no {split}.{lang}.gz: this corpus has the splits {', '.join(splits)} "
+                        f"(see its manifest.json); choose among them")
     raise DataError(f"{data_dir}: no {split}.{lang}.gz or {split}.{lang}: run `python -m transformer_hub download "
                     f"--langs {lang} --dest {data_dir}`, or pass --data-dir / --train-src")
 
