@@ -9,14 +9,22 @@ that no value, however odd, can make the encoding itself fail.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict
+import logging
+from typing import Any, Dict, Optional
 from urllib.parse import parse_qsl
 
 import anyio
+import gradio as gr
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
+from transformer_hub.hub import ModelLoadError
 from transformer_hub.text.pipeline import QUALITIES
+
+from ..serving.batching import QueueFull
+from ..serving.languages import AUTO, LANGUAGES
+
+logger = logging.getLogger(__name__)
 
 
 class RestError(Exception):
@@ -36,7 +44,50 @@ class SafeJSONResponse(JSONResponse):
 
 
 def error_response(status: int, message: str, headers: Dict[str, str] = None) -> JSONResponse:
+    """The one shape of an error answer: LibreTranslate's ``{"error": message}``."""
     return SafeJSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def refusal(exc: Exception, doing: str, path: str) -> RestError:
+    """The answer to ``exc``, raised while the route ``path`` was to ``doing`` ("translate text"): the caller's
+    mistakes (the page's ``gr.Error``, the library's ``ValueError``) 400, a full queue 429, a model that cannot
+    be loaded 503, anything else a fault of the server: 500, logged with its traceback."""
+    if isinstance(exc, RestError):
+        return exc
+    if isinstance(exc, QueueFull):
+        return RestError(429, f"Slowdown: {exc}; retry in a moment")
+    if isinstance(exc, ModelLoadError):
+        logger.warning("REST %s: a model could not be loaded: %s", path, exc)
+        return RestError(503, f"Cannot {doing}: the model could not be loaded: {exc}")
+    if isinstance(exc, gr.Error):
+        return RestError(400, f"Invalid request: {exc.message}")
+    if isinstance(exc, ValueError):  # the library's checks of this input (a document it cannot read ...)
+        return RestError(400, f"Invalid request: {exc}")
+    logger.error("REST %s failed", path, exc_info=exc)
+    return RestError(500, f"Cannot {doing}: {type(exc).__name__}: {exc}")
+
+
+def required(params: Dict[str, Any], name: str, text: bool = False) -> Any:
+    """Parameter ``name``, or 400 when it is missing or empty (with ``text``: or not a text)."""
+    value = params.get(name)
+    if value is None or value == "" or value == [] or (text and not isinstance(value, str)):
+        raise RestError(400, f"Invalid request: missing {name} parameter")
+    return value
+
+
+def read_language(value: Any, auto: bool = False) -> str:
+    """A language the Space offers (or, with ``auto``, "auto": detect it), else LibreTranslate's 400."""
+    if not isinstance(value, str) or (value not in LANGUAGES and not (auto and value == AUTO)):
+        raise RestError(400, f"{value} is not supported")
+    return value
+
+
+def read_api_key(params: Dict[str, Any]) -> Optional[str]:
+    """The ``api_key`` parameter (None when not given), 400 when it is not a text."""
+    key = params.get("api_key")
+    if key is not None and not isinstance(key, str):
+        raise RestError(400, "Invalid request: api_key must be a text")
+    return key
 
 
 async def read_params(request: Request, max_bytes: int, timeout: float) -> Dict[str, Any]:

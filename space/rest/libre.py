@@ -14,27 +14,23 @@ Every route but the settings, health and download checks ``api_key`` and the lim
 """
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any, Callable, Dict, Optional
 
 import anyio
-import gradio as gr
 from starlette.datastructures import UploadFile
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 
-from transformer_hub.formats import FORMATS, DocumentError
+from transformer_hub.formats import FORMATS
 
 from ..hosting.access import Access, AccessDenied, client_address
-from ..serving.batching import QueueFull
 from ..serving.context import SpaceContext
 from ..serving.languages import DEFAULT_PAIR, LANGUAGES
 from . import files
-from .input import RestError, SafeJSONResponse, error_response, read_body, read_params, read_quality
-
-logger = logging.getLogger(__name__)
+from .input import (RestError, SafeJSONResponse, error_response, read_api_key, read_body, read_language, read_params,
+                    read_quality, refusal, required)
 
 
 class AnyName(Convertor):
@@ -98,18 +94,14 @@ class LibreAPI:
             if not self.access.settings.suggestions:  # LibreTranslate says so before reading anything
                 raise AccessDenied(403, "Suggestions are disabled on this server.")
             params = await read_params(request, self.max_body_bytes, self.body_timeout)
-            if not isinstance(params.get("api_key", ""), (str, type(None))):
-                raise RestError(400, "Invalid request: api_key must be a text")
-            self.access.check(_text(params.get("api_key")), client_address(request))
-            values = [_required(params, name) for name in ("q", "s", "source", "target")]
+            self.access.check(read_api_key(params), client_address(request))
+            values = [required(params, name, text=True) for name in ("q", "s", "source", "target")]
             q, s, source, target = values
             for name, value in (("q", q), ("s", s)):
                 if len(value) > MAX_SUGGESTION_CHARS:
                     raise RestError(400, f"Invalid request: {name} is {len(value)} characters, the limit is "
                                          f"{MAX_SUGGESTION_CHARS}")
-            for code in (source, target):
-                if code not in LANGUAGES:
-                    raise RestError(400, f"{code} is not supported")
+            source, target = read_language(source), read_language(target)
             model = _text(params.get("model")) or self.ctx.chooser.best(source, target)
             await anyio.to_thread.run_sync(self.access.suggest, q, s, source, target, model)
             return JSONResponse({"success": True})
@@ -123,14 +115,12 @@ class LibreAPI:
             upload = form.get("file")
             if not isinstance(upload, UploadFile):
                 raise RestError(400, "Invalid request: missing file parameter")
-            source, target = _required(form, "source"), _required(form, "target")
+            source, target = required(form, "source", text=True), required(form, "target", text=True)
             if not upload.filename:
                 raise RestError(400, "Invalid request: empty file")
             if os.path.splitext(upload.filename)[1].lower() not in FORMATS:
                 raise RestError(400, f"Invalid request: file format not supported (use one of {', '.join(FORMATS)})")
-            for code in (source, target):
-                if code != "auto" and code not in LANGUAGES:
-                    raise RestError(400, f"{code} is not supported")
+            source, target = read_language(source, auto=True), read_language(target, auto=True)
             data = await upload.read()
             chars = self.access.settings.char_limit  # LibreTranslate's cost of a file: its bytes / the char limit
             self.access.check(_text(form.get("api_key")), client_address(request),
@@ -166,17 +156,8 @@ class LibreAPI:
                 lambda: files.translate_file(self.ctx, data, filename, source, target, model, engine,
                                              quality=quality),
                 limiter=self._workers)
-        except DocumentError as exc:
-            raise RestError(400, f"Invalid request: {exc}") from None
-        except gr.Error as exc:
-            raise RestError(400, f"Invalid request: {exc.message}") from None
-        except QueueFull as exc:
-            raise RestError(429, f"Slowdown: {exc}; retry in a moment") from None
-        except ValueError as exc:  # the library's checks (a text in a language not served ...)
-            raise RestError(400, f"Invalid request: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - a fault of the server: logged with its traceback
-            logger.exception("REST /translate_file failed")
-            raise RestError(500, f"Cannot translate file: {type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - each kind worded by refusal(); a fault of the server logged there
+            raise refusal(exc, "translate file", "/translate_file") from None
         finally:
             self.files_in -= 1
 
@@ -191,10 +172,3 @@ class LibreAPI:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
-
-
-def _required(params, name: str) -> str:
-    value = params.get(name)
-    if not isinstance(value, str) or not value:
-        raise RestError(400, f"Invalid request: missing {name} parameter")
-    return value

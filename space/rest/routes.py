@@ -43,14 +43,14 @@ from transformer_hub.formats import Document
 from ..hosting.access import Access, AccessDenied, client_address
 from ..hosting.limits import CleanText, clean_text
 from ..serving import service
-from ..serving.batching import QueueFull
 from ..serving.choice import AUTO
 from ..serving.context import SpaceContext
+from ..serving.glossary import NO_GLOSSARY_ENGINE, NO_GLOSSARY_ENGINE_MESSAGE
 from ..serving.languages import LANGUAGES
 from ..serving.service import SpaceModels
 from . import html
-from .input import RestError, SafeJSONResponse, error_response, read_params, read_quality
-from transformer_hub.hub import ModelLoadError
+from .input import (RestError, SafeJSONResponse, error_response, read_api_key, read_language, read_params,
+                    read_quality, refusal, required)
 
 logger = logging.getLogger(__name__)
 PATHS = ("/translate", "/detect", "/languages")
@@ -84,19 +84,6 @@ def env_number(name: str, default):
         raise ValueError(f"{name} must be a number, got {raw!r}") from None
 
 
-def _required(params: Dict[str, Any], name: str) -> Any:
-    value = params.get(name)
-    if value is None or value == "" or value == []:
-        raise RestError(400, f"Invalid request: missing {name} parameter")
-    return value
-
-
-def _language(value: Any) -> str:
-    if not isinstance(value, str) or value not in LANGUAGES:
-        raise RestError(400, f"{value} is not supported")
-    return value
-
-
 def _alternatives(value: Any, most: int) -> int:
     if value in (None, ""):
         return 0
@@ -123,9 +110,8 @@ def _glossary(value: Any, engine: str) -> Optional[Glossary]:
     if not isinstance(value, (str, dict)):
         raise RestError(400, "Invalid request: glossary must be TSV text (source<TAB>target per line) or a JSON "
                              f"object of source -> target terms, got {type(value).__name__}")
-    if engine == "ctranslate2":
-        raise RestError(400, "Invalid request: glossary needs engine pytorch or auto (CTranslate2 has no "
-                             "constrained search)")
+    if engine == NO_GLOSSARY_ENGINE:
+        raise RestError(400, f"Invalid request: {NO_GLOSSARY_ENGINE_MESSAGE}")
     try:
         return Glossary.parse(value) if isinstance(value, str) else Glossary.from_dict(value)
     except ValueError as exc:  # the parser names the line or entry at fault
@@ -179,9 +165,7 @@ class RestAPI:
             params = await read_params(request, self.settings.max_body_bytes, self.settings.body_timeout)
             q = params.get("q")
             texts = [t for t in (q if isinstance(q, list) else [q]) if isinstance(t, str)]
-            key = params.get("api_key")
-            if key is not None and not isinstance(key, str):
-                raise RestError(400, "Invalid request: api_key must be a text")
+            key = read_api_key(params)
             self.access.check(key, client_address(request), texts, cost=len(q) if isinstance(q, list) else 1)
         except (RestError, AccessDenied) as exc:
             logger.info("REST %s: %d %s", request.url.path, exc.status, exc.message)
@@ -199,17 +183,11 @@ class RestAPI:
             # the time in the handler (waiting for the decoder included), as the page's "time taken" counts it
             timing = f"handler;dur={1000 * (time.perf_counter() - start):.1f}"
             return SafeJSONResponse(answer, headers={"Server-Timing": timing})
-        except RestError as exc:
-            logger.info("REST %s: %d %s", request.url.path, exc.status, exc.message)
-            return error_response(exc.status, exc.message)
-        except QueueFull as exc:
-            return error_response(429, f"Slowdown: {exc}; retry in a moment")
-        except ModelLoadError as exc:
-            logger.warning("REST %s: a model could not be loaded: %s", request.url.path, exc)
-            return error_response(503, f"Cannot translate text: the model could not be loaded: {exc}")
-        except Exception as exc:  # noqa: BLE001 - a fault of the server: logged with its traceback
-            logger.exception("REST %s failed", request.url.path)
-            return error_response(500, f"Cannot translate text: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - each kind worded by refusal(); a fault of the server logged there
+            refused = refusal(exc, "translate text", request.url.path)
+            if isinstance(exc, RestError):
+                logger.info("REST %s: %d %s", request.url.path, exc.status, exc.message)
+            return error_response(refused.status, refused.message)
         finally:
             self.active -= 1
 
@@ -221,7 +199,7 @@ class RestAPI:
                 for code, name in LANGUAGES.items() if any(s == code for s, _ in pairs)]
 
     def detect(self, params: Dict[str, Any]) -> List[Dict[str, Any]]:
-        q = _required(params, "q")
+        q = required(params, "q")
         if not isinstance(q, str):
             raise RestError(400, "Invalid request: q must be a text")
         try:
@@ -252,8 +230,8 @@ class RestAPI:
     def check(self, params: Dict[str, Any]) -> Job:
         """``params`` as a job, or ``RestError`` (400) naming what is wrong (and in a list, which item: ``q[3]``),
         in LibreTranslate's order."""
-        q = _required(params, "q")
-        source, target = _required(params, "source"), _required(params, "target")
+        q = required(params, "q")
+        source, target = required(params, "source"), required(params, "target")
         batch = isinstance(q, list)
         raw = q if batch else [q]
         where = (lambda i: f"q[{i}]: ") if batch else (lambda i: "")
@@ -268,7 +246,7 @@ class RestAPI:
         if text_format not in ("text", "html"):
             raise RestError(400, f"{text_format!s} format is not supported")
         alternatives = _alternatives(params.get("alternatives"), self.ctx.limits.max_beam - 1)
-        target = _language(target)
+        target = read_language(target)
         documents = None
         if text_format == "html":  # its visible text is what is detected, counted and translated
             documents = html.read_markups(raw, batch, self.ctx.limits, where)
@@ -277,7 +255,7 @@ class RestAPI:
             cleaned = ["\n".join(self._clean(t, where(i)).lines) if t.strip() or not batch else None
                        for i, t in enumerate(raw)]
         if source != AUTO:
-            source = _language(source)
+            source = read_language(source)
         model, engine = params.get("model") or None, params.get("engine") or service.TRANSLATE_ENGINE
         model = None if model == AUTO else model  # "auto" as on the page: the best model for the direction
         if model is not None and not isinstance(model, str):
@@ -343,7 +321,3 @@ class RestAPI:
             return work(self.models(job))
         except TextError as exc:  # a text in a language no model reads, or a direction no model serves
             raise RestError(400, self.refusal(exc, job.where, items)) from exc
-        except gr.Error as exc:
-            raise RestError(400, f"Invalid request: {exc.message}") from exc
-        except ValueError as exc:  # the library's checks of this input
-            raise RestError(400, f"Invalid request: {exc}") from exc

@@ -12,6 +12,9 @@ from transformer_hub.text.glossary import FORMATS, Glossary
 
 AUTO = "auto"  # TSV when a line holds a tab, else CSV
 ENTRY_FORMATS = (AUTO,) + FORMATS
+# the one engine that cannot place a glossary's terms; the page and POST /translate refuse it in these words
+NO_GLOSSARY_ENGINE = "ctranslate2"
+NO_GLOSSARY_ENGINE_MESSAGE = "glossary needs engine pytorch or auto (CTranslate2 has no constrained search)"
 
 
 def entries_format(text: str, chosen: str = AUTO) -> str:
@@ -31,9 +34,8 @@ def parse(text: Optional[str], chosen: str = AUTO, strategy: str = "beam", engin
         return None
     if not isinstance(text, str):
         raise gr.Error(f"Invalid request: a glossary is text, got {type(text).__name__}")
-    if engine == "ctranslate2":
-        raise gr.Error("Invalid request: glossary needs engine pytorch or auto (CTranslate2 has no constrained "
-                       "search)")
+    if engine == NO_GLOSSARY_ENGINE:
+        raise gr.Error(f"Invalid request: {NO_GLOSSARY_ENGINE_MESSAGE}")
     if strategy != "beam":
         raise gr.Error("Invalid request: glossary needs the beam strategy (its terms are placed by constrained "
                        f"beam search), got {strategy!r}")

@@ -39,6 +39,7 @@ STRATEGIES: Tuple[str, ...] = tuple(sorted(STRATEGY_REGISTRY.names(),
 DEFAULT_ENGINE = "pytorch"
 # Plain translations (the Translate tab's /translate, the REST routes): CTranslate2 when it can honour the call.
 TRANSLATE_ENGINE = "auto"
+ENGINE_NAMES = tuple(e for e in ENGINE_CHOICES if e != "auto")  # the engines themselves, the pickers' order
 
 
 def handler(fn):

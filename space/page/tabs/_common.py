@@ -107,3 +107,14 @@ def examples(text: gr.Textbox, source: gr.Dropdown, prefix: str) -> gr.Dataset:
     dataset.click(lambda sample: sample[0], dataset, text, **UI)
     return dataset
 
+
+def sentence_inputs(ctx: SpaceContext, prefix: str, example: int = 0) -> Tuple[gr.Dropdown, gr.Dropdown,
+                                                                              gr.Dropdown, gr.Textbox]:
+    """A one-sentence tab's inputs: the model, its languages, the sentence (Multi30k example ``example`` of the
+    source language to start with) and the clickable examples; returns (model, source, target, text)."""
+    model = model_picker(ctx, elem_id=f"{prefix}-model")
+    source, target = language_pickers(ctx, model, prefix)
+    text = text_input(ctx, "Source sentence", value=examples_of(source.value)[example][0], lines=2,
+                      elem_id=f"{prefix}-input")
+    examples(text, source, prefix)
+    return model, source, target, text

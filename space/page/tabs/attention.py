@@ -7,7 +7,7 @@ import gradio as gr
 
 from ...serving import service
 from ..registry import tab
-from ._common import bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
+from ._common import bind, decode_event, sentence_inputs
 
 
 @tab("attention", title="Attention", order=40, description="what the decoder looks at")
@@ -18,11 +18,7 @@ def render(ctx) -> None:
     layers, heads = service.layer_head_choices(ctx, ctx.default_model)
     with gr.Row():
         with gr.Column():
-            model = model_picker(ctx, elem_id="attention-model")
-            source, target = language_pickers(ctx, model, "attention")
-            text = text_input(ctx, "Source sentence", value=examples_of(source.value)[0][0], lines=2,
-                              elem_id="attention-input")
-            examples(text, source, "attention")
+            model, source, target, text = sentence_inputs(ctx, "attention")
         with gr.Column():
             with gr.Row():
                 strategy = gr.Radio(["greedy", "beam"], value="greedy", label="Decoding")

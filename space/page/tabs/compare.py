@@ -6,7 +6,7 @@ import gradio as gr
 from ...serving import service
 from .. import comparisons, interactive
 from ..registry import tab
-from ._common import bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
+from ._common import bind, decode_event, sentence_inputs
 
 
 @tab("compare", title="Beam vs greedy", order=20, description="the same sentence, two decoders")
@@ -16,11 +16,7 @@ def render(ctx) -> None:
                 "((5 + |Y|) / 6)^α. Scores are sums of token log-probabilities (higher is better).")
     with gr.Row():
         with gr.Column():
-            model = model_picker(ctx, elem_id="compare-model")
-            source, target = language_pickers(ctx, model, "compare")
-            text = text_input(ctx, "Source sentence", value=examples_of(source.value)[2][0], lines=2,
-                              elem_id="compare-input")
-            examples(text, source, "compare")
+            model, source, target, text = sentence_inputs(ctx, "compare", example=2)
         with gr.Column():
             with gr.Row():
                 beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size")
@@ -29,7 +25,7 @@ def render(ctx) -> None:
                 n_best = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="n-best shown")
                 max_length = gr.Slider(0, ctx.limits.max_output_tokens, value=0, step=1,
                                        label="Max output tokens (0 = auto)")
-            engine = gr.Radio(["pytorch", "ctranslate2"], value=service.DEFAULT_ENGINE, label="Engine",
+            engine = gr.Radio(list(service.ENGINE_NAMES), value=service.DEFAULT_ENGINE, label="Engine",
                               elem_id="compare-engine")
     button = gr.Button("Compare", variant="primary", elem_id="compare-button")
     verdict = gr.Markdown(elem_id="compare-verdict")

@@ -29,7 +29,7 @@ def render(ctx) -> None:
             examples(text, source, "translate")
             strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
             with gr.Accordion("Decoding options", open=False):
-                engine = gr.Radio(["auto", "pytorch", "ctranslate2"], value=service.TRANSLATE_ENGINE, label="Engine",
+                engine = gr.Radio(list(service.ENGINE_CHOICES), value=service.TRANSLATE_ENGINE, label="Engine",
                                   info="pytorch: this project's decoder; ctranslate2: the same weights, converted; "
                                        "auto: ctranslate2 when installed and able to run the options",
                                   elem_id="translate-engine")

@@ -63,7 +63,7 @@ def render(ctx) -> None:
             with gr.Row():
                 strategy = gr.Radio(["greedy", "beam"], value="beam", label="Decoding")
                 beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size")
-            engines = gr.CheckboxGroup(["pytorch", "ctranslate2"], value=[service.DEFAULT_ENGINE],
+            engines = gr.CheckboxGroup(list(service.ENGINE_NAMES), value=[service.DEFAULT_ENGINE],
                                        label="Engines (pick both to compare them on the same input)",
                                        elem_id="variants-engines")
             button = gr.Button("Translate with each", variant="primary", elem_id="variants-button")
