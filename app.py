@@ -1,13 +1,13 @@
 """The Space's entry point: ``python app.py [--model DIR_OR_REPO[@REV] ...]``.
 
 One server: the Gradio page at ``/`` and LibreTranslate's REST routes (``POST /translate``, ``POST /detect``,
-``GET /languages``; space/rest.py).  Host and port come from Gradio's own GRADIO_SERVER_NAME /
+``GET /languages``; space/rest/routes.py).  Host and port come from Gradio's own GRADIO_SERVER_NAME /
 GRADIO_SERVER_PORT; MODEL_IDS (comma-separated) and --model add models to the shipped ones.
 """
 import argparse
 
-from space.demo import build_demo, configure_torch
-from space.models_store import model_ids_from_env
+from space.page.demo import build_demo, configure_torch
+from space.serving.store import model_ids_from_env
 from space.server import build_app, serve
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ longest validation sentence at beam 8, the case a visitor could use to hold the 
 
 ``figures``: for the same sentence's attention (``transformer_hub.inside.attention_maps``, cross-attention,
 layer 1, head 1), each picture as Gradio serves it (``gr.Plot``'s postprocessing: a static figure drawn to a
-PNG data URL, a Plotly figure to its JSON), the static matplotlib one (``space.static_attention``) against the
-interactive one (``space.attention_plots``), interleaved (static, interactive, static, ...) so both see the same
+PNG data URL, a Plotly figure to its JSON), the static matplotlib one (``space.pictures.static_attention``) against the
+interactive one (``space.pictures.attention``), interleaved (static, interactive, static, ...) so both see the same
 load; medians, the ratio interactive / static and the bytes sent, written to ``--out``.  Then the browser's
 share (``browser`` part, Chromium at ``$CHROMIUM_PATH``, default /usr/bin/chromium): the same served pictures put
 on a 1280 px page, interleaved, each timed from receiving to painted (a PNG decoded and shown; a figure's JSON
@@ -38,11 +38,12 @@ import torch
 from matplotlib.figure import Figure
 
 from benchmarks import inside_table
-from space import attention_plots, inside, interactive, static_attention
-from space.context import SpaceContext
-from space.decoder import Decoder
-from space.limits import Limits
-from space.models_store import DEFAULT_MODELS_DIR, ModelStore
+from space.pictures import attention as attention_plots, static_attention
+from space.page import inside, interactive
+from space.serving.context import SpaceContext
+from space.serving.decoder import Decoder
+from space.hosting.limits import Limits
+from space.serving.store import DEFAULT_MODELS_DIR, ModelStore
 from transformer_hub import Transformer
 from transformer_hub.training.data import default_data_dir, read_lines
 from transformer_hub.inside import attention_maps, positional_encoding, step_by_step, teacher_forcing

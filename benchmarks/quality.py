@@ -1,6 +1,6 @@
 """``python -m benchmarks quality``: the page's time per sentence at quality "best" against "fast", one run.
 
-The page's Translate call (``space.service.translate_view``, with the tab's defaults: model "auto", beam 4, length
+The page's Translate call (``space.serving.service.translate_view``, with the tab's defaults: model "auto", beam 4, length
 penalty 0.6, engine "auto", the word view's alternatives) on its typical input, a few sentences: ``--paragraphs``
 paragraphs of three consecutive Multi30k val sentences (the page's examples when the corpus is absent) in each of
 ``--directions``.  Each paragraph is translated with the "Best quality" box off and on, in interleaved rounds
@@ -40,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def paragraphs(data_dir: Path, src: str, n: int) -> List[str]:
     """``n`` paragraphs of ``SENTENCES`` consecutive val sentences in ``src`` (the page's examples without data)."""
-    from space.examples import EXAMPLES
+    from space.page.examples import EXAMPLES
 
     try:
         lines = read_lines(corpus_file(data_dir, "val", src))
@@ -52,7 +52,7 @@ def paragraphs(data_dir: Path, src: str, n: int) -> List[str]:
 
 def page_call(ctx, text: str, src: str, tgt: str, best: bool) -> Tuple[float, str]:
     """(seconds, model) of the page's Translate with the tab's defaults and the "Best quality" box."""
-    from space import service
+    from space.serving import service
 
     start = time.perf_counter()
     data = service.translate_view(ctx, text, "auto", "beam", 4, 0.6, 1.0, 0.9, 0, src, tgt, "auto", best)[3]
@@ -60,9 +60,9 @@ def page_call(ctx, text: str, src: str, tgt: str, best: bool) -> Tuple[float, st
 
 
 def run(args: argparse.Namespace) -> Dict:
-    from space.context import SpaceContext
-    from space.decoder import Decoder
-    from space.models_store import ModelStore
+    from space.serving.context import SpaceContext
+    from space.serving.decoder import Decoder
+    from space.serving.store import ModelStore
 
     store = ModelStore(args.models_dir)
     ctx = SpaceContext(store, decoder=Decoder(store, threads=args.threads))

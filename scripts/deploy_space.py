@@ -32,7 +32,7 @@ from .import_graph import imports, module_file
 PACKAGES = ("space", "transformer_hub")
 # what the Space reads of a model folder: config, weights, tokenizer files (named in tokenizer_config.json), card,
 # the training log that the "Inside the Transformer" tab draws its curves from, and the reranker's tuned weights
-# (quality "best": space/quality.py)
+# (quality "best": space/serving/quality.py)
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer_config.json", "README.md", "metrics.jsonl",
                "rerank.json")
 VARIANT_STUDY_FILES = ("results.json", "validation_curves.png")  # read by the variants tab
@@ -102,7 +102,7 @@ def space_requirements(requirements: Path) -> str:
 
 
 def available_models(models_dir: Path) -> List[str]:
-    from space.models_store import discover
+    from space.serving.store import discover
 
     return [spec.name for spec in discover(models_dir)]
 

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from space.playground_plots import RunCurves, attention_figure, curves_figure
+from space.pictures.playground import RunCurves, attention_figure, curves_figure
 from transformer_hub.playground import LESSONS, RunConfig, TrainingProcess
 
 ROOT = Path(__file__).resolve().parent.parent

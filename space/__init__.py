@@ -7,9 +7,9 @@ The names below are imported on first use, so importing ``space`` alone does not
 """
 from importlib import import_module
 
-_EXPORTS = {"build_demo": "demo", "configure_torch": "demo", "launch_options": "demo", "ModelStore": "models_store",
-            "TAB_ENTRY_POINT_GROUP": "plugins", "TABS": "registry", "Tab": "registry", "ordered_tabs": "plugins",
-            "tab": "registry"}
+_EXPORTS = {"build_demo": "page.demo", "configure_torch": "page.demo", "launch_options": "page.demo",
+            "ModelStore": "serving.store", "TAB_ENTRY_POINT_GROUP": "page.plugins", "TABS": "page.registry",
+            "Tab": "page.registry", "ordered_tabs": "page.plugins", "tab": "page.registry"}
 __all__ = list(_EXPORTS)
 
 

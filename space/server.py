@@ -23,14 +23,14 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from . import logs
-from .demo import QUEUE_MAX_SIZE, launch_options
-from .rest import PATHS, RestAPI, RestSettings, env_number
-from .rest_schema import OPERATIONS
-from . import api_docs
-from .access import Access
-from .libre import LibreAPI
-from .libre_schema import OPERATIONS as LIBRE_OPERATIONS
+from .hosting import logs
+from .hosting.access import Access
+from .page.demo import QUEUE_MAX_SIZE, launch_options
+from .rest import api_docs
+from .rest.libre import LibreAPI
+from .rest.libre_schema import OPERATIONS as LIBRE_OPERATIONS
+from .rest.routes import PATHS, RestAPI, RestSettings, env_number
+from .rest.schema import OPERATIONS
 
 # the LibreTranslate paths that get CORS headers (a download's path ends with its name)
 REST_PATHS = (*PATHS, "/frontend/settings", "/translate_file", "/suggest", "/health", "/spec", "/download_file/")
@@ -57,7 +57,7 @@ def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastA
     """A FastAPI app serving LibreTranslate's routes over ``demo.space_context`` and the page at ``/``."""
     settings = settings or RestSettings.from_env(queue=QUEUE_MAX_SIZE)
     app = FastAPI(title="LibreTranslate-compatible translation API", version=__version__, docs_url=None,
-                  redoc_url=None, openapi_url="/openapi.json")  # the REST routes' description (space/rest_schema.py)
+                  redoc_url=None, openapi_url="/openapi.json")  # the REST routes' description (space/rest/schema.py)
     access = Access()
     rest = RestAPI(demo.space_context, settings, access)
     libre = LibreAPI(demo.space_context, access, settings.body_timeout, max_body_bytes=settings.max_body_bytes)

@@ -19,7 +19,7 @@ from helpers.plotly_figures import heatmaps
 from helpers.tolerances import f64
 from helpers.multilingual import LEXICON, languages_of
 from helpers.space_fixtures import LIMITS, app_models, model_for_tests, multilingual_for_tests, running_app
-from space import view
+from space.pictures import word_view
 from transformer_hub import Tokenizer
 
 @pytest.fixture(scope="module")
@@ -223,7 +223,7 @@ def test_the_ctranslate2_engine_gives_the_pytorch_output(client, app):
 
 
 def test_language_pickers_follow_the_model(app):
-    from space.tabs._common import _pickers, _swap
+    from space.page.tabs._common import _pickers, _swap
 
     ctx = app.demo.space_context
     source, target = _pickers(ctx, app.model, "fr", "cs")  # a bilingual model: narrowed to its pair
@@ -237,8 +237,8 @@ def test_language_pickers_follow_the_model(app):
 
 
 def test_examples_follow_the_source_language():
-    from space.examples import EXAMPLES
-    from space.tabs._common import examples_of
+    from space.page.examples import EXAMPLES
+    from space.page.tabs._common import examples_of
 
     assert set(EXAMPLES) == {"en", "de", "fr", "cs"} and all(3 <= len(v) <= 8 for v in EXAMPLES.values())
     assert examples_of("fr")[0] == [EXAMPLES["fr"][0]] and examples_of("cs") != examples_of("de")
@@ -277,7 +277,7 @@ def test_the_page_translates_through_the_pipeline_each_detected_direction_with_i
                                                                                        multilingual_dir, monkeypatch):
     """Source and model "auto": the text pipeline detects the language and picks the model for that direction
     (French -> German: only the multilingual model serves it), and the page shows what it chose."""
-    from space import service
+    from space.serving import service
     from transformer_hub import Transformer
     from transformer_hub.decoding import generate
 
@@ -319,7 +319,7 @@ def test_bad_input_gets_a_message_and_the_server_keeps_serving(client, app, name
                                   "一只狗在雪地里奔跑。", "‮A dog‬ runs", "Ａ　ｄｏｇ"])
 def test_unusual_unicode_is_translated(client, app, text):
     """Control characters are cleaned (``clean_text``); what remains is translated as the library would."""
-    from space.limits import clean_text
+    from space.hosting.limits import clean_text
 
     out, ms = translate(client, app, text, strategy="greedy", target_lang="de", engine="pytorch")
     assert out == library(app, "\n".join(clean_text(text, LIMITS).lines), strategy="greedy", length_penalty=0.6)
@@ -358,7 +358,7 @@ def test_handlers_check_options_themselves(app, options, message):
     """API callers can bypass the components' own checks: the handlers enforce the limits again."""
     import gradio as gr
 
-    from space import service
+    from space.serving import service
 
     with pytest.raises(gr.Error, match=message):
         service.decoding_config(app.demo.space_context, **options)
@@ -381,7 +381,7 @@ def test_concurrent_requests_all_succeed(app):
 
 # ---------------------------------------------------------------------------- the parts behind the app (no server)
 def test_model_ids_parse_folders_repos_and_revisions(tmp_path, monkeypatch):
-    from space.models_store import model_ids_from_env, parse_model_id
+    from space.serving.store import model_ids_from_env, parse_model_id
 
     assert parse_model_id("user/repo@v1.0").source == "user/repo"
     assert parse_model_id("user/repo@v1.0").revision == "v1.0"
@@ -400,7 +400,7 @@ def _fake_model_folder(path):
 
 
 def test_store_discovers_every_model_folder_then_variants(tmp_path):
-    from space.models_store import ModelStore
+    from space.serving.store import ModelStore
 
     for name in ("multilingual", "en-de", "variants/pre-norm", "variants/paper", "variants/not-a-model/x", "empty/x"):
         _fake_model_folder(tmp_path / name)
@@ -412,7 +412,7 @@ def test_store_discovers_every_model_folder_then_variants(tmp_path):
 
 
 def test_the_default_model_is_the_one_serving_most_directions(tmp_path, make_model):
-    from space.models_store import ModelStore
+    from space.serving.store import ModelStore
 
     make_model().save_pretrained(tmp_path / "en-de")
     assert ModelStore(tmp_path).default() == "en-de"
@@ -421,7 +421,7 @@ def test_the_default_model_is_the_one_serving_most_directions(tmp_path, make_mod
 
 
 def test_the_server_process_reads_configs_and_never_loads_weights(tmp_path, make_model, monkeypatch):
-    from space.models_store import ModelStore
+    from space.serving.store import ModelStore
     from transformer_hub import Transformer
 
     make_model(languages=["en", "de"], src_lang=None, tgt_lang=None).save_pretrained(tmp_path / "m")
@@ -429,8 +429,8 @@ def test_the_server_process_reads_configs_and_never_loads_weights(tmp_path, make
     store = ModelStore(tmp_path)
     assert store.config("m").pairs() == [("en", "de"), ("de", "en")]
     assert store.tokenizer("m").pieces([4], side="target")  # the tokenizer files alone
-    from space import describe
-    from space.context import SpaceContext
+    from space.serving import describe
+    from space.serving.context import SpaceContext
 
     row = dict(zip(describe.MODEL_COLUMNS, describe.describe_models(SpaceContext(store))[0]))
     assert row["languages"] == "en, de" and row["parameters"] == f"{make_model().num_parameters():,}"
@@ -439,7 +439,7 @@ def test_the_server_process_reads_configs_and_never_loads_weights(tmp_path, make
 def test_results_json_is_read_through_the_library_schema(tmp_path):
     import json
 
-    from space.models_store import ModelStore
+    from space.serving.store import ModelStore
     from transformer_hub.hub import results as results_json
 
     _fake_model_folder(tmp_path / "variants" / "paper")
@@ -459,9 +459,9 @@ def test_results_json_is_read_through_the_library_schema(tmp_path):
 def test_a_broken_model_gives_a_clear_message(tmp_path, make_model):
     import gradio as gr
 
-    from space import describe, service
-    from space.context import SpaceContext
-    from space.models_store import ModelStore
+    from space.serving import describe, service
+    from space.serving.context import SpaceContext
+    from space.serving.store import ModelStore
 
     make_model().save_pretrained(tmp_path / "en-de")
     (tmp_path / "en-de" / "model.safetensors").write_bytes(b"not safetensors")
@@ -482,9 +482,9 @@ def test_a_broken_model_gives_a_clear_message(tmp_path, make_model):
 def test_a_hub_model_with_a_revision_is_served(hub_server, make_model, tmp_path):
     from huggingface_hub import HfApi
 
-    from space import service
-    from space.context import SpaceContext
-    from space.models_store import ModelStore
+    from space.serving import service
+    from space.serving.context import SpaceContext
+    from space.serving.store import ModelStore
 
     model = make_model()
     model.save_pretrained(tmp_path / "v1")
@@ -505,7 +505,7 @@ def test_a_hub_model_with_a_revision_is_served(hub_server, make_model, tmp_path)
 def test_clean_text_keeps_lines_and_drops_control_characters():
     import gradio as gr
 
-    from space.limits import Limits, clean_text
+    from space.hosting.limits import Limits, clean_text
 
     clean = clean_text("\r\n A dog\x00 runs.\x1b \r\n\r\n\tTwo  cats.\u200f\n\n", Limits())
     assert clean.lines == ["A dog runs.", "", "Two cats.\u200f"] and clean.removed_controls == 2
@@ -522,7 +522,7 @@ def test_clean_text_keeps_lines_and_drops_control_characters():
 def test_micro_batcher_merges_waiting_requests_and_keeps_their_order():
     import threading
 
-    from space.batching import MicroBatcher
+    from space.serving.batching import MicroBatcher
 
     batcher = MicroBatcher(max_parallel=1, max_sentences=100)
     calls, started, gate = [], threading.Event(), threading.Event()
@@ -553,7 +553,7 @@ def test_micro_batcher_merges_waiting_requests_and_keeps_their_order():
 
 
 def test_micro_batcher_hands_errors_to_every_member_and_keeps_working():
-    from space.batching import MicroBatcher
+    from space.serving.batching import MicroBatcher
 
     batcher = MicroBatcher()
 
@@ -568,7 +568,7 @@ def test_micro_batcher_hands_errors_to_every_member_and_keeps_working():
 
 
 def test_micro_batcher_decodes_a_failed_merged_batch_request_by_request():
-    from space.batching import MicroBatcher, _Item
+    from space.serving.batching import MicroBatcher, _Item
 
     calls = []
 
@@ -588,7 +588,7 @@ def test_micro_batcher_decodes_a_failed_merged_batch_request_by_request():
 def test_handler_tells_bad_input_from_bugs(caplog):
     import gradio as gr
 
-    from space import service
+    from space.serving import service
 
     def bad_input():
         raise ValueError("beam size must be positive")
@@ -598,16 +598,17 @@ def test_handler_tells_bad_input_from_bugs(caplog):
 
     with pytest.raises(gr.Error, match="Invalid request: beam size must be positive"):
         service.handler(bad_input)()
-    with caplog.at_level("ERROR", logger="space.service"):
+    with caplog.at_level("ERROR", logger="space.serving.service"):
         with pytest.raises(gr.Error, match=r"Sorry, something went wrong \(TypeError: unsupported operand\)"):
             service.handler(bug)()
     assert [r.exc_info[0] for r in caplog.records if r.levelname == "ERROR"] == [TypeError]  # with its traceback
 
 
 def test_one_broken_model_does_not_hide_the_others_in_the_variants_table(tmp_path, make_model):
-    from space import comparisons, service
-    from space.context import SpaceContext
-    from space.models_store import ModelStore
+    from space.page import comparisons
+    from space.serving import service
+    from space.serving.context import SpaceContext
+    from space.serving.store import ModelStore
 
     make_model().save_pretrained(tmp_path / "good")
     make_model(seed=1).save_pretrained(tmp_path / "broken")
@@ -622,7 +623,7 @@ def test_one_broken_model_does_not_hide_the_others_in_the_variants_table(tmp_pat
 
 
 def test_a_slow_model_download_does_not_hold_up_the_others(tmp_path, make_model):
-    from space.models_store import ModelStore
+    from space.serving.store import ModelStore
 
     make_model().save_pretrained(tmp_path / "en-de")
     store = ModelStore(tmp_path)
@@ -689,9 +690,9 @@ def test_app_py_serves_on_the_host_and_port_gradio_reads(model_dir, tmp_path):
 
 
 def test_variants_table_shows_configuration_and_measurements(tmp_path, make_model):
-    from space import describe
-    from space.context import SpaceContext
-    from space.models_store import ModelStore
+    from space.serving import describe
+    from space.serving.context import SpaceContext
+    from space.serving.store import ModelStore
     from transformer_hub.hub import results as results_json
 
     make_model().save_pretrained(tmp_path / "en-de")
@@ -714,9 +715,9 @@ def test_variants_table_shows_configuration_and_measurements(tmp_path, make_mode
 
 
 def test_variants_table_reads_a_models_own_card_for_its_measurements(tmp_path, make_model):
-    from space import describe
-    from space.context import SpaceContext
-    from space.models_store import ModelStore
+    from space.serving import describe
+    from space.serving.context import SpaceContext
+    from space.serving.store import ModelStore
 
     model = make_model()
     results = [("val", "bleu", "sacreBLEU (cased)", 40.5), ("test_2016_flickr", "bleu", "sacreBLEU (cased)", 41.06),
@@ -748,7 +749,7 @@ def test_tokens_gives_one_entry_per_output_piece_with_alternatives(client, app):
     # the view colours whole words: each word's pieces in order, its probability their product
     assert [i for w in data["words"] for i in w["tokens"]] == list(range(len(pieces)))
     # a full stop is a word of its own (its alternatives are punctuation), shown with the word before it
-    assert [w["token"].strip() for w in words if w["class_or_confidence"] != view.UNSURE] == data["translation"].split()
+    assert [w["token"].strip() for w in words if w["class_or_confidence"] != word_view.UNSURE] == data["translation"].split()
     assert "".join((" " if w["space"] and i else "") + w["text"] for i, w in enumerate(data["words"])) == \
         data["translation"]
     for word in data["words"]:

@@ -16,7 +16,7 @@ gradio_client = pytest.importorskip("gradio_client")
 from helpers.plotly_figures import heatmaps
 from helpers.tolerances import f32, f64, rounded
 from helpers.space_fixtures import LIMITS, app_models, model_for_tests, multilingual_for_tests, running_app
-from space.examples import EXAMPLES
+from space.page.examples import EXAMPLES
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.training.schedule import lr_factor, noam_lr
 

@@ -1,4 +1,4 @@
-"""The micro-batcher's queue: first come, first served across option sets, and bounded (space/batching.py)."""
+"""The micro-batcher's queue: first come, first served across option sets, and bounded (space/serving/batching.py)."""
 from __future__ import annotations
 
 import threading
@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from space.batching import MicroBatcher, QueueFull
+from space.serving.batching import MicroBatcher, QueueFull
 
 
 def _hold_first(batcher, calls):

@@ -16,8 +16,8 @@ from helpers.browser import (SHOTS, TIMEOUT_MS, browser_page, choose, fill, open
 from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
 from helpers.multilingual import LEXICON, languages_of
 from helpers.space_fixtures import model_for_tests, multilingual_for_tests, running_app
-from space.examples import EXAMPLES
-from space.limits import Limits
+from space.page.examples import EXAMPLES
+from space.hosting.limits import Limits
 
 pytestmark = pytest.mark.slow  # a server and a browser: seconds per test
 

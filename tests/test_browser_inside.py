@@ -20,9 +20,9 @@ from helpers.browser import (SHOTS, TIMEOUT_MS, browser_page, choose, fill, open
 from helpers.plotly_figures import array
 from helpers.space_fixtures import running_app
 from helpers.tolerances import F32_REL
-from space.examples import EXAMPLES
-from space.labels import piece_label
-from space.limits import Limits
+from space.page.examples import EXAMPLES
+from space.pictures.labels import piece_label
+from space.hosting.limits import Limits
 from transformer_hub import Transformer
 from transformer_hub.inside import attention_maps
 

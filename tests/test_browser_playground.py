@@ -12,7 +12,7 @@ import pytest
 from helpers.browser import (SHOTS, browser_page, choose, open_tab, screenshot_on_failure,  # noqa: F401
                              wait_for_inner_text)  # skips without Chromium
 from helpers.space_fixtures import launch_local
-from space.limits import Limits
+from space.hosting.limits import Limits
 from transformer_hub.playground import LESSONS
 
 pytestmark = pytest.mark.slow  # a server, a browser and real training runs

@@ -60,8 +60,8 @@ def test_dry_run_assembles_the_space_folder(tmp_path, models_dir, capsys):
     out = tmp_path / "staged"
     assert deploy.main(["--dry-run", "--out", str(out), "--models-dir", str(models_dir)]) == 0
     files = set(deploy.files_of(out))
-    assert {"README.md", "app.py", "requirements.txt", "space/__init__.py", "space/demo.py",
-            "space/tabs/translate.py", "space/tabs/attention.py", "transformer_hub/__init__.py",
+    assert {"README.md", "app.py", "requirements.txt", "space/__init__.py", "space/page/demo.py",
+            "space/page/tabs/translate.py", "space/page/tabs/attention.py", "transformer_hub/__init__.py",
             "transformer_hub/model/model.py", "transformer_hub/decoding/api.py", "space/models/en-de/config.json",
             "space/models/en-de/model.safetensors", "space/models/en-de/metrics.jsonl",
                 "space/models/variants/pre-norm/config.json",
@@ -71,7 +71,7 @@ def test_dry_run_assembles_the_space_folder(tmp_path, models_dir, capsys):
     # only what the Space runs: no training, CLI or benchmark code, no training by-products of the models
     assert not {"transformer_hub/training/trainer.py", "transformer_hub/cli/translate.py", "transformer_hub/training/data.py",
                 "benchmarks/app.py", "space/models/en-de/training_curves.png"} & files
-    assert {"transformer_hub/decoding/pool.py", "transformer_hub/hub/results.py", "space/plots.py",
+    assert {"transformer_hub/decoding/pool.py", "transformer_hub/hub/results.py", "space/pictures/architecture.py",
             "space/models/en-de/spm.model" if (models_dir / "en-de" / "spm.model").is_file() else "app.py"} <= files
     assert (out / "README.md").read_text().startswith("---\ntitle:")
     requirements = (out / "requirements.txt").read_text().splitlines()
@@ -142,7 +142,7 @@ def test_upload_to_the_hub_creates_and_updates_the_space(hub_server, models_dir,
 
     assert deploy.main(["--repo-id", REPO, "--models-dir", str(models_dir)]) == 0
     files = hub_server.files_at(REPO, repo_type="space")
-    assert {"README.md", "app.py", "requirements.txt", "space/demo.py", "transformer_hub/model/model.py",
+    assert {"README.md", "app.py", "requirements.txt", "space/page/demo.py", "transformer_hub/model/model.py",
             "space/models/en-de/model.safetensors", "space/models/variants/results.json"} <= set(files)
     local = deploy.assemble(models_dir.parent / "check", ["all"], models_dir=models_dir)
     assert files["app.py"] == (local / "app.py").read_bytes()

@@ -2,7 +2,7 @@
 a subpackage) imports only units on lower floors, and the package has no import cycle."""
 import ast
 from pathlib import Path
-from typing import Dict, Set
+from typing import Dict, Optional, Set
 
 import pytest
 
@@ -120,42 +120,84 @@ def test_no_import_cycle_in_the_package():
 
 
 SPACE = PACKAGE.parent / "space"
-SPACE_FLOORS = [  # the Space, bottom first: the same rule (a module imports only modules of lower floors)
-    {"limits", "languages", "models_store", "batching", "access", "logs", "rest_input", "api_docs", "examples",
-     "labels", "playground_plots", "playground_runs", "view", "glossary"},  # what needs no other module of the Space
-    {"choice", "decoder", "attention_plots", "inside_plots", "tree_plot", "rest_html", "rest_schema"},  # the model
-    # per direction, the decoding worker, pictures, the html format and the OpenAPI description
-    {"context", "libre_schema", "plots", "static_attention"},  # one SpaceContext: store, chooser, decoder, limits;
-    # the pictures made of other pictures' parts (the diagram and the Attention tab's heatmap; the static views)
-    {"quality"},  # quality "best": the model tuned for a direction, reranking in the decoding worker
-    {"service", "describe", "registry", "playground_service"},  # what the tabs call (SpaceModels: the pipeline's)
-    {"comparisons", "files", "inside", "interactive", "rest"},  # one-sentence tabs, documents, Inside, words, REST
-    {"documents", "libre"},  # the page's document box; the rest of LibreTranslate's API (files, web UI)
-    {"tabs"},  # the page's tabs
-    {"plugins", "tools"},  # what other programs call (Gradio's API, MCP)
-    {"demo"},  # the page
-    {"server"},  # the page and the routes on one server
+SPACE_FLOORS = [  # the Space's packages, bottom first, each with its modules' floors (bottom first): a package
+    # imports only packages of lower floors, and a module of a package only that package's lower modules
+    ("hosting", [{"access", "limits", "logs"}]),  # admission (API keys, rate limits), limits and their messages, logs
+    ("pictures", [{"labels", "architecture", "playground", "word_view"},  # every plot and figure, and the labels
+                  {"attention", "beam_tree", "inside"},  # of pieces they share; the static views are made of
+                  {"static_attention"}]),  # the others' parts
+    ("playground", [{"runs"}, {"service"}]),  # one training at a time, its queue; the tab's handlers
+    ("serving", [{"languages", "store", "batching", "glossary"},  # the models' serving: the store, the decoding
+                 {"choice", "decoder"},  # worker behind the micro-batcher, the per-direction choice,
+                 {"context"},  # one SpaceContext (store, chooser, decoder, limits, the Playground's runner),
+                 {"quality", "describe"},  # the quality worker, the models described,
+                 {"service"}]),  # what the tabs and routes call (SpaceModels: the library's pipeline)
+    ("rest", [{"input", "api_docs"},  # reading a request and the shape of an error answer; the docs page
+              {"html", "schema"},  # html texts; the OpenAPI description
+              {"libre_schema", "files", "routes"},  # /translate, /detect, /languages; documents and downloads
+              {"libre"}]),  # the rest of LibreTranslate's API (files, settings, suggestions)
+    ("page", [{"examples", "registry"},  # the Gradio page: the plugin registry,
+              {"comparisons", "inside", "interactive", "documents"},  # what the tabs show,
+              {"tabs"},  # the tabs,
+              {"plugins", "tools"},  # the built-in and entry-point tabs; Gradio's API and MCP tools,
+              {"demo"}]),  # build_demo
+    ("server", []),  # the page and the routes on one server (a module)
 ]
+SPACE_FLOOR = {package: level for level, (package, _) in enumerate(SPACE_FLOORS)}
 
 
-def space_units() -> Dict[str, Set[str]]:
-    """Each module (or subpackage) of space -> the ones of space it imports."""
+def space_files() -> Dict[str, Path]:
+    """Every module of space (the shipped models' folder holds none) by dotted name, the package's own left out."""
+    files = {module_name(SPACE.parent, path): path for path in SPACE.rglob("*.py")
+             if "models" not in path.relative_to(SPACE).parts[:1]}
+    files.pop("space", None)  # the front door re-exports from the page and the serving, lazily
+    return files
+
+
+def space_unit(name: str, depth: int) -> Optional[str]:
+    """``space.serving.service.run`` -> ``serving`` (depth 1) or ``service`` (depth 2); None for a plain name."""
+    parts = name.split(".")
+    if len(parts) <= depth or parts[0] != "space":
+        return None
+    path = SPACE.joinpath(*parts[1:depth + 1])
+    return parts[depth] if path.is_dir() or path.with_suffix(".py").is_file() else None
+
+
+def space_imports(depth: int, within: Optional[str] = None) -> Dict[str, Set[str]]:
+    """Each package of space (depth 1), or each module of package ``within`` (depth 2) -> the ones it imports."""
     found: Dict[str, Set[str]] = {}
-    for path in SPACE.rglob("*.py"):
-        name = module_name(SPACE.parent, path)
-        if "models" in path.relative_to(SPACE).parts or name == "space":
+    for name, path in space_files().items():
+        parts = name.split(".")
+        if len(parts) <= depth or (within and parts[1] != within):
             continue
-        unit = name.split(".")[1]
-        targets = {n.split(".")[1] for n in imports(path, name) if n.startswith("space.")}
-        found.setdefault(unit, set()).update(targets - {unit})
+        unit = parts[depth]
+        targets = {n for n in imports(path, name) if not within or n.startswith(f"space.{within}.")}
+        found.setdefault(unit, set()).update({space_unit(n, depth) for n in targets} - {None, unit})
     return found
 
 
-def test_the_space_imports_floor_by_floor():
-    floor = {unit: level for level, units_ in enumerate(SPACE_FLOORS) for unit in units_}
-    found = space_units()
-    assert {"rest", "service", "tabs"} <= set(found) and found["rest"] >= {"service", "rest_html"}
-    assert set(found) - set(floor) == set(), "a module of space without a floor"
+def test_the_space_is_its_packages_and_the_server():
+    """A new flat module (or package) of space fails here until it is given a floor."""
+    units = {p.stem for p in SPACE.glob("*.py") if p.name != "__init__.py"}
+    units |= {p.name for p in SPACE.iterdir() if (p / "__init__.py").is_file()}
+    assert units == set(SPACE_FLOOR)
+    assert not (SPACE / "models" / "__init__.py").exists()
+
+
+def test_each_space_package_imports_only_lower_packages():
+    found = space_imports(1)
+    assert found["rest"] >= {"serving", "hosting"} and found["page"] >= {"rest", "serving", "pictures"}
     above = {(unit, target) for unit, targets in found.items() for target in targets
-             if target in floor and floor[target] >= floor[unit]}
-    assert above == set(), f"space modules importing from their floor or above: {sorted(above)}"
+             if SPACE_FLOOR[target] >= SPACE_FLOOR[unit]}
+    assert above == set(), f"space packages importing from their floor or above: {sorted(above)}"
+
+
+@pytest.mark.parametrize("package, floors", [(p, f) for p, f in SPACE_FLOORS if f], ids=lambda v: str(v)[:12])
+def test_each_module_of_a_space_package_imports_only_lower_modules(package, floors):
+    floor = {unit: level for level, units_ in enumerate(floors) for unit in units_}
+    found = space_imports(2, within=package)
+    modules = {p.stem for p in (SPACE / package).glob("*.py") if p.name != "__init__.py"}
+    modules |= {p.name for p in (SPACE / package).iterdir() if (p / "__init__.py").is_file()}
+    assert modules == set(floor), f"the modules of space/{package} and their floors differ"
+    above = {(unit, target) for unit, targets in found.items() for target in targets if floor[target] >= floor[unit]}
+    assert above == set(), f"space/{package}: modules importing from their floor or above: {sorted(above)}"

@@ -19,8 +19,8 @@ from bs4 import BeautifulSoup
 from helpers.document_fixtures import (SUBTITLES, docx_shape, epub_shape, make_docx, make_epub, make_odt, make_pptx,
                                odf_shape, pptx_shape)
 from helpers.space_fixtures import serving, untrained_model_dir
-from space.access import Access, AccessSettings, MovingWindow
-from space.limits import Limits
+from space.hosting.access import Access, AccessSettings, MovingWindow
+from space.hosting.limits import Limits
 from transformer_hub.training.data import load_split
 from transformer_hub.store import Store
 

@@ -9,7 +9,7 @@ import urllib.request
 import pytest
 
 from helpers.space_fixtures import serving, untrained_model_dir  # noqa: I001 - puts the repository root on sys.path
-from space.limits import Limits
+from space.hosting.limits import Limits
 
 mcp = pytest.importorskip("mcp", reason="the mcp client (gradio[mcp]) is not installed")
 from mcp.client.session import ClientSession  # noqa: E402

@@ -13,7 +13,7 @@ import pytest
 from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
 from helpers.decoding_fixtures import one_thread
 from helpers.space_fixtures import model_for_tests, serving
-from space.limits import Limits
+from space.hosting.limits import Limits
 from transformer_hub.rerank import RERANK_FILE, DirectionWeights, RerankedModel, Reranker, RerankFile, SearchSettings
 from transformer_hub.text.pipeline import OneModel, translate_texts
 

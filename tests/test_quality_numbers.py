@@ -44,8 +44,8 @@ def test_the_measurement_is_interleaved_and_its_decision_follows_from_it(measure
 
 
 def test_the_page_rest_and_cli_default_to_the_measured_choice(measured):
-    from space import quality, service
-    from space.rest_schema import TranslateRequest
+    from space.serving import quality, service
+    from space.rest.schema import TranslateRequest
     from transformer_hub.text.pipeline import translate_texts
 
     box = inspect.signature(service.translate_view).parameters["quality"].default

@@ -1,4 +1,4 @@
-"""LibreTranslate's REST routes (space/rest.py) on the page's server (space/server.py), over HTTP on loopback."""
+"""LibreTranslate's REST routes (space/rest/routes.py) on the page's server (space/server.py), over HTTP on loopback."""
 from __future__ import annotations
 
 import json
@@ -11,8 +11,8 @@ import urllib.request
 import pytest
 
 from helpers.space_fixtures import model_for_tests, multilingual_for_tests, serving
-from space.limits import Limits
-from space.rest import RestSettings
+from space.hosting.limits import Limits
+from space.rest.routes import RestSettings
 
 LIMITS = Limits(max_chars=300, max_lines=6, max_sentences=6, max_output_tokens=60, max_beam=6, max_models=4)
 SETTINGS = RestSettings(max_body_bytes=8192, queue=3)
@@ -231,7 +231,7 @@ def test_cors_narrowed_to_the_origins_named(monkeypatch):
 def _bare_demo():
     import tempfile
 
-    from space.demo import build_demo
+    from space.page.demo import build_demo
 
     with tempfile.TemporaryDirectory() as empty:
         return build_demo([], models_dir=empty)

@@ -16,8 +16,8 @@ from schemathesis.specs.openapi.checks import (content_type_conformance, negativ
                                                response_schema_conformance, status_code_conformance)
 
 from helpers.space_fixtures import model_for_tests, serving
-from space.limits import Limits  # noqa: E402
-from space.rest import RestSettings  # noqa: E402
+from space.hosting.limits import Limits  # noqa: E402
+from space.rest.routes import RestSettings  # noqa: E402
 
 LIMITS = Limits(max_chars=200, max_lines=4, max_sentences=4, max_output_tokens=12, max_beam=4, max_models=2)
 EXAMPLES = 40  # per route and generation mode; about 30 s on one core

@@ -1,4 +1,4 @@
-"""``POST /translate``'s ``glossary`` extension (space/rest.py) over HTTP on loopback: terms applied as the library
+"""``POST /translate``'s ``glossary`` extension (space/rest/routes.py) over HTTP on loopback: terms applied as the library
 applies them, engine auto resolved to PyTorch, the entries that applied in the answer, a malformed glossary a 400."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 
 from helpers.space_fixtures import model_for_tests, serving
-from space.limits import Limits
+from space.hosting.limits import Limits
 
 LIMITS = Limits(max_chars=300, max_lines=6, max_sentences=6, max_output_tokens=60, max_beam=6, max_models=4)
 TEXTS = ["A dog runs in the park.", "Two men sit on a bench."]

@@ -52,9 +52,9 @@ def test_a_scored_model_beats_an_unscored_one_and_order_breaks_ties(make_model):
 
 
 def test_the_space_picks_the_better_model_per_direction_and_names_it(two_models):
-    from space.context import SpaceContext
-    from space.models_store import ModelStore
-    from space.service import pick_model
+    from space.serving.context import SpaceContext
+    from space.serving.store import ModelStore
+    from space.serving.service import pick_model
 
     ctx = SpaceContext(ModelStore(two_models))
     assert ctx.store.default() == "multi"  # the page's default model (most directions) ...

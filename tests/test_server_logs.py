@@ -1,4 +1,4 @@
-"""space/logs.py: one line per visitor's mistake or disconnect, tracebacks for faults, a rate limit."""
+"""space/hosting/logs.py: one line per visitor's mistake or disconnect, tracebacks for faults, a rate limit."""
 from __future__ import annotations
 
 import logging
@@ -9,7 +9,7 @@ from gradio.exceptions import InvalidPathError
 from starlette.requests import ClientDisconnect
 
 
-from space import logs
+from space.hosting import logs
 
 
 def _handler(filter_):

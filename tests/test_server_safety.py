@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from helpers.space_fixtures import ROOT, model_for_tests, multilingual_for_tests, serving
-from space.limits import Limits  # noqa: E402
-from space.rest import RestSettings  # noqa: E402
+from space.hosting.limits import Limits  # noqa: E402
+from space.rest.routes import RestSettings  # noqa: E402
 
 LIMITS = Limits(max_chars=300, max_lines=6, max_sentences=6, max_output_tokens=40, max_beam=6, max_models=4,
                 max_file_bytes=2000)
@@ -294,7 +294,11 @@ def test_the_readme_lists_every_setting_of_the_server_with_its_default():
     import dataclasses
     import re
 
-    from space import access, context, demo, files, models_store, server
+    from space.hosting import access
+    from space.serving import context, store as models_store
+    from space.page import demo
+    from space.rest import files
+    from space import server
     from transformer_hub import store
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")

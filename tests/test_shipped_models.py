@@ -33,7 +33,7 @@ def test_the_multilingual_model_serves_all_twelve_directions(multilingual):
 
 
 def test_the_space_serves_the_multilingual_model_by_default():
-    from space.models_store import ModelStore
+    from space.serving.store import ModelStore
 
     store = ModelStore(MODELS)
     assert {"multilingual", "en-de"} <= set(store.names()) and store.default() == "multilingual"

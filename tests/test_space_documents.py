@@ -7,10 +7,10 @@ import os
 import gradio as gr
 import pytest
 
-from space import documents
-from space.context import SpaceContext
-from space.limits import Limits
-from space.models_store import ModelStore
+from space.page import documents
+from space.serving.context import SpaceContext
+from space.hosting.limits import Limits
+from space.serving.store import ModelStore
 
 DOCUMENT = "A dog runs in the park. Two children play.\n\nA man sits on a bench.\n"
 

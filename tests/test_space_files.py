@@ -8,8 +8,9 @@ import docx
 import pytest
 
 from helpers.space_fixtures import model_context  # noqa: I001 - puts the repository root on sys.path
-from space import files, service
-from space.limits import Limits
+from space.rest import files
+from space.serving import service
+from space.hosting.limits import Limits
 from transformer_hub.formats import DocumentError
 from transformer_hub.text import split_sentences
 

@@ -1,4 +1,4 @@
-"""The translate tab's glossary box (space/glossary.py, service.translate_view): the page's /translate with a
+"""The translate tab's glossary box (space/serving/glossary.py, service.translate_view): the page's /translate with a
 glossary gives the library's pipeline output for the same text and glossary, says which entries applied and what
 could not fit, marks the term's words in the word view, and answers a malformed glossary with the REST API's
 message."""
@@ -14,7 +14,8 @@ gradio_client = pytest.importorskip("gradio_client")
 import gradio as gr  # noqa: E402
 
 from helpers.space_fixtures import LIMITS, tiny_app  # noqa: E402
-from space import service, view  # noqa: E402
+from space.serving import service
+from space.pictures import word_view  # noqa: E402
 
 TEXT = "A dog runs in the park. Two men sit on a bench."
 TSV = "dog\tWasserball\ncat\tKatze\n"
@@ -85,19 +86,19 @@ def test_the_word_view_marks_the_glossary_terms_words(app, model):
                                               "de", "auto", False, "dog\tWasserball Fußball")
     marked = [w["text"] for w in data["words"] if w.get("glossary")]
     assert marked == ["Wasserball", "Fußball"] and "Wasserball Fußball" in text
-    entries = view.highlighted(data)
-    shown = "".join(t for t, label in entries if label == view.GLOSSARY).strip()  # punctuation rides with a word
+    entries = word_view.highlighted(data)
+    shown = "".join(t for t, label in entries if label == word_view.GLOSSARY).strip()  # punctuation rides with a word
     assert shown.rstrip(".,!?") == "Wasserball Fußball"
-    assert view.colours(data)[view.GLOSSARY] == view.COLOURS[view.GLOSSARY]  # its legend entry
+    assert word_view.colours(data)[word_view.GLOSSARY] == word_view.COLOURS[word_view.GLOSSARY]  # its legend entry
     plain = service.translate_view(ctx, "A dog runs.", app.model, "beam", 4, 0.6, 1.0, 0.9, 0, "en", "de")[3]
-    assert not any(w.get("glossary") for w in plain["words"]) and view.GLOSSARY not in view.colours(plain)
+    assert not any(w.get("glossary") for w in plain["words"]) and word_view.GLOSSARY not in word_view.colours(plain)
 
 
 def test_mark_terms_spells_words_as_shown():
     words = [{"text": "Ein", "space": True}, {"text": "roter", "space": True}, {"text": "Wagen", "space": True},
              {"text": ".", "space": False}, {"text": "E", "space": True}, {"text": "-", "space": False},
              {"text": "Mail", "space": False}]
-    view.mark_terms(words, ["roter  Wagen", "E-Mail", "Wagen fährt"])
+    word_view.mark_terms(words, ["roter  Wagen", "E-Mail", "Wagen fährt"])
     assert [w["text"] for w in words if w.get("glossary")] == ["roter", "Wagen", "E", "-", "Mail"]
 
 

@@ -10,8 +10,8 @@ gr = pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
 from helpers.space_fixtures import launch_local  # noqa: E402
-from space.limits import Limits  # noqa: E402
-from space.playground_service import build_configs, labels, lesson_values  # noqa: E402
+from space.hosting.limits import Limits  # noqa: E402
+from space.playground.service import build_configs, labels, lesson_values  # noqa: E402
 from transformer_hub.playground import LESSONS  # noqa: E402
 from transformer_hub.playground import RunConfig  # noqa: E402
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from space.plots import piece_label
+from space.pictures.labels import piece_label
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from helpers.plotly_figures import figure, heatmaps
-from space import attention_plots, static_attention
-from space.tree_plot import MAX_NODES, PRUNED_SHOWN, WIDTH, beam_tree_figure
+from space.pictures import attention as attention_plots, static_attention
+from space.pictures.beam_tree import MAX_NODES, PRUNED_SHOWN, WIDTH, beam_tree_figure
 from transformer_hub.decoding.results import SearchNode, SearchStep, SearchTrace
 
 
@@ -127,7 +127,7 @@ def test_the_static_views_the_benchmark_times_against_still_draw():
 def test_pieces_are_labelled_as_a_visitor_reads_them():
     """No SentencePiece markup in any picture: word starts as their text, pieces inside a word after a hyphen,
     tags and the end of sentence in words; the beam chart's texts spell the words."""
-    from space.plots import pieces_text
+    from space.pictures.labels import pieces_text
 
     assert [piece_label(p) for p in ["\u2581Ein", "ter", "<2de>", "</s>", "<s>", ".", "\u2581"]] == [
         "Ein", "-ter", "[to German]", "[end]", "[start]", ".", "[space]"]

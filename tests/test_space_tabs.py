@@ -12,7 +12,7 @@ gr = pytest.importorskip("gradio")
 from helpers.tolerances import f64
 from helpers.space_fixtures import free_port
 from space import TAB_ENTRY_POINT_GROUP, TABS, build_demo, ordered_tabs, tab
-from space.limits import Limits
+from space.hosting.limits import Limits
 
 BUILT_IN = ["translate", "compare", "variants", "attention"]
 
@@ -205,15 +205,15 @@ def _view(words, probabilities, unsure=False):
 def test_undo_restores_the_coloured_words_from_the_kept_data():
     """Undo rebuilds the HighlightedText from the kept view data: the component's own value comes back
     from the browser as a list of dicts, which it does not accept as output (the undo used to fail on it)."""
-    from space import view
-    from space.tabs import translate
+    from space.pictures import word_view
+    from space.page.tabs import translate
 
     first, second = _view(["Ein", "Hund."], [0.95, 0.3]), _view(["Zwei", "Hunde."], [0.1, 0.7], unsure=True)
     words, restored, text, history, undo, alternatives = translate._undo([first, second])
     assert restored is second and text == "Zwei Hunde." and history == [first]
-    shown = [("Zwei", "doubtful (< 20%)"), (" Hunde.", "likely (50-90%)"), (" ⚠", view.UNSURE)]
+    shown = [("Zwei", "doubtful (< 20%)"), (" Hunde.", "likely (50-90%)"), (" ⚠", word_view.UNSURE)]
     assert [(e["token"], e["class_or_confidence"]) for e in words.value] == shown
-    assert set(words.color_map) == {"doubtful (< 20%)", "likely (50-90%)", view.UNSURE}  # the legend: what is shown
+    assert set(words.color_map) == {"doubtful (< 20%)", "likely (50-90%)", word_view.UNSURE}  # the legend: what is shown
     assert undo["interactive"] is True and alternatives["visible"] is False
     *_, history, undo, _ = translate._undo(history)
     assert history == [] and undo["interactive"] is False
@@ -225,7 +225,7 @@ def test_word_view_colours_whole_words_of_every_sentence(tiny_tokenizer):
     its layout, and a sentence below the confidence threshold is marked."""
     import math
 
-    from space import view
+    from space.pictures import word_view
     from transformer_hub.decoding import CONFIDENCE_THRESHOLD, Hypothesis, TranslationResult
     from transformer_hub.text import split_sentences
 
@@ -242,7 +242,7 @@ def test_word_view_colours_whole_words_of_every_sentence(tiny_tokenizer):
 
     whole = joined("A dog runs. A man sits.\n\nTwo children play.", results, layout, 0.6)  # as the pipeline joins
     whole.layout = layout
-    data = view.build(whole, tiny_tokenizer, set(), model="m")
+    data = word_view.build(whole, tiny_tokenizer, set(), model="m")
     assert data["translation"] == "Ein Hund rennt. Ein Mann sitzt.\n\nZwei Kinder spielen."
     assert [s["unsure"] for s in data["sentences"]] == [False, False, True] and 0.3 < CONFIDENCE_THRESHOLD
     pieces = tiny_tokenizer.pieces(tiny_tokenizer.encode(" ".join(outputs), side="target"))
@@ -252,11 +252,11 @@ def test_word_view_colours_whole_words_of_every_sentence(tiny_tokenizer):
     for word in data["words"]:
         pieces = [data["tokens"][i] for i in word["tokens"]]
         assert word["probability"] == f64(math.prod(t["probability"] for t in pieces))  # exp(sum of logs), float64
-    shown = view.highlighted(data)
+    shown = word_view.highlighted(data)
     assert "".join(text for text, _ in shown) == "Ein Hund rennt. Ein Mann sitzt.\n\nZwei Kinder spielen. ⚠"
-    assert shown[-1] == (" ⚠", view.UNSURE) and ("\n\n", None) in shown
-    assert view.entry_word(data, 0) == 0 and view.entry_word(data, len(shown) - 1) is None
-    assert "unsure of 1 of 3 sentence(s)" in view.note(data) and "Multi30k" in view.note(data)
+    assert shown[-1] == (" ⚠", word_view.UNSURE) and ("\n\n", None) in shown
+    assert word_view.entry_word(data, 0) == 0 and word_view.entry_word(data, len(shown) - 1) is None
+    assert "unsure of 1 of 3 sentence(s)" in word_view.note(data) and "Multi30k" in word_view.note(data)
 
 
 def test_language_picker_events_take_values_as_sent(no_models):
@@ -278,7 +278,7 @@ def test_a_handler_bound_to_the_context_reports_bad_input_as_such():
     the visitor as "Invalid request: ...", not as a failure of the error handling itself."""
     import functools
 
-    from space import service
+    from space.serving import service
 
     def refuse(ctx, text):
         raise ValueError(f"the decoder-only layout has no encoder and decoder ({ctx}, {text})")

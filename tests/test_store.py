@@ -3,7 +3,7 @@ import sqlite3
 
 import pytest
 
-from space.access import Access, AccessDenied, AccessSettings, MovingWindow
+from space.hosting.access import Access, AccessDenied, AccessSettings, MovingWindow
 from transformer_hub.cli import main
 from transformer_hub.training.data import load_split
 from transformer_hub.store import KeyLimits, Store

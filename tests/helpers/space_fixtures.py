@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 import gradio as gr
 import torch
 
-from space.demo import build_demo, configure_torch, launch_options
-from space.limits import Limits
-from space.models_store import is_model_folder
+from space.page.demo import build_demo, configure_torch, launch_options
+from space.hosting.limits import Limits
+from space.serving.store import is_model_folder
 from transformer_hub.training.data import default_data_dir, load_split
 from transformer_hub.training.trainer import main as train_main
 
@@ -218,8 +218,8 @@ def untrained_model_dir(root: Path, tokenizer) -> Path:
 @contextlib.contextmanager
 def model_context(folder: Path, model, limits: Limits) -> Iterator["SpaceContext"]:
     """A ``SpaceContext`` over ``model`` saved as ``folder/en-de`` (no page, no server), its decoder closed after."""
-    from space.context import SpaceContext
-    from space.models_store import ModelStore
+    from space.serving.context import SpaceContext
+    from space.serving.store import ModelStore
 
     model.save_pretrained(folder / "en-de")
     context = SpaceContext(store=ModelStore(folder, []), limits=limits)

@@ -1,0 +1,111 @@
+"""The single-sentence comparisons of the Beam vs greedy and Architecture variants tabs: one fixed model (or
+several, side by side) decoding one input with each option, not the translation pipeline's per-direction choice;
+and the architecture diagram drawn from a model's config."""
+from __future__ import annotations
+
+from typing import Any, Dict, Sequence
+
+import gradio as gr
+
+from transformer_hub.hub import ModelLoadError
+
+from ..hosting.limits import clean_text, int_option
+from ..serving.context import SpaceContext
+from ..serving.service import DEFAULT_ENGINE, decoding_config, engine_note, languages_for, pick_engine, pick_model, run
+
+
+# ---------------------------------------------------------------------------- Beam vs greedy
+def _summary(hyp, seconds: float) -> Dict[str, Any]:
+    return {"text": hyp.text, "score": round(float(hyp.score), 4),
+            "normalized_score": round(float(hyp.normalized_score), 4), "length": len(hyp), "tokens": len(hyp.tokens),
+            "finished": bool(getattr(hyp, "finished", True)), "ms": round(seconds * 1000.0, 1)}
+
+
+def _verdict(g: Dict[str, Any], b: Dict[str, Any], beam_size: int) -> str:
+    if g["text"] == b["text"]:
+        return (f"**They agree:** beam search (k={beam_size}) and greedy decoding give the same translation "
+                f"(score {g['score']:.3f}).")
+    better = "beam" if b["normalized_score"] > g["normalized_score"] else "greedy"
+    return (f"**They differ.** Beam search (k={beam_size}) found a different translation; by the "
+            f"length-normalised score the {better} output is better "
+            f"({b['normalized_score']:.3f} vs {g['normalized_score']:.3f}).")
+
+
+def compare(ctx: SpaceContext, text: str, model: str, beam_size: int = 4, length_penalty: float = 0.6,
+            n_best: int = 4, max_length: int = 0, source_lang: str = "en", target_lang: str = "de",
+            engine: str = DEFAULT_ENGINE):
+    """One sentence, decoded greedily and with beam search; returns outputs, a table, the n-best list, a verdict."""
+    sentence = clean_text(text, ctx.limits, single=True).sentences[0]
+    n_best = int_option("n-best", n_best, 1, ctx.limits.max_beam)
+    beam_size = int_option("beam size", beam_size, 1, ctx.limits.max_beam)
+    beam_config = decoding_config(ctx, "beam", beam_size, length_penalty, max_length=max_length,
+                                  n_best=min(n_best, beam_size))
+    # greedy is scored under the same length penalty, so the normalised scores compare on one scale
+    greedy_config = decoding_config(ctx, "greedy", length_penalty=length_penalty, max_length=max_length)
+    engine = pick_engine(engine)
+    name = pick_model(ctx, model, source_lang, target_lang)
+    pair = languages_for(ctx, name, source_lang, target_lang)
+    (greedy,), greedy_s = run(ctx, name, [sentence], greedy_config, pair, engine)
+    (beam,), beam_s = run(ctx, name, [sentence], beam_config, pair, engine)
+    g, b = _summary(greedy.best, greedy_s), _summary(beam.best, beam_s)
+    table = [[key, g[key], b[key]] for key in ("score", "normalized_score", "length", "ms")]
+    nbest = [[rank, h.text, round(float(h.score), 4), round(float(h.normalized_score), 4), len(h)]
+             for rank, h in enumerate(beam.hypotheses, 1)]
+    data = {"source": sentence, "greedy": g, "beam": b, "differ": g["text"] != b["text"], "beam_size": beam_size,
+            "length_penalty": beam_config.length_penalty, "engine": engine,
+            "source_lang": pair[0] or source_lang, "target_lang": pair[1] or target_lang,
+            "n_best": [{"rank": r[0], "text": r[1], "score": r[2], "normalized_score": r[3], "length": r[4]}
+                       for r in nbest]}
+    verdict = _verdict(g, b, beam_size) + f"  \n{engine_note(engine, greedy_s + beam_s)} (both decodes)"
+    return g["text"], b["text"], table, nbest, verdict, data
+
+
+# ---------------------------------------------------------------------------- Architecture variants
+def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], strategy: str = "beam",
+                       beam_size: int = 4, source_lang: str = "en", target_lang: str = "de",
+                       engines: Sequence[str] = (DEFAULT_ENGINE,)):
+    """The same input translated by each chosen model with each chosen engine; one row per (model, engine)."""
+    clean = clean_text(text, ctx.limits)
+    models = [models] if isinstance(models, str) else [m for m in (models or []) if m]
+    engines = [engines] if isinstance(engines, str) else [e for e in (engines or []) if e]
+    for name in models:
+        if not isinstance(name, str):
+            raise gr.Error(f"The models must be given by their names, got {type(name).__name__}.")
+    if not models:
+        raise gr.Error("Pick at least one model to translate with (two or more to compare them).")
+    if len(models) > ctx.limits.max_models:
+        raise gr.Error(f"Pick at most {ctx.limits.max_models} models at a time.")
+    if not engines:
+        raise gr.Error("Pick at least one engine.")
+    engines = [pick_engine(e) for e in dict.fromkeys(engines)]
+    config = decoding_config(ctx, strategy, beam_size)
+    rows = []
+    for name in dict.fromkeys(models):
+        name = pick_model(ctx, name)
+        try:
+            cfg = ctx.store.config(name)
+            pair = languages_for(ctx, name, source_lang, target_lang)
+        except (gr.Error, ModelLoadError) as exc:  # one model that cannot serve must not hide the others
+            rows += [[name, engine, f"({getattr(exc, 'message', exc)})", None, None, ""] for engine in engines]
+            continue
+        for engine in engines:
+            try:
+                results, seconds = run(ctx, name, clean.sentences, config, pair, engine)
+            except (ValueError, ModelLoadError) as exc:  # e.g. a layout an engine cannot run
+                rows.append([name, engine, f"({exc})", None, None, f"{cfg.num_parameters():,}"])
+                continue
+            rows.append([name, engine, "\n".join(r.text for r in results), round(seconds * 1000.0, 1),
+                         round(sum(float(r.best.normalized_score) for r in results) / len(results), 4),
+                         f"{cfg.num_parameters():,}"])
+    return rows
+
+
+def architecture(ctx: SpaceContext, model: str):
+    """A diagram of the chosen model's architecture (from its config only)."""
+    if not model:
+        raise gr.Error("Pick a model to draw.")
+    if not isinstance(model, str) or model not in ctx.store.specs:
+        raise gr.Error(f"Unknown model {model!r}; available: {', '.join(ctx.store.names())}.")
+    from ..pictures.architecture import architecture_figure
+
+    return architecture_figure(ctx.store.config(model), title=model)

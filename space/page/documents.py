@@ -1,0 +1,94 @@
+"""Documents: an upload (.txt .html .srt .docx .pptx .odt .odp .epub) translated with its structure kept
+(``space/rest/files.py``, the code ``POST /translate_file`` runs), given back as a file to download.
+
+The file is checked before anything is decoded (size, format, number of sentences: ``Limits``), and the
+translation is written only inside the Space's temporary folder (Gradio's upload folder, where the upload
+itself already is), from which Gradio serves it.  Only a regular file inside that folder is read (its path
+resolved, so a link out of it is refused; a FIFO or a device is never opened), and the upload is deleted once
+read, refused or not: a visitor's file does not outlive its request.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any, Tuple, Union
+
+import gradio as gr
+from gradio.utils import get_upload_folder
+
+from transformer_hub.formats import FORMATS, DocumentError
+
+from ..rest import files
+from ..serving.context import SpaceContext
+from ..serving.languages import AUTO, LANGUAGES
+from ..serving.quality import quality_option
+from ..serving.service import TRANSLATE_ENGINE, decoding_config, engine_note
+
+
+def temporary_folder() -> Path:
+    """Where uploads arrive and translations are written: Gradio's upload folder (``GRADIO_TEMP_DIR``)."""
+    return Path(get_upload_folder()).resolve()
+
+
+def _uploaded(value: Any) -> Path:
+    """The uploaded file's path: a regular file inside the temporary folder (Gradio checks uploads too, but
+    only on Blocks it marks launched; this holds however the app is served)."""
+    if isinstance(value, dict):
+        value = value.get("path")
+    if not value or not isinstance(value, (str, os.PathLike)):
+        raise gr.Error("Upload a document to translate first.")
+    path = Path(value).resolve()
+    if temporary_folder() not in path.parents:
+        raise gr.Error("The file must be uploaded to this Space (its path is outside the upload folder).")
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        raise gr.Error("The uploaded file is no longer on the server (an upload is deleted once translated): "
+                       "upload it again.") from None
+    if not stat.S_ISREG(mode):
+        raise gr.Error("The file must be an uploaded regular file.")
+    return path
+
+
+def read_upload(value: Any, max_bytes: int) -> Tuple[Path, bytes]:
+    """The uploaded document's path and bytes (one of ``FORMATS``, at most ``max_bytes``); the upload is deleted
+    once read (or refused)."""
+    path = _uploaded(value)
+    try:
+        if path.suffix.lower() not in FORMATS:
+            raise gr.Error(f"{path.suffix or 'A file without an extension'} files cannot be translated; upload one "
+                           f"of {', '.join(FORMATS)}.")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise gr.Error(f"The file is too large: {size:,} bytes, the limit is {max_bytes:,}. Split it into "
+                           "smaller files.")
+        return path, path.read_bytes()
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str = "beam", beam_size: int = 4,
+                       length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0,
+                       max_length: int = 0, source_lang: str = "en", target_lang: str = "de",
+                       engine: str = TRANSLATE_ENGINE, quality: Union[bool, str] = False,
+                       progress=gr.Progress()) -> Tuple[str, str]:
+    """Translate an uploaded document (.txt .html .srt .docx .pptx .odt .odp .epub, through ``files.translate_file``,
+    the code ``/translate_file`` runs); returns (the translated file's path, a note).  ``quality``: the page's
+    "Best quality" box (or "fast" / "best")."""
+    path, data = read_upload(file, ctx.limits.max_file_bytes)
+    config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length)
+    quality = quality_option(quality)
+    try:
+        done = files.translate_file(ctx, data, path.name, source_lang, target_lang, model, engine, progress, config,
+                                    quality)
+    except DocumentError as exc:
+        raise gr.Error(str(exc)) from None
+    folder = Path(tempfile.mkdtemp(prefix="translation-", dir=temporary_folder()))
+    out = folder / done.name
+    out.write_bytes(done.data)
+    detected = f"Detected: {LANGUAGES.get(done.source, done.source)}" if source_lang == AUTO else ""
+    note = [f"{done.sentences} sentence(s) translated", detected,
+            engine_note(done.engine, done.seconds, done.model, quality)]
+    return str(out), "  \n".join(part for part in note if part)

@@ -1,0 +1,120 @@
+"""Small pieces the built-in tabs share: the model picker, the language pickers with a swap, examples."""
+from __future__ import annotations
+
+import functools
+from typing import List, Optional, Tuple
+
+import gradio as gr
+
+from ...serving import service
+from ...serving.choice import AUTO as BEST_MODEL, AUTO_LABEL
+from ...serving.context import SpaceContext
+from ...serving.languages import AUTO, DEFAULT_PAIR, choices, fit_pair
+from ..examples import EXAMPLES
+
+DECODE = "decode"  # concurrency group of every event that runs the model
+UI = dict(api_visibility="private", queue=False)  # events that only rearrange the page
+# The language pickers' own events take their values as sent: their choices change with every pick, and
+# Gradio's preprocessing checks a value against the choices the server last sent, so a second event
+# fired before the page applied the first one's update (a fast pick) failed with "not in the list of
+# choices".  ``fit_pair`` checks the values itself (anything not served falls back to a served pair).
+PICKERS = dict(UI, preprocess=False)
+
+
+def decode_event(ctx: SpaceContext) -> dict:
+    """Keyword arguments of every event that runs the model: one concurrency group, no Gradio preprocessing.
+
+    The handlers check every value themselves (``service``, ``limits``); Gradio's preprocessing would
+    hand each input to a worker thread and back before the handler starts.
+    """
+    return dict(concurrency_id=DECODE, concurrency_limit=ctx.decode_workers, preprocess=False)
+
+
+def bind(ctx: SpaceContext, fn):
+    """``fn(ctx, ...)`` as a Gradio handler ``(...)`` with the Space's error handling."""
+    return service.handler(functools.partial(fn, ctx))
+
+
+def model_picker(ctx: SpaceContext, label: str = "Model", elem_id: Optional[str] = None,
+                 auto: bool = True, default: Optional[str] = None) -> gr.Dropdown:
+    """The model dropdown.  One rule for every tab: it opens on "Best for the direction" (``auto``: the
+    best-scored model of each direction, listed first), unless the tab is about one model (``default``)."""
+    names = [(name, name) for name in ctx.model_names]
+    if auto and names:
+        names.insert(0, (AUTO_LABEL, BEST_MODEL))
+    value = default or (names[0][1] if auto and names else ctx.default_model)
+    return gr.Dropdown(choices=names, value=value, label=label,
+                       interactive=True, elem_id=elem_id,
+                       info=None if names else "No model found: ship one under space/models/ or pass --model.")
+
+
+def text_input(ctx: SpaceContext, label: str, value: str = "", lines: int = 3, elem_id=None) -> gr.Textbox:
+    return gr.Textbox(label=label, value=value, lines=lines, max_lines=ctx.limits.max_lines + 2, elem_id=elem_id,
+                      placeholder="A dog is running in the snow.",
+                      max_length=ctx.limits.max_chars * ctx.limits.max_lines)  # a hint only: handlers enforce limits
+
+
+def _config(ctx: SpaceContext, model: Optional[str]):
+    try:
+        return ctx.store.config(model) if model in ctx.store.specs else None
+    except Exception:  # noqa: BLE001 - an unreadable config: free pickers; the decoding call says what is wrong
+        return None
+
+
+def _pickers(ctx: SpaceContext, model, source, target, detect: bool = False) -> Tuple[dict, dict]:
+    pairs = ctx.chooser.pairs() if model == BEST_MODEL else None  # every direction some model serves
+    sources, targets, source, target = fit_pair(_config(ctx, model), source, target, pairs, detect)
+    return (gr.update(choices=choices(sources), value=source), gr.update(choices=choices(targets), value=target))
+
+
+def _swap(ctx: SpaceContext, model, source, target, detect: bool = False) -> Tuple[dict, dict]:
+    return _pickers(ctx, model, target, source, detect)  # fit_pair keeps the swapped pair when the model serves it
+
+
+def language_pickers(ctx: SpaceContext, model: Optional[gr.Dropdown], prefix: str,
+                     detect: bool = False) -> Tuple[gr.Dropdown, gr.Dropdown]:
+    """Source and target language pickers and a swap button, narrowed to what ``model`` serves (None: every
+    language of the Space, for a tab that uses several models); ``detect`` heads the sources with "Detect
+    language", the default."""
+    start = (model.value if isinstance(model, gr.Dropdown) else ctx.default_model) if model is not None else None
+    sources, targets, source, target = fit_pair(_config(ctx, start), AUTO if detect else DEFAULT_PAIR[0],
+                                                DEFAULT_PAIR[1], ctx.chooser.pairs() if start == BEST_MODEL else None,
+                                                detect)
+    with gr.Row(equal_height=True, elem_classes=["language-pickers"]):
+        src = gr.Dropdown(choices(sources), value=source, label="From", elem_id=f"{prefix}-source-lang",
+                          interactive=True, min_width=120)
+        swap = gr.Button("⇄", size="sm", elem_id=f"{prefix}-swap", min_width=40, scale=0)
+        tgt = gr.Dropdown(choices(targets), value=target, label="To", elem_id=f"{prefix}-target-lang",
+                          interactive=True, min_width=120)
+    model = model if model is not None else gr.State(None)
+    pickers = functools.partial(_pickers, ctx, detect=detect)
+    if isinstance(model, gr.Dropdown):
+        model.change(pickers, [model, src, tgt], [src, tgt], **PICKERS)
+    src.input(pickers, [model, src, tgt], [src, tgt], **PICKERS)
+    swap.click(functools.partial(_swap, ctx, detect=detect), [model, src, tgt], [src, tgt], **PICKERS)
+    return src, tgt
+
+
+def examples_of(language: Optional[str]) -> List[List[str]]:
+    return [[line] for line in EXAMPLES.get(language or DEFAULT_PAIR[0], EXAMPLES[DEFAULT_PAIR[0]])]
+
+
+def examples(text: gr.Textbox, source: gr.Dropdown, prefix: str) -> gr.Dataset:
+    """Clickable Multi30k sentences in the chosen source language; a click puts one in ``text``."""
+    dataset = gr.Dataset(components=[text], samples=examples_of(source.value), label="Examples (click one)",
+                         elem_id=f"{prefix}-examples", samples_per_page=len(EXAMPLES[DEFAULT_PAIR[0]]))
+    source.change(lambda lang: gr.Dataset(samples=examples_of(lang)), source, dataset, **PICKERS)
+    dataset.click(lambda sample: sample[0], dataset, text, **UI)
+    return dataset
+
+
+def sentence_inputs(ctx: SpaceContext, prefix: str, example: int = 0) -> Tuple[gr.Dropdown, gr.Dropdown,
+                                                                              gr.Dropdown, gr.Textbox]:
+    """A one-sentence tab's inputs: the model, its languages, the sentence (Multi30k example ``example`` of the
+    source language to start with) and the clickable examples; returns (model, source, target, text)."""
+    model = model_picker(ctx, elem_id=f"{prefix}-model")
+    source, target = language_pickers(ctx, model, prefix)
+    text = text_input(ctx, "Source sentence", value=examples_of(source.value)[example][0], lines=2,
+                      elem_id=f"{prefix}-input")
+    examples(text, source, prefix)
+    return model, source, target, text

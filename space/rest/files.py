@@ -1,0 +1,166 @@
+"""Documents for the page's document box and ``POST /translate_file``: one code path for every format of
+``transformer_hub.formats`` (.txt .html .srt .docx .pptx .odt .odp .epub), and the server's own folder of translations.
+
+``translate_file`` detects the language when asked ("auto": from the document's own texts, by the text pipeline's
+detection), hands the format's sentences to the text pipeline (``translate_texts``: the model for the direction,
+the shared decoder, ``limits.document_chunk`` at a time, each step reported to ``progress``) and writes the
+document back with its structure kept.
+
+``OutputFolder`` keeps the translations that ``GET /download_file/<name>`` serves: a folder of its own, each file
+under a random name (never one a client chose), forgotten and deleted ``SPACE_FILE_TTL`` seconds (default 1800,
+LibreTranslate's 30 minutes) after it was written; at most ``max_files`` are kept (the oldest go first).
+"""
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from transformer_hub.decoding import DecodingConfig
+from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
+from transformer_hub.formats import FORMATS, DocumentError, read_document, translate_texts
+from transformer_hub.text.pipeline import detect_sources
+
+from ..serving import service
+from ..serving.context import SpaceContext
+from ..serving.languages import LANGUAGES
+
+FILE_TTL_ENV = "SPACE_FILE_TTL"
+FILE_TTL = 1800.0
+DETECT_CHARS = 2000  # the document's first characters are what its language is detected from
+Progress = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A translated document: its bytes, its file name, and what ran (for the page's note)."""
+
+    data: bytes
+    name: str
+    model: str
+    engine: str
+    source: str
+    sentences: int
+    seconds: float
+
+
+def _detected(ctx: SpaceContext, texts: List[str], source: str, target: str) -> str:
+    if source != "auto":
+        return source
+    text = "\n".join(texts)[:DETECT_CHARS]
+    if not text.strip():
+        raise DocumentError("The document has no text to translate.")
+    # the pipeline's detection over the document's opening (sentence by sentence, short ones would be guesses)
+    (code,), _, _ = detect_sources(service.SpaceModels(ctx), [text], source, target if target in LANGUAGES else None)
+    return code
+
+
+def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, target: str,
+                   model: Optional[str] = None, engine: str = service.TRANSLATE_ENGINE,
+                   progress: Optional[Progress] = None, config: Optional[DecodingConfig] = None,
+                   quality: str = "fast") -> Translation:
+    """``data`` (the file ``filename``) translated from ``source`` (or "auto") into ``target`` (``config``:
+    the decoding options, default the REST routes' beam search; ``quality``: "fast" or "best", the pipeline's).
+    Raises ``DocumentError`` (a ``ValueError``) for a file that cannot be translated, ``gr.Error`` for a bad
+    choice."""
+    stem, suffix = os.path.splitext(os.path.basename(filename or ""))
+    if suffix.lower() not in FORMATS:
+        raise DocumentError(f"{suffix or 'A file without an extension'} is not a format that can be translated; "
+                            f"use one of {', '.join(FORMATS)}.")
+    document = read_document(data, suffix, ctx.limits.max_file_bytes)
+    source = _detected(ctx, document.texts, source, target)
+    config = config or service.decoding_config(ctx, "beam", 4, 0.6)
+    models = service.SpaceModels(ctx, model, engine)
+    on_chunk = None if progress is None else (
+        lambda done, total: progress((done, total), desc="Translating", unit="sentences"))
+    start = time.perf_counter()
+    done = translate_texts(document.texts, models, source, ctx.limits.max_file_sentences, tgt_lang=target,
+                           config=config, on_chunk=on_chunk, chunk_size=max(1, ctx.limits.document_chunk),
+                           quality=quality)
+    seconds = time.perf_counter() - start
+    translated = document.write(done)
+    ran = [t.result for t in done if t.result is not None and t.result.model is not None]
+    if ran:
+        model, engine = ran[0].model, ran[0].engine
+    else:  # nothing was decoded: the model and engine that would have run
+        model = models.choose(source, target, quality)
+        engine = service.resolve_engine(ctx, service.pick_engine(engine, ENGINE_CHOICES), model, config)
+    sentences = sum(len(t.spans) for t in done)
+    safe_stem = re.sub(r"[^\w.-]+", "_", stem)[:80].strip("._") or "document"
+    return Translation(translated, f"{safe_stem}.{target}{suffix.lower()}", model, engine, source, sentences,
+                       seconds)
+
+
+class OutputFolder:
+    """Translated files under random names in a folder of their own, each deleted ``ttl`` seconds after."""
+
+    def __init__(self, root: Optional[os.PathLike] = None, ttl: Optional[float] = None, max_files: int = 500,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="translated-files-"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.ttl = ttl if ttl is not None else _ttl_from_env()
+        self.max_files, self.clock = max_files, clock
+        self._files: Dict[str, Tuple[float, str]] = {}  # random name -> (expiry, the name to download it as)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    def start_sweeping(self, every: Optional[float] = None) -> None:
+        """Delete expired files every ``every`` seconds (default: a tenth of the TTL, 1 to 60 s) from a thread
+        of its own, so a quiet server deletes them too."""
+        every = every if every is not None else min(60.0, max(1.0, self.ttl / 10))
+
+        def sweep() -> None:
+            while not self._stop.wait(every):
+                self.expire()
+
+        threading.Thread(target=sweep, name="translated-files-sweeper", daemon=True).start()
+
+    def add(self, data: bytes, download_name: str) -> str:
+        """Keep ``data``; returns the random name it is served under (its extension kept)."""
+        name = secrets.token_urlsafe(24) + os.path.splitext(download_name)[1].lower()
+        (self.root / name).write_bytes(data)
+        with self._lock:
+            self._files[name] = (self.clock() + self.ttl, download_name)
+        self.expire()
+        return name
+
+    def get(self, name: str) -> Optional[Tuple[Path, str]]:
+        """(path, download name) of a live file, or None: only names this folder gave out are ever looked up."""
+        self.expire()
+        with self._lock:
+            entry = self._files.get(name)
+        return (self.root / name, entry[1]) if entry is not None else None
+
+    def expire(self) -> None:
+        """Delete expired files, and the oldest beyond ``max_files``."""
+        now = self.clock()
+        with self._lock:
+            order = sorted(self._files, key=lambda n: self._files[n][0])
+            gone = [n for n in order if self._files[n][0] <= now]
+            gone += [n for n in order if n not in gone][:max(0, len(order) - len(gone) - self.max_files)]
+            for name in gone:
+                del self._files[name]
+        for name in gone:
+            (self.root / name).unlink(missing_ok=True)
+
+    def close(self) -> None:
+        self._stop.set()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _ttl_from_env() -> float:
+    raw = os.environ.get(FILE_TTL_ENV, "").strip() or str(FILE_TTL)
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:  # nan (not a number) included
+        raise ValueError(f"{FILE_TTL_ENV} must be a positive number of seconds, got {raw!r}")
+    return value

@@ -1,0 +1,46 @@
+"""The page's glossary box: its text read by the library's parser (``transformer_hub.text.glossary``), with the
+messages ``POST /translate`` gives for the same mistakes ("Invalid request: glossary line 2: ..."), HTML-escaped
+as a ``gr.Error``'s message is HTML."""
+from __future__ import annotations
+
+import html
+from typing import Optional
+
+import gradio as gr
+
+from transformer_hub.text.glossary import FORMATS, Glossary
+
+AUTO = "auto"  # TSV when a line holds a tab, else CSV
+ENTRY_FORMATS = (AUTO,) + FORMATS
+# the one engine that cannot place a glossary's terms; the page and POST /translate refuse it in these words
+NO_GLOSSARY_ENGINE = "ctranslate2"
+NO_GLOSSARY_ENGINE_MESSAGE = "glossary needs engine pytorch or auto (CTranslate2 has no constrained search)"
+
+
+def entries_format(text: str, chosen: str = AUTO) -> str:
+    """``chosen``, or for "auto" the format the text is written in: TSV when any line holds a tab, else CSV."""
+    if chosen not in ENTRY_FORMATS:
+        raise gr.Error(f"Invalid request: the glossary format must be one of {', '.join(ENTRY_FORMATS)}, "
+                       f"got {chosen!r}")
+    if chosen != AUTO:
+        return chosen
+    return "tsv" if "\t" in text else "csv"
+
+
+def parse(text: Optional[str], chosen: str = AUTO, strategy: str = "beam", engine: str = AUTO) -> Optional[Glossary]:
+    """The glossary box's entries, or None when it is empty; a ``gr.Error`` in plain words when it is malformed
+    or the options cannot honour it (the REST API's messages)."""
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return None
+    if not isinstance(text, str):
+        raise gr.Error(f"Invalid request: a glossary is text, got {type(text).__name__}")
+    if engine == NO_GLOSSARY_ENGINE:
+        raise gr.Error(f"Invalid request: {NO_GLOSSARY_ENGINE_MESSAGE}")
+    if strategy != "beam":
+        raise gr.Error("Invalid request: glossary needs the beam strategy (its terms are placed by constrained "
+                       f"beam search), got {strategy!r}")
+    try:
+        return Glossary.parse(text, entries_format(text, chosen))
+    except ValueError as exc:  # the parser names the line or entry at fault
+        # the page renders an error as HTML: "source<TAB>target" would lose its tag and all after it
+        raise gr.Error(html.escape(f"Invalid request: {exc}", quote=False)) from exc

@@ -1,2 +1,0 @@
-"""The built-in tabs; importing this package registers them in ``space.plugins.TABS``."""
-from . import attention, compare, inside, playground, translate, variants  # noqa: F401
