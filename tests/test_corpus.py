@@ -170,6 +170,7 @@ def test_cli_builds_and_reports_errors_in_one_line(tree, tmp_path):
 def test_training_reads_the_corpus_through_the_multi30k_loader(built, tmp_path):
     """The same options as for Multi30k (--data-dir, --langs), with the corpus's own test split scored."""
     from transformer_hub.training.options import build_parser
+    from transformer_hub.training.data import Track
     from transformer_hub.training.run import load_data
     from transformer_hub.training.trainer import main as train_main
 
@@ -179,8 +180,8 @@ def test_training_reads_the_corpus_through_the_multi30k_loader(built, tmp_path):
     train_sets, valid_sets = load_data(args, list(LANGS))
     assert len(train_sets) == 12
     expected = list(rows(folder, "train").values())
-    assert train_sets[("de", "cs")] == [(row[1], row[3]) for row in expected]
-    assert valid_sets[("en", "fr")] == [(row[0], row[2]) for row in rows(folder, "val").values()]
+    assert train_sets[Track("de", "cs")] == [(row[1], row[3]) for row in expected]
+    assert valid_sets[Track("en", "fr")] == [(row[0], row[2]) for row in rows(folder, "val").values()]
     assert train_main(["--out", str(tmp_path / "run"), "--data-dir", str(folder), "--langs", "en,de,fr,cs",
                        "--directions", "en-de,de-en", "--preset", "tiny", "--vocab-size", "360", "--max-tokens",
                        "400", "--max-updates", "2", "--final-beam", "1", "--threads", "1", "--bleu-every", "1000",

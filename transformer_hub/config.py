@@ -33,6 +33,16 @@ def language_tag(lang: str) -> str:
     return f"<2{lang}>"
 
 
+# A domain tag follows the language tag at the source start ("domain control", Kobus et al., 2017).
+DOMAIN_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+MAX_DOMAINS = 16
+
+
+def domain_tag(domain: str) -> str:
+    """The tokenizer piece that tells a model which domain its source comes from (Kobus et al., 2017)."""
+    return f"<domain:{domain}>"
+
+
 @dataclass
 class TransformerConfig:
     """Hyper-parameters of the model; defaults are the paper's base model (Table 3) with a 32k vocabulary."""
@@ -61,6 +71,7 @@ class TransformerConfig:
     languages: Optional[List[str]] = None   # a multilingual model: the languages it serves (target-language tags)
     directions: Optional[List[str]] = None  # "src-tgt" pairs it was trained for; None = every pair of `languages`
     tag_position: str = "source"  # where a multilingual model reads its target-language tag: "source" or "decoder"
+    domains: Optional[List[str]] = None  # domain tags the source starts with (after the language tag); first = default
 
     def __post_init__(self) -> None:
         self.validate()
@@ -102,6 +113,7 @@ class TransformerConfig:
             raise ValueError("pad_id, bos_id and eos_id must be distinct")
         self._validate_variants()
         self._validate_languages()
+        self._validate_domains()
         if self.layout == "encoder-decoder" and self.n_encoder_layers < 1:
             raise ValueError("the encoder-decoder layout needs n_encoder_layers >= 1")
         if self.layout == "decoder-only" and self.n_encoder_layers != 0:
@@ -155,6 +167,31 @@ class TransformerConfig:
                 if len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(self.languages):
                     raise ValueError(f"directions: {direction!r} is not 'src-tgt' with two different languages "
                                      f"of {self.languages}")
+
+    def _validate_domains(self) -> None:
+        if self.domains is None:
+            return
+        if not isinstance(self.domains, list) or not 1 <= len(self.domains) <= MAX_DOMAINS:
+            raise ValueError(f"domains must be a list of 1 to {MAX_DOMAINS} names, got {self.domains!r}")
+        for name in self.domains:
+            if not isinstance(name, str) or not DOMAIN_NAME.match(name):
+                raise ValueError(f"domains: {name!r} is not a domain name (a lowercase letter, then up to 31 "
+                                 "lowercase letters, digits or _)")
+        if len(set(self.domains)) != len(self.domains):
+            raise ValueError(f"domains lists a domain twice: {self.domains}")
+
+    def check_domain(self, domain: Optional[str]) -> Optional[str]:
+        """The domain to decode in: ``None`` is the model's first (default) domain; a name it was not trained
+        with, or any name for a model without domain tags, is a ``ValueError`` naming what it has."""
+        if self.domains is None:
+            if domain is None:
+                return None
+            raise ValueError(f"this model was trained without domain tags: call it without domain= (got {domain!r})")
+        if domain is None:
+            return self.domains[0]
+        if domain not in self.domains:
+            raise ValueError(f"unknown domain {domain!r}: this model knows {', '.join(self.domains)}")
+        return domain
 
     @property
     def multilingual(self) -> bool:

@@ -17,7 +17,10 @@ with ``TransformerConfig``'s defaults: pad 0, bos 1, eos 2, unk 3.
 Languages: a multilingual vocabulary holds one *control symbol* per language,
 ``<2de>`` and so on (ids 4, 5, ...).  A control symbol is never produced from
 text (a user typing ``<2de>`` gets ordinary pieces), only inserted by id: the
-target-language tag that starts a multilingual model's source.
+target-language tag that starts a multilingual model's source.  Domains work the same way: a
+``<domain:software>`` control symbol follows the language tag (``source_tags`` builds that start, for training
+and decoding alike); ``with_domains`` appends domain tags to a trained vocabulary (a warm start), so the ids of
+every existing piece stay what they were.
 
 Subword regularisation (Kudo, 2018): a tokenizer may carry a ``SubwordSampling`` (saved in
 ``tokenizer_config.json``), the setting its model was *trained* with; ``sample`` then draws a segmentation
@@ -29,13 +32,14 @@ from __future__ import annotations
 import io
 import json
 import os
+import struct
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 import sentencepiece as spm
 
-from .config import language_tag
+from .config import domain_tag, language_tag
 
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
 CONFIG_FILE = "tokenizer_config.json"
@@ -94,7 +98,7 @@ def clean_text(text: str) -> str:
 
 
 def _train_processor(texts: Iterable[str], vocab_size: int, model_type: str,
-                     languages: Sequence[str] = ()) -> spm.SentencePieceProcessor:
+                     languages: Sequence[str] = (), domains: Sequence[str] = ()) -> spm.SentencePieceProcessor:
     lines = [line for line in (clean_text(t).strip() for t in texts if t) if line]
     if not lines:
         raise ValueError("cannot train a tokenizer on empty text")
@@ -105,12 +109,36 @@ def _train_processor(texts: Iterable[str], vocab_size: int, model_type: str,
             pad_id=PAD_ID, bos_id=BOS_ID, eos_id=EOS_ID, unk_id=UNK_ID, byte_fallback=True,
             character_coverage=1.0, num_threads=2, hard_vocab_limit=False, minloglevel=2,
             train_extremely_large_corpus=False, input_sentence_size=2_000_000, shuffle_input_sentence=True,
-            **({"control_symbols": [language_tag(lang) for lang in languages]} if languages else {}),
+            **({"control_symbols": [language_tag(lang) for lang in languages] + [domain_tag(d) for d in domains]}
+               if languages or domains else {}),
         )
     except RuntimeError as exc:  # e.g. a vocab_size below 4 specials + 256 bytes + the text's characters
         raise ValueError(f"cannot train a SentencePiece vocabulary of vocab_size={vocab_size} (byte fallback needs "
                          f"4 special + 256 byte pieces + one per distinct character): {exc}") from exc
     return _load_processor(buffer.getvalue(), "trained model")
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _with_control_symbols(processor: spm.SentencePieceProcessor, symbols: Sequence[str]) -> spm.SentencePieceProcessor:
+    """The same model with ``symbols`` appended as CONTROL pieces (new ids at the end, old ids unchanged).
+
+    A ModelProto's pieces are its repeated field 1; protobuf appends a repeated field's later occurrences, so the
+    new pieces are serialised (piece = field 1, score = field 2, type CONTROL = 3 in field 3) after the rest.
+    """
+    extra = b""
+    for symbol in symbols:
+        text = symbol.encode("utf-8")
+        piece = b"\x0a" + _varint(len(text)) + text + b"\x15" + struct.pack("<f", 0.0) + b"\x18\x03"
+        extra += b"\x0a" + _varint(len(piece)) + piece
+    return _load_processor(processor.serialized_model_proto() + extra, "extended model")
 
 
 def _load_processor(proto: bytes, where: str) -> spm.SentencePieceProcessor:
@@ -153,18 +181,19 @@ class Tokenizer:
     @classmethod
     def train(cls, source_texts: Iterable[str], target_texts: Optional[Iterable[str]] = None, *,
               vocab_size: int = 8000, joint: bool = True, model_type: str = "unigram",
-              languages: Sequence[str] = ()) -> "Tokenizer":
+              languages: Sequence[str] = (), domains: Sequence[str] = ()) -> "Tokenizer":
         """Train a joint vocabulary over both sides (``joint=True``), or one per side.
 
         ``vocab_size`` is an upper bound: a small corpus yields fewer pieces.  ``languages`` adds a
-        target-language tag per language (multilingual models need a joint vocabulary).
+        target-language tag per language (multilingual models need a joint vocabulary), ``domains`` a domain tag
+        per domain.
         """
         source_texts = list(source_texts)
         target_texts = list(target_texts) if target_texts is not None else []
         if joint:
-            return cls(_train_processor(source_texts + target_texts, vocab_size, model_type, languages))
-        if languages:
-            raise ValueError("language tags need a joint vocabulary (joint=True)")
+            return cls(_train_processor(source_texts + target_texts, vocab_size, model_type, languages, domains))
+        if languages or domains:
+            raise ValueError("language and domain tags need a joint vocabulary (joint=True)")
         if not target_texts:
             raise ValueError("separate vocabularies need target texts")
         return cls(_train_processor(source_texts, vocab_size, model_type),
@@ -187,6 +216,29 @@ class Tokenizer:
         if index == self.source.unk_id() or self.source.IdToPiece(index) != tag:
             raise ValueError(f"the tokenizer has no tag {tag}: its languages are {self.languages or 'none'}")
         return index
+
+    @property
+    def domains(self) -> List[str]:
+        """The domains whose tags the source vocabulary holds, in id order."""
+        return [self.source.IdToPiece(i)[len("<domain:"):-1] for i in range(self.source.GetPieceSize())
+                if self.source.IsControl(i) and self.source.IdToPiece(i).startswith("<domain:")]
+
+    def domain_tag_id(self, domain: str) -> int:
+        """The id of the ``<domain:name>`` tag; ``ValueError`` if the vocabulary has none."""
+        tag = domain_tag(domain)
+        index = self.source.PieceToId(tag)
+        if index == self.source.unk_id() or self.source.IdToPiece(index) != tag:
+            raise ValueError(f"the tokenizer has no tag {tag}: its domains are {self.domains or 'none'}")
+        return index
+
+    def with_domains(self, domains: Sequence[str]) -> "Tokenizer":
+        """This vocabulary with a tag for each of ``domains`` it lacks, appended (a joint vocabulary only)."""
+        if not self.joint:
+            raise ValueError("domain tags need a joint vocabulary")
+        missing = [d for d in domains if d not in self.domains]
+        if not missing:
+            return self
+        return Tokenizer(_with_control_symbols(self.source, [domain_tag(d) for d in missing]), sampling=self.sampling)
 
     # ------------------------------------------------------------------ encode / decode
     def encode(self, text: str, side: str = "source") -> List[int]:
@@ -295,3 +347,12 @@ class Tokenizer:
         tokenizer = cls.from_files(directory / files["source"], directory / files["target"])
         tokenizer.sampling = cls.sampling_from_config(directory / CONFIG_FILE)
         return tokenizer
+
+
+def source_tags(tokenizer: Tokenizer, config, tgt_lang: Optional[str], domain: Optional[str] = None) -> List[int]:
+    """The ids a source starts with, the same in training and decoding: the target-language tag of a
+    multilingual model, then the domain tag of a model trained with domains (``config.check_domain`` fills in
+    and checks ``domain``).  A model with decoder-start tags gets its language tag moved there by the decoder."""
+    tags = [tokenizer.lang_tag_id(tgt_lang)] if config.multilingual else []
+    domain = config.check_domain(domain) if hasattr(config, "check_domain") else None
+    return tags + ([tokenizer.domain_tag_id(domain)] if domain is not None else [])

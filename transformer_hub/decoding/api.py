@@ -16,6 +16,7 @@ from typing import List, Optional, Sequence, Union
 import torch
 
 from ..registry import Registry
+from ..tokenizer import source_tags
 from .batching import prepare_sources
 from .config import DecodingConfig, one_per_text
 from .constraints import Constraints, constraints_for_texts
@@ -97,28 +98,32 @@ def _clean(text) -> str:
 Languages = Union[None, str, Sequence[Optional[str]]]
 
 
-def _language_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Languages) -> List[List[int]]:
-    """Per sentence, the ids put before its source: ``[<2tgt>]`` for a multilingual model, else none.
+def _source_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Languages,
+                 domain: Languages = None) -> List[List[int]]:
+    """Per sentence, the ids put before its source (``tokenizer.source_tags``: the target-language tag of a
+    multilingual model, the domain tag of a model trained with domains; else none).
 
-    ``src_lang`` / ``tgt_lang`` are one code for every sentence or a list with one per sentence; each
-    direction is checked against the directions the model serves (``ValueError`` naming them).
+    ``src_lang`` / ``tgt_lang`` / ``domain`` are one value for every sentence or a list with one per sentence;
+    each direction is checked against the directions the model serves, each domain against the model's
+    (``ValueError`` naming them).
     """
     checked: dict = {}
     tags = []
     sources = one_per_text(src_lang, n, "src_lang", "one code")
     targets = one_per_text(tgt_lang, n, "tgt_lang", "one code")
-    for pair in zip(sources, targets):
-        if pair not in checked:
-            _, target = model.config.check_pair(*pair)
-            checked[pair] = [tokenizer.lang_tag_id(target)] if model.config.multilingual else []
-        tags.append(checked[pair])
+    domains = one_per_text(domain, n, "domain", "one name")
+    for key in zip(sources, targets, domains):
+        if key not in checked:
+            _, target = model.config.check_pair(*key[:2])
+            checked[key] = source_tags(tokenizer, model.config, target, key[2])
+        tags.append(checked[key])
     return tags
 
 
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, src_lang: Languages = None,
-             tgt_lang: Languages = None, progress: bool = False, workers: int = 1, engine="pytorch",
-             prefix: PrefixArg = None, split_sentences: bool = False, constraints=None, glossary=None,
-             **overrides) -> List[TranslationResult]:
+             tgt_lang: Languages = None, domain: Languages = None, progress: bool = False, workers: int = 1,
+             engine="pytorch", prefix: PrefixArg = None, split_sentences: bool = False, constraints=None,
+             glossary=None, **overrides) -> List[TranslationResult]:
     """Translate ``texts`` with ``model.tokenizer``; one :class:`TranslationResult` per input, in input order.
 
     ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its
@@ -129,7 +134,9 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     this model, decodes them in its worker processes (faster still: no shared GIL).  The
     results are the same either way.  Empty or whitespace-only texts give an empty result.  ``src_lang`` / ``tgt_lang``: a language code,
     or a list with one per text (a multilingual model needs ``tgt_lang``; a bilingual one accepts only its own
-    pair); a sentence's result does not depend on the other sentences' languages.  ``engine="ctranslate2"``
+    pair); a sentence's result does not depend on the other sentences' languages.  ``domain``: for a model
+    trained with domain tags (``config.domains``), the domain the sources come from (one name or one per text;
+    None: the model's first, default domain); a model without domains accepts only None.  ``engine="ctranslate2"``
     (or a ``transformer_hub.export.CTranslate2Engine``) decodes with CTranslate2 instead of PyTorch: same
     results objects; see ``transformer_hub/export/engine.py`` for what it maps and refuses.
 
@@ -164,10 +171,11 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     if split_sentences or glossary is not None or _wants_detection(src_lang):
         return TEXT_PIPELINES.get("default")(model, texts, config, src_lang=src_lang, tgt_lang=tgt_lang,
                                              split_sentences=split_sentences, prefix=prefix, progress=progress,
+                                             **({"domain": domain} if domain is not None else {}),
                                              workers=workers, engine=engine, constraints=constraints,
                                              glossary=glossary)
     eos = model.config.eos_id
-    tags = _language_tags(model, tokenizer, len(texts), src_lang, tgt_lang)
+    tags = _source_tags(model, tokenizer, len(texts), src_lang, tgt_lang, domain)
     sources = [tag + tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t, tag in zip(texts, tags)]
     prefixes = prefixes_for_texts(model, tokenizer, prefix, len(texts))
     specs = constraints_for_texts(model, tokenizer, constraints, len(texts))

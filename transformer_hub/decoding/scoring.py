@@ -17,6 +17,7 @@ from typing import List, Optional, Sequence
 import torch
 
 from ..model.kernels import Projection, no_dropout
+from ..tokenizer import source_tags
 from .batching import prepare_sources
 from .config import DecodingConfig
 from .config import length_penalty as penalty
@@ -37,11 +38,12 @@ class ForcedScore:
         return len(self.token_logprobs)
 
 
-def source_ids(model, texts: Sequence[str], src_lang: Optional[str], tgt_lang: Optional[str]) -> List[List[int]]:
-    """Each source text as ``generate`` feeds it: its tag (a multilingual model), its pieces, eos."""
+def source_ids(model, texts: Sequence[str], src_lang: Optional[str], tgt_lang: Optional[str],
+               domain: Optional[str] = None) -> List[List[int]]:
+    """Each source text as ``generate`` feeds it: its tags (``tokenizer.source_tags``), its pieces, eos."""
     _, target = model.config.check_pair(src_lang, tgt_lang)
     tokenizer = model.tokenizer
-    tag = [tokenizer.lang_tag_id(target)] if model.config.multilingual else []
+    tag = source_tags(tokenizer, model.config, target, domain)
     return [tag + tokenizer.encode(t, side="source") + [model.config.eos_id] for t in texts]
 
 

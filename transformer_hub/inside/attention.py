@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from ..model.kernels import no_dropout
+from ..tokenizer import source_tags
 
 Tensor = torch.Tensor
 KINDS = ("encoder_self", "decoder_self", "cross")
@@ -25,8 +26,7 @@ def source_ids(model, text: str, src_lang: Optional[str] = None, tgt_lang: Optio
     if getattr(model.config, "decoder_tags", False):
         raise ValueError("this model reads its target-language tag at the decoder start (tag_position 'decoder'); "
                          "the inside views teacher-force from bos alone and do not show such a tag yet")
-    tag = [tokenizer.lang_tag_id(target)] if model.config.multilingual else []
-    ids = tag + tokenizer.encode(text, side="source") + [model.config.eos_id]
+    ids = source_tags(tokenizer, model.config, target) + tokenizer.encode(text, side="source") + [model.config.eos_id]
     if len(ids) > model.config.max_len:
         raise ValueError(f"the text has {len(ids)} tokens, more than this model's max_len={model.config.max_len}")
     return ids

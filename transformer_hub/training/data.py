@@ -17,10 +17,11 @@ import urllib.request
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
 
+from ..config import DOMAIN_NAME
 from ..errors import UserError
 
 PathLike = Union[str, Path]
@@ -142,6 +143,51 @@ def _aligned(src: List[str], tgt: List[str], src_name: str, tgt_name: str) -> Li
     return [(s, t) for s, t in zip(src, tgt) if s.strip() and t.strip()]
 
 
+class Track(NamedTuple):
+    """One stream of pairs: a direction, and the corpus (domain) it comes from ("" for a run on one corpus)."""
+
+    src: str
+    tgt: str
+    domain: str = ""
+
+    @property
+    def name(self) -> str:
+        """"en-de", or "en-de@software" for a named corpus (metrics and per-direction validation use it)."""
+        return f"{self.src}-{self.tgt}" + (f"@{self.domain}" if self.domain else "")
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """A corpus folder and its name (``--data-dir NAME=PATH``): the domain tag it gets with ``--domain-tags``,
+    else the label of its validation numbers; "" when the run reads one unnamed folder."""
+
+    path: Path
+    domain: str = ""
+
+
+def parse_data_dirs(values: Sequence[str]) -> List[DataSource]:
+    """``--data-dir`` values (``PATH`` or ``NAME=PATH``) as sources; several need a name each, all different."""
+    sources = []
+    for value in values:
+        name, sep, path = value.partition("=")
+        if sep and DOMAIN_NAME.match(name):
+            sources.append(DataSource(Path(path), name))
+        else:
+            sources.append(DataSource(Path(value)))
+    names = [s.domain for s in sources]
+    if len(sources) > 1 and (not all(names) or len(set(names)) != len(names)):
+        raise DataError("several --data-dir folders need a different name each: --data-dir captions=PATH "
+                        "--data-dir software=PATH (a name is a lowercase word)")
+    return sources
+
+
+def load_mixed(sources: Sequence[DataSource], split: str, directions: Sequence[Tuple[str, str]]
+               ) -> Dict[Track, List[Tuple[str, str]]]:
+    """Every direction of every corpus: {Track(src, tgt, corpus name): pairs}, corpus by corpus."""
+    return {Track(s, t, source.domain): pairs for source in sources
+            for (s, t), pairs in load_directions(source.path, split, directions).items()}
+
+
 def fetch_url(url: str) -> bytes:
     """The body of ``url``; network failures are ``OSError`` (``URLError``, timeouts)."""
     with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - the fixed https URL above
@@ -195,20 +241,23 @@ class Example:
 
 
 def encode_pairs(pairs: Sequence[Tuple[str, str]], tokenizer, bos: int, eos: int, max_len: int,
-                 tag: Optional[int] = None, direction: str = "",
+                 tags: Sequence[int] = (), direction: str = "",
                  cache: Optional[Dict[Tuple[str, str], List[int]]] = None, sample: bool = False,
                  tag_in_decoder: bool = False) -> List[Example]:
-    """Tokenize pairs (``tag``: an id put before every source); examples longer than ``max_len`` are dropped.
+    """Tokenize pairs (``tags``: ids put before every source, ``tokenizer.source_tags``'s); examples longer than
+    ``max_len`` are dropped.
 
-    ``tag_in_decoder``: the tag follows bos in the target instead (``forced``: the loss does not ask for it).
+    ``tag_in_decoder``: the first tag (the target language's) follows bos in the target instead (``forced``: the
+    loss does not ask for it); the rest (a domain tag) stay at the source start.
 
     ``cache`` ((side, text) -> ids), shared across calls, encodes each sentence of a many-way corpus once.
     ``sample``: the sides ``tokenizer.sampling`` covers are segmented by ``tokenizer.sample`` (a fresh draw for
     every occurrence, never cached).
     """
     examples = []
-    prefix = [tag] if tag is not None and not tag_in_decoder else []
-    start = [bos, tag] if tag is not None and tag_in_decoder else [bos]
+    tags = list(tags)
+    prefix = tags[1:] if tags and tag_in_decoder else tags
+    start = [bos, tags[0]] if tags and tag_in_decoder else [bos]
     cache = {} if cache is None else cache
     sampled = tokenizer.sampling.sides if sample and tokenizer.sampling is not None else ()
 

@@ -20,7 +20,12 @@ class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="transformer_hub train", description=DESCRIPTION, formatter_class=_Defaults)
     d = p.add_argument_group("data")
-    d.add_argument("--data-dir", default=str(default_data_dir()), help="Multi30k-style folder of {split}.{lang}[.gz]")
+    d.add_argument("--data-dir", action="append", default=None, metavar="[NAME=]PATH",
+                   help=f"Multi30k-style folder of {{split}}.{{lang}}[.gz] (default: {default_data_dir()}); repeat it "
+                   "to mix corpora, each named: --data-dir captions=PATH --data-dir software=PATH")
+    d.add_argument("--domain-tags", action="store_true",
+                   help="with named --data-dir folders: start each source with its corpus's domain tag "
+                   "(<domain:NAME>, Kobus et al., 2017); decoding then takes domain=NAME (default: the first)")
     d.add_argument("--src-lang", default="en")
     d.add_argument("--tgt-lang", default="de")
     d.add_argument("--langs", default=None, help="a multilingual model over these languages, e.g. en,de,fr,cs: "

@@ -19,16 +19,17 @@ import torch.distributed as dist
 from ..config import TransformerConfig
 from ..errors import UserError
 from ..hub import CONFIG_JSON, read_config
-from ..tokenizer import SubwordSampling, Tokenizer, seed_sampling
+from ..tokenizer import SubwordSampling, Tokenizer, seed_sampling, source_tags
 from ..transformer import Transformer
 from . import checkpoint as ckpt
-from .data import Example, encode_pairs, load_directions, parse_directions, read_parallel
+from .data import (DataSource, Example, Track, default_data_dir, encode_pairs, load_mixed, parse_data_dirs,
+                   parse_directions, read_parallel)
 from .metrics import MetricsLog
-from .warm_start import check_init_source, load_init, run_config, weights_digest
+from .warm_start import check_init_source, grow_vocabulary, load_init, run_config, weights_digest
 
 logger = logging.getLogger("transformer_hub.training")
 Pair = Tuple[str, str]
-Sets = Dict[Pair, List[Tuple[str, str]]]  # (src_lang, tgt_lang) -> sentence pairs
+Sets = Dict[Track, List[Tuple[str, str]]]  # (src_lang, tgt_lang, corpus) -> sentence pairs
 
 
 @dataclass(frozen=True)
@@ -93,11 +94,12 @@ def build_run(args: argparse.Namespace, place: Place, metrics: MetricsLog) -> Ru
         check_init_source(args.init_from)
     train_sets, valid_sets = load_data(args, langs)
     weights, init_record = None, None
+    directions = list(dict.fromkeys((track.src, track.tgt) for track in train_sets))
     if args.init_from:
-        tok, config, weights, init_record = init_from(args, place, found, list(train_sets))
+        tok, config, weights, init_record = init_from(args, place, found, directions)
     else:
         tok = train_tokenizer(args, place, langs, train_sets)
-        config = new_config(args, tok, langs, list(train_sets))
+        config = new_config(args, tok, langs, directions)
     set_sampling(args, place, tok, resuming=bool(found))
     torch.manual_seed(args.seed)
     random.seed(args.seed)
@@ -126,25 +128,42 @@ def load_data(args: argparse.Namespace, langs: Optional[List[str]]) -> Tuple[Set
     if a.train_src or a.train_tgt:
         if not (a.train_src and a.train_tgt and a.valid_src and a.valid_tgt):
             raise UserError("--train-src/--train-tgt need --valid-src/--valid-tgt too")
-        pair = (a.src_lang, a.tgt_lang)
+        pair = Track(a.src_lang, a.tgt_lang)
         train_sets = {pair: read_parallel(a.train_src, a.train_tgt)}
         valid_sets = {pair: read_parallel(a.valid_src, a.valid_tgt)}
     else:
         directions = parse_directions(langs, a.directions) if langs else [(a.src_lang, a.tgt_lang)]
-        train_sets = load_directions(a.data_dir, a.train_split, directions)
-        valid_sets = load_directions(a.data_dir, a.valid_split, directions)
+        train_sets = load_mixed(data_sources(a), a.train_split, directions)
+        valid_sets = load_mixed(data_sources(a), a.valid_split, directions)
     for sets, limit in ((train_sets, a.limit), (valid_sets, a.valid_limit)):
         for pair in sets:
             sets[pair] = sets[pair][:limit] if limit else sets[pair]
     return train_sets, valid_sets
 
 
+def data_sources(args: argparse.Namespace) -> List[DataSource]:
+    """The ``--data-dir`` corpora (default: the Multi30k folder)."""
+    return parse_data_dirs(args.data_dir or [str(default_data_dir())])
+
+
+def run_domains(args: argparse.Namespace) -> Optional[List[str]]:
+    """The domain tags a run trains with: its corpora's names under ``--domain-tags``, else none."""
+    if not getattr(args, "domain_tags", False):
+        return None
+    if args.train_src:
+        raise UserError("--domain-tags names each corpus by its --data-dir NAME=PATH; --train-src has none")
+    names = [source.domain for source in data_sources(args)]
+    if not all(names):
+        raise UserError("--domain-tags needs named corpora: --data-dir captions=PATH [--data-dir software=PATH]")
+    return names
+
+
 def tokenizer_texts(train_sets: Sets) -> List[str]:
-    """Every training sentence once per language (a four-way corpus repeats them per direction)."""
-    by_lang: Dict[str, List[str]] = {}
-    for (src_lang, tgt_lang), pairs in train_sets.items():
-        by_lang.setdefault(src_lang, [p[0] for p in pairs])
-        by_lang.setdefault(tgt_lang, [p[1] for p in pairs])
+    """Every training sentence once per language and corpus (a four-way corpus repeats them per direction)."""
+    by_lang: Dict[Tuple[str, str], List[str]] = {}
+    for track, pairs in train_sets.items():
+        by_lang.setdefault((track.src, track.domain), [p[0] for p in pairs])
+        by_lang.setdefault((track.tgt, track.domain), [p[1] for p in pairs])
     return [text for texts in by_lang.values() for text in texts]
 
 
@@ -156,11 +175,12 @@ def train_tokenizer(args: argparse.Namespace, place: Place, langs: Optional[List
         if langs:
             if args.separate_vocab:
                 raise UserError("--langs needs a joint vocabulary: drop --separate-vocab")
-            tok = Tokenizer.train(tokenizer_texts(train_sets), vocab_size=vocab_size, languages=langs)
+            tok = Tokenizer.train(tokenizer_texts(train_sets), vocab_size=vocab_size, languages=langs,
+                                  domains=run_domains(args) or ())
         else:
-            pairs = train_sets[next(iter(train_sets))]
+            pairs = [pair for pairs in train_sets.values() for pair in pairs]
             tok = Tokenizer.train([s for s, _ in pairs], [t for _, t in pairs], vocab_size=vocab_size,
-                                  joint=not args.separate_vocab)
+                                  joint=not args.separate_vocab, domains=run_domains(args) or ())
         tok.save(folder)
     place.barrier()
     return Tokenizer.from_directory(folder)
@@ -185,7 +205,8 @@ def new_config(args: argparse.Namespace, tok: Tokenizer, langs: Optional[List[st
     try:
         return TransformerConfig.preset(a.preset or "cpu", **{**overrides, "src_vocab_size": tok.src_vocab_size,
                                                               "tgt_vocab_size": tok.tgt_vocab_size,
-                                                              "share_embeddings": share, **languages})
+                                                              "share_embeddings": share, **languages,
+                                                              "domains": run_domains(a)})
     except ValueError as exc:  # options that make no model together, e.g. --tag-position decoder without --langs
         raise UserError(f"these model options make no valid config: {exc}") from exc
 
@@ -201,20 +222,25 @@ def init_from(args: argparse.Namespace, place: Place, found: List[Path], directi
         init = load_init(args.init_from)
         config, weights = init.config, init.state_dict()
         record = {"source": args.init_from, "sha256": weights_digest(args.init_from)}
+        tok = init.tokenizer
+        domains = run_domains(args)
+        if domains and config.domains is None:  # a warm start that learns domain tags: new pieces, new rows
+            tok = tok.with_domains(domains)
+            weights = grow_vocabulary(weights, config.tgt_vocab_size, tok.tgt_vocab_size)
         if place.main:
-            init.tokenizer.save(folder)
+            tok.save(folder)
         place.barrier()
     tok = Tokenizer.from_directory(folder)
-    return tok, run_config(args, config, tok, directions), weights, record
+    return tok, run_config(args, config, tok, directions, run_domains(args)), weights, record
 
 
 def encode(sets: Sets, tok: Tokenizer, config: TransformerConfig, budget: int, sample: bool = False) -> List[Example]:
     """Every pair of ``sets`` as token ids (with the target's language tag when multilingual)."""
     examples: List[Example] = []
     cache: Dict = {}
-    for (src_lang, tgt_lang), pairs in sets.items():
-        tag = tok.lang_tag_id(tgt_lang) if config.multilingual else None
-        examples += encode_pairs(pairs, tok, config.bos_id, config.eos_id, budget, tag, f"{src_lang}-{tgt_lang}",
+    for track, pairs in sets.items():
+        tags = source_tags(tok, config, track.tgt, (track.domain or None) if config.domains else None)
+        examples += encode_pairs(pairs, tok, config.bos_id, config.eos_id, budget, tags, track.name,
                                  cache, sample=sample, tag_in_decoder=config.decoder_tags)
     return examples
 

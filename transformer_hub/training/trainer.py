@@ -25,13 +25,13 @@ from tqdm.auto import tqdm
 
 from . import checkpoint as ckpt
 from . import distributed
-from .data import iterate_batches, load_directions
+from .data import Track, iterate_batches, load_mixed
 from ..model.losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
 from ..hub import results as results_json
 from .schedule import lr_factor, noam_lr
 from .options import build_parser
-from .run import Place, Run, build_run
+from .run import Place, Run, build_run, data_sources
 from .warm_start import provenance, shown_source
 
 logger = logging.getLogger("transformer_hub.training.trainer")
@@ -157,7 +157,7 @@ class Trainer:
         multilingual, result = self.run.config.multilingual, {}
         totals = [0.0, 0]
         for direction in self.run.valid_sets:
-            name = "-".join(direction)
+            name = direction.name
             total, count = self._loss_sum([e for e in self.run.valid_examples if e.direction == name])
             totals[0], totals[1] = totals[0] + total, totals[1] + count
             if multilingual:
@@ -169,12 +169,12 @@ class Trainer:
         elif bleu:
             scores = [self.bleu(self.run.valid_sets[d], *d) for d in self._bleu_directions()]
             for d, scored in zip(self._bleu_directions(), scores):
-                result[f"bleu/{d[0]}-{d[1]}"] = scored["bleu"]
+                result[f"bleu/{d.name}"] = scored["bleu"]
             result["bleu"] = sum(x["bleu"] for x in scores) / len(scores)
             self.run.state.validations += 1
         return result
 
-    def _bleu_directions(self) -> List[Tuple[str, str]]:
+    def _bleu_directions(self) -> List[Track]:
         """The directions this validation scores: the next ``--bleu-directions`` of them, in rotation."""
         directions = list(self.run.valid_sets)
         k = min(max(self.args.bleu_directions, 1), len(directions))
@@ -182,10 +182,12 @@ class Trainer:
         return [directions[(start + i) % len(directions)] for i in range(k)]
 
     def bleu(self, pairs: Sequence[Tuple[str, str]], src_lang: Optional[str], tgt_lang: Optional[str],
-             **options) -> Dict[str, float]:
+             domain: str = "", **options) -> Dict[str, float]:
         from ..decoding import translate
 
         languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.run.config.pairs() else {}
+        if self.run.config.domains and domain:
+            languages["domain"] = domain
         hypotheses = translate(self.run.model, [p[0] for p in pairs], batch_size=200, **languages, **options)
         return score(hypotheses, [p[1] for p in pairs])
 
@@ -281,18 +283,19 @@ class Trainer:
         if not a.train_src:
             sets += [(name, self._maybe_split(name)) for name in a.test_splits.split(",") if name]
         for split, by_direction in sets:
-            for (src_lang, tgt_lang), pairs in by_direction.items():
-                scores = self.bleu(pairs, src_lang, tgt_lang, strategy="beam", beam_size=beam)
-                tqdm.write(f"{split} {src_lang}-{tgt_lang} (beam {beam}): "
+            for track, pairs in by_direction.items():
+                scores = self.bleu(pairs, *track, strategy="beam", beam_size=beam)
+                tqdm.write(f"{split} {track.name} (beam {beam}): "
                            + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()))
-                results += result_records(scores, split, f"{src_lang}-{tgt_lang}")
+                results += result_records(scores, split, f"{track.src}-{track.tgt}", track.domain)
         return results
 
-    def _maybe_split(self, name: str) -> Dict[Tuple[str, str], List[Tuple[str, str]]]:
+    def _maybe_split(self, name: str) -> Dict[Track, List[Tuple[str, str]]]:
         found = {}
-        for direction in self.run.valid_sets:
+        sources = {source.domain: source for source in data_sources(self.args)}
+        for track in self.run.valid_sets:
             try:
-                found.update(load_directions(self.args.data_dir, name, [direction]))
+                found.update(load_mixed([sources[track.domain]], name, [track[:2]]))
             except ValueError:  # e.g. no Czech test_2017 files: that direction is skipped
                 continue
         return found
@@ -304,9 +307,12 @@ class Trainer:
             dist.destroy_process_group()
 
 
-def result_records(scores: Dict[str, float], split: str, direction: str) -> List[Dict]:
-    """Model-card result entries (one per metric) for one split and direction."""
-    return [{"dataset_name": "Multi30k", "dataset_type": "multi30k", "split": split, "direction": direction,
+def result_records(scores: Dict[str, float], split: str, direction: str, corpus: str = "") -> List[Dict]:
+    """Model-card result entries (one per metric) for one split and direction (of the corpus named ``corpus``;
+    unnamed: Multi30k)."""
+    dataset = {"dataset_name": corpus, "dataset_type": corpus} if corpus else \
+        {"dataset_name": "Multi30k", "dataset_type": "multi30k"}
+    return [{**dataset, "split": split, "direction": direction,
              "metric": "bleu" if metric.startswith("bleu") else "chrf", "metric_name": results_json.METRICS[metric],
              "value": round(value, 2)} for metric, value in scores.items()]
 

@@ -13,6 +13,8 @@ import hashlib
 import os
 from typing import Dict, List, Optional, Tuple
 
+import torch
+
 from ..config import TransformerConfig
 from ..errors import UserError
 from ..hub import WEIGHTS_FILE, CheckpointError, is_repo_id
@@ -83,13 +85,35 @@ def conflicts(args: argparse.Namespace, config: TransformerConfig, tokenizer: To
 
 
 def run_config(args: argparse.Namespace, config: TransformerConfig, tokenizer: Tokenizer,
-               directions: List[Tuple[str, str]]) -> TransformerConfig:
-    """The config this run trains: the saved one (options checked against it), with this run's dropout."""
+               directions: List[Tuple[str, str]], domains: Optional[List[str]] = None) -> TransformerConfig:
+    """The config this run trains: the saved one (options checked against it), with this run's dropout; a model
+    without domain tags that a run gives ``domains`` gets them (``tokenizer`` already holds their pieces)."""
     found = conflicts(args, config, tokenizer, directions)
+    if config.domains is not None and domains != config.domains:
+        found.append(f"--domain-tags with the corpora {','.join(domains or []) or '(none)'} (the model reads the "
+                     f"domain tags {','.join(config.domains)}: name its --data-dir folders so, in that order)")
     if found:
         raise UserError(f"--init-from {args.init_from} fixes the architecture and vocabulary; these options "
                         f"contradict it: {'; '.join(found)}")
+    if domains and config.domains is None:
+        config = dataclasses.replace(config, domains=domains, src_vocab_size=tokenizer.src_vocab_size,
+                                     tgt_vocab_size=tokenizer.tgt_vocab_size)
     return dataclasses.replace(config, dropout=args.dropout) if args.dropout is not None else config
+
+
+def grow_vocabulary(weights: Dict, old_size: int, new_size: int) -> Dict:
+    """``weights`` with every vocabulary-sized table (embeddings, the output projection and its bias) grown
+    from ``old_size`` to ``new_size`` rows; a new row starts as the mean of the old ones, so a new tag begins as
+    an average piece rather than noise, and no old id moves."""
+    if new_size == old_size:
+        return weights
+    grown = {}
+    for name, tensor in weights.items():
+        if tensor.dim() >= 1 and tensor.shape[0] == old_size:
+            extra = tensor.float().mean(dim=0, keepdim=True).expand(new_size - old_size, *tensor.shape[1:])
+            tensor = torch.cat([tensor, extra.to(tensor.dtype)], dim=0)
+        grown[name] = tensor
+    return grown
 
 
 def shown_source(source: str) -> str:
