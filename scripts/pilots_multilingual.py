@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -60,15 +61,16 @@ PILOT_OPTIONS = ["--warmup", "200", "--average-last", "2"]
 
 
 def recipe_options(recipe: Path = RECIPE) -> List[str]:
-    """The train options of ``train_multilingual.sh`` (between ``train`` and ``--resume``), ``$out`` left out."""
+    """The train options of a recipe script (between ``train`` and ``--resume``), ``$out`` left out, with its
+    ``${NAME:-default}`` words read from the environment as the shell would."""
     text = recipe.read_text().replace("\\\n", " ")
     line = next(row for row in text.splitlines() if "-m transformer_hub train" in row)
     words = shlex.split(line)
     options = words[words.index("train") + 1: words.index("--resume")]
     out = options.index("--out")
     del options[out: out + 2]
-    threads = os.environ.get("THREADS", "2")
-    return [threads if word == "${THREADS:-2}" else word for word in options]
+    return [re.sub(r"\$\{(\w+):-([^}]*)\}", lambda m: os.environ.get(m.group(1)) or m.group(2), word)
+            for word in options]
 
 
 def train_options(name: str, minutes: float, extra: List[str]) -> List[str]:
@@ -78,8 +80,10 @@ def train_options(name: str, minutes: float, extra: List[str]) -> List[str]:
             "--resume"]
 
 
-def score_model(model: "Transformer", data_dir: Path, sentences: int, beam: int, batch_size: int = 100) -> Dict:
-    """{direction: {bleu, bleu_lowercase, chrf}} on the first ``sentences`` val lines of every direction."""
+def score_model(model: "Transformer", data_dir: Path, sentences: int, beam: int, batch_size: int = 100,
+                domain: Optional[str] = None) -> Dict:
+    """{direction: {bleu, bleu_lowercase, chrf}} on the first ``sentences`` val lines of every direction (with
+    ``domain``'s tag for a model trained with domain tags)."""
     import torch
     from .multilingual_results import rounded, split_lines
     from transformer_hub.decoding import translate
@@ -92,8 +96,9 @@ def score_model(model: "Transformer", data_dir: Path, sentences: int, beam: int,
         sources, references = split_lines(data_dir, "val", src), split_lines(data_dir, "val", tgt)
         if sources is None or references is None:
             raise SystemExit(f"no val.{src} or val.{tgt} in {data_dir}")
+        tagged = {"domain": domain} if domain and model.config.domains else {}
         hypotheses = translate(model, sources[:sentences], src_lang=src, tgt_lang=tgt, batch_size=batch_size,
-                               **decoding)
+                               **decoding, **tagged)
         scores[f"{src}-{tgt}"] = rounded(score(hypotheses, references[:sentences]))
     return scores
 

@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--data-dir", action="append", default=None, metavar="[NAME=]PATH",
                    help=f"Multi30k-style folder of {{split}}.{{lang}}[.gz] (default: {default_data_dir()}); repeat it "
                    "to mix corpora, each named: --data-dir captions=PATH --data-dir software=PATH")
-    d.add_argument("--domain-tags", action="store_true",
+    d.add_argument("--domain-tags", action=argparse.BooleanOptionalAction, default=False,
                    help="with named --data-dir folders: start each source with its corpus's domain tag "
                    "(<domain:NAME>, Kobus et al., 2017); decoding then takes domain=NAME (default: the first)")
     d.add_argument("--src-lang", default="en")
