@@ -12,6 +12,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 exec python -m transformer_hub train --out "$out" --langs en,de,fr,cs \
   --data-dir "captions=${MULTI30K:-data/multi30k}" --data-dir "software=${LIBREOFFICE_HELP:-data/libreoffice-help}" \
   --domain-tags --init-from space/models/multilingual --max-tokens 8192 --warmup 400 --peak-lr 0.002 \
-  --max-updates 100000 --max-minutes 2000 --valid-every 400 --bleu-directions 3 --save-every 50 --keep-last 4 \
-  --average-last 4 --final-beam 0 --bleu-every 1000 --threads "${THREADS:-2}" \
+  --max-updates 100000 --max-minutes 2000 --valid-every 400 --valid-limit 300 --bleu-directions 3 --save-every 50 \
+  --keep-last 4 --average-last 4 --final-beam 0 --bleu-every 1000 --threads "${THREADS:-2}" \
   --name "transformer_hub multilingual v3 (en, de, fr, cs; captions and software)" --resume "$@"
