@@ -113,7 +113,8 @@ def table(records: List[Dict]) -> str:
             + "\n".join(lines) + "\n\n"
             f"Scored on the first {s['sentences_per_direction']} val sentences of each of the 12 directions of "
             f"each corpus (captions: Multi30k; software: LibreOffice's help), {s['decoding']}, cased "
-            f"{s['metrics']}; means over the 12 directions.\n")
+            f"{s['metrics']}; means over the 12 directions. Compute is counted in updates of the same tokens per batch; "
+            "the wall minutes also hold whatever else the machine ran at the time.\n")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
