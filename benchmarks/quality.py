@@ -7,7 +7,7 @@ paragraphs of three consecutive Multi30k val sentences (the page's examples when
 (``--rounds``; the order of the two alternates), through the Space's own decoding worker (one torch thread, as
 deployed), after one warm-up call of each (models loaded).  Reported: the median time per sentence of each mode,
 the ratio best / fast of those medians, and whether "best" fits the page's budget: the one-client p50 target of
-``benchmarks app``, 150 ms for a one-sentence request, taken per sentence.  ``--out`` writes the JSON that README's
+``benchmarks app``, 150 ms for a one-sentence request, taken per sentence.  ``--out`` writes the JSON that docs/results.md's
 statement of the default is checked against (tests/test_quality_numbers.py).
 """
 from __future__ import annotations

@@ -270,7 +270,7 @@ def markdown(report: dict) -> str:
 
 
 def summary(report: dict) -> str:
-    """The README's sentence on these results (a test checks that README.md holds it as written here)."""
+    """docs/python.md's sentence on these results (a test checks that it holds it as written here)."""
     rows = report["results"]
     use = [row[f"reference_{c}"]["term_use"] for row in rows for c in (1, 2)]
     plain_use = [row[f"reference_{c}"]["term_use_plain"] for row in rows for c in (1, 2)]

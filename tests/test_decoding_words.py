@@ -129,20 +129,20 @@ def test_one_doubtful_word_among_sure_ones_flags_the_sentence(tiny_tokenizer):
 def test_the_val_measurement_chose_the_thresholds_the_library_uses():
     """docs/unsure_flag.json (``python -m scripts.unsure_flag``): its chosen pair is the library's, its
     'before' is the mean-only flag, the new flag catches more of the lowest-chrF sentences, and the
-    figures in docs/design.md and README.md are the file's."""
+    figures in docs/design.md and docs/python.md are the file's."""
     saved = json.loads(RESULTS.read_text())
     assert saved["after"]["mean"] == word_level.MEAN_THRESHOLD
     assert saved["after"]["lowest_word"] == word_level.LOWEST_WORD_THRESHOLD
     assert saved["before"]["mean"] == CONFIDENCE_THRESHOLD and saved["before"]["lowest_word"] == 0.0
     assert saved["after"]["flagged_lowest"] > saved["before"]["flagged_lowest"]
-    design, readme = (ROOT / "docs" / "design.md").read_text(), (ROOT / "README.md").read_text()
+    design, page_text = (ROOT / "docs" / "design.md").read_text(), (ROOT / "docs" / "python.md").read_text()
     for name in ("before", "after", "mean_only"):
         r = saved[name]
         row = f"| {100 * r['flagged_lowest']:.1f} % | {100 * r['flagged_all']:.1f} % | {100 * r['precision']:.1f} % |"
         assert row in design, row
     assert f"{saved['sentences']:,} in all" in design
-    assert f"flags {100 * saved['after']['flagged_lowest']:.1f} % of the val sentences of lowest chrF" in readme
-    assert f"against {100 * saved['after']['flagged_all']:.1f} % of all" in readme
+    assert f"flags {100 * saved['after']['flagged_lowest']:.1f} % of the val sentences of lowest chrF" in page_text
+    assert f"against {100 * saved['after']['flagged_all']:.1f} % of all" in page_text
 
 
 def test_the_measurement_counts_what_it_says():

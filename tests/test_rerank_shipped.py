@@ -1,10 +1,10 @@
-"""The shipped reranker: rerank.json beside the multilingual model, named in its card, and the README's quality
-table is the results file that python -m scripts.rerank_results wrote."""
+"""The shipped reranker: rerank.json beside the multilingual model, named in its card, and the quality
+table of docs/results.md is the results file that python -m scripts.rerank_results wrote."""
 from pathlib import Path
 
 import pytest
 
-from helpers.readme import readme_rows
+from helpers.docs import page, results_rows
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.rerank import FEATURES, RERANK_FILE, RerankFile
 from transformer_hub.hub.results import load as load_results
@@ -33,9 +33,9 @@ def test_the_card_names_the_weights_file_and_the_results_command():
     assert load_results(RESULTS).settings["command"] in card["quality"]
 
 
-def test_the_readme_table_is_the_results_file():
+def test_the_results_page_table_is_the_results_file():
     saved = load_results(RESULTS)
-    rows = readme_rows("#### The quality mode", width=11)
+    rows = results_rows("### The quality mode", width=11)
     assert len(rows) == 24
     column = {("beam 5", "bleu"): 0, ("beam 5", "bleu_lowercase"): 1, ("beam 5", "chrf"): 2,
               ("quality best", "bleu"): 3, ("quality best", "bleu_lowercase"): 4, ("quality best", "chrf"): 5}
@@ -43,5 +43,5 @@ def test_the_readme_table_is_the_results_file():
         assert rows[s.split, s.direction][column[s.model, s.metric]] == f"{s.value:.2f}", s
     for direction, features in saved.settings["features"].items():
         assert rows["test_2016_flickr", direction][8] == ", ".join(features)
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert f"{saved.settings['time_ratio']:.2f}x" in text[text.index("#### The quality mode"):]
+    text = page("results.md")
+    assert f"{saved.settings['time_ratio']:.2f}x" in text[text.index("### The quality mode"):]

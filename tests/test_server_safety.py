@@ -289,8 +289,8 @@ def test_mistakes_and_disconnects_log_one_line_each_and_leak_nothing(served, cap
     assert "Traceback" not in capfd.readouterr().err
 
 
-# ----------------------------------------------------------------------------- the README's table
-def test_the_readme_lists_every_setting_of_the_server_with_its_default():
+# ----------------------------------------------------------------------------- docs/hosting.md's table
+def test_the_hosting_page_lists_every_setting_of_the_server_with_its_default():
     import dataclasses
     import re
 
@@ -301,7 +301,7 @@ def test_the_readme_lists_every_setting_of_the_server_with_its_default():
     from space import server
     from transformer_hub import store
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "hosting.md").read_text(encoding="utf-8")
     table = text[text.index("| Variable | Default |"):]
     rows = dict(re.findall(r"^\| `([A-Z_]+)` \| `?([^`|]*?)`?(?: \([^|]*\))? \|", table, re.M))
     expected = {f"SPACE_{f.name.upper()}": str(f.default) for f in dataclasses.fields(Limits)}

@@ -1,11 +1,11 @@
 """The models shipped under space/models: they load strictly, serve what they claim, and the numbers that
-README.md and their cards print are the ones their results command wrote."""
+docs/results.md and their cards print are the ones their results command wrote."""
 from pathlib import Path
 
 import pytest
 
 from helpers.corpus import MULTI30K, MULTI30K_MISSING
-from helpers.readme import readme_rows
+from helpers.docs import results_rows
 from transformer_hub import Transformer
 from transformer_hub.training.data import corpus_file, read_lines
 from transformer_hub.hub import card_data_from_file
@@ -39,9 +39,9 @@ def test_the_space_serves_the_multilingual_model_by_default():
     assert {"multilingual", "en-de"} <= set(store.names()) and store.default() == "multilingual"
 
 
-def test_the_readme_table_is_the_results_file(multilingual):
+def test_the_results_page_table_is_the_results_file(multilingual):
     saved = load_results(MULTILINGUAL / "multilingual_results.json")
-    rows = readme_rows()
+    rows = results_rows()
     assert len(rows) == 24  # 12 directions on test_2016_flickr, 6 on each 2017 test set (no Czech there)
     for s in saved.results:
         cells = rows[s.split, s.direction]

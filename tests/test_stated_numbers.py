@@ -1,4 +1,4 @@
-"""Every table README.md, docs/ and the model cards show about the shipped models is read from their records:
+"""Every table docs/ and the model cards show about the shipped models is read from their records:
 the results files (``multilingual_results.json``, ``variants/results.json``) and, for ``en-de``, its card's
 model-index (what its training run wrote).  A retrain that forgets a figure fails here."""
 import re
@@ -6,13 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from helpers.docs import page
 from scripts import multilingual_results as mr
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.hub.results import METRICS, load
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "space" / "models"
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+RESULTS = page("results.md")  # the shipped models, their tables and the prose around them
+SPACE = page("space.md")
 METRIC_OF = {name: key for key, name in METRICS.items()}
 CARDS = sorted(p.parent for p in MODELS.rglob("README.md") if (p.parent / "config.json").is_file())
 
@@ -28,7 +30,7 @@ def table_rows(text: str, header: str) -> list:
     return rows
 
 
-def test_the_readme_multilingual_table_is_what_its_script_writes_from_the_results_file():
+def test_the_results_page_multilingual_table_is_what_its_script_writes_from_the_results_file():
     """All nine columns: the scores, the pivot's and the bilingual model's, the target and gap, the published."""
     saved = load(MODELS / "multilingual" / "multilingual_results.json")
     rows = {}
@@ -37,21 +39,21 @@ def test_the_readme_multilingual_table_is_what_its_script_writes_from_the_result
         row = rows.setdefault((s.split, s.direction), {"split": s.split, "direction": s.direction})
         row.setdefault(kinds[s.model], {})[s.metric] = s.value
     table = mr.markdown(list(rows.values()))
-    assert table in README
+    assert table in RESULTS
     assert len(rows) == 24
 
 
-def test_the_readme_en_de_table_is_the_cards_record():
+def test_the_results_page_en_de_table_is_the_cards_record():
     card = card_data_from_file(str(MODELS / "en-de" / "README.md"))
     recorded = {(r["split"], METRIC_OF[r["metric_name"]]): r["value"] for r in card["results"]}
-    rows = table_rows(README, "| split | BLEU (cased) | BLEU (lowercased) | chrF |")
+    rows = table_rows(RESULTS, "| split | BLEU (cased) | BLEU (lowercased) | chrF |")
     assert [r[0] for r in rows] == ["val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"]
     for split, *cells in rows:
         shown = [float(c.strip("*")) for c in cells]
         assert shown == [recorded[split, m] for m in ("bleu", "bleu_lowercase", "chrf")], split
 
 
-def test_the_figures_readme_quotes_for_the_default_choice_are_the_cards():
+def test_the_figures_the_docs_quote_for_the_default_choice_are_the_cards():
     """The en->de choice: the bilingual card's 41.53 against the multilingual card's 40.47."""
     pair = card_data_from_file(str(MODELS / "en-de" / "README.md"))
     multi = card_data_from_file(str(MODELS / "multilingual" / "README.md"))
@@ -60,8 +62,8 @@ def test_the_figures_readme_quotes_for_the_default_choice_are_the_cards():
         return next(r["value"] for r in card["results"] if r["split"] == "test_2016_flickr"
                     and r["metric_name"] == METRICS["bleu_lowercase"] and r.get("direction") in (direction, None))
 
-    assert f"`en-de` ({lowercased(pair):.2f})" in README
-    assert f"the bilingual `space/models/en-de`, {lowercased(pair):.2f}," in README
+    assert f"`en-de` ({lowercased(pair):.2f})" in SPACE
+    assert f"the bilingual `space/models/en-de`, {lowercased(pair):.2f}," in RESULTS
     from transformer_hub.hub import selection
     assert f"({lowercased(pair):.2f} against {lowercased(multi, 'en-de'):.2f})" in selection.__doc__
 
@@ -105,8 +107,8 @@ def test_the_variant_study_tables_are_its_results_file():
                 assert float(row[header.index(name)]) == score[row[0], split, metric], (row[0], name)
 
 
-def test_every_two_decimal_figure_of_the_readme_results_tables_has_a_record():
-    """No score in README's result tables that no results file or card holds (targets and gaps excepted)."""
+def test_every_two_decimal_figure_of_the_results_page_tables_has_a_record():
+    """No score in docs/results.md's tables that no results file or card holds (targets and gaps excepted)."""
     recorded = set()
     for path in (MODELS / "multilingual" / "multilingual_results.json", MODELS / "variants" / "results.json"):
         recorded |= {f"{s.value:.2f}" for s in load(path).results}
@@ -114,7 +116,7 @@ def test_every_two_decimal_figure_of_the_readme_results_tables_has_a_record():
         recorded |= {f"{r['value']:.2f}" for r in card_data_from_file(str(folder / "README.md")).get("results", [])}
     recorded |= {f"{value:.2f}" for value, _ in mr.ANCHORS.values()}
     for header in ("| split | direction | BLEU | BLEU (lc) |", "| split | BLEU (cased) | BLEU (lowercased) | chrF |"):
-        for row in table_rows(README, header):
+        for row in table_rows(RESULTS, header):
             cells = [re.sub(r" \(.*\)$", "", c).strip("*") for c in row[2 if "direction" in header else 1:]]
             scores = cells[:5] if "direction" in header else cells
             assert all(c in recorded for c in scores if c), row

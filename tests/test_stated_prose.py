@@ -1,4 +1,4 @@
-"""The figures README.md and docs/ quote in their sentences (not their tables: tests/test_stated_numbers.py and its
+"""The figures docs/ quotes in their sentences (not their tables: tests/test_stated_numbers.py and its
 siblings check those) are read back from the records that the named commands wrote: the results files, the
 cards' model-index and training facts, the training runs' metrics.jsonl, the pilot table, the JSON beside a doc.
 Each check finds the figure by the words around it and compares it with the record, rounded as the prose rounds
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Dict, List
 
 
+from helpers.docs import page
 from scripts import multilingual_results as mr
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.hub.results import load
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "space" / "models"
 MULTI = MODELS / "multilingual"
 STAGE1 = ROOT / "docs" / "multilingual-stage1"
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+RESULTS = page("results.md")  # the shipped models
 
 
 def section(text: str, start: str, end: str) -> str:
@@ -72,7 +73,7 @@ def val_losses(path: Path) -> Dict[int, float]:
 
 
 # ----------------------------------------------------------------------------- the multilingual model
-MULTI_SECTION = section(README, "### `space/models/multilingual`", "#### The quality mode")
+MULTI_SECTION = section(RESULTS, "## `space/models/multilingual`", "### The quality mode")
 
 
 def test_the_multilingual_models_size_and_training_are_its_files():
@@ -105,7 +106,7 @@ def test_the_multilingual_models_size_and_training_are_its_files():
 
 
 def test_the_validation_losses_are_the_two_runs_logs():
-    """Stage 1's log is its folder's at the commit README names (docs/multilingual-stage1), stage 2's the shipped."""
+    """Stage 1's log is its folder's at the commit docs/results.md names (docs/multilingual-stage1), stage 2's the shipped."""
     first, second = val_losses(STAGE1 / "metrics.jsonl"), val_losses(MULTI / "metrics.jsonl")
     end1, end2 = first[max(first)], second[max(second)]
     assert stated(MULTI_SECTION, r"at the last validation of each stage, ([\d.]+) and ([\d.]+)\.") == (
@@ -165,7 +166,7 @@ def test_the_literature_paragraph_is_the_anchors_and_the_results_file():
     assert shown[3:] == (f"{gaps[0]:.2f}", f"{gaps[1]:.2f}", f"{-gaps[2]:.2f}")
 
 
-def test_an_epoch_is_what_readme_says():
+def test_an_epoch_is_what_the_results_page_says():
     per_epoch = {min(r["step"] for r in metrics(p) if r["epoch"] >= 1) for p in (STAGE1 / "metrics.jsonl",
                                                                               MULTI / "metrics.jsonl")}
     assert stated(MULTI_SECTION, r"updates over the (\d+) of one epoch in `metrics.jsonl`") == tuple(map(str, per_epoch))
@@ -221,7 +222,7 @@ def test_the_pilot_sentences_are_the_pilot_table():
 
 
 # ----------------------------------------------------------------------------- the quality mode
-QUALITY = section(README, "#### The quality mode", "### `space/models/en-de`")
+QUALITY = section(RESULTS, "### The quality mode", "## `space/models/en-de`")
 
 
 def quality_scores(split: str, metric: str) -> Dict[str, Dict[str, float]]:
@@ -274,7 +275,7 @@ def test_the_quality_mode_sentences_are_its_results_and_weights_files():
 
 # ----------------------------------------------------------------------------- the bilingual model
 def test_the_en_de_paragraph_is_its_config_and_card():
-    text = section(README, "### `space/models/en-de`", "**Against the literature.** The best published")
+    text = section(RESULTS, "## `space/models/en-de`", "**Against the literature.** The best published")
     folder = MODELS / "en-de"
     config = json.loads((folder / "config.json").read_text())
     training = card_data_from_file(str(folder / "README.md"))["training"]

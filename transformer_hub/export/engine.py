@@ -74,7 +74,7 @@ def choose_engine(engine: str, config: DecodingConfig, model_config=None, constr
     """The engine that runs a call: ``"auto"`` is CTranslate2 (float32) when it is installed, converts the model
     (``model_config``: its ``TransformerConfig``, when known) and honours every option of ``config``; else PyTorch.
 
-    Float32 CTranslate2 gives our greedy tokens and nearly our beam output (README), at a fraction of the time;
+    Float32 CTranslate2 gives our greedy tokens and nearly our beam output (docs/space.md), at a fraction of the time;
     what only PyTorch gives (attention maps, per-token alternatives, the search trace, other strategies) falls
     back to PyTorch, and so does a call with ``constrained`` (constraints or a glossary: CTranslate2 has no
     constrained search).  Any other name is returned as it is.
