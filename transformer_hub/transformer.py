@@ -1,7 +1,7 @@
 """``Transformer``: the network of ``model/`` with what users call on it, saving/loading like a Hub model
 and ``translate``.  It sits above ``model/``, ``hub/`` and ``decoding/``, which take the model they are given.
 """
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from . import decoding
 from .config import TransformerConfig
@@ -30,6 +30,7 @@ class Transformer(
         super().__init__(config)
         self.tokenizer = None  # a transformer_hub.tokenizer.Tokenizer once attached
         self.card_data: Dict = {}  # results and training facts for the model card (hub/)
+        self.domain_data: Optional[Dict] = None  # domains.json: the domain classifier (text/domain.py), if any
 
     def translate(self, texts: Sequence[str], strategy: str = "greedy", **options) -> List[str]:
         """The best output string for each text (``decoding.translate``; options are ``DecodingConfig`` fields)."""

@@ -20,7 +20,7 @@ AUTO_LABEL = "Best for the direction"
 
 
 class ModelChooser:
-    """``best(src, tgt)``: the name of the best-scored local model serving the direction (None if none does)."""
+    """``best(src, tgt, domain)``: the name of the best-scored local model serving the direction (None if none does)."""
 
     def __init__(self, store: ModelStore) -> None:
         self.store = store
@@ -46,9 +46,10 @@ class ModelChooser:
                 self._groups = (main, variants)
             return self._groups
 
-    def best(self, src_lang: str, tgt_lang: str) -> Optional[str]:
+    def best(self, src_lang: str, tgt_lang: str, domain: Optional[str] = None) -> Optional[str]:
+        """The best-scored model for the direction on ``domain``'s test data (None: captions)."""
         for group in self._candidates():
-            found = best_model(group, src_lang, tgt_lang)
+            found = best_model(group, src_lang, tgt_lang, domain)
             if found is not None:
                 return found.name
         return None

@@ -140,7 +140,8 @@ class SpaceModels(Models):
     def languages(self) -> List[str]:
         return self._languages
 
-    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast") -> str:
+    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast",
+               domain: Optional[str] = None) -> str:
         """The model asked for, else the best-scored one for the direction (ValueError naming it when none); at
         quality "best" one with reranking weights for it (``space/serving/quality.py``)."""
         if quality == "best" and self.ctx.store.names():
@@ -148,7 +149,7 @@ class SpaceModels(Models):
             return best_quality.best_model(self.ctx, asked, src_lang, tgt_lang)
         if self.model is not None or not self.ctx.store.names():  # no model at all: pick_model says so
             return pick_model(self.ctx, self.model)
-        name = self.ctx.chooser.best(src_lang, tgt_lang)
+        name = self.ctx.chooser.best(src_lang, tgt_lang, domain)
         if name is None:
             raise ValueError(f"{LANGUAGES.get(tgt_lang, tgt_lang)} ({tgt_lang}) is not available as a target "
                              f"language from {LANGUAGES.get(src_lang, src_lang)} ({src_lang})")

@@ -90,6 +90,8 @@ class TranslationResult:
     search: Optional["SearchTrace"] = None  # beam search's steps, with ``return_search=True``
     src_lang: Optional[str] = None  # the source language: as given, the model's own, or detected (src_lang="auto")
     src_lang_confidence: Optional[float] = None  # the detection's probability among the candidates; None if given
+    domain: Optional[str] = None  # the domain the text was translated as (given, or classified: domain="auto")
+    domain_confidence: Optional[float] = None  # the domain classifier's probability; None if given
     # split_sentences=True: each sentence's own result, in order (``text`` puts their best outputs in the layout)
     sentences: Optional[List["TranslationResult"]] = None
     # what the text pipeline (transformer_hub.text.pipeline) did: the model and engine that translated the text,

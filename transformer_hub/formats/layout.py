@@ -103,7 +103,8 @@ class CallbackModels(Models):
     def languages(self) -> List[str]:
         raise ValueError("a translation function detects no language: give the document's language")
 
-    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast") -> str:
+    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast",
+               domain: Optional[str] = None) -> str:
         if quality != "fast":  # the function translates as it does: there is no n-best to rerank
             raise ValueError(f"quality={quality!r} needs a model with a tuned reranker, not a translation function")
         return "function"

@@ -9,6 +9,7 @@ the model is built), and only then are weights read and loaded with ``strict=Tru
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import re
@@ -26,7 +27,9 @@ from ..tokenizer import Tokenizer
 from .card import CARD_FILE, card_data_from_file
 
 WEIGHTS_FILE, CONFIG_JSON = "model.safetensors", "config.json"
+DOMAINS_FILE = "domains.json"  # the domain classifier (transformer_hub.text.domain) of a model trained with domains
 MAX_CONFIG_BYTES = 1024 * 1024
+MAX_DOMAINS_BYTES = 16 * 1024 * 1024
 
 
 class ModelLoadError(RuntimeError):
@@ -192,7 +195,24 @@ def load_pretrained(cls, model_id: str, revision: Optional[str] = None, **downlo
     card = fetch(CARD_FILE, required=False)
     if card is not None:
         model.card_data = card_data_from_file(card)
+    model.domain_data = read_domains(fetch(DOMAINS_FILE, required=False))
     return model
+
+
+def read_domains(path: Optional[str]) -> Optional[Dict[str, Any]]:
+    """``domains.json`` as a dict (None when the model has none); text's ``DomainClassifier`` reads it."""
+    if path is None:
+        return None
+    if os.path.getsize(path) > MAX_DOMAINS_BYTES:
+        raise CheckpointError(f"{path} is larger than {MAX_DOMAINS_BYTES} bytes: not a domain classifier")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path} holds {type(data).__name__}, not a domain classifier")
+    return data
 
 
 def read_tokenizer(fetch: Fetch, config: TransformerConfig) -> Optional[Tokenizer]:

@@ -10,7 +10,7 @@ from huggingface_hub import PyTorchModelHubMixin
 from safetensors.torch import save_file
 
 from .card import CARD_FILE, PLOT_FILE, model_card
-from .loading import CONFIG_JSON, WEIGHTS_FILE, load_pretrained, tied_groups
+from .loading import CONFIG_JSON, DOMAINS_FILE, WEIGHTS_FILE, load_pretrained, tied_groups
 
 
 def save_folder(model, directory) -> None:
@@ -23,6 +23,9 @@ def save_folder(model, directory) -> None:
     (directory / CONFIG_JSON).write_text(json.dumps(model.config.to_dict(), indent=2, sort_keys=True) + "\n")
     if model.tokenizer is not None:
         model.tokenizer.save(directory)
+    if getattr(model, "domain_data", None):
+        (directory / DOMAINS_FILE).write_text(json.dumps(model.domain_data, ensure_ascii=False,
+                                                         separators=(",", ":")) + "\n", encoding="utf-8")
     plot = model.card_data.get("plot")
     if plot and Path(plot).is_file() and Path(plot).resolve() != (directory / PLOT_FILE).resolve():
         shutil.copyfile(plot, directory / PLOT_FILE)

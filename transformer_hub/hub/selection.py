@@ -23,6 +23,11 @@ from .results import scores_from_card
 SPLIT = "test_2016_flickr"
 METRIC = "bleu_lowercase"
 Pair = Tuple[str, str]
+# A card entry's domain, from its dataset: Multi30k's captions (entries naming no dataset are Multi30k's, as every
+# card before domains), LibreOffice's help; a dataset named by a domain itself (the trainer's records) is that one.
+DATASET_DOMAINS = {"multi30k": "captions", "libreoffice-help": "software"}
+DEFAULT_DOMAIN = "captions"
+DOMAIN_SPLITS = {"captions": SPLIT}  # the split a domain is scored on; any other domain: its "test" split
 
 
 @dataclass(frozen=True)
@@ -32,10 +37,21 @@ class Candidate:
     name: str
     source: Optional[str] = None
     pairs: Tuple[Pair, ...] = ()
-    scores: Mapping[Pair, float] = field(default_factory=dict)
+    scores: Mapping[Pair, float] = field(default_factory=dict)  # on the default domain (captions)
+    domain_scores: Mapping[str, Mapping[Pair, float]] = field(default_factory=dict)  # the other domains'
 
     def serves(self, src_lang: str, tgt_lang: str) -> bool:
         return (src_lang, tgt_lang) in self.pairs
+
+    def scores_on(self, domain: Optional[str] = None) -> Mapping[Pair, float]:
+        """The card's scores on ``domain``'s test data (None: the default domain, captions)."""
+        return self.scores if domain in (None, DEFAULT_DOMAIN) else self.domain_scores.get(domain, {})
+
+
+def record_domain(record: Mapping[str, Any]) -> str:
+    """The domain a model-card result entry measures (``DATASET_DOMAINS``; no dataset: Multi30k's captions)."""
+    dataset = str(record.get("dataset_type") or "multi30k").lower()
+    return DATASET_DOMAINS.get(dataset, dataset)
 
 
 def candidate(name: str, config: TransformerConfig, card: Optional[Mapping[str, Any]] = None, *,
@@ -46,18 +62,23 @@ def candidate(name: str, config: TransformerConfig, card: Optional[Mapping[str, 
     are left out: a card is documentation, and a bad one must not stop the model from serving.
     """
     pairs = tuple(config.pairs())
-    scores: Dict[Pair, float] = {}
+    scores: Dict[str, Dict[Pair, float]] = {}
+    records = list((card or {}).get("results") or [])
     try:
-        found = scores_from_card(name, list((card or {}).get("results") or []))
-    except (KeyError, TypeError, ValueError):
-        found = []
-    for score in found:
-        if score.split != split or score.metric != metric:
+        found = scores_from_card(name, records)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        found, records = [], []
+    for record, score in zip(records, found):
+        domain = record_domain(record)
+        if score.split != (split if domain == DEFAULT_DOMAIN else DOMAIN_SPLITS.get(domain, "test")) \
+                or score.metric != metric:
             continue
         pair = tuple(score.direction.split("-", 1)) if score.direction else (pairs[0] if len(pairs) == 1 else None)
-        if pair in pairs and pair not in scores:  # the first entry for a direction counts, as Results.score reads
-            scores[pair] = float(score.value)
-    return Candidate(name, source, pairs, scores)
+        kept = scores.setdefault(domain, {})
+        if pair in pairs and pair not in kept:  # the first entry for a direction counts, as Results.score reads
+            kept[pair] = float(score.value)
+    default = scores.pop(DEFAULT_DOMAIN, {})
+    return Candidate(name, source, pairs, default, scores)
 
 
 def candidate_from_folder(folder: os.PathLike, name: Optional[str] = None, **options: Any) -> Candidate:
@@ -76,15 +97,16 @@ def candidates_in(models_dir: os.PathLike, **options: Any) -> List[Candidate]:
     return [candidate_from_folder(folder, **options) for folder in folders]
 
 
-def best_model(candidates: Iterable[Candidate], src_lang: str, tgt_lang: str) -> Optional[Candidate]:
-    """The serving candidate with the best score for ``src_lang -> tgt_lang``; unscored ones after, in order.
-
-    None when no candidate serves the direction.
+def best_model(candidates: Iterable[Candidate], src_lang: str, tgt_lang: str,
+               domain: Optional[str] = None) -> Optional[Candidate]:
+    """The serving candidate with the best score for ``src_lang -> tgt_lang`` on ``domain``'s test data (None:
+    the default domain, captions); unscored ones after, in order.  None when no candidate serves the direction.
     """
+    pair = (src_lang, tgt_lang)
     serving = [c for c in candidates if c.serves(src_lang, tgt_lang)]
-    scored = [c for c in serving if (src_lang, tgt_lang) in c.scores]
+    scored = [c for c in serving if pair in c.scores_on(domain)]
     if scored:  # max keeps the first of equal scores: the order given breaks ties
-        return max(scored, key=lambda c: c.scores[(src_lang, tgt_lang)])
+        return max(scored, key=lambda c: c.scores_on(domain)[pair])
     return serving[0] if serving else None
 
 

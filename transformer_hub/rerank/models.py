@@ -61,7 +61,8 @@ class RerankedModel(OneModel):
         """The model in ``folder`` (or ``model``), its ``rerank.json`` and helper models."""
         return cls(Reranker.from_pretrained(folder, model=model), name)
 
-    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast") -> str:
+    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast",
+               domain: Optional[str] = None) -> str:
         # refused now, before any decoding, when the direction is known (a blank text may have no source)
         if check_quality(quality) == "best" and (src_lang is not None or not self.model.config.multilingual):
             self.reranker.direction(src_lang, tgt_lang)  # ValueError naming the tuned directions

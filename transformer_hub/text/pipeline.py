@@ -28,6 +28,7 @@ from ..decoding.api import TEXT_PIPELINES
 from ..decoding.config import length_penalty, one_per_text
 from ..hub.selection import Candidate, best_model, candidate
 from .detection import detect_language, too_short_to_detect, unserved_language
+from .domain import DomainClassifier, model_domain_classifier
 from .glossary import Entry, Glossary
 from .segmentation import Segmented, has_words, language_name, split_sentences
 from .verbatim import restore_results, with_attention
@@ -66,10 +67,19 @@ class Models:
     def languages(self) -> List[str]:
         raise NotImplementedError
 
-    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast") -> str:
-        """The name of the model that translates ``src_lang -> tgt_lang`` at ``quality`` (ValueError when none
-        does)."""
+    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast",
+               domain: Optional[str] = None) -> str:
+        """The name of the model that translates ``src_lang -> tgt_lang`` at ``quality`` for texts of ``domain``
+        (None: the default domain) (ValueError when none does)."""
         raise NotImplementedError
+
+    def domains(self, name: Optional[str] = None) -> Tuple[str, ...]:
+        """The domains model ``name`` was trained to be told (``config.domains``; None: those of any model)."""
+        return ()
+
+    def domain_classifier(self) -> Optional[DomainClassifier]:
+        """What tells a text's domain for ``domain="auto"`` (None: no model ships one, and no domain is given)."""
+        return None
 
     def decode(self, name: str, sentences: List[str], src_langs: list, tgt_langs: list, config: DecodingConfig,
                quality: str = "fast", **options: Any) -> Tuple[List[TranslationResult], str]:
@@ -110,8 +120,15 @@ class OneModel(Models):
                              "or languages); give src_lang=None for this one")
         return list(dict.fromkeys(langs))
 
-    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast") -> str:
+    def choose(self, src_lang: Optional[str], tgt_lang: Optional[str], quality: str = "fast",
+               domain: Optional[str] = None) -> str:
         return self.name
+
+    def domains(self, name: Optional[str] = None) -> Tuple[str, ...]:
+        return tuple(self.model.config.domains or ())
+
+    def domain_classifier(self) -> Optional[DomainClassifier]:
+        return model_domain_classifier(self.model)
 
     def decode(self, name, sentences, src_langs, tgt_langs, config, quality: str = "fast", **options):
         if quality != "fast":
@@ -141,8 +158,8 @@ class ModelSet(Models):
     def languages(self) -> List[str]:
         return list(dict.fromkeys(lang for c in self.candidates for pair in c.pairs for lang in pair))
 
-    def choose(self, src_lang, tgt_lang, quality: str = "fast") -> str:
-        found = best_model(self.candidates, src_lang, tgt_lang) if src_lang and tgt_lang else None
+    def choose(self, src_lang, tgt_lang, quality: str = "fast", domain: Optional[str] = None) -> str:
+        found = best_model(self.candidates, src_lang, tgt_lang, domain) if src_lang and tgt_lang else None
         if found is None:
             raise ValueError(f"no model translates {src_lang} -> {tgt_lang}; the models serve "
                              + ", ".join(f"{s}->{t}" for s, t in dict.fromkeys(p for c in self.candidates for p in c.pairs)))
@@ -154,6 +171,13 @@ class ModelSet(Models):
 
     def tokenizer(self, name, options):
         return OneModel(self.models[name], name).tokenizer(name, options)
+
+    def domains(self, name: Optional[str] = None) -> Tuple[str, ...]:
+        models = [self.models[name]] if name is not None else list(self.models.values())
+        return tuple(dict.fromkeys(d for m in models for d in (m.config.domains or ())))
+
+    def domain_classifier(self) -> Optional[DomainClassifier]:
+        return next((c for c in map(model_domain_classifier, self.models.values()) if c is not None), None)
 
 
 def detect_sources(models: Models, texts: List[str], src_lang, tgt_lang, keep_target_language: bool = False
@@ -232,7 +256,7 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
                     keep_target_language: bool = False, constraints=None, glossary=None,
                     check_size: Optional[Callable[[int], None]] = None,
                     on_chunk: Optional[Callable[[int, int], None]] = None, chunk_size: Optional[int] = None,
-                    quality: str = "fast", **options: Any) -> List[TranslationResult]:
+                    quality: str = "fast", domain=None, **options: Any) -> List[TranslationResult]:
     """One result per text, in order: split (``split_sentences``) or whole, each sentence decoded by the model
     chosen for its text's direction, all sentences of one model in one call (``chunk_size`` at a time when
     given, ``on_chunk(done, total)`` before each); ``options`` go to that call (``progress``, ``workers``,
@@ -242,7 +266,9 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
     sentence's constraints; each result lists in ``glossary`` the entries that applied.  ``check_size(n)`` sees
     the number of sentences to decode before any is (it raises to refuse them).  Each result's ``layout`` is
     the ``Segmented`` its text was cut into (``layout.join`` puts sentence outputs back in place).  ``quality``
-    ("fast" or "best") goes to ``models.choose`` and ``models.decode``: what "best" means is theirs.
+    ("fast" or "best") goes to ``models.choose`` and ``models.decode``: what "best" means is theirs.  ``domain``
+    (one name or one per text; "auto": the models' domain classifier decides per text; None: the default) chooses
+    the model that scores the domain best and is the domain tag of a model trained with tags (``detect_domains``).
 
     A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
     ``unchanged`` saying why; so does one too short to detect (``src_lang="auto"``), and one already in its
@@ -255,6 +281,7 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
     glossary = Glossary.coerce(glossary) if glossary is not None else None
     given = _given_constraints(constraints, len(texts), split_sentences)
     sources, confidences, unchanged = detect_sources(models, texts, src_lang, tgt_lang, keep_target_language)
+    domains, domain_confidences = detect_domains(models, texts, domain)
     default_source, default_target = models.default_languages()
     sources = [default_source if lang is None else lang for lang in sources]
     targets = [default_target if lang is None else lang for lang in one_per_text(tgt_lang, len(texts), "tgt_lang")]
@@ -263,7 +290,7 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
     for i, layout in enumerate(layouts):
         if not layout.segments and unchanged[i] is None:
             unchanged[i] = "empty" if not texts[i].strip() else "no words to translate"
-    names = [_choose(models, i, s, t, quality) if layout.segments else None
+    names = [_choose(models, i, s, t, quality, domains[i]) if layout.segments else None
              for i, (s, t, layout) in enumerate(zip(sources, targets, layouts))]
     if check_size is not None:
         check_size(sum(len(layout.segments) for layout in layouts))
@@ -277,7 +304,7 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
         done = 0
         for part in chunks.split(rows):
             results, engines[name] = _decode(models, name, part, sources, targets, config, split_sentences,
-                                             options)
+                                             _domain_option(models, name, part, domains, options))
             for (i, *_), result, entries in zip(part, results, applied[done:done + len(part)]):
                 result.glossary = entries
                 decoded.setdefault(i, []).append(result)
@@ -290,13 +317,44 @@ def translate_texts(models: Models, texts: Sequence[str], config: Optional[Decod
         result.layout = layouts[i]
         for r in [result] + (result.sentences or []):
             r.src_lang, r.src_lang_confidence = sources[i], confidences[i]
+            r.domain, r.domain_confidence = domains[i], domain_confidences[i]
         out.append(result)
     return out
 
 
-def _choose(models: Models, index: int, src_lang: Optional[str], tgt_lang: Optional[str], quality: str) -> str:
+def detect_domains(models: Models, texts: List[str], domain) -> Tuple[List[Optional[str]], List[Optional[float]]]:
+    """Per text: its domain (as given; "auto": the models' ``domain_classifier``'s choice, None where they ship
+    none) and the classifier's probability (None if given).  A given domain no model knows is a ``ValueError``."""
+    domains = one_per_text(domain, len(texts), "domain", "one name")
+    known = models.domains()
+    for name in dict.fromkeys(d for d in domains if d not in (None, AUTO)):
+        if name not in known:
+            raise ValueError(f"unknown domain {name!r}: " + (f"the domains are {', '.join(known)} (or auto)" if known
+                             else f"{'this model was' if models.one_model else 'the models were'} trained without "
+                                  "domains (give none)"))
+    confidences: List[Optional[float]] = [None] * len(texts)
+    auto = [i for i, d in enumerate(domains) if d == AUTO]
+    classifier = models.domain_classifier() if auto else None
+    for i in auto:
+        domains[i] = None
+    if classifier is not None:
+        for i, (name, p) in zip(auto, classifier.predict([texts[i] for i in auto], default=known[0] if known else None)):
+            domains[i], confidences[i] = (name, p) if name in known else (None, None)
+    return domains, confidences
+
+
+def _domain_option(models: Models, name: str, part: list, domains: list, options: Dict[str, Any]) -> Dict[str, Any]:
+    """``options`` with each sentence's domain for a model trained with domain tags (the others have no tags)."""
+    own = models.domains(name)
+    if not own:
+        return options
+    return {**options, "domain": [domains[i] if domains[i] in own else None for i, *_ in part]}
+
+
+def _choose(models: Models, index: int, src_lang: Optional[str], tgt_lang: Optional[str], quality: str,
+            domain: Optional[str] = None) -> str:
     try:
-        return models.choose(src_lang, tgt_lang, quality)
+        return models.choose(src_lang, tgt_lang, quality, domain)
     except TextError:
         raise
     except ValueError as exc:  # no model for the direction: the same message, naming the text

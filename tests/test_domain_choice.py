@@ -1,0 +1,113 @@
+"""The domain of a text: the naive-Bayes classifier (text/domain.py) and its file, the pipeline's ``domain``
+(given or "auto") reaching a tagged model's source and the choice of model, and the cards' scores per domain."""
+import pytest
+
+from test_domains import corpora, run_args, tagged, SOFT_DE, SOFT_EN  # noqa: F401 - the fixtures
+from helpers.training import DE, EN
+from scripts import domain_classifier
+from transformer_hub import Transformer
+from transformer_hub.config import TransformerConfig
+from transformer_hub.decoding import generate
+from transformer_hub.hub.loading import CheckpointError, DOMAINS_FILE
+from transformer_hub.hub.results import METRICS
+from transformer_hub.hub.selection import best_model, candidate
+from transformer_hub.text.domain import DomainClassifier, features
+from transformer_hub.text.pipeline import ModelSet, OneModel, translate_texts
+
+TEXTS = {"captions": ["A man rides a bicycle down the street.", "Two dogs play in the snow.",
+                      "A woman in a red coat walks past a shop."],
+         "software": ["Click the Save button to save the file.", "Select a cell in the table.",
+                      "Choose Format - Cells and open the Numbers tab."]}
+
+
+def test_letter_grams_let_an_unseen_word_lean_to_its_domain():
+    assert features("Tab") == ["tab", "~#tab", "~tab#"]
+    classifier = DomainClassifier.train(TEXTS)
+    assert [d for d, _ in classifier.predict(["Open the table.", "A dog in the street."])] == ["software", "captions"]
+    assert classifier.predict(["Tables"])[0][0] == "software"  # never seen, but built like "table"
+    domain, p = classifier.predict(["123 !!"], default="software")[0]  # no letters at all: the default, undecided
+    assert (domain, p) == ("software", pytest.approx(0.5))
+
+
+def test_the_classifier_file_round_trips_and_bad_files_are_refused(tmp_path):
+    classifier = DomainClassifier.train(TEXTS, made_by="a test")
+    classifier.save(tmp_path)
+    again = DomainClassifier.from_folder(tmp_path)
+    probe = ["Select the file.", "A man and a dog.", "nothing known here"]
+    assert again.predict(probe) == classifier.predict(probe) and again.made_by == "a test"
+    assert DomainClassifier.from_folder(tmp_path / "none") is None
+    (tmp_path / DOMAINS_FILE).write_text('{"schema": 7}')
+    with pytest.raises(ValueError, match="schema 7; this version reads 1"):
+        DomainClassifier.from_folder(tmp_path)
+    (tmp_path / DOMAINS_FILE).write_text("[1, 2]")
+    with pytest.raises(CheckpointError, match="holds list, not a domain classifier"):
+        DomainClassifier.from_folder(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def tagged_with_classifier(tagged, corpora):  # noqa: F811 - the fixture of test_domains
+    folder = tagged / "final"
+    captions, software = corpora
+    assert domain_classifier.main(["--model", str(folder), "--data-dir", f"captions={captions}",
+                                   "--data-dir", f"software={software}", "--langs", "en,de"]) == 0
+    return Transformer.from_pretrained(folder)
+
+
+def test_auto_reaches_the_source_tag_the_classifier_chose(tagged_with_classifier):
+    model = tagged_with_classifier
+    texts = [" ".join(SOFT_EN[:5]), " ".join(EN[:5])]
+    results = translate_texts(OneModel(model), texts, src_lang="en", tgt_lang="de", domain="auto")
+    assert [r.domain for r in results] == ["software", "captions"]
+    assert all(0.5 < r.domain_confidence <= 1 for r in results)
+    for result, domain in zip(results, ("software", "captions")):
+        alone = generate(model, [result.source], src_lang="en", tgt_lang="de", domain=domain)[0]
+        assert result.sentences[0].source_ids == alone.source_ids and result.text == alone.text
+        assert alone.source_ids[1] == model.tokenizer.domain_tag_id(domain)
+
+
+def test_a_given_domain_is_checked_against_the_models(tagged_with_classifier, tiny_model):
+    model = tagged_with_classifier
+    given = translate_texts(OneModel(model), [" ".join(EN[:4])], src_lang="en", tgt_lang="de", domain="software")[0]
+    assert given.domain == "software" and given.domain_confidence is None
+    with pytest.raises(ValueError, match=r"unknown domain 'legal': the domains are captions, software \(or auto\)"):
+        translate_texts(OneModel(model), ["a man"], src_lang="en", tgt_lang="de", domain="legal")
+    with pytest.raises(ValueError, match="unknown domain 'software': this model was trained without domains"):
+        translate_texts(OneModel(tiny_model), ["a man"], domain="software")
+    plain = translate_texts(OneModel(tiny_model), ["a man"], domain="auto")[0]  # no classifier: no domain
+    assert plain.domain is None and plain.domain_confidence is None
+
+
+def test_a_model_without_domains_beside_a_tagged_one_gets_no_tag(tagged_with_classifier, tiny_model):
+    models = ModelSet({"plain": tiny_model, "tagged": tagged_with_classifier})  # unscored: the first serves
+    assert models.domains() == ("captions", "software") and models.domain_classifier() is not None
+    assert models.domains("plain") == ()
+    result = translate_texts(models, [" ".join(SOFT_EN[:4])], src_lang="en", tgt_lang="de", domain="auto")[0]
+    assert result.domain == "software" and result.model == "plain"
+    alone = generate(tiny_model, [result.source], src_lang="en", tgt_lang="de")[0]  # no tag reached it
+    assert result.text == alone.text and result.sentences[0].source_ids == alone.source_ids
+
+
+def _card(*rows):
+    return {"results": [{"dataset_type": dataset, "split": split, "direction": "en-de", "metric": "bleu",
+                         "metric_name": METRICS["bleu_lowercase"], "value": value} for dataset, split, value in rows]}
+
+
+def test_the_best_model_is_chosen_per_domain_from_the_cards():
+    config = TransformerConfig(**dict(TransformerConfig.preset("tiny").to_dict(), languages=["en", "de"]))
+    v2 = candidate("v2", config, _card(("multi30k", "test_2016_flickr", 40.5)))
+    v3 = candidate("v3", config, _card(("multi30k", "test_2016_flickr", 40.1), ("libreoffice-help", "test", 31.0),
+                                       ("libreoffice-help", "val", 99.0)))
+    assert v3.scores_on("software") == {("en", "de"): 31.0} and v3.scores_on(None) == {("en", "de"): 40.1}
+    assert best_model([v2, v3], "en", "de").name == "v2"
+    assert best_model([v2, v3], "en", "de", "captions").name == "v2"
+    assert best_model([v2, v3], "en", "de", "software").name == "v3"  # v2 has no software score: after v3
+    assert best_model([v2, v3], "en", "de", "legal").name == "v2"  # nobody scored: the order given
+
+
+def test_the_script_refuses_data_named_unlike_the_models_domains(tagged, corpora, capsys):  # noqa: F811
+    captions, software = corpora
+    code = domain_classifier.main(["--model", str(tagged / "final"), "--data-dir", f"captions={captions}",
+                                   "--data-dir", f"docs={software}", "--langs", "en,de"])
+    assert code == 2
+    assert "trained with domains ['captions', 'software'], but --data-dir names ['captions', 'docs']" \
+        in capsys.readouterr().err
