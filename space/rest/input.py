@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence
 from urllib.parse import parse_qsl
 
 import anyio
@@ -166,6 +166,18 @@ def _encodable(text: str) -> bool:
 
 def _printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def read_domain(params: Dict[str, Any], known: Sequence[str]) -> str:
+    """Our ``domain`` extension: "auto" (the default: each text's domain told from its words) or one of the
+    ``known`` domains of the models (a model trained with domain tags reads its text with that tag)."""
+    value = params.get("domain")
+    if value in (None, "", AUTO):
+        return AUTO
+    if not isinstance(value, str) or value not in known:
+        choices = ", ".join([AUTO, *known]) if known else "auto (these models were trained without domains)"
+        raise RestError(400, f"Invalid request: domain must be {choices}, got {_printable(str(value))[:40]!r}")
+    return value
 
 
 def read_quality(params: Dict[str, Any], html: bool = False) -> str:

@@ -49,8 +49,8 @@ from ..serving.glossary import NO_GLOSSARY_ENGINE, NO_GLOSSARY_ENGINE_MESSAGE
 from ..serving.languages import LANGUAGES
 from ..serving.service import SpaceModels
 from . import html
-from .input import (RestError, SafeJSONResponse, error_response, read_api_key, read_language, read_params,
-                    read_quality, refusal, required)
+from .input import (RestError, SafeJSONResponse, error_response, read_api_key, read_domain, read_language,
+                    read_params, read_quality, refusal, required)
 
 logger = logging.getLogger(__name__)
 PATHS = ("/translate", "/detect", "/languages")
@@ -279,10 +279,11 @@ class RestAPI:
         if job.documents is not None:
             return html.translate(self, job)
         picks = [i for i, text in enumerate(job.texts) if text is not None]
+        domain = read_domain(params, self.models(job).domains())
         results = self.run(job, lambda models: translate_texts(
             models, [job.texts[i] for i in picks], self.config(job), src_lang=job.source, tgt_lang=job.target,
             keep_target_language=True, glossary=job.glossary, check_size=self.check_size,
-            quality=quality), picks)
+            quality=quality, domain=domain), picks)
         found: List[Optional[TranslationResult]] = [None] * len(job.texts)
         for i, result in zip(picks, results):
             found[i] = result
@@ -298,6 +299,8 @@ class RestAPI:
         if any(r is not None and r.model for r in found):
             answer["model"] = [r.model if r is not None else None for r in found]
             answer["engine"] = [r.engine if r is not None else None for r in found]
+        if any(r is not None and r.domain for r in found):  # models trained with domains: the one each text got
+            answer["domain"] = [r.domain if r is not None else None for r in found]
         if job.glossary is not None:
             answer["glossary"] = [[e.to_dict() for e in r.glossary] if r is not None else [] for r in found]
         if any(r is not None and r.warnings for r in found):  # a glossary term that could not fit its sentence

@@ -35,6 +35,10 @@ class TranslateRequest(BaseModel):
         "fast", description="fast: beam search (the default); best: each sentence's n-best reranked with the weights "
                             "tuned beside the model (rerank.json; slower; format=text; a direction without tuned "
                             "weights is a 400)")
+    domain: Optional[str] = Field(
+        "auto", description="where the texts come from, for models trained with domain tags: auto (the default: "
+                            "told from each text's words) or a domain the models know (e.g. captions, software); "
+                            "the answer's domain says which each text got")
     api_key: Optional[str] = Field(None, description="an API key (its own limits; SPACE_API_KEYS=1)")
 
 
@@ -63,6 +67,8 @@ class Translation(BaseModel):
         None, description="with a glossary: per text, the entries whose source term occurs in it")
     warnings: Optional[Union[List[str], List[List[str]]]] = Field(
         None, description="per text: glossary terms that could not fit the translation's length limit")
+    domain: Optional[Union[str, List[Optional[str]]]] = Field(
+        None, description="with models trained with domains: the domain each text was translated as")
 
 
 class Language(BaseModel):

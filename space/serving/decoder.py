@@ -21,13 +21,15 @@ PROCESSES = 1  # measured: two decoding processes served fewer requests/s on 2 c
 
 
 class Request(NamedTuple):
-    """One sentence to decode, with its direction, forced prefix and the target phrases it must contain."""
+    """One sentence to decode, with its direction, forced prefix, the target phrases it must contain and its
+    domain (the domain tag of a model trained with them; None for the others)."""
 
     text: str
     src_lang: Optional[str] = None
     tgt_lang: Optional[str] = None
     prefix: Optional[str] = None
     constraints: Tuple[str, ...] = ()
+    domain: Optional[str] = None
 
 
 def _common(values: List):
@@ -68,10 +70,12 @@ class Decoder:
             prefixes = [r.prefix or None for r in batch]
             # a sentence without constraints is decoded as plain beam search, whatever the others of its batch
             constraints = [list(r.constraints) for r in batch]
+            domains = {"domain": _common([r.domain for r in batch])} if any(r.domain for r in batch) else {}
             return self.pool().generate(
                 [r.text for r in batch], config, source=spec.source, revision=spec.revision, engine=engine,
                 src_lang=_common([r.src_lang for r in batch]), tgt_lang=_common([r.tgt_lang for r in batch]),
-                prefix=None if not any(prefixes) else prefixes, constraints=constraints if any(constraints) else None)
+                prefix=None if not any(prefixes) else prefixes, constraints=constraints if any(constraints) else None,
+                **domains)
 
         # sampling: a call without a seed draws one for all its texts, and a sentence's stream is keyed on its
         # source and that seed, so two users' identical texts merged in one call would get the same samples

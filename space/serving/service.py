@@ -155,9 +155,17 @@ class SpaceModels(Models):
                              f"language from {LANGUAGES.get(src_lang, src_lang)} ({src_lang})")
         return name
 
+    def domains(self, name: Optional[str] = None) -> Tuple[str, ...]:
+        store = self.ctx.store  # any model: the local ones (never a Hub download just to list domains)
+        names = [name] if name is not None else [n for n, spec in store.specs.items() if spec.local]
+        return tuple(dict.fromkeys(d for n in names for d in (store.config(n).domains or ())))
+
+    def domain_classifier(self):
+        return self.ctx.store.domain_classifier()
+
     def decode(self, name: str, sentences: List[str], src_langs: list, tgt_langs: list, config: DecodingConfig,
                quality: str = "fast", prefix: Optional[list] = None, constraints: Optional[list] = None,
-               **options) -> Tuple[List[TranslationResult], str]:
+               domain: Optional[list] = None, **options) -> Tuple[List[TranslationResult], str]:
         """The sentences decoded by the worker: ``prefix`` (each one's forced start) and ``constraints`` (each
         one's target phrases: a glossary's terms, which make engine "auto" PyTorch) are honoured; the rest
         (progress, workers) do not apply to the Space's worker.  ``quality="best"``: reranked there (PyTorch)."""
@@ -171,8 +179,9 @@ class SpaceModels(Models):
             if pair not in pairs:
                 pairs[pair] = languages_for(self.ctx, name, *pair)
         starts = prefix if prefix is not None else [None] * len(sentences)
-        requests = [Request(s, *pairs[pair], start, constraints=tuple(c or ()))
-                    for s, pair, start, c in zip(sentences, zip(src_langs, tgt_langs), starts, constraints)]
+        domains = domain if domain is not None else [None] * len(sentences)  # the pipeline's, for tagged models
+        requests = [Request(s, *pairs[pair], start, constraints=tuple(c or ()), domain=d)
+                    for s, pair, start, c, d in zip(sentences, zip(src_langs, tgt_langs), starts, constraints, domains)]
         return self.ctx.decoder.generate(name, requests, config, engine=engine), engine
 
 

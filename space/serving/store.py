@@ -24,6 +24,7 @@ from transformer_hub import Tokenizer, TransformerConfig
 from transformer_hub import hub
 from transformer_hub.hub import results as results_json
 from transformer_hub.hub import card_data_from_file
+from transformer_hub.text.domain import DomainClassifier
 
 logger = logging.getLogger(__name__)
 DEFAULT_MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
@@ -211,6 +212,20 @@ class ModelStore:
         if scores or training:
             merged.models.append(results_json.ModelResult(name=name, training=training))
             merged.results += scores
+
+    def domain_classifier(self) -> Optional[DomainClassifier]:
+        """The domain classifier (``domains.json``) of the first local model trained with domains that ships one;
+        read once.  A broken file is logged and skipped: the texts are then translated in the default domain."""
+        with self._lock:
+            if not hasattr(self, "_classifier"):
+                self._classifier = None
+                for spec in self.specs.values():
+                    if spec.local and self._classifier is None:
+                        try:
+                            self._classifier = DomainClassifier.from_folder(spec.source)
+                        except (OSError, ValueError) as exc:
+                            logger.warning("ignoring the domain classifier of %s: %s", spec.name, exc)
+            return self._classifier
 
     def card(self, name: str) -> Dict[str, Any]:
         """The model card's data (results, training facts) of a local model; {} when there is none."""

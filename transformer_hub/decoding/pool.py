@@ -50,7 +50,7 @@ from .results import Hypothesis, TranslationResult
 
 MAX_PROCESSES = 64
 READY_TIMEOUT_S = 300.0  # every worker imports torch and loads the model
-PER_TEXT = ("src_lang", "tgt_lang", "prefix", "constraints")  # generate options that may be given one per text
+PER_TEXT = ("src_lang", "tgt_lang", "domain", "prefix", "constraints")  # generate options that may be given one per text
 MODELS_PER_WORKER = 8  # a worker keeps the models it used last; an older one is loaded again when asked for
 Key = Tuple[str, Optional[str]]  # (source, revision)
 _MODELS: "OrderedDict[Key, Any]" = OrderedDict()  # in a worker: the models it loaded, least recently used first
