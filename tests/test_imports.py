@@ -22,6 +22,7 @@ FLOORS = [  # bottom first; a unit may import only units of lower floors
     # sentences); corpora built from other sources (text's sentences), in the layout training reads
     {"export", "training", "rerank"},  # exports and their engine; the trainer; the quality mode (n-best reranking)
     {"inside", "playground"},  # what a trained model shows; training one live (both use the schedule)
+    {"scale"},  # a corpus on Ray Data through the pipeline (the ``scale`` extra), its blocks resumable
     {"cli"},  # the command line
     {"__main__"},  # ``python -m transformer_hub``
 ]
