@@ -143,6 +143,7 @@ SPACE_FLOORS = [  # the Space's packages, bottom first, each with its modules' f
               {"plugins", "tools"},  # the built-in and entry-point tabs; Gradio's API and MCP tools,
               {"demo"}]),  # build_demo
     ("server", []),  # the page and the routes on one server (a module)
+    ("scale", []),  # the routes as Ray Serve replicas (a module; the ``scale`` extra)
 ]
 SPACE_FLOOR = {package: level for level, (package, _) in enumerate(SPACE_FLOORS)}
 
