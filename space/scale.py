@@ -11,6 +11,7 @@ single-process app.  Ray is the optional extra ``scale`` (``pip install 'transfo
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -85,7 +86,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     ray.init(address=args.address, include_dashboard=False)
     serve.start(http_options={"host": args.host, "port": args.port})
-    app = deployment(args.replicas).bind(models_dir=args.models_dir, model_ids=args.model)
+    models_dir = os.path.abspath(args.models_dir) if args.models_dir else None  # replicas run elsewhere
+    app = deployment(args.replicas).bind(models_dir=models_dir, model_ids=args.model)
     serve.run(app, name="libretranslate", route_prefix="/")
     print(f"Serving LibreTranslate's REST API on http://{args.host}:{args.port}/ ({args.replicas} replicas); "
           "Ctrl-C stops it", flush=True)
