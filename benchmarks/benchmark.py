@@ -336,7 +336,7 @@ benchmark("decode", "decoding speed: naive loop vs cached, batched greedy and be
 
 def _register_others() -> None:
     """``train``, ``app`` (and ``app --rest``), ``trace`` and ``engines`` live in modules of their own."""
-    from . import app, quality, rest
+    from . import app, quality, rest, scale
     from .engines import add_engines_arguments, bench_engines
     from .trace import add_trace_arguments, bench_trace
     from .train import add_train_arguments, bench_train
@@ -352,6 +352,8 @@ def _register_others() -> None:
               add_engines_arguments)(bench_engines)
     benchmark("quality", "the page's time per sentence at quality best vs fast (interleaved)",
               quality.add_arguments)(quality.run)
+    benchmark("scale", "translate-corpus on Ray (1, 2 actors) vs one process; REST on Ray Serve vs app.py",
+              scale.add_arguments)(scale.run)
 
 
 _register_others()

@@ -6,8 +6,8 @@ the ranges in ``pyproject.toml``.
     python -m scripts.lock --compare FILE  # which of FILE's versions differ from requirements-dev.txt's
 
 ``requirements.txt`` locks the extras ``space``, ``documents`` and ``fast`` (what ``python app.py`` imports);
-``requirements-dev.txt`` adds ``dev`` and ``export`` under the first lock as a constraint, so the two agree on
-every package they share. All three hold torch where ``scripts/lock_constraints.txt`` says: CI's machines carry
+``requirements-dev.txt`` adds ``dev``, ``export`` and ``scale`` (Ray) under the first lock as a constraint, so the
+two agree on every package they share. All three hold torch where ``scripts/lock_constraints.txt`` says: CI's machines carry
 its CPU build on disk (found through pip's own ``find-links`` setting), and every newer release on the package
 index is a CUDA build of several GB. The lock names it without its ``+cpu`` label, so that a machine without that
 file takes the same release from the index.
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HELD = Path("scripts/lock_constraints.txt")  # relative: the locks' comments name it
 PYTHON = "3.11"  # the Space's python_version (space/README.md) and CI's
 SPACE_EXTRAS = ("space", "documents", "fast")
-DEV_EXTRAS = SPACE_EXTRAS + ("dev", "export")
+DEV_EXTRAS = SPACE_EXTRAS + ("dev", "export", "scale")
 COMMAND = "python -m scripts.lock"
 
 

@@ -31,6 +31,7 @@ from .rest.libre import LibreAPI
 from .rest.libre_schema import OPERATIONS as LIBRE_OPERATIONS
 from .rest.routes import PATHS, RestAPI, RestSettings, env_number
 from .rest.schema import OPERATIONS
+from .serving.context import SpaceContext
 
 # the LibreTranslate paths that get CORS headers (a download's path ends with its name)
 REST_PATHS = (*PATHS, "/frontend/settings", "/translate_file", "/suggest", "/health", "/spec", "/download_file/")
@@ -53,14 +54,15 @@ class RestCORS:
             await self.app(scope, receive, send)
 
 
-def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastAPI:
-    """A FastAPI app serving LibreTranslate's routes over ``demo.space_context`` and the page at ``/``."""
+def rest_app(ctx: SpaceContext, settings: Optional[RestSettings] = None) -> FastAPI:
+    """A FastAPI app serving LibreTranslate's routes (and /spec, /docs) over ``ctx``: what ``build_app`` mounts
+    the page on, and what each Ray Serve replica serves alone (space/scale.py)."""
     settings = settings or RestSettings.from_env(queue=QUEUE_MAX_SIZE)
     app = FastAPI(title="LibreTranslate-compatible translation API", version=__version__, docs_url=None,
                   redoc_url=None, openapi_url="/openapi.json")  # the REST routes' description (space/rest/schema.py)
     access = Access()
-    rest = RestAPI(demo.space_context, settings, access)
-    libre = LibreAPI(demo.space_context, access, settings.body_timeout, max_body_bytes=settings.max_body_bytes)
+    rest = RestAPI(ctx, settings, access)
+    libre = LibreAPI(ctx, access, settings.body_timeout, max_body_bytes=settings.max_body_bytes)
     operations = {**OPERATIONS, **LIBRE_OPERATIONS}
     for path, endpoint in {**rest.endpoints(), **libre.endpoints()}.items():
         app.add_api_route(path, endpoint, **operations[path])
@@ -69,6 +71,14 @@ def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastA
                       include_in_schema=False)
     if settings.cors_origins:
         app.add_middleware(RestCORS, origins=settings.cors_origins, paths=REST_PATHS)
+    app.state.rest, app.state.libre = rest, libre  # for tests and benchmarks
+    libre.folder.start_sweeping()
+    return app
+
+
+def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastAPI:
+    """A FastAPI app serving LibreTranslate's routes over ``demo.space_context`` and the page at ``/``."""
+    app = rest_app(demo.space_context, settings)
     options = {k: v for k, v in launch_options().items() if k in MOUNT_OPTIONS}
     app = gr.mount_gradio_app(app, demo, path="", max_file_size=demo.space_context.limits.max_file_bytes,
                               allowed_paths=[], **options)
@@ -77,8 +87,6 @@ def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastA
     # path on the server has that file copied into the cache and handed to the event.
     demo.has_launched = True
     logs.install()
-    app.state.rest, app.state.libre = rest, libre  # for tests and benchmarks
-    libre.folder.start_sweeping()
     return app
 
 

@@ -22,6 +22,7 @@ FLOORS = [  # bottom first; a unit may import only units of lower floors
     # sentences); corpora built from other sources (text's sentences), in the layout training reads
     {"export", "training", "rerank"},  # exports and their engine; the trainer; the quality mode (n-best reranking)
     {"inside", "playground"},  # what a trained model shows; training one live (both use the schedule)
+    {"scale"},  # a corpus on Ray Data through the pipeline (the ``scale`` extra), its blocks resumable
     {"cli"},  # the command line
     {"__main__"},  # ``python -m transformer_hub``
 ]
@@ -142,6 +143,7 @@ SPACE_FLOORS = [  # the Space's packages, bottom first, each with its modules' f
               {"plugins", "tools"},  # the built-in and entry-point tabs; Gradio's API and MCP tools,
               {"demo"}]),  # build_demo
     ("server", []),  # the page and the routes on one server (a module)
+    ("scale", []),  # the routes as Ray Serve replicas (a module; the ``scale`` extra)
 ]
 SPACE_FLOOR = {package: level for level, (package, _) in enumerate(SPACE_FLOORS)}
 

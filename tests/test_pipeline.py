@@ -91,6 +91,15 @@ def test_what_is_not_translated_comes_back_as_it_was_and_says_why(models):
         translate_texts(chooser, [DE], src_lang="auto", tgt_lang="de")
 
 
+def test_a_blank_text_comes_back_as_it_was_when_texts_are_whole_too(models):
+    """split_sentences=False: a blank line (a corpus has them) is not a text without a direction."""
+    chooser = Counting(models)
+    results = translate_texts(chooser, ["", "  ", EN], src_lang="auto", tgt_lang="de", split_sentences=False)
+    assert [r.text for r in results[:2]] == ["", "  "] and [r.unchanged for r in results[:2]] == ["empty", "empty"]
+    assert [r.model for r in results] == [None, None, "en-de"]
+    assert [name for name, _ in chooser.calls] == ["en-de"]
+
+
 def test_a_text_too_short_to_detect_comes_back_as_it_was(models):
     chooser = Counting(models)
     results = translate_texts(chooser, ["Hi!", "A dog.", EN], src_lang="auto", tgt_lang="de", max_length=6)

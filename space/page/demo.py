@@ -57,13 +57,7 @@ def build_demo(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optiona
     ``model_ids``: extra models (local folders or ``user/repo[@revision]``) next to those shipped in
     ``models_dir`` (default ``space/models``); ``None`` reads them from ``MODEL_IDS``.
     """
-    if store is None:
-        store = ModelStore(models_dir, model_ids_from_env() if model_ids is None else list(model_ids))
-    decoder = Decoder(store, threads=TORCH_THREADS or torch.get_num_threads(),
-                      batcher=MicroBatcher(max_parallel=CONCURRENCY, max_waiting=QUEUE_MAX_SIZE))
-    workers = int(os.environ.get("SPACE_DECODE_WORKERS", str(max(DECODE_WORKERS, 4 * CONCURRENCY))))
-    ctx = SpaceContext(store=store, limits=limits or Limits.from_env(), decoder=decoder, decode_workers=workers)
-    decoder.start()  # the worker starts and loads the default model while the page is being built
+    ctx = serving_context(model_ids, models_dir=models_dir, limits=limits, store=store)
     tabs = ordered_tabs()
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(INTRO, elem_id="intro")
@@ -76,6 +70,20 @@ def build_demo(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optiona
     demo.space_context = ctx  # for tests and benchmarks: the store, decoder and limits behind this demo
     demo.queue(max_size=QUEUE_MAX_SIZE, default_concurrency_limit=CONCURRENCY)
     return demo
+
+
+def serving_context(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optional[os.PathLike] = None,
+                    limits: Optional[Limits] = None, store: Optional[ModelStore] = None) -> SpaceContext:
+    """The page's ``SpaceContext`` (store, decoder behind the micro-batcher, limits), its decoder started: the
+    models being loaded while the caller builds what serves them (the page, or a Ray Serve replica)."""
+    if store is None:
+        store = ModelStore(models_dir, model_ids_from_env() if model_ids is None else list(model_ids))
+    decoder = Decoder(store, threads=TORCH_THREADS or torch.get_num_threads(),
+                      batcher=MicroBatcher(max_parallel=CONCURRENCY, max_waiting=QUEUE_MAX_SIZE))
+    workers = int(os.environ.get("SPACE_DECODE_WORKERS", str(max(DECODE_WORKERS, 4 * CONCURRENCY))))
+    ctx = SpaceContext(store=store, limits=limits or Limits.from_env(), decoder=decoder, decode_workers=workers)
+    decoder.start()  # the worker starts and loads the default model
+    return ctx
 
 
 def configure_torch() -> int:

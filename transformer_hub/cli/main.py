@@ -8,7 +8,8 @@ import warnings
 from typing import List, Optional, Sequence
 
 from ..errors import UserError
-from . import corpus, database, download, evaluate, export, train, translate  # noqa: F401  (each registers its command)
+from . import (corpus, database, download, evaluate, export, train, translate,  # noqa: F401  (each registers
+               translate_corpus)  # its command)
 from .commands import COMMANDS, DEBUG_ENV, PROG
 
 

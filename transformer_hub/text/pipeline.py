@@ -427,7 +427,7 @@ def _decode(models: Models, name: str, part: list, sources: list, targets: list,
 
 def _layout(text: str, lang: Optional[str], split: bool, unchanged: Optional[str]) -> Segmented:
     """The segments to translate in ``text`` (none when it stays as it is) and the text between them."""
-    if unchanged is not None:
+    if unchanged is not None or not text.strip():  # a blank text (a corpus's empty line) has no direction to choose
         return Segmented((), (text,))
     if split:
         return split_sentences(text, lang)

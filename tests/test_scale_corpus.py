@@ -1,0 +1,141 @@
+"""``translate-corpus`` (transformer_hub.scale): a corpus through the one pipeline on a local Ray cluster of 2 CPUs,
+in input order, resumable block by block, a bad line reported and the others translated."""
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+
+import pytest
+
+from helpers.corpus import read_multi30k
+
+from transformer_hub.cli import main
+from transformer_hub.decoding import DecodingConfig
+from transformer_hub.scale import CorpusError, CorpusJob, Item, PartsFolder, read_items, run_job
+from transformer_hub.scale.blocks import blocks_of
+from transformer_hub.scale.translator import load_models
+from transformer_hub.text.pipeline import translate_texts
+
+MODELS = "space/models"
+SPANISH = "Un perro corre por la playa con una pelota roja en la boca."
+
+
+def _ray():
+    try:
+        import ray
+        import ray.data  # noqa: F401
+    except ImportError:
+        pytest.skip("Ray is not installed (pip install 'transformer_hub[scale]')")
+    return ray
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray = _ray()
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray
+    if started:
+        ray.shutdown()
+
+
+def mixed_lines(n: int):
+    """``n`` lines of Multi30k's test set, English, French and Czech in turn (to German)."""
+    per = [read_multi30k("test_2016_flickr", lang, limit=n) for lang in ("en", "fr", "cs")]
+    if any(lines is None for lines in per):
+        pytest.skip("Multi30k not found (../shared/data/multi30k or $TRANSFORMER_HUB_DATA)")
+    return [per[i % 3][i // 3] for i in range(n)]
+
+
+def pipeline_texts(lines):
+    """The pipeline's own output for the lines, as the CLI's translate --src-lang auto --tgt-lang de calls it."""
+    results = translate_texts(load_models(MODELS), lines, DecodingConfig(), src_lang="auto", tgt_lang="de",
+                              split_sentences=False)
+    return [r.text for r in results]
+
+
+def job(tmp_path, lines, name="out.txt", block_lines=50, actors=2):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return CorpusJob(str(source), str(tmp_path / name), dict(model=MODELS, src_lang="auto", tgt_lang="de"),
+                     block_lines=block_lines, actors=actors, progress=False)
+
+
+def test_jsonl_lines_that_cannot_be_read_are_items_with_their_error(tmp_path):
+    path = tmp_path / "in.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write('{"text": "A dog."}\n{"text": 3}\nnot json\n["text"]\n{"body": "x", "text": "Two cats."}\n')
+    items = read_items(path, field="text")
+    assert [i.text for i in items] == ["A dog.", "", "", "", "Two cats."]
+    assert [i.error for i in items] == [None, "no string field 'text' in this line", "not a JSON line (Expecting "
+                                        "value)", "no string field 'text' in this line", None]
+    assert [len(b) for b in blocks_of(items, 2)] == [2, 2, 1]
+    with pytest.raises(CorpusError, match="--block-lines must be >= 1, got 0"):
+        blocks_of(items, 0)
+
+
+def test_the_parts_of_another_job_are_refused_not_mixed_in(tmp_path):
+    parts = PartsFolder(tmp_path / "out.txt")
+    parts.open({"input_sha256": "a", "lines": 3})
+    parts.write(0, [{"id": 0, "text": "x"}])
+    parts.open({"input_sha256": "a", "lines": 3})  # the same job: resumed, its part kept
+    assert parts.done(2) == [0]
+    with pytest.raises(CorpusError, match=r"out.txt.parts holds the parts of another job"):
+        parts.open({"input_sha256": "b", "lines": 3})
+
+
+def test_without_ray_the_command_says_which_extra_to_install(tmp_path, monkeypatch, capsys):
+    (tmp_path / "in.txt").write_text("A dog.\n")
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    assert main(["translate-corpus", "--tgt-lang", "de", str(tmp_path / "in.txt"), str(tmp_path / "out.txt")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["transformer_hub translate-corpus: error: translate-corpus needs Ray, which is not installed: "
+                   "pip install 'transformer_hub[scale]'"]
+
+
+@pytest.mark.slow
+def test_300_mixed_lines_come_out_as_the_pipeline_translates_them_in_order(tmp_path, cluster):
+    lines = mixed_lines(300)
+    report = run_job(job(tmp_path, lines, block_lines=60))
+    assert (report.lines, report.blocks, report.translated_blocks, report.bad) == (300, 5, 5, [])
+    assert (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines() == pipeline_texts(lines)
+    assert not (tmp_path / "out.txt.parts").exists()  # joined, then removed
+
+
+@pytest.mark.slow
+def test_an_interrupted_job_resumed_skips_its_finished_blocks_and_gives_the_same_file(tmp_path, cluster):
+    lines = mixed_lines(40)
+    first = job(tmp_path, lines, block_lines=10)
+
+    def stop(block):
+        raise KeyboardInterrupt  # as Ctrl-C would, once the first block's part is written
+
+    with pytest.raises(KeyboardInterrupt):
+        run_job(first, on_block=stop)
+    parts = PartsFolder(first.output)
+    assert len(parts.done(4)) == 1 and not (tmp_path / "out.txt").exists()
+    report = run_job(first)
+    assert (report.blocks, report.translated_blocks) == (4, 3)
+    assert (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines() == pipeline_texts(lines)
+
+
+@pytest.mark.slow
+def test_a_bad_line_is_reported_and_the_others_translated(tmp_path, cluster):
+    good = mixed_lines(6)
+    records = [{"text": t} for t in good[:3]] + [{"text": SPANISH}, {"body": "no text"}] + [{"text": t}
+                                                                                            for t in good[3:]]
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    options = dict(model=MODELS, src_lang="auto", tgt_lang="de")
+    report = run_job(CorpusJob(str(source), str(tmp_path / "out.jsonl"), options, block_lines=4, progress=False))
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in rows] == list(range(8))
+    assert [r["id"] for r in report.bad] == [3, 4]
+    assert rows[3]["error"].startswith("looks like es (es), which the models do not read; they serve en, de, fr")
+    assert rows[4]["error"] == "no string field 'text' in this line"
+    expected = pipeline_texts(good)
+    assert [r["text"] for r in rows if "error" not in r] == expected
+    assert {r["model"] for r in rows if "error" not in r} == {"space/models/en-de", "space/models/multilingual"}
