@@ -15,6 +15,7 @@ Every route but the settings, health and download checks ``api_key`` and the lim
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Callable, Dict, Optional
 
 import anyio
@@ -52,6 +53,7 @@ FILE_WORKERS = 2           # documents translated at once; more wait (their deco
 FILE_QUEUE = 8             # documents admitted at once (translating or waiting); more get 429
 FORM_OVERHEAD = 1 << 16    # a multipart body's bytes beyond its file: the other fields and the boundaries
 MAX_SUGGESTION_CHARS = 5000
+DISCONNECT_POLL = 0.25     # seconds between looks at whether a document's client is still there
 
 
 class LibreAPI:
@@ -125,13 +127,17 @@ class LibreAPI:
             chars = self.access.settings.char_limit  # LibreTranslate's cost of a file: its bytes / the char limit
             self.access.check(_text(form.get("api_key")), client_address(request),
                               cost=max(1, len(data) // chars) if chars > 0 else 1)
-            done = await self._translate(data, upload.filename, source, target, form)
+            done = await self._translate(data, upload.filename, source, target, form, request)
         except (RestError, AccessDenied) as exc:
             return error_response(exc.status, exc.message)
         name = self.folder.add(done.data, done.name)
         url = str(request.base_url).rstrip("/") + "/download_file/" + name
-        return SafeJSONResponse({"translatedFileUrl": url, "model": done.model, "engine": done.engine,
-                                 "detectedLanguage": {"language": done.source}})
+        answer = {"translatedFileUrl": url, "model": done.model, "engine": done.engine,
+                  "detectedLanguage": {"language": done.source}}
+        unsure = files.unsure_summary(done)
+        if unsure is not None:  # our extension, as /translate's word view flags a sentence: LibreTranslate's kept
+            answer["unsure"] = unsure
+        return SafeJSONResponse(answer)
 
     async def _form(self, request: Request):
         body = await read_body(request, self.ctx.limits.max_file_bytes + FORM_OVERHEAD, self.body_timeout)
@@ -143,7 +149,8 @@ class LibreAPI:
         except Exception as exc:  # noqa: BLE001 - starlette's multipart errors have no common type
             raise RestError(400, f"Invalid request body: {exc}") from None
 
-    async def _translate(self, data: bytes, filename: str, source: str, target: str, form) -> files.Translation:
+    async def _translate(self, data: bytes, filename: str, source: str, target: str, form,
+                         request: Request) -> files.Translation:
         if self._workers is None:
             self._workers = anyio.CapacityLimiter(FILE_WORKERS)
         model, engine = _text(form.get("model")) or None, _text(form.get("engine")) or "auto"
@@ -151,11 +158,17 @@ class LibreAPI:
         if self.files_in >= FILE_QUEUE:
             raise RestError(429, f"Slowdown: {self.files_in} documents are being translated; retry in a moment")
         self.files_in += 1
+        left = threading.Event()  # set when the client disconnects: the document's worker is killed at once
         try:
-            return await anyio.to_thread.run_sync(
-                lambda: files.translate_file(self.ctx, data, filename, source, target, model, engine,
-                                             quality=quality),
-                limiter=self._workers)
+            async with anyio.create_task_group() as group:
+                group.start_soon(_watch_disconnect, request, left)
+                try:
+                    return await anyio.to_thread.run_sync(
+                        lambda: files.translate_file(self.ctx, data, filename, source, target, model, engine,
+                                                     quality=quality, cancelled=left.is_set),
+                        limiter=self._workers)
+                finally:
+                    group.cancel_scope.cancel()
         except Exception as exc:  # noqa: BLE001 - each kind worded by refusal(); a fault of the server logged there
             raise refusal(exc, "translate file", "/translate_file") from None
         finally:
@@ -168,6 +181,13 @@ class LibreAPI:
                                        "again")
         path, download_name = found
         return FileResponse(path, filename=download_name)
+
+
+async def _watch_disconnect(request: Request, left: threading.Event) -> None:
+    """Set ``left`` once the client has gone (the body is read by then: what comes next is a disconnect)."""
+    while not await request.is_disconnected():
+        await anyio.sleep(DISCONNECT_POLL)
+    left.set()
 
 
 def _text(value: Any) -> str:
