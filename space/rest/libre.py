@@ -52,7 +52,7 @@ FRONTEND_TIMEOUT_MS = 500  # LibreTranslate's default: how long its web UI waits
 FILE_WORKERS = 2           # documents translated at once; more wait (their decoding shares the one decoder)
 FILE_QUEUE = 8             # documents admitted at once (translating or waiting); more get 429
 FORM_OVERHEAD = 1 << 16    # a multipart body's bytes beyond its file: the other fields and the boundaries
-MAX_SUGGESTION_CHARS = 5000
+MAX_SUGGESTION_BYTES = 4000  # q and s each, as UTF-8 (a four-byte character counts four)
 DISCONNECT_POLL = 0.25     # seconds between looks at whether a document's client is still there
 
 
@@ -97,18 +97,30 @@ class LibreAPI:
                 raise AccessDenied(403, "Suggestions are disabled on this server.")
             params = await read_params(request, self.max_body_bytes, self.body_timeout)
             self.access.check(read_api_key(params), client_address(request))
-            values = [required(params, name, text=True) for name in ("q", "s", "source", "target")]
-            q, s, source, target = values
-            for name, value in (("q", q), ("s", s)):
-                if len(value) > MAX_SUGGESTION_CHARS:
-                    raise RestError(400, f"Invalid request: {name} is {len(value)} characters, the limit is "
-                                         f"{MAX_SUGGESTION_CHARS}")
-            source, target = read_language(source), read_language(target)
-            model = _text(params.get("model")) or self.ctx.chooser.best(source, target)
+            q, s, source, target, model = self._suggestion(params)
             await anyio.to_thread.run_sync(self.access.suggest, q, s, source, target, model)
             return JSONResponse({"success": True})
         except (RestError, AccessDenied) as exc:
             return error_response(exc.status, exc.message)
+
+    def _suggestion(self, params: Dict[str, Any]) -> tuple:
+        """(q, s, source, target, model) of a suggestion, every field checked: texts within their bytes, known
+        languages, and a model this server ships (the one serving the direction when none is named)."""
+        q, s, source, target = (required(params, name, text=True) for name in ("q", "s", "source", "target"))
+        for name, value in (("q", q), ("s", s)):
+            size = len(value.encode("utf-8"))
+            if size > MAX_SUGGESTION_BYTES:
+                raise RestError(400, f"Invalid request: {name} is {size:,} bytes (UTF-8), the limit is "
+                                     f"{MAX_SUGGESTION_BYTES:,}")
+        source, target = read_language(source), read_language(target)
+        model = params.get("model")
+        if model in (None, "", "auto"):
+            return q, s, source, target, self.ctx.chooser.best(source, target)
+        if not isinstance(model, str) or model not in self.ctx.store.specs:  # a name it lists, never a path
+            shown = model[:40] if isinstance(model, str) else type(model).__name__
+            raise RestError(400, f"Invalid request: model {shown!r} is not one of this server's models "
+                                 f"({', '.join(self.ctx.store.names())})")
+        return q, s, source, target, model
 
     # ------------------------------------------------------------------ files
     async def translate_file_route(self, request: Request) -> JSONResponse:
