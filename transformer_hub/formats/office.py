@@ -30,7 +30,7 @@ def check_archive(data: bytes, kind: str, required: str) -> None:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = archive.infolist()
             names = {m.filename for m in members}
-    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+    except _BROKEN as exc:  # NotImplementedError: a version or compression zipfile does not read
         raise DocumentError(f"The file is not a valid {kind} document (not a ZIP archive: {exc}).") from None
     if len(members) > MAX_MEMBERS:
         raise DocumentError(f"The {kind} document holds {len(members):,} files, the limit is {MAX_MEMBERS:,}.")
