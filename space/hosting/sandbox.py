@@ -37,7 +37,8 @@ def _context():
     global _CONTEXT
     if _CONTEXT is None:
         _CONTEXT = multiprocessing.get_context("forkserver")
-        _CONTEXT.set_forkserver_preload(["transformer_hub.formats", "space.hosting.sandbox"])
+        # "__main__": the server's main module imported once there, not again in every worker it forks
+        _CONTEXT.set_forkserver_preload(["__main__", "transformer_hub.formats", "space.hosting.sandbox"])
     return _CONTEXT
 
 
@@ -107,18 +108,27 @@ class DocumentWorker:
                     raise DocumentError(f"The document took more than {self.seconds:g} seconds to {doing}, the "
                                         "limit: it is too complex to translate here; split it into smaller ones.")
                 if not self.process.is_alive():
-                    raise DocumentError(f"The document could not be {_DONE[doing]} within its memory budget of "
-                                        f"{self.memory_mb:,} MB: it is too complex to translate here.")
+                    self._died(doing)
             kind, value = self._parent.recv()
         except (EOFError, OSError):
-            raise DocumentError(f"The document could not be {_DONE[doing]} within its memory budget of "
-                                f"{self.memory_mb:,} MB: it is too complex to translate here.") from None
+            self._died(doing)
         except DocumentError:
             self.close()
             raise
         finally:
             self.used += time.monotonic() - start
         return self._reply(kind, value, doing)
+
+    def _died(self, doing: str) -> None:
+        """The worker ended without an answer: killed by a signal (a C library failing an allocation past the
+        memory cap aborts or faults) is the document's cost; any other end is the server's fault."""
+        self.process.join(5)
+        code = self.process.exitcode
+        self.close()
+        if code is not None and code < 0:
+            raise DocumentError(f"The document could not be {_DONE[doing]} within its memory budget of "
+                                f"{self.memory_mb:,} MB: it is too complex to translate here.")
+        raise RuntimeError(f"the document worker stopped without an answer (exit code {code})")
 
     def _reply(self, kind: str, value: Any, doing: str) -> Any:
         if kind in ("texts", "data"):
