@@ -7,7 +7,10 @@ The REST routes come before the mounted page, so they answer first; they share t
 CORS is LibreTranslate's on the REST routes (``Access-Control-Allow-Origin: *``: they carry no credentials);
 ``SPACE_CORS_ORIGINS`` narrows it to the origins it names (empty: no CORS headers).  The page keeps Gradio's
 own rules.  uvicorn bounds the connections: ``SPACE_MAX_CONNECTIONS`` at once (more get 503) and
-``SPACE_KEEP_ALIVE`` seconds for an idle kept-alive one.
+``SPACE_KEEP_ALIVE`` seconds for an idle kept-alive one.  ``X-Forwarded-For`` is believed only from the proxies
+``SPACE_FORWARDED_ALLOW_IPS`` names (uvicorn's ``forwarded_allow_ips``; unset: from none, so no client, local or
+not, can choose the address its rate limit counts). A REST path asked with a method it does not take, or
+``/download_file`` without a name, is answered in the routes' ``{"error": ...}`` shape, not the page's.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from .hosting import logs
 from .hosting.access import Access
 from .page.demo import QUEUE_MAX_SIZE, launch_options
 from .rest import api_docs
+from .rest.input import error_response
 from .rest.libre import LibreAPI
 from .rest.libre_schema import OPERATIONS as LIBRE_OPERATIONS
 from .rest.routes import PATHS, RestAPI, RestSettings, env_number
@@ -66,6 +70,7 @@ def rest_app(ctx: SpaceContext, settings: Optional[RestSettings] = None) -> Fast
     operations = {**OPERATIONS, **LIBRE_OPERATIONS}
     for path, endpoint in {**rest.endpoints(), **libre.endpoints()}.items():
         app.add_api_route(path, endpoint, **operations[path])
+    _wrong_methods(app, operations)
     app.add_api_route("/spec", lambda: JSONResponse(app.openapi()), methods=["GET"], include_in_schema=False)
     app.add_api_route("/docs", lambda: HTMLResponse(api_docs.render(app.openapi())), methods=["GET"],
                       include_in_schema=False)
@@ -90,6 +95,41 @@ def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastA
     return app
 
 
+HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def _wrong_methods(app: FastAPI, operations: Dict[str, Dict[str, Any]]) -> None:
+    """A REST path's other methods, and ``/download_file`` without a name, answered as the routes answer (405,
+    404 with ``{"error": ...}``) before the mounted page's catch-all can answer ``{"detail": "Not Found"}``."""
+    for path, operation in operations.items():
+        allowed = tuple(operation.get("methods", ()))
+        others = [m for m in HTTP_METHODS if m not in allowed]
+        if others:
+            app.add_api_route(path, _not_allowed(path, allowed), methods=others, include_in_schema=False)
+
+    async def no_name() -> JSONResponse:
+        return error_response(404, "No file named: ask for /download_file/NAME, the URL /translate_file answered")
+
+    app.add_api_route("/download_file", no_name, methods=list(HTTP_METHODS), include_in_schema=False)
+
+
+def _not_allowed(path: str, allowed: Sequence[str]):
+    async def answer() -> JSONResponse:
+        return error_response(405, f"Method not allowed: {path} takes {' or '.join(allowed)}",
+                              headers={"Allow": ", ".join(allowed)})
+    return answer
+
+
+def forwarding_options() -> Dict[str, Any]:
+    """uvicorn's proxy settings: ``X-Forwarded-For`` believed only from ``SPACE_FORWARDED_ALLOW_IPS`` (a comma-
+    separated list of addresses, or ``*``); unset or empty, from nobody (uvicorn's own default trusts loopback,
+    so a local proxy's clients could pick their address)."""
+    trusted = os.environ.get("SPACE_FORWARDED_ALLOW_IPS", "").strip()
+    if not trusted:
+        return {"proxy_headers": False, "forwarded_allow_ips": ""}
+    return {"proxy_headers": True, "forwarded_allow_ips": trusted}
+
+
 def host_and_port() -> tuple:
     """Where to listen: Gradio's own GRADIO_SERVER_NAME / GRADIO_SERVER_PORT (default 127.0.0.1:7860)."""
     return os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
@@ -111,7 +151,7 @@ def serve(app: FastAPI, announce: str = "", **uvicorn_options: Any) -> None:
     # a bounded graceful shutdown: an open event stream (a page, a Gradio client) must not hold SIGTERM forever
     server = uvicorn.Server(uvicorn.Config(app, **{"host": host, "port": port, "log_level": "warning",
                                                    "timeout_graceful_shutdown": 5, **connection_limits(),
-                                                   **uvicorn_options}))
+                                                   **forwarding_options(), **uvicorn_options}))
     logs.configure()
 
     def announce_when_listening() -> None:

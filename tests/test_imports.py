@@ -123,7 +123,8 @@ def test_no_import_cycle_in_the_package():
 SPACE = PACKAGE.parent / "space"
 SPACE_FLOORS = [  # the Space's packages, bottom first, each with its modules' floors (bottom first): a package
     # imports only packages of lower floors, and a module of a package only that package's lower modules
-    ("hosting", [{"access", "limits", "logs"}]),  # admission (API keys, rate limits), limits and their messages, logs
+    ("hosting", [{"access", "limits", "logs", "sandbox"}]),  # admission (API keys, rate limits), limits and their
+    # messages, logs, the worker process a document is read in
     ("pictures", [{"labels", "architecture", "playground", "word_view"},  # every plot and figure, and the labels
                   {"attention", "beam_tree", "inside"},  # of pieces they share; the static views are made of
                   {"static_attention"}]),  # the others' parts

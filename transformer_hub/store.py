@@ -80,6 +80,13 @@ class Store:
         with self._lock:
             return self._db.execute(sql, args).fetchall()
 
+    def size_bytes(self) -> int:
+        """The database's size in bytes (its pages in use and free: what it takes on disk)."""
+        with self._lock:
+            (pages,), (size,) = self._db.execute("PRAGMA page_count").fetchone(), \
+                self._db.execute("PRAGMA page_size").fetchone()
+        return pages * size
+
     # ------------------------------------------------------------------ suggestions
     def add_suggestion(self, q: str, s: str, source: str, target: str, model: Optional[str] = None) -> int:
         """Store one suggested translation ``s`` of ``q``; returns its row id."""

@@ -8,7 +8,9 @@
   brings its own requests per minute (and characters per text, when it has one); an unknown key gets 403
   ``Invalid API key``. Sending a key stays optional unless ``SPACE_REQUIRE_API_KEY=1`` (then 400 ``Please contact
   the server operator to get an API key``, LibreTranslate's answer).
-* ``SPACE_SUGGESTIONS=1``: ``POST /suggest`` stores suggestions in the same file (else 403).
+* ``SPACE_SUGGESTIONS=1``: ``POST /suggest`` stores suggestions in the same file (else 403), under the same
+  per-client requests per minute as translations, until the file reaches ``SPACE_SUGGESTIONS_MAX_MB`` (default
+  64; then 507 ``The suggestion store is full ...``, so a flood of suggestions cannot fill the disk).
 
 The file is ``SPACE_SUGGESTIONS_DB`` (default ``db/suggestions.db``).
 """
@@ -26,6 +28,7 @@ from transformer_hub.store import Store, database_path
 UNLIMITED = -1
 WINDOW_SECONDS = 60.0
 MAX_CLIENTS = 50_000  # clients remembered at once; the least recently seen is forgotten first
+SUGGESTIONS_MAX_MB = 64  # the suggestion store's size cap (SPACE_SUGGESTIONS_MAX_MB)
 
 
 def client_address(request) -> str:
@@ -67,11 +70,14 @@ class AccessSettings:
     require_key: bool = False
     suggestions: bool = False
     db_path: str = ""
+    suggestions_max_mb: float = SUGGESTIONS_MAX_MB  # the database's size past which suggestions get 507
 
     @classmethod
     def from_env(cls) -> "AccessSettings":
+        cap = _number("SPACE_SUGGESTIONS_MAX_MB")
         return cls(_number("SPACE_REQ_LIMIT"), _number("SPACE_CHAR_LIMIT"), _flag("SPACE_API_KEYS"),
-                   _flag("SPACE_REQUIRE_API_KEY"), _flag("SPACE_SUGGESTIONS"), str(database_path()))
+                   _flag("SPACE_REQUIRE_API_KEY"), _flag("SPACE_SUGGESTIONS"), str(database_path()),
+                   SUGGESTIONS_MAX_MB if cap == UNLIMITED else cap)
 
 
 class MovingWindow:
@@ -138,6 +144,10 @@ class Access:
         """Store a suggestion, or 403 as LibreTranslate when suggestions are off."""
         if not self.settings.suggestions:
             raise AccessDenied(403, "Suggestions are disabled on this server.")
+        cap = self.settings.suggestions_max_mb
+        if self.store.size_bytes() + len(q.encode()) + len(s.encode()) > cap * (1 << 20):
+            raise AccessDenied(507, f"The suggestion store is full (its limit is {cap:g} MB): no more suggestions "
+                                    "are accepted until the server's operator exports and clears them.")
         self.store.add_suggestion(q, s, source, target, model)
 
     @property

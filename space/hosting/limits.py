@@ -6,7 +6,8 @@ numbers through these checks, which raise ``gr.Error`` with a message a
 visitor can act on (never a stack trace).  The limits can be changed with
 environment variables (``SPACE_MAX_CHARS``, ``SPACE_MAX_LINES``, ``SPACE_MAX_SENTENCES``,
 ``SPACE_MAX_OUTPUT_TOKENS``, ``SPACE_MAX_BEAM``, ``SPACE_MAX_MODELS``, and for uploaded documents
-``SPACE_MAX_FILE_BYTES``, ``SPACE_MAX_FILE_SENTENCES``, ``SPACE_DOCUMENT_CHUNK``; a playground run's time budget
+``SPACE_MAX_FILE_BYTES``, ``SPACE_MAX_FILE_SENTENCES``, ``SPACE_DOCUMENT_CHUNK``, ``SPACE_DOCUMENT_SECONDS``,
+``SPACE_DOCUMENT_MEMORY_MB``; a playground run's time budget
 ``SPACE_PLAYGROUND_SECONDS``).
 """
 from __future__ import annotations
@@ -31,6 +32,8 @@ class Limits:
     max_file_bytes: int = 100_000  # an uploaded .txt document
     max_file_sentences: int = 1000  # sentences of an uploaded document
     document_chunk: int = 16      # sentences of a document decoded per step of its progress bar
+    document_seconds: int = 10    # a document's worker: seconds to read it and to write it back (space/hosting/
+    document_memory_mb: int = 512  # sandbox.py), and the memory it may add; past either it is killed
     playground_seconds: int = 60  # the time budget of one playground training run
 
     @classmethod

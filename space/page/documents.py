@@ -20,6 +20,7 @@ from gradio.utils import get_upload_folder
 
 from transformer_hub.formats import FORMATS, DocumentError
 
+from ..pictures.word_view import DOMAIN_NOTE
 from ..rest import files
 from ..serving.context import SpaceContext
 from ..serving.languages import AUTO, LANGUAGES
@@ -89,6 +90,16 @@ def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str =
     out = folder / done.name
     out.write_bytes(done.data)
     detected = f"Detected: {LANGUAGES.get(done.source, done.source)}" if source_lang == AUTO else ""
-    note = [f"{done.sentences} sentence(s) translated", detected,
+    note = [f"{done.sentences} sentence(s) translated", detected, unsure_note(done),
             engine_note(done.engine, done.seconds, done.model, quality)]
     return str(out), "  \n".join(part for part in note if part)
+
+
+def unsure_note(done: files.Translation) -> str:
+    """The Translate tab's ⚠ for a document: how many sentences the model is unsure of, the first few, the
+    domain note ("" when it is sure of every one)."""
+    if not done.unsure:
+        return ""
+    shown = "; ".join(f"“{s['source']}” → “{s['translation']}”" for s in done.unsure[:files.UNSURE_SHOWN])
+    return (f"⚠ The model is unsure of {len(done.unsure)} of {done.sentences} sentence(s): {shown}. "
+            + DOMAIN_NOTE)

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Literal
 
 import gradio as gr
 
+from ..rest.input import check_text
 from ..rest.routes import RestAPI, RestError
 from ..serving.context import SpaceContext
 from .tabs._common import DECODE
@@ -29,6 +30,7 @@ def add_tools(ctx: SpaceContext) -> List[Any]:
 
     def answer(work, params: Dict[str, Any]):
         try:
+            check_text(params)  # a lone surrogate is not text: the REST routes' words, not the codec's
             return work(params)
         except RestError as exc:
             raise gr.Error(exc.message) from None

@@ -25,9 +25,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from transformer_hub.decoding import DecodingConfig
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
-from transformer_hub.formats import FORMATS, DocumentError, read_document, translate_texts
+from transformer_hub.decoding.words import doubt
+from transformer_hub.formats import FORMATS, DocumentError, translate_texts
 from transformer_hub.text.pipeline import detect_sources
 
+from ..hosting.sandbox import DocumentWorker
 from ..serving import service
 from ..serving.context import SpaceContext
 from ..serving.languages import LANGUAGES
@@ -35,6 +37,7 @@ from ..serving.languages import LANGUAGES
 FILE_TTL_ENV = "SPACE_FILE_TTL"
 FILE_TTL = 1800.0
 DETECT_CHARS = 2000  # the document's first characters are what its language is detected from
+UNSURE_SHOWN = 5  # unsure sentences named in the page's note and the REST answer (all are counted)
 Progress = Callable[..., Any]
 
 
@@ -49,6 +52,7 @@ class Translation:
     source: str
     sentences: int
     seconds: float
+    unsure: Tuple[Dict[str, str], ...] = ()  # every sentence the model is unsure of: its source and translation
 
 
 def _detected(ctx: SpaceContext, texts: List[str], source: str, target: str) -> str:
@@ -65,27 +69,37 @@ def _detected(ctx: SpaceContext, texts: List[str], source: str, target: str) -> 
 def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, target: str,
                    model: Optional[str] = None, engine: str = service.TRANSLATE_ENGINE,
                    progress: Optional[Progress] = None, config: Optional[DecodingConfig] = None,
-                   quality: str = "fast") -> Translation:
+                   quality: str = "fast", cancelled: Optional[Callable[[], bool]] = None) -> Translation:
     """``data`` (the file ``filename``) translated from ``source`` (or "auto") into ``target`` (``config``:
     the decoding options, default the REST routes' beam search; ``quality``: "fast" or "best", the pipeline's).
-    Raises ``DocumentError`` (a ``ValueError``) for a file that cannot be translated, ``gr.Error`` for a bad
+    The file is read and written in a worker process within ``limits.document_seconds`` and
+    ``limits.document_memory_mb`` (``space/hosting/sandbox.py``), killed at once when ``cancelled()`` (the client
+    left). Raises ``DocumentError`` (a ``ValueError``) for a file that cannot be translated, ``gr.Error`` for a bad
     choice."""
     stem, suffix = os.path.splitext(os.path.basename(filename or ""))
     if suffix.lower() not in FORMATS:
         raise DocumentError(f"{suffix or 'A file without an extension'} is not a format that can be translated; "
                             f"use one of {', '.join(FORMATS)}.")
-    document = read_document(data, suffix, ctx.limits.max_file_bytes)
-    source = _detected(ctx, document.texts, source, target)
-    config = config or service.decoding_config(ctx, "beam", 4, 0.6)
-    models = service.SpaceModels(ctx, model, engine)
-    on_chunk = None if progress is None else (
-        lambda done, total: progress((done, total), desc="Translating", unit="sentences"))
-    start = time.perf_counter()
-    done = translate_texts(document.texts, models, source, ctx.limits.max_file_sentences, tgt_lang=target,
-                           config=config, on_chunk=on_chunk, chunk_size=max(1, ctx.limits.document_chunk),
-                           quality=quality)
-    seconds = time.perf_counter() - start
-    translated = document.write(done)
+    cancelled = cancelled or (lambda: False)
+    limits = ctx.limits
+    with DocumentWorker(data, suffix, limits.max_file_bytes, limits.document_seconds, limits.document_memory_mb,
+                        cancelled) as worker:
+        texts = worker.texts()
+        source = _detected(ctx, texts, source, target)
+        config = config or service.decoding_config(ctx, "beam", 4, 0.6)
+        models = service.SpaceModels(ctx, model, engine)
+
+        def on_chunk(done: int, total: int) -> None:
+            if cancelled():  # the client left: no more sentences decoded for nobody
+                raise DocumentError("The client left before the document was translated.")
+            if progress is not None:
+                progress((done, total), desc="Translating", unit="sentences")
+
+        start = time.perf_counter()
+        done = translate_texts(texts, models, source, limits.max_file_sentences, tgt_lang=target, config=config,
+                               on_chunk=on_chunk, chunk_size=max(1, limits.document_chunk), quality=quality)
+        seconds = time.perf_counter() - start
+        translated = worker.write(done)
     ran = [t.result for t in done if t.result is not None and t.result.model is not None]
     if ran:
         model, engine = ran[0].model, ran[0].engine
@@ -95,7 +109,32 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
     sentences = sum(len(t.spans) for t in done)
     safe_stem = re.sub(r"[^\w.-]+", "_", stem)[:80].strip("._") or "document"
     return Translation(translated, f"{safe_stem}.{target}{suffix.lower()}", model, engine, source, sentences,
-                       seconds)
+                       seconds, unsure_sentences(ctx, done))
+
+
+def unsure_sentences(ctx: SpaceContext, done: list) -> Tuple[Dict[str, str], ...]:
+    """The sentences of ``done`` (one ``Translated`` per text) the model is unsure of, by the Translate tab's flag
+    (``transformer_hub.decoding.words.doubt``: the least likely word or the mean token probability low)."""
+    found = []
+    for text in done:
+        result = text.result
+        if result is None:
+            continue
+        for sentence in result.sentences if result.sentences is not None else [result]:
+            name = sentence.model or result.model
+            if not sentence.hypotheses or name is None:
+                continue
+            flag = doubt(sentence.best, ctx.store.tokenizer(name))
+            if flag is not None and flag.unsure():
+                found.append({"source": sentence.source, "translation": sentence.text})
+    return tuple(found)
+
+
+def unsure_summary(done: Translation) -> Optional[Dict[str, Any]]:
+    """REST's ``unsure`` field of ``/translate_file``: how many sentences are unsure, of how many, the first few."""
+    if not done.unsure:
+        return None
+    return {"count": len(done.unsure), "sentences": done.sentences, "first": list(done.unsure[:UNSURE_SHOWN])}
 
 
 class OutputFolder:

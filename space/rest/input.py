@@ -97,7 +97,7 @@ async def read_params(request: Request, max_bytes: int, timeout: float) -> Dict[
         body = await read_body(request, max_bytes, timeout)
         if body:
             params.update(await _parse(request, body))
-    _check_text(params)
+    check_text(params)
     return params
 
 
@@ -112,16 +112,38 @@ async def read_body(request: Request, max_bytes: int, timeout: float) -> bytes:
         raise RestError(400, "The client disconnected before its request body arrived.") from None
 
 
+DRAIN_BYTES = 16 << 20  # a refused body up to this size is read (and dropped) so its client gets the 413
+DRAIN_SECONDS = 5.0
+
+
 async def _body(request: Request, max_bytes: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > max_bytes):
+        await _drain(request, int(declared) if declared.isdigit() else DRAIN_BYTES + 1)
         raise RestError(413, f"Request body too large: {declared} bytes, the limit is {max_bytes}.")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > max_bytes:
+            await _drain(request, len(body))
             raise RestError(413, f"Request body too large: over {max_bytes} bytes.")
     return bytes(body)
+
+
+async def _drain(request: Request, size: int) -> None:
+    """Read and drop the rest of a refused body of ``size`` bytes (up to ``DRAIN_BYTES``, ``DRAIN_SECONDS``): a
+    client still sending when the server answers and closes gets a connection reset, never the 413."""
+    if size > DRAIN_BYTES:
+        return
+    seen = 0
+    with anyio.move_on_after(DRAIN_SECONDS):  # straight from ASGI: the request's stream may be half read
+        while seen <= DRAIN_BYTES:
+            message = await request.receive()
+            if message.get("type") != "http.request":
+                return
+            seen += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                return
 
 
 async def _parse(request: Request, body: bytes) -> Dict[str, Any]:
@@ -145,7 +167,7 @@ async def _parse(request: Request, body: bytes) -> Dict[str, Any]:
         raise RestError(400, f"Invalid request body: {exc}") from exc
 
 
-def _check_text(params: Dict[str, Any]) -> None:
+def check_text(params: Dict[str, Any]) -> None:
     """400 for a parameter (or an item of a list) holding a lone surrogate: it is not text."""
     for name, value in params.items():
         items = value if isinstance(value, list) else [value]

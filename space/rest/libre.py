@@ -15,6 +15,7 @@ Every route but the settings, health and download checks ``api_key`` and the lim
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Callable, Dict, Optional
 
 import anyio
@@ -51,7 +52,8 @@ FRONTEND_TIMEOUT_MS = 500  # LibreTranslate's default: how long its web UI waits
 FILE_WORKERS = 2           # documents translated at once; more wait (their decoding shares the one decoder)
 FILE_QUEUE = 8             # documents admitted at once (translating or waiting); more get 429
 FORM_OVERHEAD = 1 << 16    # a multipart body's bytes beyond its file: the other fields and the boundaries
-MAX_SUGGESTION_CHARS = 5000
+MAX_SUGGESTION_BYTES = 4000  # q and s each, as UTF-8 (a four-byte character counts four)
+DISCONNECT_POLL = 0.25     # seconds between looks at whether a document's client is still there
 
 
 class LibreAPI:
@@ -95,18 +97,30 @@ class LibreAPI:
                 raise AccessDenied(403, "Suggestions are disabled on this server.")
             params = await read_params(request, self.max_body_bytes, self.body_timeout)
             self.access.check(read_api_key(params), client_address(request))
-            values = [required(params, name, text=True) for name in ("q", "s", "source", "target")]
-            q, s, source, target = values
-            for name, value in (("q", q), ("s", s)):
-                if len(value) > MAX_SUGGESTION_CHARS:
-                    raise RestError(400, f"Invalid request: {name} is {len(value)} characters, the limit is "
-                                         f"{MAX_SUGGESTION_CHARS}")
-            source, target = read_language(source), read_language(target)
-            model = _text(params.get("model")) or self.ctx.chooser.best(source, target)
+            q, s, source, target, model = self._suggestion(params)
             await anyio.to_thread.run_sync(self.access.suggest, q, s, source, target, model)
             return JSONResponse({"success": True})
         except (RestError, AccessDenied) as exc:
             return error_response(exc.status, exc.message)
+
+    def _suggestion(self, params: Dict[str, Any]) -> tuple:
+        """(q, s, source, target, model) of a suggestion, every field checked: texts within their bytes, known
+        languages, and a model this server ships (the one serving the direction when none is named)."""
+        q, s, source, target = (required(params, name, text=True) for name in ("q", "s", "source", "target"))
+        for name, value in (("q", q), ("s", s)):
+            size = len(value.encode("utf-8"))
+            if size > MAX_SUGGESTION_BYTES:
+                raise RestError(400, f"Invalid request: {name} is {size:,} bytes (UTF-8), the limit is "
+                                     f"{MAX_SUGGESTION_BYTES:,}")
+        source, target = read_language(source), read_language(target)
+        model = params.get("model")
+        if model in (None, "", "auto"):
+            return q, s, source, target, self.ctx.chooser.best(source, target)
+        if not isinstance(model, str) or model not in self.ctx.store.specs:  # a name it lists, never a path
+            shown = model[:40] if isinstance(model, str) else type(model).__name__
+            raise RestError(400, f"Invalid request: model {shown!r} is not one of this server's models "
+                                 f"({', '.join(self.ctx.store.names())})")
+        return q, s, source, target, model
 
     # ------------------------------------------------------------------ files
     async def translate_file_route(self, request: Request) -> JSONResponse:
@@ -125,13 +139,17 @@ class LibreAPI:
             chars = self.access.settings.char_limit  # LibreTranslate's cost of a file: its bytes / the char limit
             self.access.check(_text(form.get("api_key")), client_address(request),
                               cost=max(1, len(data) // chars) if chars > 0 else 1)
-            done = await self._translate(data, upload.filename, source, target, form)
+            done = await self._translate(data, upload.filename, source, target, form, request)
         except (RestError, AccessDenied) as exc:
             return error_response(exc.status, exc.message)
         name = self.folder.add(done.data, done.name)
         url = str(request.base_url).rstrip("/") + "/download_file/" + name
-        return SafeJSONResponse({"translatedFileUrl": url, "model": done.model, "engine": done.engine,
-                                 "detectedLanguage": {"language": done.source}})
+        answer = {"translatedFileUrl": url, "model": done.model, "engine": done.engine,
+                  "detectedLanguage": {"language": done.source}}
+        unsure = files.unsure_summary(done)
+        if unsure is not None:  # our extension, as /translate's word view flags a sentence: LibreTranslate's kept
+            answer["unsure"] = unsure
+        return SafeJSONResponse(answer)
 
     async def _form(self, request: Request):
         body = await read_body(request, self.ctx.limits.max_file_bytes + FORM_OVERHEAD, self.body_timeout)
@@ -143,7 +161,8 @@ class LibreAPI:
         except Exception as exc:  # noqa: BLE001 - starlette's multipart errors have no common type
             raise RestError(400, f"Invalid request body: {exc}") from None
 
-    async def _translate(self, data: bytes, filename: str, source: str, target: str, form) -> files.Translation:
+    async def _translate(self, data: bytes, filename: str, source: str, target: str, form,
+                         request: Request) -> files.Translation:
         if self._workers is None:
             self._workers = anyio.CapacityLimiter(FILE_WORKERS)
         model, engine = _text(form.get("model")) or None, _text(form.get("engine")) or "auto"
@@ -151,11 +170,17 @@ class LibreAPI:
         if self.files_in >= FILE_QUEUE:
             raise RestError(429, f"Slowdown: {self.files_in} documents are being translated; retry in a moment")
         self.files_in += 1
+        left = threading.Event()  # set when the client disconnects: the document's worker is killed at once
         try:
-            return await anyio.to_thread.run_sync(
-                lambda: files.translate_file(self.ctx, data, filename, source, target, model, engine,
-                                             quality=quality),
-                limiter=self._workers)
+            async with anyio.create_task_group() as group:
+                group.start_soon(_watch_disconnect, request, left)
+                try:
+                    return await anyio.to_thread.run_sync(
+                        lambda: files.translate_file(self.ctx, data, filename, source, target, model, engine,
+                                                     quality=quality, cancelled=left.is_set),
+                        limiter=self._workers)
+                finally:
+                    group.cancel_scope.cancel()
         except Exception as exc:  # noqa: BLE001 - each kind worded by refusal(); a fault of the server logged there
             raise refusal(exc, "translate file", "/translate_file") from None
         finally:
@@ -168,6 +193,13 @@ class LibreAPI:
                                        "again")
         path, download_name = found
         return FileResponse(path, filename=download_name)
+
+
+async def _watch_disconnect(request: Request, left: threading.Event) -> None:
+    """Set ``left`` once the client has gone (the body is read by then: what comes next is a disconnect)."""
+    while not await request.is_disconnected():
+        await anyio.sleep(DISCONNECT_POLL)
+    left.set()
 
 
 def _text(value: Any) -> str:

@@ -29,7 +29,9 @@ def entries_format(text: str, chosen: str = AUTO) -> str:
 
 def parse(text: Optional[str], chosen: str = AUTO, strategy: str = "beam", engine: str = AUTO) -> Optional[Glossary]:
     """The glossary box's entries, or None when it is empty; a ``gr.Error`` in plain words when it is malformed
-    or the options cannot honour it (the REST API's messages)."""
+    or the options cannot honour it (the REST API's messages). The format is checked even for an empty box: a
+    format that does not exist is the caller's mistake whatever the text."""
+    entries_format("", chosen)
     if text is None or (isinstance(text, str) and not text.strip()):
         return None
     if not isinstance(text, str):

@@ -20,6 +20,7 @@ from bs4.dammit import EntitySubstitution
 from bs4.element import PreformattedString
 from bs4.formatter import HTMLFormatter
 
+from .budget import Budget, scan_tree
 from .layout import Document, DocumentError, Translate, Translated, translate_texts
 
 INLINE = frozenset("a abbr b bdi bdo big cite data del dfn em font i ins label mark q s small span strike strong "
@@ -166,8 +167,10 @@ class _NamespacedXML(LXMLTreeBuilderForXML):
         super().start(tag, attrib, nsmap or declared)
 
 
-def _parse(markup, parser: str = "lxml") -> tuple:
+def _parse(markup, parser: str = "lxml", what: str = "The HTML document") -> tuple:
     soup = BeautifulSoup(markup, builder=_NamespacedXML()) if parser == "xml" else BeautifulSoup(markup, parser)
+    # counted before the collector's walk (which recurses once per level) and before anything is translated
+    scan_tree(soup, Budget(what), "its markup", lambda node: node.contents if isinstance(node, Tag) else None)
     collector = _Collector()
     collector.visit(soup)
     return soup, collector.units
@@ -183,7 +186,7 @@ def _serialize(soup: BeautifulSoup, whole: bool) -> str:
 
 def read_markup(markup: str) -> Document:
     """HTML given as text (a fragment or a whole page); ``write`` gives back the same kind, as UTF-8 bytes."""
-    soup, units = _parse(markup)
+    soup, units = _parse(markup, what="The HTML text")
     whole = bool(_DOCUMENT.search(markup))
 
     def write(done: List[Translated]) -> bytes:
@@ -224,7 +227,9 @@ def read_xhtml(data: bytes) -> Document:
         raise DocumentError("A chapter declares XML entities (<!ENTITY ...>), which are not expanded here: "
                             "remove the declarations and use the characters themselves.")
     try:
-        soup, units = _parse(data, "xml")
+        soup, units = _parse(data, "xml", "An XHTML chapter")
+    except DocumentError:
+        raise
     except Exception as exc:  # noqa: BLE001 - lxml's and bs4's parse errors have no common type
         raise DocumentError(f"A chapter is not readable XHTML: {exc}") from None
 

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, List, Tuple
 
+from .budget import Budget, scan_xml
 from .layout import Document, DocumentError, Translated
 
 MAX_UNPACKED_BYTES = 64 << 20  # a document's files together, uncompressed (their sizes as the archive declares
 MAX_MEMBERS = 5_000            # them: Python's zipfile never decompresses past a member's declared size)
 BREAK = "\n"
+XML_MEMBERS = (".xml", ".rels", ".xhtml", ".html", ".htm", ".opf", ".ncx")  # what the libraries parse as XML
+_BROKEN = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError, ValueError)
 
 
 def check_archive(data: bytes, kind: str, required: str) -> None:
@@ -26,7 +30,7 @@ def check_archive(data: bytes, kind: str, required: str) -> None:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = archive.infolist()
             names = {m.filename for m in members}
-    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+    except _BROKEN as exc:  # NotImplementedError: a version or compression zipfile does not read
         raise DocumentError(f"The file is not a valid {kind} document (not a ZIP archive: {exc}).") from None
     if len(members) > MAX_MEMBERS:
         raise DocumentError(f"The {kind} document holds {len(members):,} files, the limit is {MAX_MEMBERS:,}.")
@@ -36,6 +40,28 @@ def check_archive(data: bytes, kind: str, required: str) -> None:
                             f"{MAX_UNPACKED_BYTES:,}.")
     if required not in names:
         raise DocumentError(f"The file is not a valid {kind} document: it has no {required}.")
+    _check_members(data, kind)
+
+
+def _check_members(data: bytes, kind: str) -> None:
+    """Every member read once before any library opens the archive: its checksum verified (a flipped byte is the
+    visitor's bad file, not the server's fault) and every XML member counted against the ``Budget`` while it is
+    streamed, so a package of millions of tiny elements is refused before anything builds its tree."""
+    budget = Budget(f"The {kind} document")
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        for member in archive.infolist():
+            try:
+                with archive.open(member) as stream:
+                    if member.filename.lower().endswith(XML_MEMBERS):
+                        scan_xml(stream, budget, member.filename)
+                    else:
+                        while stream.read(1 << 20):
+                            pass
+            except DocumentError:
+                raise
+            except _BROKEN as exc:
+                raise DocumentError(f"The file is not a valid {kind} document: its member {member.filename} "
+                                    f"is damaged ({exc}).") from None
 
 
 def open_package(data: bytes, kind: str, required: str, opener: Callable[[io.BytesIO], Any],

@@ -42,6 +42,8 @@ def read(data: bytes) -> Document:
         parsed = list(srt.parse(text))
     except srt.SRTParseError as exc:
         raise DocumentError(f"The file is not valid SRT: {exc}") from None
+    except (OverflowError, ValueError) as exc:  # a timestamp of more hours than a date can hold
+        raise DocumentError(f"The file is not valid SRT: a timestamp is out of range ({exc}).") from None
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     cues = _cues(lines)

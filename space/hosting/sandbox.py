@@ -1,0 +1,156 @@
+"""A visitor's document read and written in a worker process of its own, within a wall-clock and a memory budget.
+
+The format libraries build a Python object per element of a file the visitor chose; whatever the limits counted
+while parsing (``transformer_hub.formats.budget``) let through, the work on one document is bounded from outside
+the parse too: the worker's address space is capped (``RLIMIT_AS``: its size at start plus ``memory_mb``), its
+time is the parent's to watch, and it is killed when the budget ends or the client leaves (``cancelled``), so
+the server's own memory never grows with a document and what the worker used goes back to the OS with it.
+
+The worker keeps the parsed document while the parent translates its texts (the models live in the server):
+
+    with DocumentWorker(data, ".docx", max_bytes, seconds=10, memory_mb=512, cancelled=event.is_set) as worker:
+        texts = worker.texts()            # DocumentError for a file refused, or a budget passed
+        data = worker.write(translated)   # the document written back
+
+Workers fork from a ``forkserver`` started once with the format libraries imported (a fork of the server itself,
+with its threads, could inherit a held lock), so a worker starts in milliseconds.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import multiprocessing
+import os
+import resource
+import time
+from typing import Any, Callable, List, Optional
+
+from transformer_hub.formats import DocumentError, Translated, read_document
+
+logger = logging.getLogger(__name__)
+POLL_SECONDS = 0.05  # how often the parent looks at the budget and the client while it waits
+_CONTEXT: Optional[Any] = None
+_DONE = {"read": "read", "write": "written"}
+
+
+def _context():
+    global _CONTEXT
+    if _CONTEXT is None:
+        _CONTEXT = multiprocessing.get_context("forkserver")
+        # "__main__": the server's main module imported once there, not again in every worker it forks
+        _CONTEXT.set_forkserver_preload(["__main__", "transformer_hub.formats", "space.hosting.sandbox"])
+    return _CONTEXT
+
+
+def _address_space() -> int:
+    """This process's virtual memory size in bytes (Linux's /proc; 0 where there is none)."""
+    try:
+        with open("/proc/self/statm") as stats:
+            return int(stats.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _limit_memory(memory_mb: int) -> None:
+    limit = _address_space() + (memory_mb << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _work(conn, data: bytes, suffix: str, max_bytes: int, memory_mb: int) -> None:
+    """The worker: read, send the texts, wait for their translations, write, send the file."""
+    try:
+        _limit_memory(memory_mb)
+        document = read_document(data, suffix, max_bytes)
+        conn.send(("texts", document.texts))
+        asked = conn.recv()
+        conn.send(("data", document.write(asked)))
+    except DocumentError as exc:
+        conn.send(("refused", str(exc)))
+    except MemoryError:
+        conn.send(("memory", ""))
+    except RecursionError:
+        conn.send(("refused", "The document nests its elements too deeply to be read: simplify its structure."))
+    except EOFError:  # the parent has gone: nothing is waiting for the answer
+        pass
+    except Exception as exc:  # noqa: BLE001 - a library choking on the visitor's bytes: their file, told so
+        conn.send(("broken", f"{type(exc).__name__}: {exc}"))
+
+
+class DocumentWorker:
+    """One document's worker process (see the module); ``close`` (or leaving the ``with``) kills it."""
+
+    def __init__(self, data: bytes, suffix: str, max_bytes: int, seconds: float, memory_mb: int,
+                 cancelled: Optional[Callable[[], bool]] = None) -> None:
+        self.seconds, self.memory_mb, self.cancelled = seconds, memory_mb, cancelled or (lambda: False)
+        self.used = 0.0  # the worker's seconds so far (not the parent's translating in between)
+        self._parent, child = _context().Pipe()
+        self.process = _context().Process(target=_work, args=(child, bytes(data), suffix, max_bytes, memory_mb),
+                                          daemon=True, name="document-worker")
+        self.process.start()
+        child.close()
+
+    def texts(self) -> List[str]:
+        """The document's texts, as its format reads them."""
+        return self._answer("read")
+
+    def write(self, done: List[Translated]) -> bytes:
+        """The document written back with ``done`` (one ``Translated`` per text; their records stay here)."""
+        self._parent.send([dataclasses.replace(t, result=None) for t in done])
+        return self._answer("write")
+
+    def _answer(self, doing: str) -> Any:
+        start = time.monotonic()
+        try:
+            while not self._parent.poll(POLL_SECONDS):
+                if self.cancelled():
+                    raise DocumentError("The client left before the document was translated.")
+                if self.used + time.monotonic() - start > self.seconds:
+                    raise DocumentError(f"The document took more than {self.seconds:g} seconds to {doing}, the "
+                                        "limit: it is too complex to translate here; split it into smaller ones.")
+                if not self.process.is_alive():
+                    self._died(doing)
+            kind, value = self._parent.recv()
+        except (EOFError, OSError):
+            self._died(doing)
+        except DocumentError:
+            self.close()
+            raise
+        finally:
+            self.used += time.monotonic() - start
+        return self._reply(kind, value, doing)
+
+    def _died(self, doing: str) -> None:
+        """The worker ended without an answer: killed by a signal (a C library failing an allocation past the
+        memory cap aborts or faults) is the document's cost; any other end is the server's fault."""
+        self.process.join(5)
+        code = self.process.exitcode
+        self.close()
+        if code is not None and code < 0:
+            raise DocumentError(f"The document could not be {_DONE[doing]} within its memory budget of "
+                                f"{self.memory_mb:,} MB: it is too complex to translate here.")
+        raise RuntimeError(f"the document worker stopped without an answer (exit code {code})")
+
+    def _reply(self, kind: str, value: Any, doing: str) -> Any:
+        if kind in ("texts", "data"):
+            return value
+        self.close()
+        if kind == "memory":
+            raise DocumentError(f"The document needs more than its memory budget of {self.memory_mb:,} MB to be "
+                                f"{_DONE[doing]}: it is too complex to translate here; split it into smaller ones.")
+        if kind == "broken":
+            logger.warning("a document the format's library could not %s: %s", doing, value)
+            raise DocumentError(f"The file could not be read as its format: it is damaged or unusual ({value}).")
+        raise DocumentError(value)
+
+    def close(self) -> None:
+        """Kill the worker (if it still runs) and wait for it, so its memory goes back to the OS."""
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(5)
+        self._parent.close()
+
+    def __enter__(self) -> "DocumentWorker":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,126 @@
+"""Issue 46's hostile documents against the library: each refused with a ``DocumentError`` that names the limit or
+the damage, before anything is translated; a seeded fuzzer over valid documents of all eight formats."""
+from __future__ import annotations
+
+import io
+import random
+import zipfile
+
+import pytest
+
+from benchmarks.hostile import hostile_cases, make_docx, replace_member, valid_documents
+from transformer_hub.formats import DocumentError, read_document, translate_document, translate_html
+from transformer_hub.formats.budget import MAX_DEPTH, MAX_ELEMENTS, Budget, scan_xml
+from transformer_hub.formats.layout import Translated
+
+SCALE = 0.055  # 220,000 empty paragraphs in the .odt (the fewest): just past the 200,000 elements allowed
+EXPECTED = {  # each case: the words its refusal must hold
+    "odt-empty-paragraphs": f"more than {MAX_ELEMENTS:,} elements (in content.xml)",
+    "epub-empty-paragraphs": f"more than {MAX_ELEMENTS:,} elements (in OEBPS/ch1.xhtml)",
+    "docx-empty-paragraphs": f"more than {MAX_ELEMENTS:,} elements (in word/document.xml)",
+    "odt-nested-spans": f"nests elements more than {MAX_DEPTH} deep (in content.xml)",
+    "odt-nested-sections": f"nests elements more than {MAX_DEPTH} deep (in content.xml)",
+    "docx-bad-crc": "its member word/document.xml is damaged (Bad CRC-32",
+    "pptx-bad-crc": "its member ppt/presentation.xml is damaged (Bad CRC-32",
+    "epub-bad-crc": "its member OEBPS/ch1.xhtml is damaged (Bad CRC-32",
+    "srt-huge-timestamp": "a timestamp is out of range",
+    "html-nested-divs": f"nests elements more than {MAX_DEPTH} deep",
+    "html-nested-bold": f"nests elements more than {MAX_DEPTH} deep",
+}
+CASES = hostile_cases(SCALE)
+
+
+class Never:
+    """A translator that must not be called: every refusal comes before any translation."""
+
+    def __call__(self, sentences):
+        raise AssertionError(f"translated {len(sentences)} sentences of a document that should be refused")
+
+
+def test_every_case_of_the_issue_is_built():
+    assert set(CASES) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_a_hostile_document_is_refused_in_words_before_translation(name):
+    suffix, data = CASES[name]
+    assert len(data) < 100_000 or name.startswith(("html", "epub-empty")), len(data)  # small uploads, big inside
+    with pytest.raises(DocumentError) as refused:
+        translate_document(data, suffix, Never(), "en")
+    assert EXPECTED[name] in str(refused.value)
+
+
+def test_an_html_text_of_5000_open_bold_tags_is_refused_not_a_recursion_error():
+    with pytest.raises(DocumentError, match=f"The HTML text nests elements more than {MAX_DEPTH} deep"):
+        translate_html("<b>" * 5000 + "A dog runs.", Never(), "en")
+
+
+def test_the_limits_hold_just_below_them():
+    """A document at the depth limit, and one at the element limit's scale, are read (the limits are not lower)."""
+    nested = "<p>" + "<b>" * (MAX_DEPTH - 4) + "A dog runs." + "</b>" * (MAX_DEPTH - 4) + "</p>"
+    assert translate_html(nested, lambda s: [t.upper() for t in s], "en").count("A DOG RUNS.") == 1
+    body = "<w:p/>" * 1000 + "<w:p><w:r><w:t>A dog runs.</w:t></w:r></w:p>"
+    doc = replace_member(make_docx(), "word/document.xml", (
+        '<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+        f"<w:body>{body}</w:body></w:document>").encode())
+    assert read_document(doc, ".docx").texts == ["A dog runs."]
+
+
+def test_the_scan_counts_text_units_and_stops_at_the_first_limit_passed():
+    budget = Budget("The test document", max_elements=10**6, max_depth=10, max_text_units=3)
+    with pytest.raises(DocumentError, match="more than 3 pieces of text"):
+        scan_xml(io.BytesIO(b"<a>" + b"<b>x</b>" * 5 + b"</a>"), budget, "a.xml")
+    assert budget.text_units == 4  # stopped at the fourth, not after the fifth
+    with pytest.raises(DocumentError, match="not well-formed XML"):
+        scan_xml(io.BytesIO(b"<a><b></a>"), Budget(), "b.xml")
+
+
+# ----------------------------------------------------------------------------- the fuzzer
+FUZZ_SEED, FUZZ_PER_FORMAT = 46, 25  # 8 formats x 25 = 200 mutated documents
+
+
+def mutate(data: bytes, rng: random.Random) -> bytes:
+    """``data`` truncated, with a few bits flipped, or (a ZIP package) with one member renamed."""
+    kinds = ["truncate", "flip"] + (["rename"] if data[:2] == b"PK" else [])
+    kind = rng.choice(kinds)
+    if kind == "truncate":
+        return data[:rng.randrange(1, len(data))]
+    if kind == "flip":
+        out = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            out[rng.randrange(len(out))] ^= 1 << rng.randrange(8)
+        return bytes(out)
+    source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    victim = rng.choice(source.namelist())
+    with zipfile.ZipFile(out, "w") as target:
+        for member in source.infolist():
+            target.writestr(member.filename + ".old" if member.filename == victim else member.filename,
+                            source.read(member))
+    return out.getvalue()
+
+
+def fuzzed():
+    """The fuzzer's documents, the same every run: (suffix, bytes)."""
+    rng = random.Random(FUZZ_SEED)
+    return [(suffix, mutate(data, rng)) for suffix, data in valid_documents().items() for _ in range(FUZZ_PER_FORMAT)]
+
+
+def test_the_seeds_are_valid_documents_of_all_eight_formats():
+    seeds = valid_documents()
+    assert sorted(seeds) == sorted([".txt", ".html", ".srt", ".docx", ".pptx", ".odt", ".odp", ".epub"])
+    for suffix, data in seeds.items():
+        assert read_document(data, suffix).texts, suffix
+
+
+def test_fuzzed_documents_are_read_or_refused_with_a_document_error_only():
+    documents = fuzzed()
+    assert len(documents) == 200
+    outcomes = {"read": 0, "refused": 0}
+    for suffix, data in documents:
+        try:
+            document = read_document(data, suffix)
+            document.write([Translated.unchanged(t) for t in document.texts])
+            outcomes["read"] += 1
+        except DocumentError:
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 50 and outcomes["read"] > 10, outcomes  # the mutations bite, and not all

@@ -1,0 +1,73 @@
+"""space/hosting/sandbox.py: a document read and written in a worker process, killed when its time or memory
+budget ends or its client leaves; the worker is gone afterwards, whatever happened."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from benchmarks.hostile import make_docx, replace_member, valid_documents
+from space.hosting.sandbox import DocumentWorker
+from transformer_hub.formats import DocumentError, read_document
+from transformer_hub.formats.layout import Translated
+
+pytestmark = pytest.mark.slow  # the first worker starts the forkserver (it imports the format libraries: ~10 s)
+W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def big_docx(paragraphs: int = 20_000) -> bytes:
+    """A valid .docx under the element limit whose tree takes python-docx a while and some memory to build."""
+    body = "<w:p><w:r><w:t>A dog runs.</w:t></w:r></w:p>" * paragraphs
+    return replace_member(make_docx(), "word/document.xml",
+                          f'<?xml version="1.0"?><w:document {W}><w:body>{body}</w:body></w:document>'.encode())
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_document_is_read_and_written_by_a_worker_that_then_exits():
+    data = valid_documents()[".odt"]
+    with DocumentWorker(data, ".odt", 100_000, seconds=60, memory_mb=512) as worker:
+        texts = worker.texts()
+        out = worker.write([Translated.unchanged(t.upper()) for t in texts])
+        pid = worker.process.pid
+    assert texts == ["A dog runs. It is fast."] and read_document(out, ".odt").texts == ["A DOG RUNS. IT IS FAST."]
+    assert gone(pid)
+
+
+def test_a_worker_past_its_memory_budget_is_refused_in_words_and_gone():
+    with pytest.raises(DocumentError, match="memory budget of 1 MB") as refused:
+        with DocumentWorker(big_docx(), ".docx", 10 << 20, seconds=60, memory_mb=1) as worker:
+            pid = worker.process.pid
+            worker.texts()
+    assert "too complex to translate here" in str(refused.value)
+    assert not worker.process.is_alive() and gone(pid)
+
+
+def test_a_worker_past_its_time_budget_is_killed_and_gone():
+    worker = DocumentWorker(big_docx(), ".docx", 10 << 20, seconds=0.001, memory_mb=512)
+    pid = worker.process.pid
+    with pytest.raises(DocumentError, match=r"took more than 0.001 seconds to read, the limit"):
+        worker.texts()
+    assert not worker.process.is_alive() and gone(pid)
+    assert worker.process.exitcode is not None and worker.process.exitcode < 0  # killed, not finished
+
+
+def test_a_worker_whose_client_left_is_killed_at_once():
+    worker = DocumentWorker(big_docx(), ".docx", 10 << 20, seconds=60, memory_mb=512, cancelled=lambda: True)
+    pid = worker.process.pid
+    with pytest.raises(DocumentError, match="The client left before the document was translated"):
+        worker.texts()
+    assert gone(pid)
+
+
+def test_a_refused_document_comes_back_as_its_formats_words():
+    with pytest.raises(DocumentError, match="not valid SRT: a timestamp is out of range"):
+        with DocumentWorker(b"1\n99999999999999:00:01,000 --> 99999999999999:00:02,000\nHi.\n", ".srt", 100_000,
+                            seconds=60, memory_mb=512) as worker:
+            worker.texts()
