@@ -26,6 +26,9 @@ def render(ctx) -> None:
             source, target = language_pickers(ctx, model, "translate", detect=True)
             text = text_input(ctx, "Source text", value=examples_of(None)[0][0], lines=4,
                               elem_id="translate-input")
+            # the button right under the text (issue 45: on the first screen at 1280x900 and 390x844); the
+            # examples and the decoding settings follow it
+            button = gr.Button("Translate", variant="primary", elem_id="translate-button")
             examples(text, source, "translate")
             strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
             with gr.Accordion("Decoding options", open=False):
@@ -54,7 +57,6 @@ def render(ctx) -> None:
                 glossary_format = gr.Radio(list(page_glossary.ENTRY_FORMATS), value=page_glossary.AUTO,
                                            label="Entries format", info="auto: TSV when a line has a tab, else CSV",
                                            elem_id="translate-glossary-format")
-            button = gr.Button("Translate", variant="primary", elem_id="translate-button")
             with gr.Accordion("Translate a document (.txt .html .srt .docx .pptx .odt .odp .epub)", open=False,
                               elem_id="translate-document"):
                 upload = gr.File(label=f"A document, its structure kept (at most {ctx.limits.max_file_bytes:,} bytes, "
