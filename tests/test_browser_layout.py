@@ -4,7 +4,7 @@ Phone: the source box and the Translate button lie within the first 1.5 screens;
 screen's right edge unless a frame that scrolls sideways holds it (tables, pictures), on Translate, Beam vs
 greedy (after a comparison: the n-best table) and Architecture variants; every number in the variants table
 fits its column on one line.  Desktop: the Translate button is on the first screen.  After a failed request
-the previous translation is gone and a note says the request failed.  Screenshots go to ``$SCREENSHOT_DIR``
+the previous translation is gone and a note says the request failed; the Inside tab opens on the best-scored model.  Screenshots go to ``$SCREENSHOT_DIR``
 (else ``artifacts/screens/layout``; never committed).  Browser and skips as in ``test_browser.py``.
 """
 from __future__ import annotations
@@ -17,6 +17,8 @@ import pytest
 from helpers.browser import (ARGS, CHROMIUM, TIMEOUT_MS, screenshot_on_failure,  # noqa: F401  (skips without a browser)
                              sync_api)
 from helpers.space_fixtures import launch_local
+from space.serving.choice import ModelChooser
+from space.serving.store import ModelStore
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "space" / "models"
@@ -161,3 +163,11 @@ def test_after_an_error_the_previous_translation_is_cleared(desktop):
     assert desktop.locator("#translate-tokens span.token").count() == 0
     shoot(desktop, "desktop-error-cleared")
     assert not desktop.errors, desktop.errors
+
+
+def test_inside_opens_on_the_best_scored_model(desktop):
+    """Issue 45: the tab opened on the paper's variant, the weakest model (BLEU 28), which garbled the sentence."""
+    desktop.get_by_role("tab", name="Inside the Transformer", exact=True).click()
+    best = ModelChooser(ModelStore(MODELS)).best("en", "de")
+    assert best is not None and best != "variants/paper", best
+    desktop.wait_for_function("m => document.querySelector('#inside-model input').value === m", arg=best)
