@@ -132,3 +132,45 @@ def test_pieces_are_labelled_as_a_visitor_reads_them():
     assert [piece_label(p) for p in ["\u2581Ein", "ter", "<2de>", "</s>", "<s>", ".", "\u2581"]] == [
         "Ein", "-ter", "[to German]", "[end]", "[start]", ".", "[space]"]
     assert pieces_text(["<2fr>", "\u2581Un", "\u2581ch", "ien", ".", "</s>"]) == "Un chien."
+
+
+def _recipe_data(smoothing: bool) -> dict:
+    """The /recipe view's data as the page builds it: a card without a schedule (the variant study's)."""
+    from transformer_hub.inside import smoothed_target, training_recipe
+    from transformer_hub.config import TransformerConfig
+
+    records = [{"kind": "train", "step": s, "loss": 9.0 - s / 100, "lr": 1e-4 * s} for s in (10, 20, 30)]
+    records.append({"kind": "val", "step": 30, "val_loss": 7.5})
+    config = TransformerConfig(src_vocab_size=40, tgt_vocab_size=40, d_model=16, n_heads=2, d_ff=32,
+                               n_encoder_layers=1, n_decoder_layers=1)
+    training = {"peak_lr": 0.001, "updates": 30, **({"label_smoothing": 0.1} if smoothing else {})}
+    data = {**training_recipe(config, training, records).to_dict(), "smoothing": None}
+    if smoothing:
+        data["smoothing"] = {**smoothed_target(3, 40, 0.1).to_dict(), "pieces": ["▁Ein", "▁Der"], "ids": [3, 4],
+                             "model_probs": [0.6, 0.2], "position": 1, "translation": "Ein"}
+    return data
+
+
+def _texts(fig) -> list:
+    FigureCanvasAgg(fig).draw()
+    return [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text"))]
+
+
+def test_recipe_without_smoothing_draws_no_empty_panel_and_names_what_is_missing():
+    from space.pictures.inside import recipe_figure
+
+    fig = recipe_figure(_recipe_data(smoothing=False))
+    texts = _texts(fig)
+    assert len(fig.get_axes()) == 2  # the logged rate and the losses: no panel for the smoothing
+    assert any("records no label smoothing" in t for t in texts) and any("records no warm-up" in t for t in texts)
+    assert "training loss" in texts and not any("smoothed targets" in t for t in texts)  # the legend agrees
+
+
+def test_recipe_with_smoothing_draws_it_and_the_legend_names_its_epsilon():
+    from space.pictures.inside import recipe_figure
+
+    fig = recipe_figure(_recipe_data(smoothing=True))
+    texts = _texts(fig)
+    assert len(fig.get_axes()) == 3
+    assert "training loss (smoothed targets, ε = 0.1)" in texts
+    assert not any("records no label smoothing" in t for t in texts)

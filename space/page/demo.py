@@ -40,6 +40,15 @@ CSS = """
   #intro h1 { font-size: 1.35em; margin-bottom: 0.2em; }
   #intro p { font-size: 0.92em; }
   .gradio-container { padding: 6px !important; }
+  /* a table wider than the screen scrolls inside its frame, the page never does; Gradio sizes the columns from
+     their percentages of the frame, so the variants table gets a frame wide enough for its longest numbers */
+  .table-container { overflow-x: auto !important; }
+  #variants-table .table-wrap { min-width: 980px; }
+  /* the matplotlib pictures keep their drawn size (8-11 pt labels) and scroll sideways, instead of being
+     shrunk to the screen's width with 4 px labels */
+  #compare-tree, #inside-positions-plot, #inside-step-plot, #inside-forcing-plot { overflow-x: auto; }
+  #compare-tree img, #inside-positions-plot img, #inside-step-plot img, #inside-forcing-plot img {
+    max-width: none !important; width: auto !important; }
 }
 """
 

@@ -23,6 +23,7 @@ from ..pictures import attention as plots
 from ..pictures import inside as inside_plots
 from ..serving.choice import AUTO
 from ..serving.context import SpaceContext
+from ..serving.languages import DEFAULT_PAIR
 from ..serving.service import decoding_config, languages_for, pick_model, run
 from .examples import EXAMPLES
 
@@ -75,18 +76,16 @@ def shown_models(ctx: SpaceContext, view: str) -> List[str]:
     return [name for name in ctx.model_names if why_not(ctx, name, view) is None]
 
 
-def paper_model(ctx: SpaceContext) -> Optional[str]:
-    """The model the tab opens on: the first with the paper's parts (encoder-decoder, sinusoidal positions,
-    post-norm), so the views show what their text describes; else the Space's default model."""
-    for name in ctx.model_names:
-        try:
-            config = ctx.store.config(name)
-        except Exception:  # noqa: BLE001 - an unreadable model is not the default
-            continue
-        if (getattr(config, "layout", "") == "encoder-decoder" and config.positional == "sinusoidal"
-                and config.norm == "post"):
-            return name
-    return ctx.default_model
+def opening_model(ctx: SpaceContext) -> Optional[str]:
+    """The model the tab opens on: the best-scored one of the page's default direction by the model cards
+    (what "Best for the direction" picks), so the views open on a model that translates the sentence right
+    (issue 45: the paper's variant, the weakest, opened on a mistranslation); the paper's variant is one pick
+    away.  Else the Space's default model."""
+    try:
+        best = ctx.chooser.best(*DEFAULT_PAIR)
+    except Exception:  # noqa: BLE001 - unreadable cards: the Space's default
+        best = None
+    return best if best in ctx.model_names else ctx.default_model
 
 
 def _can_show(ctx: SpaceContext, name: str, view: str) -> None:

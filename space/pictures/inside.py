@@ -8,7 +8,7 @@ redrawn from that data alone (a new layer, head or step needs no model).  Widths
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -140,40 +140,71 @@ def forcing_figure(data: Dict[str, Any]) -> Figure:
 
 
 def recipe_figure(data: Dict[str, Any]) -> Figure:
-    """The schedule with the logged rate, the training and validation losses, and the smoothed target."""
-    fig = _figure(WIDTH, 7.8)
-    top, bottom = fig.subfigures(2, 1)
-    schedule, losses = top.subplots(1, 2)
+    """The schedule with the logged rate, the training and validation losses, and the smoothed target.
+
+    A panel with nothing to draw is left out and named in one line under the figure instead (issue 45: a
+    large panel reading only "The model card records no label smoothing")."""
     train, val = data["logged"]["train"], data["logged"]["val"]
-    if train["step"]:
-        schedule.scatter(train["step"], train["lr"], s=14, color=GREEDY, alpha=0.35, label="rate the trainer logged")
-    if data["lr"]:
-        schedule.plot(data["steps"], data["lr"], color=BEAM, lw=1.4, label="schedule (section 5.3)", zorder=3)
-        schedule.axvline(data["warmup"], color="#444444", ls=":", lw=1)
-        schedule.set_title(f"d_model={data['d_model']}, warm-up {data['warmup']}, peak {data['peak_lr']:g}",
-                           fontsize=11)
-    else:  # the card records no schedule: what the trainer logged is all there is
-        schedule.set_title(f"Its card records no {' or '.join(data.get('missing') or ['schedule'])}: "
-                           "the rate its trainer logged", fontsize=11)
-    schedule.set_xlabel("update")
-    schedule.set_ylabel("learning rate")
-    schedule.legend(loc="upper right", fontsize=8, frameon=False)
-    if train["step"]:
-        losses.plot(train["step"], train["loss"], color=OTHER, lw=1, label="training loss (smoothed targets)")
-    if val["step"]:
-        losses.plot(val["step"], val["val_loss"], "o-", color=REFERENCE, lw=1.5, label="validation loss")
-    losses.set_xlabel("update")
-    losses.set_title("Training and validation loss (metrics.jsonl)", fontsize=11)
-    losses.legend(loc="upper right", fontsize=8, frameon=False)
-    _smoothing(bottom.subplots(), data.get("smoothing"))
+    smoothing = data.get("smoothing")
+    has_schedule = bool(data["lr"]) or bool(train["step"])
+    notes = _recipe_notes(data, has_schedule, smoothing)
+    fig = _figure(WIDTH, (3.9 if has_schedule or train["step"] or val["step"] else 0.6) + (3.9 if smoothing else 0)
+                  + 0.25 * len(notes))
+    rows = fig.subfigures(2, 1, height_ratios=[1, 1]) if smoothing else [fig]
+    panels = rows[0].subplots(1, 2 if has_schedule else 1, squeeze=False)[0]
+    if has_schedule:
+        _schedule(panels[0], data, train)
+    _losses(panels[-1], train, val, data.get("label_smoothing"))
+    if smoothing:
+        _smoothing(rows[1].subplots(), smoothing)
+    if notes:
+        fig.supxlabel("\n".join(notes), fontsize=9, color="#555555")
     return fig
 
 
-def _smoothing(ax, smoothing: Optional[Dict[str, Any]]) -> None:
+def _recipe_notes(data: Dict[str, Any], has_schedule: bool, smoothing) -> List[str]:
+    """One line per thing the model's files do not record: what the left-out panels would have shown."""
+    notes = []
+    if not data["lr"]:
+        what = " or ".join(data.get("missing") or ["schedule"])
+        notes.append(f"Its card records no {what}: " + ("the rate shown is the one its trainer logged."
+                                                         if has_schedule else "no schedule to draw."))
     if not smoothing:
+        notes.append("Its card records no label smoothing: no smoothed target to draw.")
+    return notes
+
+
+def _schedule(ax, data: Dict[str, Any], train: Dict[str, list]) -> None:
+    if train["step"]:
+        ax.scatter(train["step"], train["lr"], s=14, color=GREEDY, alpha=0.35, label="rate the trainer logged")
+    if data["lr"]:
+        ax.plot(data["steps"], data["lr"], color=BEAM, lw=1.4, label="schedule (section 5.3)", zorder=3)
+        ax.axvline(data["warmup"], color="#444444", ls=":", lw=1)
+        ax.set_title(f"d_model={data['d_model']}, warm-up {data['warmup']}, peak {data['peak_lr']:g}", fontsize=11)
+    else:
+        ax.set_title("The learning rate its trainer logged", fontsize=11)
+    ax.set_xlabel("update")
+    ax.set_ylabel("learning rate")
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+
+
+def _losses(ax, train: Dict[str, list], val: Dict[str, list], epsilon: Optional[float]) -> None:
+    # "smoothed targets" only when the card records the smoothing the loss was computed against
+    label = f"training loss (smoothed targets, ε = {epsilon:g})" if epsilon else "training loss"
+    if train["step"]:
+        ax.plot(train["step"], train["loss"], color=OTHER, lw=1, label=label)
+    if val["step"]:
+        ax.plot(val["step"], val["val_loss"], "o-", color=REFERENCE, lw=1.5, label="validation loss")
+    if not (train["step"] or val["step"]):
         ax.set_axis_off()
-        ax.text(0.5, 0.5, "The model card records no label smoothing.", ha="center")
+        ax.text(0.5, 0.5, "No metrics.jsonl: no loss curves to draw.", ha="center", va="center", fontsize=10)
         return
+    ax.set_xlabel("update")
+    ax.set_title("Training and validation loss (metrics.jsonl)", fontsize=11)
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+
+
+def _smoothing(ax, smoothing: Dict[str, Any]) -> None:
     pieces, model = smoothing["pieces"], smoothing.get("model_probs") or []
     x = list(range(len(pieces)))
     one_hot = [1.0 if i == 0 else 0.0 for i in x]

@@ -118,3 +118,18 @@ def sentence_inputs(ctx: SpaceContext, prefix: str, example: int = 0) -> Tuple[g
                       elem_id=f"{prefix}-input")
     examples(text, source, prefix)
     return model, source, target, text
+
+
+FAILED_NOTE = "⚠ **No result**: the last request failed (the message on the page says why); its old result was cleared."
+
+
+def clear_on_failure(event, outputs: List, note: Optional[gr.components.Component] = None) -> None:
+    """After ``event`` fails, empty ``outputs`` (and put ``FAILED_NOTE`` in ``note``): an old result left under
+    Gradio's red "Error" badges reads as the answer to the new request (issue 45)."""
+    targets = list(outputs) + ([note] if note is not None else [])
+
+    def cleared():
+        values = [gr.update(value=None) for _ in outputs]
+        return values + ([gr.update(value=FAILED_NOTE)] if note is not None else [])
+
+    event.failure(cleared, None, targets, **UI)

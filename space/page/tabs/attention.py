@@ -7,7 +7,7 @@ import gradio as gr
 
 from ...serving import service
 from ..registry import tab
-from ._common import bind, decode_event, sentence_inputs
+from ._common import bind, clear_on_failure, decode_event, sentence_inputs
 
 
 @tab("attention", title="Attention", order=40, description="what the decoder looks at")
@@ -32,8 +32,9 @@ def render(ctx) -> None:
     plot = gr.Plot(label="Cross-attention", elem_id="attention-plot")
     with gr.Accordion("Matrix and pieces (JSON)", open=False):
         data = gr.JSON(label="attention matrix")
-    button.click(bind(ctx, service.attention), [text, model, strategy, beam_size, layer, head, source, target],
-                 [plot, data, translation], api_name="attention", **decode_event(ctx))
+    shown = button.click(bind(ctx, service.attention), [text, model, strategy, beam_size, layer, head, source, target],
+                         [plot, data, translation], api_name="attention", **decode_event(ctx))
+    clear_on_failure(shown, [plot, data, translation])
     model.change(functools.partial(_choices, ctx), model, [layer, head], api_name="attention_choices")
 
 

@@ -6,7 +6,7 @@ import gradio as gr
 from ...serving import service
 from .. import comparisons, interactive
 from ..registry import tab
-from ._common import bind, decode_event, sentence_inputs
+from ._common import bind, clear_on_failure, decode_event, sentence_inputs
 
 
 @tab("compare", title="Beam vs greedy", order=20, description="the same sentence, two decoders")
@@ -46,8 +46,10 @@ def render(ctx) -> None:
     tree = gr.Plot(show_label=False, elem_id="compare-tree")  # the heading above names it: no label over the legend
     with gr.Accordion("The search trace as JSON", open=False):
         trace = gr.JSON(label="beam search steps")
-    button.click(bind(ctx, comparisons.compare), inputs, [greedy, beam, scores, nbest, verdict, data],
-                 api_name="compare", **decode_event(ctx)).then(
+    compared = button.click(bind(ctx, comparisons.compare), inputs, [greedy, beam, scores, nbest, verdict, data],
+                            api_name="compare", **decode_event(ctx))
+    clear_on_failure(compared, [greedy, beam, scores, nbest, data, tree, trace], verdict)
+    compared.success(
         bind(ctx, interactive.beam_tree), [text, beam_size, model, source, target, length_penalty, max_length],
         [tree, trace],
         api_name="beam_tree", **decode_event(ctx))

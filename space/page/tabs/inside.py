@@ -49,7 +49,7 @@ def render(ctx) -> None:
     gr.Markdown(INTRO)
     with gr.Row():
         with gr.Column():
-            model = model_picker(ctx, elem_id="inside-model", default=inside.paper_model(ctx))
+            model = model_picker(ctx, elem_id="inside-model", default=inside.opening_model(ctx))
             source, target = language_pickers(ctx, model, "inside")
         with gr.Column():
             text = text_input(ctx, "Source sentence", value=examples_of(source.value)[0][0], lines=2,
@@ -85,7 +85,7 @@ def _attention(ctx, common) -> None:
     with gr.Row():
         kind = gr.Radio([(title, key) for key, title in KIND_TITLES.items()], value="cross",
                         label="Kind of attention", elem_id="inside-kind")
-        layers, heads = _sizes(ctx, inside.paper_model(ctx))
+        layers, heads = _sizes(ctx, inside.opening_model(ctx))
         # one layer at a time: its heads stay legible at phone width (every layer at once was 3-4 px text)
         layer = gr.Slider(1, layers, value=1, step=1, label="Layer", elem_id="inside-layer")
         head = gr.Slider(1, heads, value=1, step=1, label="Head (head view)", elem_id="inside-head")

@@ -13,7 +13,8 @@ from ...serving import service
 from ...serving import glossary as page_glossary
 from .. import documents, interactive
 from ..registry import tab
-from ._common import UI, bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
+from ._common import (UI, bind, clear_on_failure, decode_event, examples, examples_of, language_pickers, model_picker,
+                      text_input)
 
 
 @tab("translate", title="Translate", order=10, description="any direction the model serves")
@@ -26,6 +27,9 @@ def render(ctx) -> None:
             source, target = language_pickers(ctx, model, "translate", detect=True)
             text = text_input(ctx, "Source text", value=examples_of(None)[0][0], lines=4,
                               elem_id="translate-input")
+            # the button right under the text (issue 45: on the first screen at 1280x900 and 390x844); the
+            # examples and the decoding settings follow it
+            button = gr.Button("Translate", variant="primary", elem_id="translate-button")
             examples(text, source, "translate")
             strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
             with gr.Accordion("Decoding options", open=False):
@@ -54,7 +58,6 @@ def render(ctx) -> None:
                 glossary_format = gr.Radio(list(page_glossary.ENTRY_FORMATS), value=page_glossary.AUTO,
                                            label="Entries format", info="auto: TSV when a line has a tab, else CSV",
                                            elem_id="translate-glossary-format")
-            button = gr.Button("Translate", variant="primary", elem_id="translate-button")
             with gr.Accordion("Translate a document (.txt .html .srt .docx .pptx .odt .odp .epub)", open=False,
                               elem_id="translate-document"):
                 upload = gr.File(label=f"A document, its structure kept (at most {ctx.limits.max_file_bytes:,} bytes, "
@@ -91,10 +94,12 @@ def render(ctx) -> None:
               engine]  # the document's too (after its file), and both take the "Best quality" box
     history, picked, shown, at = gr.State([]), gr.State(None), gr.State(None), gr.State(None)
     # the glossary rides in the same /translate call, after the "Best quality" box (documents take neither)
-    button.click(bind(ctx, service.translate_view), inputs + [best, glossary, glossary_format],
-                 [output, elapsed, note, shown], api_name="translate", **decode_event(ctx)).then(
+    translated_text = button.click(bind(ctx, service.translate_view), inputs + [best, glossary, glossary_format],
+                                   [output, elapsed, note, shown], api_name="translate", **decode_event(ctx))
+    translated_text.success(  # only on success: after a failure ``shown`` still holds the old translation
         lambda d: (_coloured(d), d, [], gr.update(interactive=False)) if d else (gr.update(),) * 4,
         shown, [words, data, history, undo], **UI)
+    clear_on_failure(translated_text, [output, words, data, shown], note)
     tokens_api.click(bind(ctx, interactive.tokens), [text, model, source, target], [words, data], api_name="tokens",
                      **decode_event(ctx))
     file_button.click(bind(ctx, _document), [upload] + inputs[1:] + [best], [translated, file_note, file_text],

@@ -1,0 +1,173 @@
+"""The page's layout on the shipped models at phone (390x844) and desktop (1280x900) size (issue 45, points 3, 4, 9).
+
+Phone: the source box and the Translate button lie within the first 1.5 screens; no element reaches past the
+screen's right edge unless a frame that scrolls sideways holds it (tables, pictures), on Translate, Beam vs
+greedy (after a comparison: the n-best table) and Architecture variants; every number in the variants table
+fits its column on one line.  Desktop: the Translate button is on the first screen.  After a failed request
+the previous translation is gone and a note says the request failed; the Inside tab opens on the best-scored model.  Screenshots go to ``$SCREENSHOT_DIR``
+(else ``artifacts/screens/layout``; never committed).  Browser and skips as in ``test_browser.py``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from helpers.browser import (ARGS, CHROMIUM, TIMEOUT_MS, screenshot_on_failure,  # noqa: F401  (skips without a browser)
+                             sync_api)
+from helpers.space_fixtures import launch_local
+from space.serving.choice import ModelChooser
+from space.serving.store import ModelStore
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "space" / "models"
+SHOTS = Path(os.environ.get("SCREENSHOT_DIR") or ROOT / "artifacts" / "screens" / "layout")
+PHONE, DESKTOP = (390, 844), (1280, 900)
+pytestmark = pytest.mark.slow  # a server with the shipped models and a browser
+
+# Elements past the right edge of the screen that no ancestor frame clips (one that scrolls or hides its overflow
+# and itself ends within the screen): what a visitor would have to scroll the whole page sideways to see.
+TOO_WIDE_JS = """() => { const W = document.documentElement.clientWidth, out = [];
+  const held = e => { for (let a = e.parentElement; a; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== 'visible' && a.getBoundingClientRect().right <= W + 1) return true; }
+    return false; };
+  for (const e of document.querySelectorAll('body *')) { const r = e.getBoundingClientRect();
+    if (r.width > 0 && r.height > 0 && r.right > W + 1 && !held(e))
+      out.push(`${e.tagName}#${e.id}.${String(e.className).slice(0, 40)} right=${Math.round(r.right)}`); }
+  return {page: document.documentElement.scrollWidth, screen: W, wide: out.slice(0, 10)}; }"""
+# Each number cell of a table: the room its column gives (the cell's width less padding) and the width its
+# text needs on one line in the cell's font.
+NUMBER_CELLS_JS = """s => [...document.querySelectorAll(s + ' .virtual-row > *')].map(c => {
+    const text = c.innerText.trim(); if (!/^[-+]?[0-9][0-9.,]*$/.test(text)) return null;
+    const probe = document.createElement('span'), font = getComputedStyle(c.querySelector('span') || c).font;
+    probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap;font:' + font;
+    probe.textContent = text; document.body.appendChild(probe);
+    const need = probe.getBoundingClientRect().width; probe.remove();
+    const style = getComputedStyle(c);
+    const room = c.getBoundingClientRect().width - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return {text: text, room: room, need: need}; }).filter(x => x)"""
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    if not (MODELS / "multilingual" / "model.safetensors").is_file():
+        pytest.skip("the shipped models under space/models are missing")
+    url, demo = launch_local([], models_dir=MODELS)
+    try:
+        yield url
+    finally:
+        demo.close()
+        demo.space_context.decoder.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as pw:
+        try:
+            chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        except Exception as exc:  # noqa: BLE001 - a broken browser install is an environment problem
+            pytest.skip(f"cannot start {CHROMIUM}: {exc}")
+        yield chromium
+        chromium.close()
+
+
+def open_page(browser, url: str, size):
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.goto(url, wait_until="domcontentloaded")
+    page.locator("#translate-button").wait_for(state="visible")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return page
+
+
+@pytest.fixture(scope="module")
+def phone(browser, app_url):
+    page = open_page(browser, app_url, PHONE)
+    yield page
+    page.context.close()
+
+
+@pytest.fixture(scope="module")
+def desktop(browser, app_url):
+    page = open_page(browser, app_url, DESKTOP)
+    yield page
+    page.context.close()
+
+
+def shoot(page, name: str) -> None:
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def bottom(page, selector: str) -> float:
+    box = page.locator(selector).bounding_box()
+    return box["y"] + box["height"]
+
+
+def nothing_too_wide(page, where: str) -> None:
+    found = page.evaluate(TOO_WIDE_JS)
+    assert found["page"] <= found["screen"] and not found["wide"], (where, found)
+
+
+def test_phone_source_box_and_button_within_one_and_a_half_screens(phone):
+    limit = 1.5 * PHONE[1]
+    assert bottom(phone, "#translate-input") <= limit, bottom(phone, "#translate-input")
+    assert bottom(phone, "#translate-button") <= limit, bottom(phone, "#translate-button")
+    nothing_too_wide(phone, "Translate")
+    shoot(phone, "phone-translate")
+
+
+def test_phone_variants_table_numbers_fit_their_columns(phone):
+    phone.get_by_role("tab", name="Architecture variants", exact=True).click()
+    phone.locator("#variants-table .virtual-row").first.wait_for()
+    cells = phone.evaluate(NUMBER_CELLS_JS, "#variants-table")
+    assert len(cells) >= 10, cells  # the study's models: parameters, BLEU, chrF, times
+    narrow = [c for c in cells if c["room"] + 0.5 < c["need"]]
+    assert not narrow, narrow
+    nothing_too_wide(phone, "Architecture variants")
+    shoot(phone, "phone-variants")
+
+
+def test_phone_beam_vs_greedy_fits_the_screen(phone):
+    phone.get_by_role("tab", name="Beam vs greedy", exact=True).click()
+    phone.locator("#compare-button").click()
+    phone.locator("#compare-tree img").wait_for(timeout=TIMEOUT_MS)
+    nothing_too_wide(phone, "Beam vs greedy")
+    size = phone.evaluate("() => { const i = document.querySelector('#compare-tree img');"
+                          " return [i.naturalWidth, i.getBoundingClientRect().width]; }")
+    assert size[1] >= 0.95 * size[0], size  # drawn at its own size (labels of 7.5-10 pt), scrolled, not shrunk
+    shoot(phone, "phone-beam-vs-greedy")
+    assert not phone.errors, phone.errors
+
+
+def test_desktop_translate_button_on_the_first_screen(desktop):
+    assert bottom(desktop, "#translate-button") <= DESKTOP[1], bottom(desktop, "#translate-button")
+    nothing_too_wide(desktop, "Translate")
+    shoot(desktop, "desktop-translate")
+
+
+def test_after_an_error_the_previous_translation_is_cleared(desktop):
+    desktop.get_by_role("tab", name="Translate", exact=True).click()
+    desktop.locator("#translate-input textarea").fill("A dog is running in the snow.")
+    desktop.locator("#translate-button").click()
+    desktop.wait_for_function("() => document.querySelector('#translate-output textarea').value.trim() &&"
+                              " document.querySelectorAll('#translate-tokens span.token').length > 2")
+    desktop.locator("#translate-input textarea").fill("   ")  # empty: the server answers with an error
+    desktop.locator("#translate-button").click()
+    desktop.get_by_text("input is empty").first.wait_for(state="visible")
+    desktop.wait_for_function("() => document.querySelector('#translate-output textarea').value === '' &&"
+                              " document.querySelector('#translate-engine-note').innerText.includes('No result')")
+    assert desktop.locator("#translate-tokens span.token").count() == 0
+    shoot(desktop, "desktop-error-cleared")
+    assert not desktop.errors, desktop.errors
+
+
+def test_inside_opens_on_the_best_scored_model(desktop):
+    """Issue 45: the tab opened on the paper's variant, the weakest model (BLEU 28), which garbled the sentence."""
+    desktop.get_by_role("tab", name="Inside the Transformer", exact=True).click()
+    best = ModelChooser(ModelStore(MODELS)).best("en", "de")
+    assert best is not None and best != "variants/paper", best
+    desktop.wait_for_function("m => document.querySelector('#inside-model input').value === m", arg=best)
