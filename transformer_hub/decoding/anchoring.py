@@ -28,7 +28,7 @@ from .config import DecodingConfig
 from .constraints import Anchor, Constraints
 from .results import Hypothesis
 
-# (sentence indices, config, their constraints or None) -> their n-best lists, in that order
+# (sentence indices, config, every sentence's constraints or None) -> those sentences' n-best lists, in order
 Decode = Callable[[List[int], DecodingConfig, Optional[List[Optional[Constraints]]]], List[List[Hypothesis]]]
 Span = Optional[Tuple[int, int]]
 
@@ -84,6 +84,6 @@ def decode_anchored(decode: Decode, n: int, specs: List[Optional[Constraints]], 
     out = decode(list(range(n)), config, anchored)
     missed = [i for i in termed if missing_terms(out[i])]
     if missed:
-        for i, hyps in zip(missed, decode(missed, config, [specs[i] for i in missed])):
+        for i, hyps in zip(missed, decode(missed, config, specs)):
             out[i] = hyps
     return out
