@@ -39,7 +39,7 @@ from .serving.context import SpaceContext
 
 # the LibreTranslate paths that get CORS headers (a download's path ends with its name)
 REST_PATHS = (*PATHS, "/frontend/settings", "/translate_file", "/suggest", "/health", "/spec", "/download_file/")
-MOUNT_OPTIONS = ("css", "theme", "show_error", "footer_links")  # the launch options mount_gradio_app takes too
+MOUNT_OPTIONS = ("css", "theme", "show_error", "footer_links", "head")  # the launch options mount_gradio_app takes too
 
 
 class RestCORS:

@@ -38,6 +38,24 @@ def test_a_glossary_typed_in_the_box_puts_its_term_in_the_translation(page, app)
     page.screenshot(path=str(SHOTS / "translate-glossary.png"), full_page=True)
 
 
+def test_a_tab_typed_in_the_glossary_box_is_a_tab_and_reaches_the_translation(page, app):
+    box = page.locator("#translate-glossary textarea")
+    fill(page, "#translate-glossary", "")
+    box.click()
+    page.keyboard.type("dog")
+    page.keyboard.press("Tab")  # a browser moves the focus on; the page's handler types a tab instead
+    page.keyboard.type("Seehund")
+    assert box.input_value() == "dog\tSeehund"
+    assert page.evaluate("() => document.activeElement === document.querySelector('#translate-glossary textarea')")
+    page.keyboard.press("Shift+Tab")  # Shift+Tab still leaves the box (keyboard users are not trapped)
+    assert box.input_value() == "dog\tSeehund"
+    assert not page.evaluate("() => document.activeElement === document.querySelector('#translate-glossary textarea')")
+    fill(page, "#translate-input", "A dog runs in the park.")
+    page.locator("#translate-button").click()  # the value Gradio holds has the tab: the entry applies
+    wait_for_inner_text(page, "#translate-engine-note", "Glossary applied: “dog” → “Seehund”")
+    assert not page.errors, page.errors
+
+
 def test_a_malformed_glossary_shows_the_parsers_message(page, app):
     fill(page, "#translate-glossary", "dog\tHund\tRüde\n")
     page.locator("#translate-button").click()

@@ -13,6 +13,7 @@ from ..serving.context import DECODE_WORKERS, SpaceContext
 from ..serving.decoder import Decoder
 from ..serving.languages import LANGUAGES
 from ..serving.store import ModelStore, model_ids_from_env
+from . import keys
 from .plugins import ordered_tabs
 from .tools import add_tools, hide_page_events
 
@@ -105,6 +106,7 @@ def configure_torch() -> int:
 
 def launch_options(**overrides: Any) -> Dict[str, Any]:
     """``demo.launch`` arguments; host and port come from GRADIO_SERVER_NAME / GRADIO_SERVER_PORT unless given."""
-    options: Dict[str, Any] = dict(css=CSS, theme=gr.themes.Soft(), show_error=True, footer_links=["api"])
+    options: Dict[str, Any] = dict(css=CSS, theme=gr.themes.Soft(), show_error=True, footer_links=["api"],
+                                   head=keys.HEAD)  # a Tab in the Glossary box types a tab (keys.py)
     options.update(overrides)
     return options

@@ -17,6 +17,8 @@ import torch
 
 from ..registry import Registry
 from ..tokenizer import source_tags
+from .alignment import inner_tokens
+from .anchoring import decode_anchored
 from .batching import prepare_sources
 from .config import DecodingConfig, one_per_text
 from .constraints import Constraints, constraints_for_texts
@@ -52,19 +54,37 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
     output caps)."""
     runner = get_engine(engine)
     runner.check(config, workers)
-    extra = {}
     if constraints is not None:
         if config.strategy != "beam":
             raise ValueError(f"constraints need beam search: use strategy='beam' (got {config.strategy!r})")
         if not getattr(runner, "constrains", False):
             raise ValueError(f"constraints need the PyTorch engine (engine='pytorch'): "
                              f"{type(runner).__name__} has no constrained search")
-        extra["constraints"] = constraints
     sources, caps, truncated = prepare_sources(model, sources, config)
     check_prefix_lengths(prefixes, sources, caps)
-    hyps = runner.decode(model, sources, caps, config, progress=progress, prefixes=prefixes, workers=workers,
-                         **extra)
+    if constraints is None:
+        hyps = runner.decode(model, sources, caps, config, progress=progress, prefixes=prefixes, workers=workers)
+        return hyps, truncated, sources, caps
+
+    def decode(index: List[int], cfg: DecodingConfig, specs) -> List[List[Hypothesis]]:
+        pick = lambda values: [values[i] for i in index] if values is not None else None  # noqa: E731
+        return runner.decode(model, pick(sources), pick(caps), cfg, progress=progress, prefixes=pick(prefixes),
+                             workers=workers, **({"constraints": pick(specs)} if specs is not None else {}))
+
+    tokenizer, skip = model.tokenizer, 1 if getattr(model.config, "decoder_tags", False) else 0
+    hyps = decode_anchored(decode, len(sources), list(constraints), config,
+                           lambda i: tokenizer.pieces(sources[i][skip:], side="source"),
+                           lambda ids: tokenizer.pieces(ids, side="target"), _inner_tokens(tokenizer))
     return hyps, truncated, sources, caps
+
+
+def _inner_tokens(tokenizer) -> Tensor:
+    """The target ids that continue a word (``alignment.inner_tokens``), worked out once per tokenizer."""
+    found = getattr(tokenizer, "_inner_target_tokens", None)
+    if found is None:
+        found = inner_tokens(tokenizer.pieces(list(range(tokenizer.tgt_vocab_size)), side="target"))
+        tokenizer._inner_target_tokens = found  # a cache on the object: the vocabulary never changes
+    return found
 
 
 def _constraint_warnings(spec: Optional[Constraints], hyps: List[Hypothesis], cap: int) -> List[str]:

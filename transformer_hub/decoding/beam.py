@@ -83,9 +83,11 @@ class BeamSearch:
         self.config, self.bos, self.eos, self.k = config, cfg.bos_id, cfg.eos_id, config.beam_size
         self.device, k, n = batch.src.device, config.beam_size, batch.size
         state = model.encode(batch.src).repeat(k)  # the k beams of a sentence share its encoder output
-        self.stepper = Stepper(model, state, config.use_cache, config.return_attention)
         self.forcing = Forcing(batch.prefixes, self.device) if batch.prefixes else None
-        self.allocation = BeamAllocation(batch.constraints, k, self.device) if batch.constraints else None
+        self.allocation = BeamAllocation(batch.constraints, k, self.device, config.anchor_gate,
+                                         config.anchor_penalty) if batch.constraints else None
+        anchoring = self.allocation is not None and self.allocation.needs_attention  # its gates read attention
+        self.stepper = Stepper(model, state, config.use_cache, config.return_attention or anchoring)
         # Ranking runs on tensors; the rest of a step's bookkeeping touches a few numbers per sentence, so it
         # is plain Python.  Per live sentence:
         self.caps = batch.max_steps.tolist()  # length caps
@@ -113,7 +115,8 @@ class BeamSearch:
 
     def step(self, t: int) -> bool:
         """Decode step ``t``; False when every sentence is done."""
-        log_probs, att = self.stepper.step(self.seqs)
+        log_probs, step_att = self.stepper.step(self.seqs)
+        att = step_att if self.config.return_attention else None  # what the hypotheses carry
         K = self.config.return_alternatives
         alternatives = None
         if K:  # the model's distribution, before any masking
@@ -123,8 +126,9 @@ class BeamSearch:
             sentences = [self.sentence[r // self.k] for r in range(len(self.rows.tokens))]
             self.forcing.apply(log_probs, t, sentences, self.rows.remaining)
         if self.allocation is not None:
-            self.allocation.block_eos(log_probs, [self.sentence[r // self.k] for r in range(log_probs.size(0))],
-                                      self.eos)
+            sentences = [self.sentence[r // self.k] for r in range(log_probs.size(0))]
+            self.allocation.anchor(log_probs, step_att, sentences)
+            self.allocation.block_eos(log_probs, sentences, self.eos)
         ranked = self.rank(log_probs, t)
         if self.allocation is not None:
             ranked = self.allocation.extend(ranked, log_probs, self.sentence, self.beam_scores, self.eos,

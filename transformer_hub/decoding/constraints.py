@@ -16,13 +16,20 @@ search would keep first is not pruned either (with more banks than beams, the lo
 candidates of the highest bank are kept; when that is not the top one, the result says which phrase
 could not fit (``Hypothesis.constraints_met``).  Sentences without phrases take the plain beam search path
 within the same batch, token for token.
+
+A glossary's phrase is a :class:`Term`: it also names the source words it translates.  Such a phrase can be
+*anchored* (``anchoring.py``): its start is proposed only at steps where the decoder attends to those source
+words, and the words the model usually writes for them lose ``anchor_penalty`` nats, so the term takes their
+place instead of landing anywhere beside them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 import torch
+
+from .alignment import focus
 
 Tensor = torch.Tensor
 NEG_INF = float("-inf")
@@ -34,11 +41,30 @@ MAX_PHRASE_CHARS = 1000
 
 
 @dataclass(frozen=True)
+class Term:
+    """A glossary term as a constraint: the target phrase, and the source words it is the translation of."""
+
+    target: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Where a phrase belongs: source positions ``span`` = [start, end) the encoder reads, and ``avoid``, the
+    target tokens that start the words the model writes for them unconstrained (its usual translation)."""
+
+    span: Tuple[int, int]
+    avoid: FrozenSet[int] = frozenset()
+
+
+@dataclass(frozen=True)
 class Phrase:
-    """A target phrase and the token sequences that spell it (the first is the tokenizer's own)."""
+    """A target phrase and the token sequences that spell it (the first is the tokenizer's own); ``source``:
+    the source term it translates (a glossary's), else None."""
 
     text: str
     variants: Tuple[Tuple[int, ...], ...]
+    source: Optional[str] = None
 
     @property
     def length(self) -> int:
@@ -50,8 +76,11 @@ class Phrase:
         return min(len(v) for v in self.variants)
 
     @classmethod
-    def from_text(cls, tokenizer, text: str, special_ids: Sequence[int] = ()) -> "Phrase":
-        """Tokenize ``text`` on the target side; ``ValueError`` for an empty phrase or one of special ids."""
+    def from_text(cls, tokenizer, text: Union[str, Term], special_ids: Sequence[int] = ()) -> "Phrase":
+        """Tokenize ``text`` (a :class:`Term`'s target) on the target side; ``ValueError`` for an empty phrase or
+        one of special ids."""
+        source = text.source if isinstance(text, Term) else None
+        text = text.target if isinstance(text, Term) else text
         if not isinstance(text, str):
             raise TypeError(f"a constraint must be a string, got {type(text).__name__}")
         if not text.strip():
@@ -66,25 +95,41 @@ class Phrase:
                 and tokenizer.decode(list(v), side="target") == tokenizer.decode(list(variants[0]), side="target")]
         if not kept:
             raise ValueError(f"the constraint {text!r} has no target tokens the model can produce")
-        return cls(text, tuple(kept[:MAX_VARIANTS]))
+        return cls(text, tuple(kept[:MAX_VARIANTS]), source)
 
 
 class Constraints:
     """One sentence's phrases, and the automaton its hypotheses' states move through (memoised)."""
 
-    def __init__(self, phrases: Sequence[Phrase]) -> None:
+    def __init__(self, phrases: Sequence[Phrase], anchors: Optional[Sequence[Optional[Anchor]]] = None,
+                 inner: Optional[Tensor] = None) -> None:
         if len(phrases) > MAX_PHRASES:
             raise ValueError(f"{len(phrases)} constraints for one sentence; at most {MAX_PHRASES}")
         self.phrases = tuple(phrases)
+        self.anchors: Tuple[Optional[Anchor], ...] = tuple(anchors) if anchors else (None,) * len(self.phrases)
+        if len(self.anchors) != len(self.phrases):
+            raise ValueError(f"{len(self.anchors)} anchors for {len(self.phrases)} phrases: give one per phrase")
+        self.inner = inner  # ids of the target tokens that continue a word (not starting one), or None
+        self.avoid = frozenset().union(*(a.avoid for a in self.anchors if a is not None)) - {
+            t for p in self.phrases for v in p.variants for t in v}  # a term's own tokens are never pushed down
         self.all = (1 << len(self.phrases)) - 1
         self.top = sum(p.length for p in self.phrases)  # the bank of a hypothesis that met them all
         self._next: Dict[Tuple[State, int], State] = {}
-        self._wanted: Dict[State, List[int]] = {}
+        self._wanted: Dict[Tuple[State, int], List[int]] = {}
         self._banks: Dict[State, int] = {}
         self._firsts = {s[0] for p in self.phrases for s in p.variants}  # tokens that can start a match
 
     def __len__(self) -> int:
         return len(self.phrases)
+
+    def anchored(self, anchors: Sequence[Optional[Anchor]], inner: Optional[Tensor] = None) -> "Constraints":
+        """The same phrases with these anchors (one per phrase, None: placed anywhere); ``inner``: the target
+        token ids that continue a word, held back right after an anchored phrase."""
+        return Constraints(self.phrases, anchors, inner)
+
+    @property
+    def is_anchored(self) -> bool:
+        return any(a is not None for a in self.anchors)
 
     @property
     def needed(self) -> int:
@@ -137,16 +182,18 @@ class Constraints:
     def met(self, state: State) -> List[bool]:
         return [bool(state[0] >> i & 1) for i in range(len(self.phrases))]
 
-    def wanted(self, state: State) -> List[int]:
-        """The tokens that continue a partial match or start an unmet phrase not under way."""
-        found = self._wanted.get(state)
+    def wanted(self, state: State, closed: int = 0) -> List[int]:
+        """The tokens that continue a partial match or start an unmet phrase not under way; phrases in the
+        bitmask ``closed`` (anchored ones whose source words the decoder does not attend to now) are not started."""
+        key = (state, closed)
+        found = self._wanted.get(key)
         if found is None:
             met, partial = state
             tokens = [self.phrases[p].variants[v][j] for p, v, j in partial]
             started = {p for p, _, _ in partial}  # a phrase under way is continued, not proposed afresh
-            tokens += [s[0] for i, p in enumerate(self.phrases) if not met >> i & 1 and i not in started
+            tokens += [s[0] for i, p in enumerate(self.phrases) if not (met | closed) >> i & 1 and i not in started
                        for s in p.variants]
-            found = self._wanted[state] = list(dict.fromkeys(tokens))
+            found = self._wanted[key] = list(dict.fromkeys(tokens))
         return found
 
 
@@ -187,9 +234,60 @@ def deal(banks: Sequence[int], count: int) -> List[int]:
 class BeamAllocation:
     """Dynamic beam allocation for one batch's beam search: per row (k per live sentence) its constraint state."""
 
-    def __init__(self, constraints: Sequence[Optional[Constraints]], k: int, device: torch.device) -> None:
+    def __init__(self, constraints: Sequence[Optional[Constraints]], k: int, device: torch.device,
+                 gate: float = 0.3, penalty: float = 4.0) -> None:
         self.of, self.k, self.device = list(constraints), k, device  # ``of``: by original sentence index
         self.states: List[State] = [START] * (len(self.of) * k)
+        self.gate, self.penalty = gate, penalty  # see DecodingConfig.anchor_gate / anchor_penalty
+        self.closed: Dict[int, int] = {}  # per row this step: the anchored phrases it may not start
+        self.fresh: List[int] = [0] * len(self.states)  # per row: the phrases its last token met
+
+    @property
+    def needs_attention(self) -> bool:
+        """True when some sentence has anchored phrases: their gates read the decoder's cross-attention."""
+        return any(c is not None and c.is_anchored for c in self.of)
+
+    def anchor(self, log_probs: Tensor, attention: Optional[Tensor], sentences: Sequence[int]) -> None:
+        """Anchored phrases, this step (in place): a row may start one only while its attention
+        (``alignment.focus``) puts at least ``gate`` on the phrase's source words (``closed`` records the
+        others); there the phrase's first token scores as well as its usual translation would, a phrase under
+        way continues at the row's best score, and the usual translation's tokens lose ``penalty``.  So the
+        term is scored as the word it replaces, where that word would go."""
+        self.closed = {}
+        rows = [r for r, s in enumerate(sentences) if self.of[s] is not None and self.of[s].is_anchored]
+        if not rows or attention is None:
+            return
+        index = torch.tensor(rows, device=log_probs.device)
+        focused = focus(attention[index.to(attention.device)]).tolist()  # (n, S)
+        for n, row in enumerate(rows):
+            self.closed[row] = self._anchor_row(log_probs, row, self.of[sentences[row]], focused[n])
+
+    def _anchor_row(self, log_probs: Tensor, row: int, spec: "Constraints", focused: List[float]) -> int:
+        """``anchor`` for one row; returns its closed phrases (a bitmask)."""
+        met, partial = self.states[row]
+        lifted: Dict[int, float] = {}  # token -> the score it is lifted to
+        for p, v, j in partial:  # a term begun at its anchor is finished: its next token costs nothing
+            if spec.anchors[p] is not None:
+                lifted[spec.phrases[p].variants[v][j]] = 0.0
+        if spec.inner is not None and any(self.fresh[row] >> i & 1 for i, a in enumerate(spec.anchors) if a):
+            log_probs[row, spec.inner.to(log_probs.device)] -= self.penalty  # "Velo", not "Velos" / "Velomm"
+        closed, under_way = 0, {p for p, _, _ in partial}
+        for i, a in enumerate(spec.anchors):
+            if a is None or met >> i & 1:
+                continue
+            if sum(focused[a.span[0]:a.span[1]]) < self.gate:
+                closed |= 1 << i
+            elif a.avoid and i not in under_way:
+                usual = float(log_probs[row, torch.tensor(sorted(a.avoid), device=log_probs.device)].max())
+                first = spec.phrases[i].variants[0][0]
+                lifted[first] = max(lifted.get(first, usual), usual)
+        if spec.avoid and self.penalty:
+            log_probs[row, torch.tensor(sorted(spec.avoid), device=log_probs.device)] -= self.penalty
+        if lifted:
+            tokens = torch.tensor(list(lifted), device=log_probs.device)
+            values = torch.tensor(list(lifted.values()), dtype=log_probs.dtype, device=log_probs.device)
+            log_probs[row, tokens] = torch.maximum(log_probs[row, tokens], values)
+        return closed
 
     def block_eos(self, log_probs: Tensor, sentences: Sequence[int], eos: int) -> None:
         """Rows that have not met all their phrases cannot end (in place)."""
@@ -215,7 +313,7 @@ class BeamAllocation:
             for i in range(k):
                 row = b * k + i
                 if beam_scores[b][i] > NEG_INF:
-                    wanted = spec.wanted(self.states[row]) + [best[n * k + i]]
+                    wanted = spec.wanted(self.states[row], self.closed.get(row, 0)) + [best[n * k + i]]
                     rows += [row] * len(wanted)
                     tokens += wanted
         values = log_probs[torch.tensor(rows, device=self.device, dtype=torch.long),
@@ -281,5 +379,7 @@ class BeamAllocation:
 
     def follow(self, rows: Sequence[int], tokens: Sequence[int], sentences: Sequence[int]) -> None:
         """The next beams' states: row ``rows[i]`` extended by ``tokens[i]`` (of sentence ``sentences[i]``)."""
+        old = [self.states[r] for r in rows]
         self.states = [self.of[s].advance(self.states[r], tok) if self.of[s] is not None else START
                        for r, tok, s in zip(rows, tokens, sentences)]
+        self.fresh = [new[0] & ~was[0] for new, was in zip(self.states, old)]  # phrases each row just met

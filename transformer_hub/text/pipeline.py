@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 from ..decoding import DecodingConfig, Hypothesis, TranslationResult, generate
 from ..decoding.api import TEXT_PIPELINES
 from ..decoding.config import length_penalty, one_per_text
+from ..decoding.constraints import Term
 from ..hub.selection import Candidate, best_model, candidate
 from .detection import detect_language, too_short_to_detect, unserved_language
 from .domain import DomainClassifier, model_domain_classifier
@@ -378,7 +379,7 @@ def _given_constraints(constraints, n: int, split: bool) -> list:
 
 
 def _sentence_constraints(glossary: Optional[Glossary], given: list, flat: List[Tuple[int, str]], sources: list,
-                          targets: list) -> Tuple[List[List[str]], List[List[Entry]]]:
+                          targets: list) -> Tuple[List[list], List[List[Entry]]]:
     """Per sentence of ``flat`` ((text index, sentence) pairs): the phrases its output must hold (its text's given
     constraints, then the target terms of the glossary entries found in it) and those entries."""
     per_pair: Dict[tuple, Glossary] = {}
@@ -389,8 +390,12 @@ def _sentence_constraints(glossary: Optional[Glossary], given: list, flat: List[
             pair = (sources[i], targets[i])
             if pair not in per_pair:
                 per_pair[pair] = glossary.for_pair(*pair)
-            (terms,), (entries,) = per_pair[pair].constraints([sentence])
-        phrases.append(list(dict.fromkeys(list(given[i] or []) + terms)))
+            (entries,) = per_pair[pair].constraints([sentence])[1]
+            # a Term knows its source words: constrained search anchors it there (decoding/anchoring.py)
+            terms = [Term(e.target, e.source) for e in entries]
+        own = list(given[i] or [])
+        by_target = {t.target: t for t in reversed(terms)}  # one per target term: the first entry's
+        phrases.append(own + [by_target[t] for t in dict.fromkeys(t.target for t in terms) if t not in own])
         applied.append(entries)
     return phrases, applied
 

@@ -1,0 +1,89 @@
+"""Glossary terms anchored to their source words: a term replaces the translation of its source term.
+
+Plain lexically constrained search only knows that "Velo" must appear somewhere: it may start the sentence
+with it, or put it where "Mann" belonged, and the model still writes "Fahrrad" for "bicycle" beside it.  A
+glossary entry says more, as DeepL's glossaries do: "bicycle" is to be translated as "Velo".  So each
+:class:`~.constraints.Term` is anchored (``DecodingConfig.anchor_terms``), in up to three passes over the
+sentences that have terms:
+
+1. plain beam search with cross-attention; per term, :func:`~.alignment.usual_translation` reads off the
+   words the model wrote while attending to the term's source words ("Fahrrad");
+2. constrained beam search where a term may start only at steps whose attention puts ``anchor_gate`` on its
+   source words, and the first tokens of its usual translation lose ``anchor_penalty`` nats (so the slot
+   the sentence has for "bicycle" goes to the term, and the usual word is not written beside it);
+3. a sentence whose best output still lacks a term (the gate never opened where the term could fit) is
+   decoded again with the plain constrained search, which places every term that fits.
+
+Decoding still goes through the engine only (``model.encode`` / ``model.decode`` with the cache); the
+passes are calls of ``decode``.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from .alignment import source_span, usual_translation
+from .config import DecodingConfig
+from .constraints import Anchor, Constraints
+from .results import Hypothesis
+
+# (sentence indices, config, every sentence's constraints or None) -> those sentences' n-best lists, in order
+Decode = Callable[[List[int], DecodingConfig, Optional[List[Optional[Constraints]]]], List[List[Hypothesis]]]
+Span = Optional[Tuple[int, int]]
+
+
+def term_spans(specs: Sequence[Optional[Constraints]], pieces: Callable[[int], List[str]]) -> Dict[int, List[Span]]:
+    """Per sentence with a term found in its source (``pieces(i)``: what its encoder reads), each phrase's
+    source span (None for a phrase without a source term, or one whose words are not there)."""
+    out: Dict[int, List[Span]] = {}
+    for i, spec in enumerate(specs):
+        if spec is None or not any(p.source for p in spec.phrases):
+            continue
+        found = pieces(i)
+        spans = [source_span(found, p.source) if p.source else None for p in spec.phrases]
+        if any(s is not None for s in spans):
+            out[i] = spans
+    return out
+
+
+def anchor_for(span: Span, hyp: Optional[Hypothesis], target_pieces: Callable[[List[int]], List[str]]) -> Optional[Anchor]:
+    """The anchor of a phrase at source ``span``, its usual translation read from ``hyp`` (the unconstrained
+    output, with attention); without an output or its attention the anchor only gates."""
+    if span is None:
+        return None
+    if hyp is None or hyp.attention is None or not hyp.tokens:
+        return Anchor(span)
+    words = usual_translation(hyp.attention, target_pieces(hyp.tokens), span)
+    return Anchor(span, frozenset(hyp.tokens[a] for a, _ in words))
+
+
+def missing_terms(hyps: Sequence[Hypothesis]) -> bool:
+    """True when the best hypothesis did not meet all its phrases."""
+    return bool(hyps) and hyps[0].constraints_met is not None and not all(hyps[0].constraints_met)
+
+
+def decode_anchored(decode: Decode, n: int, specs: List[Optional[Constraints]], config: DecodingConfig,
+                    pieces: Callable[[int], List[str]],
+                    target_pieces: Callable[[List[int]], List[str]],
+                    inner: Optional[torch.Tensor] = None) -> List[List[Hypothesis]]:
+    """The n-best lists of ``n`` sentences with constraints ``specs``, terms anchored (the module docstring).
+
+    ``pieces(i)``: sentence i's source pieces as the encoder reads them; ``target_pieces(ids)``: output pieces;
+    ``inner``: the target ids that continue a word (``alignment.inner_tokens``)."""
+    spans = term_spans(specs, pieces) if config.anchor_terms else {}
+    if not spans:
+        return decode(list(range(n)), config, specs)
+    termed = sorted(spans)
+    plain = decode(termed, config.replace(return_attention=True, return_search=False, return_alternatives=0,
+                                          n_best=1), None)
+    anchored = list(specs)
+    for i, hyps in zip(termed, plain):
+        best = hyps[0] if hyps else None
+        anchored[i] = specs[i].anchored([anchor_for(span, best, target_pieces) for span in spans[i]], inner)
+    out = decode(list(range(n)), config, anchored)
+    missed = [i for i in termed if missing_terms(out[i])]
+    if missed:
+        for i, hyps in zip(missed, decode(missed, config, specs)):
+            out[i] = hyps
+    return out
