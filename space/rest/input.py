@@ -19,7 +19,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
 from transformer_hub.hub import ModelLoadError
-from transformer_hub.text.pipeline import QUALITIES
+from transformer_hub.text.models import QUALITIES
 
 from ..serving.batching import QueueFull
 from ..serving.languages import AUTO, LANGUAGES

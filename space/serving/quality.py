@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from transformer_hub.decoding import TranslationResult
 from transformer_hub.rerank import RERANK_FILE, RerankFile, refuse_search_options, rerank_in_worker
-from transformer_hub.text.pipeline import QUALITIES
+from transformer_hub.text.models import QUALITIES
 
 from .context import SpaceContext
 

@@ -25,7 +25,8 @@ from dataclasses import field
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from ..decoding import DecodingConfig, Hypothesis, TranslationResult
-from ..text.pipeline import Models, translate_texts as pipeline_texts
+from ..text.models import Models
+from ..text.pipeline import translate_texts as pipeline_texts
 
 Translate = Callable[[List[str]], List[str]]  # sentences -> their translations, same length and order
 

@@ -10,7 +10,8 @@ src_lang=..., tgt_lang=..., quality="best")``.
 """
 from .features import FEATURES, NBestList, SearchSettings, collect
 from .mbr import expected_utility, mbr_choice, utility
-from .reranker import QUALITIES, RERANK_FILE, DirectionWeights, Reranked, Reranker, RerankFile
+from ..text.models import QUALITIES
+from .reranker import RERANK_FILE, DirectionWeights, Reranked, Reranker, RerankFile
 from .models import RerankedModel, has_rerank_file, refuse_search_options, rerank_in_worker, rerank_sentences
 
 __all__ = ["FEATURES", "NBestList", "SearchSettings", "collect", "expected_utility", "mbr_choice", "utility",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..decoding import DecodingConfig, TranslationResult
-from ..text.pipeline import OneModel, check_quality
+from ..text.models import OneModel, check_quality
 from .reranker import RERANK_FILE, Reranker
 
 ENGINE = "pytorch"  # the reranker's searches and forced scores run on the PyTorch model

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Union
 
 from ..decoding import Hypothesis, TranslationResult, generate
 from ..decoding.scoring import score_texts
-from ..text.pipeline import QUALITIES, check_quality
+from ..text.models import check_quality
 from .features import FEATURES, NBestList, SearchSettings, collect
 
 RERANK_FILE = "rerank.json"
