@@ -25,7 +25,7 @@ from ..rest import files
 from ..serving.context import SpaceContext
 from ..serving.languages import AUTO, LANGUAGES
 from ..serving.quality import quality_option
-from ..serving.service import TRANSLATE_ENGINE, decoding_config, engine_note
+from ..serving.service import TRANSLATE_ENGINE, decoding_config, domain_note, engine_note
 
 
 def temporary_folder() -> Path:
@@ -73,17 +73,18 @@ def read_upload(value: Any, max_bytes: int) -> Tuple[Path, bytes]:
 def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str = "beam", beam_size: int = 4,
                        length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0,
                        max_length: int = 0, source_lang: str = "en", target_lang: str = "de",
-                       engine: str = TRANSLATE_ENGINE, quality: Union[bool, str] = False,
+                       engine: str = TRANSLATE_ENGINE, quality: Union[bool, str] = False, domain: str = AUTO,
                        progress=gr.Progress()) -> Tuple[str, str]:
     """Translate an uploaded document (.txt .html .srt .docx .pptx .odt .odp .epub, through ``files.translate_file``,
     the code ``/translate_file`` runs); returns (the translated file's path, a note).  ``quality``: the page's
-    "Best quality" box (or "fast" / "best")."""
+    "Best quality" box (or "fast" / "best"); ``domain``: the page's Domain menu ("auto": told from the whole
+    document's text)."""
     path, data = read_upload(file, ctx.limits.max_file_bytes)
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length)
     quality = quality_option(quality)
     try:
         done = files.translate_file(ctx, data, path.name, source_lang, target_lang, model, engine, progress, config,
-                                    quality)
+                                    quality, domain=domain)
     except DocumentError as exc:
         raise gr.Error(str(exc)) from None
     folder = Path(tempfile.mkdtemp(prefix="translation-", dir=temporary_folder()))
@@ -91,7 +92,8 @@ def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str =
     out.write_bytes(done.data)
     detected = f"Detected: {LANGUAGES.get(done.source, done.source)}" if source_lang == AUTO else ""
     note = [f"{done.sentences} sentence(s) translated", detected, unsure_note(done),
-            engine_note(done.engine, done.seconds, done.model, quality)]
+            " · ".join(p for p in (domain_note(done.domain, done.domain_confidence),
+                                   engine_note(done.engine, done.seconds, done.model, quality)) if p)]
     return str(out), "  \n".join(part for part in note if part)
 
 

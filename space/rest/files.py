@@ -32,7 +32,7 @@ from transformer_hub.text.pipeline import detect_sources
 from ..hosting.sandbox import DocumentWorker
 from ..serving import service
 from ..serving.context import SpaceContext
-from ..serving.languages import LANGUAGES
+from ..serving.languages import AUTO, LANGUAGES
 
 FILE_TTL_ENV = "SPACE_FILE_TTL"
 FILE_TTL = 1800.0
@@ -53,6 +53,8 @@ class Translation:
     sentences: int
     seconds: float
     unsure: Tuple[Dict[str, str], ...] = ()  # every sentence the model is unsure of: its source and translation
+    domain: Optional[str] = None  # the domain it was read as (models trained with domains), and how sure of it
+    domain_confidence: Optional[float] = None
 
 
 def _detected(ctx: SpaceContext, texts: List[str], source: str, target: str) -> str:
@@ -69,9 +71,11 @@ def _detected(ctx: SpaceContext, texts: List[str], source: str, target: str) -> 
 def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, target: str,
                    model: Optional[str] = None, engine: str = service.TRANSLATE_ENGINE,
                    progress: Optional[Progress] = None, config: Optional[DecodingConfig] = None,
-                   quality: str = "fast", cancelled: Optional[Callable[[], bool]] = None) -> Translation:
+                   quality: str = "fast", cancelled: Optional[Callable[[], bool]] = None,
+                   domain: Optional[str] = AUTO) -> Translation:
     """``data`` (the file ``filename``) translated from ``source`` (or "auto") into ``target`` (``config``:
-    the decoding options, default the REST routes' beam search; ``quality``: "fast" or "best", the pipeline's).
+    the decoding options, default the REST routes' beam search; ``quality``: "fast" or "best", the pipeline's;
+    ``domain``: one of the models' domains, or "auto" (told once from the document's whole text)).
     The file is read and written in a worker process within ``limits.document_seconds`` and
     ``limits.document_memory_mb`` (``space/hosting/sandbox.py``), killed at once when ``cancelled()`` (the client
     left). Raises ``DocumentError`` (a ``ValueError``) for a file that cannot be translated, ``gr.Error`` for a bad
@@ -97,7 +101,8 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
 
         start = time.perf_counter()
         done = translate_texts(texts, models, source, limits.max_file_sentences, tgt_lang=target, config=config,
-                               on_chunk=on_chunk, chunk_size=max(1, limits.document_chunk), quality=quality)
+                               on_chunk=on_chunk, chunk_size=max(1, limits.document_chunk), quality=quality,
+                               domain=domain)
         seconds = time.perf_counter() - start
         translated = worker.write(done)
     ran = [t.result for t in done if t.result is not None and t.result.model is not None]
@@ -108,8 +113,9 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
         engine = service.resolve_engine(ctx, service.pick_engine(engine, ENGINE_CHOICES), model, config)
     sentences = sum(len(t.spans) for t in done)
     safe_stem = re.sub(r"[^\w.-]+", "_", stem)[:80].strip("._") or "document"
+    told = next((t.result for t in done if t.result is not None and t.result.domain), None)
     return Translation(translated, f"{safe_stem}.{target}{suffix.lower()}", model, engine, source, sentences,
-                       seconds, unsure_sentences(ctx, done))
+                       seconds, unsure_sentences(ctx, done), told and told.domain, told and told.domain_confidence)
 
 
 def unsure_sentences(ctx: SpaceContext, done: list) -> Tuple[Dict[str, str], ...]:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Optional
 from transformer_hub.formats import Document, Translated, translate_texts
 from transformer_hub.formats.html import read_markup
 
-from transformer_hub.text.pipeline import detect_sources
+from transformer_hub.text.pipeline import AUTO, detect_domains, detect_sources
 
 from ..hosting.limits import Limits, _is_control
 from .input import RestError
@@ -32,21 +32,23 @@ def read_markups(raw: List[str], batch: bool, limits: Limits, where: Callable[[i
     return documents
 
 
-def translate(api, job) -> Dict[str, Any]:
-    """The answer to an html job (``rest.Job`` with ``documents``): each document's language detected on its
-    whole visible text (``source=auto``), then the blocks of every document to translate through the pipeline in
-    one call (``formats.translate_texts``); the model and engine reported per document."""
+def translate(api, job, domain: str = AUTO) -> Dict[str, Any]:
+    """The answer to an html job (``rest.Job`` with ``documents``): each document's language (``source=auto``) and
+    domain (``domain=auto``) told from its whole visible text, then the blocks of every document to translate
+    through the pipeline in one call (``formats.translate_texts``); the model and engine reported per document."""
     picks = [i for i, d in enumerate(job.documents) if d is not None]
     sources, confidences, unchanged = api.run(job, lambda models: detect_sources(
         models, [job.texts[i] for i in picks], job.source, job.target, keep_target_language=True), picks)
+    domains = api.run(job, lambda models: detect_domains(models, [job.texts[i] for i in picks], domain)[0], picks)
     # a document already in the target language, too short to detect, or without words stays as it is
     moving = [k for k in range(len(picks)) if unchanged[k] is None and sources[k] is not None]
     blocks = [(k, block) for k in moving for block in job.documents[picks[k]].texts]
     done = api.run(job, lambda models: translate_texts(
         [b for _, b in blocks], models, [sources[k] for k, _ in blocks], tgt_lang=job.target,
-        config=api.config(job), glossary=job.glossary, check_size=api.check_size), picks) if blocks else []
+        config=api.config(job), glossary=job.glossary, check_size=api.check_size,
+        domain=[domains[k] for k, _ in blocks]), picks) if blocks else []
     out = ["" for _ in job.documents]
-    fields: Dict[str, List[Any]] = {"model": [None] * len(out), "engine": [None] * len(out),
+    fields: Dict[str, List[Any]] = {"model": [None] * len(out), "engine": [None] * len(out), "domain": [None] * len(out),
                                     "glossary": [[] for _ in out], "warnings": [[] for _ in out]}
     translated: Dict[int, List[Translated]] = {}  # each document's blocks, in order
     for (owner, _), t in zip(blocks, done):
@@ -58,7 +60,7 @@ def translate(api, job) -> Dict[str, Any]:
         results = [t.result for t in mine if t.result is not None]
         ran = [r for r in results if r.model is not None]
         if ran:
-            fields["model"][i], fields["engine"][i] = ran[0].model, ran[0].engine
+            fields["model"][i], fields["engine"][i], fields["domain"][i] = ran[0].model, ran[0].engine, ran[0].domain
         fields["glossary"][i] = [e.to_dict() for e in dict.fromkeys(e for r in results for e in r.glossary)]
         fields["warnings"][i] = [w for r in results for w in r.warnings]
     answer: Dict[str, Any] = {"translatedText": out}
@@ -69,6 +71,8 @@ def translate(api, job) -> Dict[str, Any]:
         answer["alternatives"] = [[] for _ in out]
     if any(fields["model"]):
         answer.update(model=fields["model"], engine=fields["engine"])
+    if any(fields["domain"]):  # models trained with domains: the one each document was read as
+        answer["domain"] = fields["domain"]
     if job.glossary is not None:
         answer["glossary"] = fields["glossary"]
     if any(fields["warnings"]):

@@ -27,11 +27,12 @@ from starlette.responses import FileResponse, JSONResponse
 from transformer_hub.formats import FORMATS
 
 from ..hosting.access import Access, AccessDenied, client_address
+from ..serving import service
 from ..serving.context import SpaceContext
 from ..serving.languages import DEFAULT_PAIR, LANGUAGES
 from . import files
-from .input import (RestError, SafeJSONResponse, error_response, read_api_key, read_body, read_language, read_params,
-                    read_quality, refusal, required)
+from .input import (RestError, SafeJSONResponse, error_response, read_api_key, read_body, read_domain, read_language,
+                    read_params, read_quality, refusal, required)
 
 
 class AnyName(Convertor):
@@ -146,6 +147,8 @@ class LibreAPI:
         url = str(request.base_url).rstrip("/") + "/download_file/" + name
         answer = {"translatedFileUrl": url, "model": done.model, "engine": done.engine,
                   "detectedLanguage": {"language": done.source}}
+        if done.domain:  # our extension, as /translate's: the domain the document was read as
+            answer["domain"] = done.domain
         unsure = files.unsure_summary(done)
         if unsure is not None:  # our extension, as /translate's word view flags a sentence: LibreTranslate's kept
             answer["unsure"] = unsure
@@ -167,6 +170,7 @@ class LibreAPI:
             self._workers = anyio.CapacityLimiter(FILE_WORKERS)
         model, engine = _text(form.get("model")) or None, _text(form.get("engine")) or "auto"
         quality = read_quality(form)
+        domain = read_domain(form, service.SpaceModels(self.ctx).domains())
         if self.files_in >= FILE_QUEUE:
             raise RestError(429, f"Slowdown: {self.files_in} documents are being translated; retry in a moment")
         self.files_in += 1
@@ -177,7 +181,7 @@ class LibreAPI:
                 try:
                     return await anyio.to_thread.run_sync(
                         lambda: files.translate_file(self.ctx, data, filename, source, target, model, engine,
-                                                     quality=quality, cancelled=left.is_set),
+                                                     quality=quality, cancelled=left.is_set, domain=domain),
                         limiter=self._workers)
                 finally:
                     group.cancel_scope.cancel()

@@ -38,6 +38,8 @@ class TranslatedFile(BaseModel):
     model: Optional[str] = None
     engine: Optional[str] = None
     detectedLanguage: Optional[Detection | Dict[str, str]] = None
+    domain: Optional[str] = Field(None, description="with models trained with domains: the domain the document "
+                                                    "was read as")
 
 
 class SuggestRequest(BaseModel):
@@ -64,6 +66,7 @@ _FILE_FORM = {"type": "object", "required": ["file", "source", "target"], "prope
     "target": {"type": "string", "enum": list(LANGUAGES)},
     "model": {"type": "string"}, "engine": TranslateRequest.model_json_schema()["properties"]["engine"],
     "quality": TranslateRequest.model_json_schema()["properties"]["quality"],
+    "domain": TranslateRequest.model_json_schema()["properties"]["domain"],
     "api_key": {"type": "string"}}}
 
 

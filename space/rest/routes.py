@@ -276,10 +276,10 @@ class RestAPI:
         ``engine`` are per text: lists when ``q`` is a list), its k-th alternative the k-th best of every sentence."""
         job = self.check(params)
         quality = read_quality(params, html=job.documents is not None)
-        if job.documents is not None:
-            return html.translate(self, job)
-        picks = [i for i, text in enumerate(job.texts) if text is not None]
         domain = read_domain(params, self.models(job).domains())
+        if job.documents is not None:
+            return html.translate(self, job, domain)
+        picks = [i for i, text in enumerate(job.texts) if text is not None]
         results = self.run(job, lambda models: translate_texts(
             models, [job.texts[i] for i in picks], self.config(job), src_lang=job.source, tgt_lang=job.target,
             keep_target_language=True, glossary=job.glossary, check_size=self.check_size,

@@ -187,10 +187,10 @@ class SpaceModels(Models):
 
 def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConfig, source_lang, target_lang,
                 engine: str = DEFAULT_ENGINE, prefix: Optional[str] = None, progress=None, quality: str = "fast",
-                glossary=None):
+                glossary=None, domain: Optional[str] = AUTO):
     """``clean`` through the text pipeline (detected for source "auto", split into sentences, each direction's
-    model chosen, decoded at ``quality``, joined; ``glossary`` applied), and the view of its result; returns
-    (view, seconds).
+    model chosen, decoded at ``quality``, joined; ``glossary`` applied; ``domain``: a domain of the models or
+    "auto", told from the text), and the view of its result; returns (view, seconds).
 
     With a ``progress`` (a document) the sentences are decoded ``limits.document_chunk`` at a time, each step
     reported."""
@@ -212,7 +212,7 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
                                 tgt_lang=target_lang, split_sentences=prefix is None, prefix=prefix,
                                 check_size=check_size, on_chunk=None if progress is None else report,
                                 chunk_size=None if progress is None else limits.document_chunk, quality=quality,
-                                glossary=glossary)
+                                glossary=glossary, domain=domain)
     seconds = time.perf_counter() - start
     sentences = result.sentences if result.sentences is not None else [result]
     _truncation_note(sentences)
@@ -224,6 +224,7 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
                       source_lang=source, target_lang=target_lang, detected=result.src_lang_confidence,
                       ms=round(seconds * 1e3, 1))
     data["engine"] = result.engine or resolve_engine(ctx, pick_engine(engine, ENGINE_CHOICES), name, config)
+    data["domain"], data["domain_confidence"] = result.domain, result.domain_confidence
     if glossary is not None:  # what the note under the translation says applied, and what could not fit
         data["glossary"], data["warnings"] = [e.to_dict() for e in result.glossary], list(result.warnings)
     return data, seconds
@@ -237,6 +238,24 @@ def _special(ctx: SpaceContext, name: str) -> set:
 def _truncation_note(results) -> None:
     if any(getattr(r, "truncated", False) for r in results):
         gr.Warning("A sentence was longer than the model accepts and was cut before translating.")
+
+
+DOMAIN_LABELS = {"captions": "image captions", "software": "software documentation"}  # the page's words for them
+
+
+def domain_choices(ctx: SpaceContext) -> List[Tuple[str, str]]:
+    """The page's Domain menu: (label, value), "auto" first; empty when no model was trained with domains."""
+    known = SpaceModels(ctx, None).domains()
+    return [("Automatic (told from the text)", AUTO)] + [(DOMAIN_LABELS.get(d, d).capitalize(), d)
+                                                       for d in known] if known else []
+
+
+def domain_note(domain: Optional[str], confidence: Optional[float]) -> str:
+    """How the note names the domain a text was translated as ("" for a model without domains)."""
+    if not domain:
+        return ""
+    told = f" (told from the text, {100 * confidence:.0f} %)" if confidence is not None else ""
+    return f"domain **{DOMAIN_LABELS.get(domain, domain)}**{told}"
 
 
 def engine_note(engine: str, seconds: float, model: Optional[str] = None, quality: str = "fast") -> str:
@@ -260,13 +279,14 @@ def translate_view(ctx: SpaceContext, text: str, model: str, strategy: str = "be
                    length_penalty: float = 0.6, temperature: float = 1.0, top_p: float = 1.0, max_length: int = 0,
                    source_lang: str = "en", target_lang: str = "de", engine: str = TRANSLATE_ENGINE,
                    quality: Union[bool, str] = False, glossary: str = "",
-                   glossary_format: str = "auto") -> Tuple[str, float, str, Dict[str, Any]]:
+                   glossary_format: str = "auto", domain: str = AUTO) -> Tuple[str, float, str, Dict[str, Any]]:
     """Lines of sentences -> their translation in the same layout, every sentence in one batch; returns
     (text, milliseconds, note, the word view's data).  ``source_lang="auto"`` detects the language; the model
     "auto" (or none) is the best-scored one for the (detected) direction; the engine "auto" is CTranslate2 when
     it can run the call; the word view's alternatives are PyTorch-only, so "auto" resolves to PyTorch here unless
     the caller names "ctranslate2" (no alternatives then); the note says which model and engine ran, the time
-    and the ``glossary`` entries applied (TSV or CSV text, ``glossary_format`` "auto" tells them apart).
+    and the ``glossary`` entries applied (TSV or CSV text, ``glossary_format`` "auto" tells them apart);
+    ``domain`` (models trained with domains): "auto" tells the text's domain, else one of ``domain_choices``.
     ``quality`` (the "Best quality" box, or "fast" / "best"): "best" reranks (the options do not apply)."""
     clean, quality = clean_text(text, ctx.limits), best_quality.quality_option(quality)
     engine = pick_engine(engine, ENGINE_CHOICES)
@@ -274,9 +294,12 @@ def translate_view(ctx: SpaceContext, text: str, model: str, strategy: str = "be
     # the page's word view offers each word's alternatives: PyTorch-only, so "auto" resolves to PyTorch here
     extra = {"return_alternatives": ALTERNATIVES} if engine in ("pytorch", "auto") else {}
     config = decoding_config(ctx, strategy, beam_size, length_penalty, temperature, top_p, max_length, **extra)
+    domain = choice_option("domain", domain or AUTO, (AUTO, *(d for _, d in domain_choices(ctx)[1:])))
     data, seconds = decode_text(ctx, clean, model, config, source_lang, target_lang, engine, quality=quality,
-                                glossary=terms)
-    note = "  \n".join(p for p in (word_view.note(data), engine_note(data["engine"], seconds, data["model"], quality)) if p)
+                                glossary=terms, domain=domain)
+    ran = " · ".join(p for p in (domain_note(data["domain"], data["domain_confidence"]),
+                                 engine_note(data["engine"], seconds, data["model"], quality)) if p)
+    note = "  \n".join(p for p in (word_view.note(data), ran) if p)
     return data["translation"], round(seconds * 1000.0, 1), note, data
 
 

@@ -32,6 +32,10 @@ def render(ctx) -> None:
             button = gr.Button("Translate", variant="primary", elem_id="translate-button")
             examples(text, source, "translate")
             strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
+            domains = service.domain_choices(ctx)  # a model trained with domain tags reads its text with one
+            domain = gr.Dropdown(domains or [("Automatic", "auto")], value="auto", label="Domain",
+                                 visible=bool(domains), elem_id="translate-domain",
+                                 info="what the text is: the model reads it with that domain's tag")
             with gr.Accordion("Decoding options", open=False):
                 engine = gr.Radio(list(service.ENGINE_CHOICES), value=service.TRANSLATE_ENGINE, label="Engine",
                                   info="pytorch: this project's decoder; ctranslate2: the same weights, converted; "
@@ -94,7 +98,8 @@ def render(ctx) -> None:
               engine]  # the document's too (after its file), and both take the "Best quality" box
     history, picked, shown, at = gr.State([]), gr.State(None), gr.State(None), gr.State(None)
     # the glossary rides in the same /translate call, after the "Best quality" box (documents take neither)
-    translated_text = button.click(bind(ctx, service.translate_view), inputs + [best, glossary, glossary_format],
+    translated_text = button.click(bind(ctx, service.translate_view),
+                                   inputs + [best, glossary, glossary_format, domain],
                                    [output, elapsed, note, shown], api_name="translate", **decode_event(ctx))
     translated_text.success(  # only on success: after a failure ``shown`` still holds the old translation
         lambda d: (_coloured(d), d, [], gr.update(interactive=False)) if d else (gr.update(),) * 4,
@@ -102,7 +107,7 @@ def render(ctx) -> None:
     clear_on_failure(translated_text, [output, words, data, shown], note)
     tokens_api.click(bind(ctx, interactive.tokens), [text, model, source, target], [words, data], api_name="tokens",
                      **decode_event(ctx))
-    file_button.click(bind(ctx, _document), [upload] + inputs[1:] + [best], [translated, file_note, file_text],
+    file_button.click(bind(ctx, _document), [upload] + inputs[1:] + [best, domain], [translated, file_note, file_text],
                       api_name="translate_file", **decode_event(ctx))
     choose = service.handler(_alternatives)
 
