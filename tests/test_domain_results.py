@@ -1,0 +1,82 @@
+"""scripts/domain_results.py: each model on each domain's test set, a tagged model reading its domain's tag, the
+pivot through English, the targets' gaps, and the scores written into a card as both domains' tables."""
+import shutil
+
+import pytest
+
+from scripts import domain_results
+from test_domains import corpora, run_args, tagged  # noqa: F401 - the fixtures it builds on
+from transformer_hub import Transformer
+from transformer_hub.decoding import generate
+from transformer_hub.hub import results as results_json
+from transformer_hub.training.trainer import main as train
+from transformer_hub.training.data import read_lines
+from transformer_hub.training.metrics import score
+
+
+@pytest.fixture(scope="module")
+def untagged(corpora, tmp_path_factory):  # noqa: F811
+    out = tmp_path_factory.mktemp("untagged") / "run"
+    assert train(run_args(out, corpora, "--max-updates", "2")) == 0
+    return out / "final"
+
+
+def run(tmp_path, untagged, tagged, corpora, *extra):  # noqa: F811
+    captions, software = corpora
+    out = tmp_path / "results.json"
+    code = domain_results.main(["--model", f"v2={untagged}", "--model", f"v3={tagged / 'final'}",
+                                "--data-dir", f"captions={captions}", "--data-dir", f"software={software}",
+                                "--split", "captions=val", "--split", "software=val", "--beam", "2",
+                                "--out", str(out), *extra])
+    return code, out
+
+
+def test_each_model_is_scored_on_each_domain_with_its_tag(tmp_path, untagged, tagged, corpora, capsys):  # noqa: F811
+    code, out = run(tmp_path, untagged, tagged, corpora)
+    assert code == 0
+    found = results_json.load(out)
+    v3 = Transformer.from_pretrained(tagged / "final")
+
+    sources, references = read_lines(corpora[1] / "val.en.gz"), read_lines(corpora[1] / "val.de.gz")
+    outputs = [r.text for r in generate(v3, sources, strategy="beam", beam_size=2, src_lang="en", tgt_lang="de",
+                                        domain="software")]
+    expected = score(outputs, references)
+    got = {s.metric: s.value for s in found.results
+           if s.model == "v3" and s.split == "software/val" and s.direction == "en-de"}
+    assert got == pytest.approx({k: round(v, 2) for k, v in expected.items()}, abs=0.006)
+    assert {s.split for s in found.results} == {"captions/val", "software/val"}
+    assert {s.model for s in found.results} == {"v2", "v3"}  # en and de only: no pivot
+    table = capsys.readouterr().out
+    assert "| software | en-de |" in table and "| 35.00 |" in table  # the software target of en-de
+    assert "cased on the other domains" in table
+
+
+def test_the_card_gets_both_domains_tables(tmp_path, untagged, tagged, corpora):  # noqa: F811
+    folder = tmp_path / "v3"
+    shutil.copytree(tagged / "final", folder)
+    captions, software = corpora
+    code = domain_results.main(["--model", f"v3={folder}", "--data-dir", f"captions={captions}",
+                                "--data-dir", f"software={software}", "--split", "captions=val", "--split",
+                                "software=val", "--beam", "1", "--limit", "8", "--out", str(tmp_path / "r.json"),
+                                "--card", "v3"])
+    assert code == 0
+    card = Transformer.from_pretrained(folder).card_data
+    kinds = {(r["dataset_type"], r["split"]) for r in card["results"]}
+    assert {("multi30k", "val"), ("libreoffice-help", "val")} <= kinds
+    assert "come from `python -m scripts.domain_results --model v3=" in card["provenance"]
+    text = (folder / "README.md").read_text()
+    assert "LibreOffice help" in text and "Multi30k" in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "v3=/nonexistent"], "--model v3=/nonexistent: not a model folder"),
+    (["--card", "v9"], "--card v9: not one of the --model names"),
+    (["--quality", "fast,great"], "--quality: unknown great"),
+])
+def test_a_mistake_is_one_line(tmp_path, tagged, corpora, capsys, args, message):  # noqa: F811
+    base = {"--model": f"v3={tagged / 'final'}", "--data-dir": f"captions={corpora[0]}", "--out": str(tmp_path / "r")}
+    given = dict(zip(args[::2], args[1::2]))
+    argv = [x for k, v in {**base, **given}.items() for x in (k, v)]
+    assert domain_results.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"domain_results: {message}") and err.count("\n") == 1
