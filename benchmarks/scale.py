@@ -92,6 +92,7 @@ def bench_corpus(args: argparse.Namespace, folder: Path) -> Dict:
             took = run_cli(source, out) if name == "cli" else run_ray(source, out, int(name[-1]), args.block_lines)
             seconds[name].append(round(took, 2))
             outputs.append((name, out.read_text(encoding="utf-8").splitlines()))
+        paper = paper_inputs(source, folder / "cli-0.txt", folder, args.block_lines)
     finally:
         ray.shutdown()
     reference = next(got for name, got in outputs if name == "cli")
@@ -106,7 +107,7 @@ def bench_corpus(args: argparse.Namespace, folder: Path) -> Dict:
             "cluster_start_s": round(cluster_s, 2), "results": rows, "speedup_2_over_1": round(speedup, 2),
             "speedup_per_round": per_round, "efficiency": round(speedup / 2, 2),
             "one_actor_over_cli": round(rows[1]["lines_per_s"] / rows[0]["lines_per_s"], 2),
-            "per_actor_lines_per_s": round(rows[2]["lines_per_s"] / 2, 2)}
+            "per_actor_lines_per_s": round(rows[2]["lines_per_s"] / 2, 2), "paper": paper}
 
 
 def run_ray(source: Path, out: Path, actors: int, block_lines: int) -> float:
@@ -118,6 +119,44 @@ def run_ray(source: Path, out: Path, actors: int, block_lines: int) -> float:
     start = time.perf_counter()
     run_job(job)
     return time.perf_counter() - start
+
+
+def paper_inputs(source: Path, translated: Path, folder: Path, block_lines: int) -> Dict:
+    """What the on-paper table for N machines needs beside the per-actor throughput, each measured once here on
+    one thread: an actor's model load (a ``Translator`` over space/models), the tokenisation of every line
+    (encode + decode of the source by the model the pipeline picks for en->de, a lower bound of a line's
+    non-decoding work), and the driver's share (reading the input, cutting and encoding the blocks, writing every
+    part and joining them: what one driver does for every actor, done here with the source as the "translation")."""
+    from transformer_hub.scale.blocks import PartsFolder, blocks_of, read_items
+    from transformer_hub.scale.translator import Translator
+
+    start = time.perf_counter()
+    translator = Translator(model=str(MODELS), src_lang="auto", tgt_lang="de")
+    load_s = time.perf_counter() - start
+    tokenizer = translator.models.models[str(MODELS / "en-de")].tokenizer
+    lines = source.read_text(encoding="utf-8").splitlines()
+    start = time.perf_counter()
+    for line in lines:
+        tokenizer.decode(tokenizer.encode(line), side="source")
+    tokenise_s = time.perf_counter() - start
+    outputs = translated.read_text(encoding="utf-8").splitlines()
+    start, wire = time.perf_counter(), 0
+    items = read_items(source)
+    blocks = blocks_of(items, block_lines)
+    parts = PartsFolder(folder / "driver.txt")
+    parts.open({"driver": True})
+    for b, block in enumerate(blocks):  # what goes to an actor and what comes back, as _translate_blocks has it
+        sent = json.dumps([(i.text, i.error) for i in block], ensure_ascii=False)
+        rows = [{"id": b * block_lines + k, "text": outputs[b * block_lines + k], "src_lang": "en",
+                 "model": str(MODELS / "en-de")} for k in range(len(json.loads(sent)))]
+        back = json.dumps(rows, ensure_ascii=False)
+        wire += len(sent.encode()) + len(back.encode())
+        parts.write(b, json.loads(back))
+    parts.join(len(blocks), jsonl=False)
+    driver_s = time.perf_counter() - start
+    return {"model_load_s": round(load_s, 2), "tokenise_lines_per_s": round(len(lines) / tokenise_s, 1),
+            "driver_lines_per_s": round(len(lines) / driver_s, 1),
+            "wire_bytes_per_line": round(wire / len(lines), 1)}
 
 
 class OthersLoad:
@@ -194,6 +233,10 @@ def print_report(report: Dict) -> None:
                   f"{r['identical_to_cli']}")
         print(f"  2 actors / 1 actor: {corpus['speedup_2_over_1']}x (target >= 1.7), efficiency "
               f"{corpus['efficiency']}; 1 actor / CLI: {corpus['one_actor_over_cli']}x")
+        paper = corpus["paper"]
+        print(f"  for the table on paper: models load in {paper['model_load_s']} s, tokenisation "
+              f"{paper['tokenise_lines_per_s']} lines/s, the driver {paper['driver_lines_per_s']} lines/s, "
+              f"{paper['wire_bytes_per_line']} bytes per line on the wire")
     if report.get("rest"):
         from .scale_rest import print_rest
 
