@@ -125,9 +125,10 @@ def paper_inputs(source: Path, translated: Path, folder: Path, block_lines: int)
     """What the on-paper table for N machines needs beside the per-actor throughput, each measured once here on
     one thread: an actor's model load (a ``Translator`` over space/models), the tokenisation of every line
     (encode + decode of the source by the model the pipeline picks for en->de, a lower bound of a line's
-    non-decoding work), and the driver's share (reading the input, cutting and encoding the blocks, writing every
+    non-decoding work), the same blocks through that ``Translator`` in this process (an actor's work without Ray),
+    and the driver's share (reading the input, cutting and encoding the blocks, writing every
     part and joining them: what one driver does for every actor, done here with the source as the "translation")."""
-    from transformer_hub.scale.blocks import PartsFolder, blocks_of, read_items
+    from transformer_hub.scale.blocks import Item, PartsFolder, blocks_of, read_items
     from transformer_hub.scale.translator import Translator
 
     start = time.perf_counter()
@@ -135,6 +136,10 @@ def paper_inputs(source: Path, translated: Path, folder: Path, block_lines: int)
     load_s = time.perf_counter() - start
     tokenizer = translator.models.models[str(MODELS / "en-de")].tokenizer
     lines = source.read_text(encoding="utf-8").splitlines()
+    start = time.perf_counter()  # an actor's work without Ray: the same blocks through the same Translator
+    texts = [row["text"] for first in range(0, len(lines), block_lines)
+             for row in translator.translate([Item(t) for t in lines[first:first + block_lines]], first)]
+    in_process_s = time.perf_counter() - start
     start = time.perf_counter()
     for line in lines:
         tokenizer.decode(tokenizer.encode(line), side="source")
@@ -154,7 +159,8 @@ def paper_inputs(source: Path, translated: Path, folder: Path, block_lines: int)
         parts.write(b, json.loads(back))
     parts.join(len(blocks), jsonl=False)
     driver_s = time.perf_counter() - start
-    return {"model_load_s": round(load_s, 2), "tokenise_lines_per_s": round(len(lines) / tokenise_s, 1),
+    return {"model_load_s": round(load_s, 2), "in_process_lines_per_s": round(len(lines) / in_process_s, 2),
+            "in_process_identical_to_cli": texts == outputs, "tokenise_lines_per_s": round(len(lines) / tokenise_s, 1),
             "driver_lines_per_s": round(len(lines) / driver_s, 1),
             "wire_bytes_per_line": round(wire / len(lines), 1)}
 
@@ -234,6 +240,8 @@ def print_report(report: Dict) -> None:
         print(f"  2 actors / 1 actor: {corpus['speedup_2_over_1']}x (target >= 1.7), efficiency "
               f"{corpus['efficiency']}; 1 actor / CLI: {corpus['one_actor_over_cli']}x")
         paper = corpus["paper"]
+        print(f"  one Translator in this process, the same blocks: {paper['in_process_lines_per_s']} lines/s "
+              f"(identical to the CLI's: {paper['in_process_identical_to_cli']})")
         print(f"  for the table on paper: models load in {paper['model_load_s']} s, tokenisation "
               f"{paper['tokenise_lines_per_s']} lines/s, the driver {paper['driver_lines_per_s']} lines/s, "
               f"{paper['wire_bytes_per_line']} bytes per line on the wire")
