@@ -82,8 +82,12 @@ def test_the_ratios_and_efficiencies_the_page_states_are_the_record(measured, te
 def test_the_targets_are_stated_as_met_or_missed_as_measured(measured, text):
     corpus_met = measured["corpus"]["speedup_2_over_1"] >= 1.7
     rest_met = measured["rest"]["speedup_2_over_1"] >= 1.4
-    assert ("The corpus target is met" if corpus_met else "The corpus target is missed") in text
-    assert ("The Serve target is met" if rest_met else "The Serve target is missed") in text
+    short = 1.7 - measured["corpus"]["speedup_2_over_1"]
+    assert ("The corpus target is met" if corpus_met else f"The corpus target is missed, by {short:.2f}x") in text
+    short = 1.4 - measured["rest"]["speedup_2_over_1"]
+    assert ("The Serve target is met" if rest_met else f"The Serve target is missed, by {short:.2f}x") in text
+    if not (corpus_met and rest_met):  # the page says what the others left of the 2 cores
+        assert f"about {2 - measured['others_core_share']:.2f} of the 2 cores" in text
 
 
 def test_the_replica_kill_is_the_record(measured, text):
@@ -128,6 +132,12 @@ def test_the_bottleneck_figures_are_the_record(measured, text):
     saturated = paper["driver_lines_per_s"] / per_actor
     assert f"about {saturated:,.0f} actors" in text
     assert f"{paper['wire_bytes_per_line']:.0f} bytes per line" in text
+    assert paper["in_process_identical_to_cli"]
+    # "about one actor's ...: Ray's own cost is small here" holds while the two are within a tenth of each other
+    assert paper["in_process_lines_per_s"] == pytest.approx(per_actor, rel=0.1)
+    assert f"about one actor's {per_actor:.2f}" in text
+    assert (f"The same blocks through one `Translator` in the benchmark's own process: "
+            f"{paper['in_process_lines_per_s']:.2f} lines/s") in text
     found = re.search(r"cluster start of ([\d.]+) s", text)
     assert found and float(found.group(1)) == pytest.approx(corpus["cluster_start_s"], abs=0.005)
 
