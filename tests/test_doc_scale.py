@@ -94,7 +94,7 @@ def test_the_replica_kill_is_the_record(measured, text):
     kill = measured["rest"]["replica_kill"]
     assert kill["killed"]
     assert (f"killed (SIGKILL) after {kill['killed_after_answers']} of {kill['requests']} answers" in text)
-    assert f"{kill['lost']} requests lost" in text
+    assert f"{kill['lost']} requests lost" in text and f"at most {kill['max_attempts']} tries" in text
     kinds = " and ".join(f"`{k}`" for k in kill["retryable_kinds"]) or "none"
     assert (f"{kill['retryable_errors']} retryable errors ({kinds}) on {kill['requests_retried']} requests"
             in text)
