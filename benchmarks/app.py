@@ -89,9 +89,10 @@ def measure(url: str, model: str, clients: int, requests: int, strategy: str = "
     return concurrent_requests(call, clients, requests)
 
 
-def concurrent_requests(call, clients: int, requests: int) -> Dict:
-    """``call(i)`` -> (seconds, handler ms) for requests 0..requests-1 from ``clients`` threads: the row's figures.
-    A failed call is counted, and the benchmark goes on."""
+def concurrent_requests(call, clients: int, requests: int, keep_latencies: bool = False) -> Dict:
+    """``call(i)`` -> (seconds, handler ms) for requests 0..requests-1 from ``clients`` threads: the row's figures
+    (with ``keep_latencies``, every latency in seconds too, to pool rounds).  A failed call is counted, and the
+    benchmark goes on."""
     latencies: List[float] = []
     handler_ms: List[float] = []
     errors: List[str] = []
@@ -108,7 +109,8 @@ def concurrent_requests(call, clients: int, requests: int) -> Dict:
     with ThreadPoolExecutor(clients) as executor:
         list(executor.map(one, range(requests)))
     wall = time.perf_counter() - start
-    return {"clients": clients, "requests": requests, "errors": len(errors), "wall_s": round(wall, 2),
+    extra = {"latencies_s": list(latencies)} if keep_latencies else {}
+    return {**extra, "clients": clients, "requests": requests, "errors": len(errors), "wall_s": round(wall, 2),
             "requests_per_s": round(len(latencies) / wall, 2),
             "p50_ms": round(1000 * percentile(latencies, 0.5), 1), "p95_ms": round(1000 * percentile(latencies, 0.95), 1),
             "mean_ms": round(1000 * statistics.fmean(latencies), 1) if latencies else float("nan"),
@@ -116,8 +118,9 @@ def concurrent_requests(call, clients: int, requests: int) -> Dict:
 
 
 def measure_rest(url: str, model: str, clients: int, requests: int, warmup: int = 2,
-                 engine: str = "pytorch") -> Dict[str, float]:
-    """``requests`` calls of the REST ``POST /translate`` (JSON, one keep-alive connection per client)."""
+                 engine: str = "pytorch", keep_latencies: bool = False) -> Dict[str, float]:
+    """``requests`` calls of the REST ``POST /translate`` (JSON, one keep-alive connection per client); ``url``'s
+    path is the routes' prefix (a Serve application's route prefix)."""
     import http.client
 
     host = urlsplit(url)
@@ -135,7 +138,7 @@ def measure_rest(url: str, model: str, clients: int, requests: int, warmup: int 
             connections.append(local.connection)
         connection = local.connection
         start = time.perf_counter()
-        connection.request("POST", "/translate", body, {"Content-Type": "application/json"})
+        connection.request("POST", host.path.rstrip("/") + "/translate", body, {"Content-Type": "application/json"})
         response = connection.getresponse()
         answer = json.loads(response.read())
         elapsed = time.perf_counter() - start
@@ -146,7 +149,7 @@ def measure_rest(url: str, model: str, clients: int, requests: int, warmup: int 
 
     for i in range(min(warmup, requests)):
         post(i)
-    row = concurrent_requests(post, clients, requests)
+    row = concurrent_requests(post, clients, requests, keep_latencies)
     for connection in connections:
         connection.close()
     return {**row, "outputs": outputs}

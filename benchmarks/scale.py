@@ -1,38 +1,42 @@
 """``python -m benchmarks scale``: Ray against one process, in one run (the ``scale`` extra).
 
+The machine is shared (2 cores, a training run may hold one), so every figure is a ratio between rows measured
+in the same run, their rounds interleaved (``--rounds``; the order turns round each time) so that another
+process's load hits every row alike.
+
 Corpus: the same ``--lines`` mixed-language lines (Multi30k test_2016_flickr, English, French and Czech in turn,
 to German, greedy) through ``translate --src-lang auto`` (one process, ``--threads 1``: one core, as one actor
-has) and through ``translate-corpus`` on a local Ray cluster of 2 CPUs with 1 and then 2 actors (blocks of
+has) and through ``translate-corpus`` on a local Ray cluster of 2 CPUs with 1 and 2 actors (blocks of
 ``--block-lines``).  Each time counts loading the models (the CLI's process, the actors); the cluster is started
 before the timing, and its start is reported on its own.  Reported: lines/s, the ratio 2 actors / 1 actor
 (target >= 1.7), the efficiency (that ratio / 2), and whether each output equals the CLI's line for line.
 
-REST: ``POST /translate`` (one Multi30k sentence per request, beam 4, engine pytorch, model en-de) from
-``--clients`` concurrent clients against ``python app.py``'s REST routes and against ``python -m space.scale``
-with 1 and 2 replicas.  Reported: requests/s, p50/p95 latency, errors, the ratio 2 replicas / 1 replica (target
->= 1.4), and the share of a core that Serve's HTTP proxy (its ``ProxyActor`` process) used while measured.
+REST (``benchmarks/scale_rest.py``): ``POST /translate`` from ``--clients`` concurrent clients against
+``python app.py``'s REST routes and against the Serve application of ``space/scale.py`` with 1 and 2 replicas;
+then one replica is killed mid-load and the lost requests and retryable errors are counted.
 
 ``--out FILE`` writes the JSON that docs/scale.md's figures are checked against (tests/test_doc_scale.py).
+Multi30k is read from ``$TRANSFORMER_HUB_DATA`` (else data/multi30k).
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
+import shlex
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-import urllib.request
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Tuple
 
-from .app import WARMUP, app_process, free_port, measure_rest, process_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "space" / "models"
 COMMAND = "python -m benchmarks scale --out docs/scale.json"
+ARGUMENTS = ("lines", "block_lines", "requests", "clients", "rounds", "only")
 ONE_CORE = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
@@ -41,6 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block-lines", type=int, default=100, help="translate-corpus's block size (default 100)")
     p.add_argument("--requests", type=int, default=96, help="REST requests per cell (default 96)")
     p.add_argument("--clients", type=int, default=8, help="concurrent REST clients (default 8)")
+    p.add_argument("--rounds", type=int, default=2, help="interleaved rounds of every row (default 2)")
     p.add_argument("--only", choices=["corpus", "rest"], default=None, help="run one half")
     p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
 
@@ -62,131 +67,159 @@ def run_cli(source: Path, out: Path) -> float:
     return time.perf_counter() - start
 
 
+def interleaved(names: List[str], rounds: int) -> Iterator[Tuple[int, str]]:
+    """(round, name) for every row in every round, the order reversed every other round."""
+    for r in range(rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            yield r, name
+
+
 def bench_corpus(args: argparse.Namespace, folder: Path) -> Dict:
     import ray
-
-    from transformer_hub.scale import CorpusJob, run_job
 
     lines = corpus_lines(args.lines)
     source = folder / "corpus.txt"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    cli_s = run_cli(source, folder / "cli.txt")
-    reference = (folder / "cli.txt").read_text(encoding="utf-8").splitlines()
     start = time.perf_counter()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": ONE_CORE})
     cluster_s = time.perf_counter() - start
     ray.data.DataContext.get_current().enable_progress_bars = False
-    rows = [{"run": "cli", "actors": None, "seconds": round(cli_s, 2), "lines_per_s": round(len(lines) / cli_s, 2),
-             "identical_to_cli": True}]
+    seconds: Dict[str, List[float]] = {"cli": [], "ray1": [], "ray2": []}
+    outputs: List[Tuple[str, List[str]]] = []
     try:
-        for actors in (1, 2):
-            out = folder / f"ray{actors}.txt"
-            job = CorpusJob(str(source), str(out), dict(model=str(MODELS), src_lang="auto", tgt_lang="de"),
-                            block_lines=args.block_lines, actors=actors, progress=False)
-            start = time.perf_counter()
-            run_job(job)
-            seconds = time.perf_counter() - start
-            same = out.read_text(encoding="utf-8").splitlines() == reference
-            rows.append({"run": "ray", "actors": actors, "seconds": round(seconds, 2),
-                         "lines_per_s": round(len(lines) / seconds, 2), "identical_to_cli": same})
+        for r, name in interleaved(list(seconds), args.rounds):
+            out = folder / f"{name}-{r}.txt"
+            took = run_cli(source, out) if name == "cli" else run_ray(source, out, int(name[-1]), args.block_lines)
+            seconds[name].append(round(took, 2))
+            outputs.append((name, out.read_text(encoding="utf-8").splitlines()))
+        paper = paper_inputs(source, folder / "cli-0.txt", folder, args.block_lines)
     finally:
         ray.shutdown()
+    reference = next(got for name, got in outputs if name == "cli")
+    same = {name: all(got == reference for n, got in outputs if n == name) for name in seconds}
+    rows = [{"run": "cli" if name == "cli" else "ray", "actors": None if name == "cli" else int(name[-1]),
+             "rounds_s": took, "seconds": round(sum(took), 2),
+             "lines_per_s": round(len(lines) * len(took) / sum(took), 2), "identical_to_cli": same[name]}
+            for name, took in seconds.items()]
     speedup = rows[2]["lines_per_s"] / rows[1]["lines_per_s"]
-    return {"lines": len(lines), "block_lines": args.block_lines, "cluster_start_s": round(cluster_s, 2),
-            "results": rows, "speedup_2_over_1": round(speedup, 2), "efficiency": round(speedup / 2, 2),
-            "one_actor_over_cli": round(rows[1]["lines_per_s"] / rows[0]["lines_per_s"], 2)}
+    per_round = [round(one / two, 2) for one, two in zip(seconds["ray1"], seconds["ray2"])]
+    return {"lines": len(lines), "rounds": args.rounds, "block_lines": args.block_lines,
+            "cluster_start_s": round(cluster_s, 2), "results": rows, "speedup_2_over_1": round(speedup, 2),
+            "speedup_per_round": per_round, "efficiency": round(speedup / 2, 2),
+            "one_actor_over_cli": round(rows[1]["lines_per_s"] / rows[0]["lines_per_s"], 2),
+            "per_actor_lines_per_s": round(rows[2]["lines_per_s"] / 2, 2), "paper": paper}
 
 
-def cpu_s(pids: List[int]) -> float:
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
-            pass
-    return total
+def run_ray(source: Path, out: Path, actors: int, block_lines: int) -> float:
+    """Seconds of ``translate-corpus`` (``run_job``) with ``actors`` actors on the running cluster."""
+    from transformer_hub.scale import CorpusJob, run_job
+
+    job = CorpusJob(str(source), str(out), dict(model=str(MODELS), src_lang="auto", tgt_lang="de"),
+                    block_lines=block_lines, actors=actors, progress=False)
+    start = time.perf_counter()
+    run_job(job)
+    return time.perf_counter() - start
 
 
-def proxy_pids(root: int) -> List[int]:
-    """Serve's HTTP proxy among ``root``'s descendants (Ray titles the process ``ray::ProxyActor``)."""
-    found = []
-    for pid in process_tree(root):
-        try:
-            if b"ProxyActor" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(pid)
-        except OSError:
-            pass
-    return found
+def paper_inputs(source: Path, translated: Path, folder: Path, block_lines: int) -> Dict:
+    """What the on-paper table for N machines needs beside the per-actor throughput, each measured once here on
+    one thread: an actor's model load (a ``Translator`` over space/models), the tokenisation of every line
+    (encode + decode of the source by the model the pipeline picks for en->de, a lower bound of a line's
+    non-decoding work), the same blocks through that ``Translator`` in this process (an actor's work without Ray),
+    and the driver's share (reading the input, cutting and encoding the blocks, writing every
+    part and joining them: what one driver does for every actor, done here with the source as the "translation")."""
+    from transformer_hub.scale.blocks import Item, PartsFolder, blocks_of, read_items
+    from transformer_hub.scale.translator import Translator
+
+    start = time.perf_counter()
+    translator = Translator(model=str(MODELS), src_lang="auto", tgt_lang="de")
+    load_s = time.perf_counter() - start
+    tokenizer = translator.models.models[str(MODELS / "en-de")].tokenizer
+    lines = source.read_text(encoding="utf-8").splitlines()
+    start = time.perf_counter()  # an actor's work without Ray: the same blocks through the same Translator
+    texts = [row["text"] for first in range(0, len(lines), block_lines)
+             for row in translator.translate([Item(t) for t in lines[first:first + block_lines]], first)]
+    in_process_s = time.perf_counter() - start
+    start = time.perf_counter()
+    for line in lines:
+        tokenizer.decode(tokenizer.encode(line), side="source")
+    tokenise_s = time.perf_counter() - start
+    outputs = translated.read_text(encoding="utf-8").splitlines()
+    start, wire = time.perf_counter(), 0
+    items = read_items(source)
+    blocks = blocks_of(items, block_lines)
+    parts = PartsFolder(folder / "driver.txt")
+    parts.open({"driver": True})
+    for b, block in enumerate(blocks):  # what goes to an actor and what comes back, as _translate_blocks has it
+        sent = json.dumps([(i.text, i.error) for i in block], ensure_ascii=False)
+        rows = [{"id": b * block_lines + k, "text": outputs[b * block_lines + k], "src_lang": "en",
+                 "model": str(MODELS / "en-de")} for k in range(len(json.loads(sent)))]
+        back = json.dumps(rows, ensure_ascii=False)
+        wire += len(sent.encode()) + len(back.encode())
+        parts.write(b, json.loads(back))
+    parts.join(len(blocks), jsonl=False)
+    driver_s = time.perf_counter() - start
+    return {"model_load_s": round(load_s, 2), "in_process_lines_per_s": round(len(lines) / in_process_s, 2),
+            "in_process_identical_to_cli": texts == outputs, "tokenise_lines_per_s": round(len(lines) / tokenise_s, 1),
+            "driver_lines_per_s": round(len(lines) / driver_s, 1),
+            "wire_bytes_per_line": round(wire / len(lines), 1)}
 
 
-@contextlib.contextmanager
-def serve_process(replicas: int, timeout: float = 300.0) -> Iterator[Tuple[str, subprocess.Popen]]:
-    """``python -m space.scale --replicas N`` on a free port; yields (url, process) once every replica answers."""
-    port = free_port()
-    log = tempfile.TemporaryFile()
-    process = subprocess.Popen([sys.executable, "-m", "space.scale", "--replicas", str(replicas), "--port", str(port),
-                                "--models-dir", str(MODELS)], cwd=ROOT, env={**os.environ, **ONE_CORE},
-                               stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"space.scale exited ({process.returncode}): {log.read().decode()[-2000:]}")
-            try:
-                with urllib.request.urlopen(url + "languages", timeout=5) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"space.scale did not answer on {url} within {timeout:.0f} s")
-            time.sleep(1)
-        yield url, process
-    finally:
-        process.send_signal(2)  # SIGINT: serve.shutdown(), then the local cluster stops with its driver
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
+class OthersLoad:
+    """Samples, every ``period`` seconds, the CPU that processes outside this benchmark's tree use (a training
+    run, other jobs): their mean share of a core over the benchmark says what the ratios were measured under."""
 
+    def __init__(self, period: float = 2.0) -> None:
+        self.period, self.cpu, self.stop = period, 0.0, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
 
-def rest_cell(name: str, url: str, process: subprocess.Popen, args: argparse.Namespace,
-              replicas: Optional[int]) -> Dict:
-    measure_rest(url, "en-de", args.clients, 4 * args.clients, warmup=0)  # every replica's worker has the model
-    proxies = proxy_pids(process.pid) if replicas else []
-    before, start = cpu_s(proxies), time.perf_counter()
-    row = measure_rest(url, "en-de", args.clients, args.requests, warmup=WARMUP)
-    row.pop("outputs")
-    wall = time.perf_counter() - start
-    row.update(server=name, replicas=replicas,
-               proxy_core_share=round((cpu_s(proxies) - before) / wall, 2) if proxies else None)
-    return row
+    def __enter__(self) -> "OthersLoad":
+        self.start = time.perf_counter()
+        self.thread.start()
+        return self
 
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.share = round(self.cpu / (time.perf_counter() - self.start), 2)
 
-def bench_rest(args: argparse.Namespace) -> Dict:
-    rows = []
-    with app_process(None) as (url, process):
-        rows.append(rest_cell("app.py", url, process, args, None))
-    for replicas in (1, 2):
-        with serve_process(replicas) as (url, process):
-            rows.append(rest_cell("serve", url, process, args, replicas))
-    speedup = rows[2]["requests_per_s"] / rows[1]["requests_per_s"]
-    return {"clients": args.clients, "requests": args.requests, "results": rows,
-            "speedup_2_over_1": round(speedup, 2), "one_replica_over_app": round(rows[1]["requests_per_s"]
-                                                                              / rows[0]["requests_per_s"], 2)}
+    def _run(self) -> None:
+        from .app import process_tree
+
+        last = self._times()
+        while not self.stop.wait(self.period):
+            ours, now = set(process_tree(os.getpid())), self._times()
+            self.cpu += sum(t - last.get(pid, t) for pid, t in now.items() if pid not in ours)
+            last = now
+
+    @staticmethod
+    def _times() -> Dict[int, float]:
+        times = {}
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+                    times[int(entry.name)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                except (OSError, ValueError, IndexError):
+                    pass
+        return times
 
 
 def run(args: argparse.Namespace) -> Dict:
-    report: Dict = {"benchmark": "scale", "command": COMMAND, "cpus": os.cpu_count(),
+    command = "python -m benchmarks " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["scale"] else COMMAND
+    report: Dict = {"benchmark": "scale", "command": command, "arguments": {k: str(v) for k, v in vars(args).items()
+                                                                           if k in ARGUMENTS},
+                    "cpus": os.cpu_count(),
                     "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
-    with tempfile.TemporaryDirectory(prefix="bench_scale_") as folder:
+    with tempfile.TemporaryDirectory(prefix="bench_scale_") as folder, OthersLoad() as others:
         if args.only in (None, "corpus"):
             report["corpus"] = bench_corpus(args, Path(folder))
         if args.only in (None, "rest"):
+            from .scale_rest import bench_rest
+
             report["rest"] = bench_rest(args)
+    report["others_core_share"] = others.share
+    report["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print_report(report)
     if args.out:
         args.out.write_text(json.dumps(report, indent=2) + "\n")
@@ -206,13 +239,14 @@ def print_report(report: Dict) -> None:
                   f"{r['identical_to_cli']}")
         print(f"  2 actors / 1 actor: {corpus['speedup_2_over_1']}x (target >= 1.7), efficiency "
               f"{corpus['efficiency']}; 1 actor / CLI: {corpus['one_actor_over_cli']}x")
-    rest = report.get("rest")
-    if rest:
-        print(f"REST /translate: {rest['clients']} clients, {rest['requests']} requests per cell")
-        for r in rest["results"]:
-            name = "app.py" if r["server"] == "app.py" else f"serve, {r['replicas']} replica(s)"
-            print(f"  {name:<20} {r['requests_per_s']:>7} req/s  p50 {r['p50_ms']:>7} ms  p95 {r['p95_ms']:>7} ms  "
-                  f"errors {r['errors']}  proxy {r['proxy_core_share'] if r['proxy_core_share'] is not None else '-'}"
-                  " of a core")
-        print(f"  2 replicas / 1 replica: {rest['speedup_2_over_1']}x (target >= 1.4); 1 replica / app.py: "
-              f"{rest['one_replica_over_app']}x")
+        paper = corpus["paper"]
+        print(f"  one Translator in this process, the same blocks: {paper['in_process_lines_per_s']} lines/s "
+              f"(identical to the CLI's: {paper['in_process_identical_to_cli']})")
+        print(f"  for the table on paper: models load in {paper['model_load_s']} s, tokenisation "
+              f"{paper['tokenise_lines_per_s']} lines/s, the driver {paper['driver_lines_per_s']} lines/s, "
+              f"{paper['wire_bytes_per_line']} bytes per line on the wire")
+    if report.get("rest"):
+        from .scale_rest import print_rest
+
+        print_rest(report["rest"])
+    print(f"other processes (not this benchmark's) used {report['others_core_share']} of a core on average")

@@ -18,6 +18,7 @@ from transformer_hub.scale.translator import load_models
 from transformer_hub.text.pipeline import translate_texts
 
 MODELS = "space/models"
+MULTI = "space/models/multilingual"
 SPANISH = "Un perro corre por la playa con una pelota roja en la boca."
 
 
@@ -139,3 +140,38 @@ def test_a_bad_line_is_reported_and_the_others_translated(tmp_path, cluster):
     expected = pipeline_texts(good)
     assert [r["text"] for r in rows if "error" not in r] == expected
     assert {r["model"] for r in rows if "error" not in r} == {"space/models/en-de", "space/models/multilingual"}
+
+
+@pytest.mark.slow
+def test_quality_best_lines_come_out_as_translate_quality_best_gives_them(tmp_path, cluster):
+    from transformer_hub.rerank import RerankedModel
+
+    lines = mixed_lines(6)
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    options = dict(model=MULTI, src_lang="auto", tgt_lang="de", quality="best")
+    report = run_job(CorpusJob(str(source), str(tmp_path / "out.txt"), options, block_lines=3, progress=False))
+    assert (report.blocks, report.bad) == (2, [])
+    expected = translate_texts(RerankedModel.from_pretrained(MULTI), lines, src_lang="auto", tgt_lang="de",
+                               quality="best")  # what translate --quality best calls
+    assert (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines() == [r.text for r in expected]
+    fast = translate_texts(load_models(MULTI), lines, DecodingConfig(), src_lang="auto", tgt_lang="de")
+    assert [r.text for r in expected] != [r.text for r in fast]  # the reranker chose otherwise somewhere
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--quality", "best", "--glossary", "terms.tsv"],
+     "--quality best does not combine with --engine ctranslate2 or --glossary: the reranker runs its own tuned "
+     "search"),
+    (["--quality", "best"], "--quality best without --model needs --src-lang: the weights are tuned per direction"),
+    (["--quality", "best", "--model", MODELS],
+     f"--quality best needs --model to be one model folder with its rerank.json, not {MODELS}"),
+    (["--quality", "best", "--model", f"{MODELS}/en-de"],
+     f"{MODELS}/en-de has no rerank.json: tune one with `python -m scripts.tune_rerank`, or use --quality fast"),
+])
+def test_quality_best_mistakes_are_one_line_before_ray_starts(tmp_path, capsys, options, message):
+    (tmp_path / "in.txt").write_text("A dog.\n")
+    argv = ["translate-corpus", "--tgt-lang", "de", *options, str(tmp_path / "in.txt"), str(tmp_path / "out.txt")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"transformer_hub translate-corpus: error: {message}"]
+    assert not (tmp_path / "out.txt.parts").exists()

@@ -28,10 +28,16 @@ def translate_corpus_command(argv: List[str]) -> int:
         raise CLIError(f"--actors must be >= 1, got {args.actors}")
     from ..scale import CorpusJob, run_job
 
+    if args.quality == "best" and (args.engine != "pytorch" or args.glossary is not None):
+        raise CLIError("--quality best does not combine with --engine ctranslate2 or --glossary: the reranker runs "
+                       "its own tuned search")
     glossary = translation_glossary(args)  # before Ray starts: a bad file is one line, at once
     config = decoding_config(args)
-    options = dict(model=args.model or models_folder(), src_lang=args.src_lang, tgt_lang=args.tgt_lang,
-                   config=config, split_sentences=args.split_sentences, glossary=glossary, engine=args.engine)
+    options = dict(model=args.model or _default_model(args), src_lang=args.src_lang, tgt_lang=args.tgt_lang,
+                   config=config, split_sentences=args.split_sentences, glossary=glossary, engine=args.engine,
+                   quality=args.quality)
+    if args.quality == "best":
+        _check_reranker(options["model"])
     job = CorpusJob(args.input, args.output, options, field=args.field, block_lines=args.block_lines,
                     actors=args.actors, address=args.address, progress=args.progress is not False)
     try:
@@ -42,6 +48,29 @@ def translate_corpus_command(argv: List[str]) -> int:
     print(f"translated {report.lines} lines in {report.blocks} blocks ({report.translated_blocks} this run, "
           f"{report.blocks - report.translated_blocks} done before); {len(report.bad)} bad", file=sys.stderr)
     return 0
+
+
+def _default_model(args) -> str:
+    """Without --model: space/models (each line its direction's best model); with --quality best, the model whose
+    reranker is tuned for --src-lang -> --tgt-lang, as ``translate --quality best`` picks it."""
+    if args.quality == "fast":
+        return models_folder()
+    if args.src_lang in (None, "auto"):
+        raise CLIError("--quality best without --model needs --src-lang: the weights are tuned per direction")
+    from .quality import tuned_model_for
+
+    return tuned_model_for(args)
+
+
+def _check_reranker(model: str) -> None:
+    """Before Ray starts: --quality best needs one model folder with its rerank.json (an actor could only fail)."""
+    from ..rerank import RERANK_FILE
+
+    if not os.path.isfile(os.path.join(model, "config.json")):
+        raise CLIError(f"--quality best needs --model to be one model folder with its {RERANK_FILE}, not {model}")
+    if not os.path.isfile(os.path.join(model, RERANK_FILE)):
+        raise CLIError(f"{model} has no {RERANK_FILE}: tune one with `python -m scripts.tune_rerank`, or use "
+                       "--quality fast")
 
 
 def _parser() -> Parser:
@@ -66,6 +95,8 @@ def _parser() -> Parser:
                         help="translate each sentence of a line on its own and put them back in the line's layout")
     parser.add_argument("--glossary", default=None, metavar="FILE", help="source<TAB>target terms (beam search)")
     parser.add_argument("--engine", choices=["pytorch", "ctranslate2"], default="pytorch")
+    parser.add_argument("--quality", choices=["fast", "best"], default="fast", help="best: rerank each line's "
+                        "5-best with the weights tuned beside --model (its rerank.json), as translate --quality best")
     add_decoding_arguments(parser)
     return parser
 

@@ -32,6 +32,25 @@ def load_models(path: str) -> Models:
     return ModelSet({str(c.source): _loaded(Transformer, str(c.source)) for c in found})
 
 
+def reranked_model(path: str, quality: str, engine: str, glossary: Optional[Glossary]) -> Models:
+    """``quality="best"``: the model folder's reranker (its ``rerank.json``) as the pipeline's ``Models``, as the
+    CLI's ``translate --quality best`` loads it; a line whose direction has no tuned weights is a bad line."""
+    from ..rerank import RerankedModel
+    from ..transformer import Transformer
+
+    if quality != "best":
+        raise CorpusError(f"quality must be fast or best, got {quality!r}")
+    if engine != "pytorch" or glossary is not None:
+        raise CorpusError("--quality best does not combine with --engine ctranslate2 or --glossary: the reranker "
+                          "runs its own tuned search")
+    if not (Path(path) / "config.json").is_file():
+        raise CorpusError(f"--quality best needs --model to be one model folder with its rerank.json, not {path}")
+    try:
+        return RerankedModel.from_pretrained(path, model=_loaded(Transformer, path))
+    except ValueError as exc:  # no rerank.json, or one that does not fit the model
+        raise CorpusError(f"--model {path}: {exc}") from None
+
+
 def _loaded(cls, path: str):
     model = cls.from_pretrained(path)
     if model.tokenizer is None:
@@ -44,14 +63,15 @@ class Translator:
 
     def __init__(self, model: str, src_lang: Optional[str], tgt_lang: Optional[str],
                  config: Optional[DecodingConfig] = None, split_sentences: bool = False,
-                 glossary: Optional[Glossary] = None, engine: str = "pytorch", threads: Optional[int] = 1) -> None:
+                 glossary: Optional[Glossary] = None, engine: str = "pytorch", threads: Optional[int] = 1,
+                 quality: str = "fast") -> None:
         if threads:
             import torch
 
             torch.set_num_threads(threads)  # one core per worker: the workers, not torch, use the machine's cores
-        self.models = load_models(model)
+        self.models = load_models(model) if quality == "fast" else reranked_model(model, quality, engine, glossary)
         self.options: Dict[str, Any] = dict(src_lang=src_lang, tgt_lang=tgt_lang, split_sentences=split_sentences,
-                                            glossary=glossary)
+                                            glossary=glossary, quality=quality)
         self.config, self.engine = config or DecodingConfig(), _engine(engine)
 
     def translate(self, items: List[Item], first_id: int = 0) -> List[Dict[str, Any]]:
