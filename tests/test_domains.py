@@ -148,3 +148,26 @@ def test_a_warm_start_learns_the_tags_from_average_rows(corpora, tmp_path, monke
     again = [a for a in run_args(tmp_path / "again", corpora) if a not in ("--preset", "tiny", "--vocab-size", "400")]
     with pytest.raises(UserError, match="reads the domain tags captions,software"):
         main(again + ["--init-from", str(tmp_path / "warm" / "final"), "--max-updates", "1"])
+
+
+def test_the_card_names_each_corpus_its_domain_and_licence(tagged, tmp_path):
+    from transformer_hub import Transformer
+    from transformer_hub.hub.card import card_data_from_file
+    from transformer_hub.training.data import DataSource
+
+    folder = tmp_path / "libreoffice-help"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps({
+        "corpus": "libreoffice-help", "licence": {"license": "MPL-2.0"},
+        "source": {"kind": "debs", "packages": {"libreoffice-help-de": {"version": "4:7.4.7-1"},
+                                                "libreoffice-help-en-us": {"version": "4:7.4.7-1"}}}}))
+    assert DataSource(folder, "software").describe() == {
+        "corpus": "libreoffice-help", "domain": "software", "licence": "MPL-2.0",
+        "source": "Debian packages libreoffice-help-de 4:7.4.7-1, libreoffice-help-en-us 4:7.4.7-1"}
+    assert DataSource(tmp_path / "multi30k").describe()["licence"].startswith("non-commercial research")
+    card = Transformer.from_pretrained(tagged / "final").card_data
+    assert [(c["corpus"], c["domain"]) for c in card["data"]] == [("captions", "captions"), ("software", "software")]
+    assert card["datasets"] == ["captions", "software"]
+    text = (tagged / "final" / "README.md").read_text()
+    assert "## Data" in text and "| software | software |" in text
+    assert card_data_from_file(str(tagged / "final" / "README.md"))["data"] == card["data"]

@@ -27,7 +27,7 @@ def model_card(model, has_plot: bool = False) -> ModelCard:
         language=languages or None, datasets=info.get("datasets"), metrics=["bleu", "chrf"],
         model_name=info.get("name", "transformer_hub model"), eval_results=eval_results or None,
         training=info.get("training") or None, provenance=info.get("provenance") or None,
-        quality=info.get("quality") or None,
+        quality=info.get("quality") or None, data=info.get("data") or None,
     )
     pair = ", ".join(languages) if cfg.multilingual else f"{cfg.src_lang or 'source'} → {cfg.tgt_lang or 'target'}"
     example = ('print(model.translate(["Ein Mann fährt Fahrrad."], src_lang="de", tgt_lang="fr", strategy="beam"))'
@@ -47,6 +47,10 @@ def model_card(model, has_plot: bool = False) -> ModelCard:
         lines += ["## How this folder was made", "", info["provenance"], ""]
     if info.get("quality"):  # the quality mode: the reranker tuned beside the weights (rerank.json)
         lines += ["## Quality mode", "", info["quality"], ""]
+    if info.get("data"):  # the corpora it was trained on, each with its domain tag and its licence
+        lines += ["## Data", "", "| corpus | domain | licence | source |", "| --- | --- | --- | --- |"]
+        lines += [f"| {c.get('corpus', '')} | {c.get('domain', '')} | {c.get('licence', '')} | {c.get('source', '')} |"
+                  for c in info["data"]] + [""]
     lines += ["## Architecture", "", "| setting | value |", "| --- | --- |"]
     for key in ("layout", "positional", "norm", "feed_forward", "attention", "d_model", "n_heads", "d_ff",
                 "n_encoder_layers", "n_decoder_layers", "dropout", "share_embeddings",
@@ -97,6 +101,8 @@ def card_data_from_file(path: str) -> Dict[str, Any]:
     extra = data.to_dict()
     if isinstance(extra.get("training"), dict):
         info["training"] = extra["training"]
+    if isinstance(extra.get("data"), list):
+        info["data"] = [c for c in extra["data"] if isinstance(c, dict)]
     for key in ("provenance", "quality"):
         if isinstance(extra.get(key), str):
             info[key] = extra[key]

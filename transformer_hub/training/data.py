@@ -8,6 +8,7 @@ number of tokens from length buckets (little padding), in an order fixed by
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import random
 import shutil
@@ -164,6 +165,28 @@ class DataSource:
     path: Path
     domain: str = ""
 
+    def describe(self) -> Dict[str, str]:
+        """The model card's line for this corpus: its name, domain, licence and source (from the corpus builder's
+        ``manifest.json``; a folder without one, as Multi30k's, by its folder name)."""
+        manifest = self.path / "manifest.json"
+        try:
+            found = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+        except (OSError, ValueError):
+            found = {}
+        name = str(found.get("corpus") or self.path.name)
+        record = {"corpus": name, "domain": self.domain or "captions"}
+        licence = (found.get("licence") or {}).get("license") or KNOWN_TERMS.get(name.lower())
+        packages = (found.get("source") or {}).get("packages") or {}
+        if licence:
+            record["licence"] = licence
+        if packages:
+            record["source"] = "Debian packages " + ", ".join(f"{p} {v.get('version', '')}".strip()
+                                                            for p, v in sorted(packages.items()))
+        return record
+
+
+# Terms of corpora that ship no manifest, from their own README.
+KNOWN_TERMS = {"multi30k": "non-commercial research and education (Multi30k's README; the images are Flickr30K's)"}
 
 def parse_data_dirs(values: Sequence[str]) -> List[DataSource]:
     """``--data-dir`` values (``PATH`` or ``NAME=PATH``) as sources; several need a name each, all different."""

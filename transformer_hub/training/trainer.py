@@ -258,8 +258,10 @@ class Trainer:
         if a.final_beam:
             results = self.evaluate_splits(beam=a.final_beam)
         default_name = f"transformer_hub {'-'.join(self.run.langs)}" if self.run.langs else f"transformer_hub {a.src_lang}-{a.tgt_lang}"
-        self.run.model.card_data = {"name": a.name or default_name,
-                                "datasets": ["multi30k"], "results": results, "training": training,
+        corpora = [source.describe() for source in data_sources(a)]
+        self.run.model.card_data = {"name": a.name or default_name, "data": corpora,
+                                "datasets": [c["corpus"].lower() for c in corpora], "results": results,
+                                "training": training,
                                 "plot": str(self.place.out / "training_curves.png")}
         if s.init:
             self.run.model.card_data["provenance"] = provenance(s.init)
