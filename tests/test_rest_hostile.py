@@ -1,6 +1,7 @@
 """Issue 46 over HTTP: every hostile document and malformed file a 4xx in the ``{"error": ...}`` shape naming what
 is wrong, a fuzzer's documents never a 5xx, the document worker's budget, /suggest bounded, and the smaller points;
-and (issue 45) a document's unsure sentences in /translate_file's answer. One server over the shipped en-de model."""
+and (issue 45) a document's unsure sentences in /translate_file's answer; the page (its Translate tab's documents)
+the same in words. One server over the shipped en-de model."""
 from __future__ import annotations
 
 import multiprocessing
@@ -8,6 +9,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+import gradio as gr
 import pytest
 import requests
 
@@ -15,6 +17,8 @@ from benchmarks.hostile import hostile_cases, make_docx, valid_documents
 from helpers.space_fixtures import serving
 from space.hosting.access import Access, AccessSettings, MovingWindow
 from space.hosting.limits import Limits
+from space.page import documents
+from space.pictures.word_view import DOMAIN_NOTE
 from test_formats_hostile import EXPECTED, SCALE, mutate
 from transformer_hub.formats.budget import MAX_DEPTH
 
@@ -113,6 +117,52 @@ def test_a_document_with_an_out_of_domain_sentence_is_flagged_in_the_answer(serv
     assert [s["source"] for s in answer["unsure"]["first"]] == [odd]
     calm = send_file(served, "calm.docx", make_docx(sure), model="en-de").json()
     assert "unsure" not in calm  # a document the model is sure of gets no warning
+
+
+# ----------------------------------------------------------------------------- the page: the same in words
+@pytest.fixture
+def page_upload(tmp_path, monkeypatch):
+    """An uploader into a fresh Gradio upload folder, as the Translate tab's file box hands files over."""
+    folder = tmp_path / "gradio-tmp"
+    folder.mkdir()
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(folder))
+
+    def put(name: str, data: bytes) -> dict:
+        (folder / name).write_bytes(data)
+        return {"path": str(folder / name), "orig_name": name}
+    return put
+
+
+def page_translate(served, value: dict):
+    return documents.translate_document(served.demo.space_context, value, "en-de", source_lang="en",
+                                        target_lang="de", engine="auto", progress=lambda *a, **k: None)
+
+
+@pytest.mark.parametrize("name", ["odt-empty-paragraphs", "odt-nested-sections", "docx-bad-crc",
+                                  "srt-huge-timestamp", "html-nested-bold"])
+def test_the_page_names_the_limit_or_the_damage_of_a_hostile_document(served, page_upload, name):
+    suffix, data = hostile_cases(SCALE)[name]
+    with pytest.raises(gr.Error) as refused:
+        page_translate(served, page_upload("hostile" + suffix, data))
+    assert EXPECTED[name] in refused.value.message
+
+
+def test_the_page_names_the_memory_budget_a_document_passed(served, page_upload, monkeypatch):
+    ctx = served.demo.space_context
+    monkeypatch.setattr(ctx, "limits", Limits(**{**vars(LIMITS), "document_memory_mb": 1}))
+    with pytest.raises(gr.Error, match="memory budget of 1 MB") as refused:
+        page_translate(served, page_upload("big.docx", make_docx("A dog runs. " * 2000)))
+    assert "too complex to translate here" in refused.value.message
+
+
+def test_the_page_notes_a_documents_out_of_domain_sentence(served, page_upload):
+    sure, odd = "A dog runs in the park.", "Click here to download the holiday photos."
+    path, note = page_translate(served, page_upload("mixed.docx", make_docx(f"{sure} {odd}")))
+    assert path.endswith("mixed.de.docx") and "2 sentence(s) translated" in note
+    assert f"⚠ The model is unsure of 1 of 2 sentence(s): “{odd}” → “" in note
+    assert sure not in note and DOMAIN_NOTE in note
+    _, calm = page_translate(served, page_upload("calm.docx", make_docx(sure)))
+    assert "⚠" not in calm and "1 sentence(s) translated" in calm
 
 
 # ----------------------------------------------------------------------------- /suggest
