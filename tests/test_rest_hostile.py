@@ -25,6 +25,7 @@ from transformer_hub.formats.budget import MAX_DEPTH
 pytestmark = pytest.mark.slow  # one server for the module
 SHIPPED = Path(__file__).resolve().parents[1] / "space" / "models" / "en-de"
 LIMITS = Limits(max_output_tokens=40, max_file_sentences=40)
+FUZZ_PER_FORMAT = 4  # mutated documents of each of the eight formats sent over HTTP
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +81,8 @@ def test_an_html_text_of_5000_bold_tags_is_a_400_not_a_recursion_error(served):
 
 def test_fuzzed_documents_of_every_format_are_never_a_server_error(served):
     rng = random.Random(4646)
-    documents = [(suffix, mutate(data, rng)) for suffix, data in valid_documents().items() for _ in range(4)]
+    documents = [(suffix, mutate(data, rng)) for suffix, data in valid_documents().items()
+                 for _ in range(FUZZ_PER_FORMAT)]
     assert len(documents) == 32
     statuses = []
     for suffix, data in documents:
