@@ -201,6 +201,18 @@ def test_suggestions_count_against_the_clients_rate_limit(served, access):
     assert_error(suggest(served), 429, "Slowdown: 2 per 1 minute")
 
 
+def test_a_flood_of_suggestions_from_eight_clients_is_held_to_the_clients_limit(served, access, tmp_path):
+    """Eight clients at once from one address (loopback, no trusted proxy): 5 stored in all, every other a 429."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    access(suggestions=True, req_limit=5)
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda n: suggest(served, q=f"A dog {n}."), range(40)))
+    assert sorted(a.status_code for a in answers) == [200] * 5 + [429] * 35
+    assert all(a.json() == {"error": "Slowdown: 5 per 1 minute"} for a in answers if a.status_code == 429)
+    assert sqlite3.connect(tmp_path / "db.sqlite").execute("SELECT COUNT(*) FROM suggestions").fetchone() == (5,)
+
+
 # ----------------------------------------------------------------------------- the smaller points
 def test_wrong_methods_and_a_download_without_a_name_answer_in_the_error_shape(served):
     assert_error(requests.get(url(served, "/suggest"), timeout=30), 405, "/suggest takes POST")
