@@ -170,11 +170,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
-def app_process(model_path: Optional[str], timeout: float = 180.0) -> Iterator[Tuple[str, subprocess.Popen]]:
-    """``python app.py [--model PATH]`` on a free loopback port; yields (url, process) once it answers."""
+def app_process(model_path: Optional[str], timeout: float = 180.0,
+                extra_env: Optional[Dict[str, str]] = None) -> Iterator[Tuple[str, subprocess.Popen]]:
+    """``python app.py [--model PATH]`` on a free loopback port (``extra_env``: settings, e.g. ``SPACE_*``); yields
+    (url, process) once it answers."""
     port = free_port()
     env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_ANALYTICS_ENABLED": "False"}
+           "GRADIO_ANALYTICS_ENABLED": "False", **(extra_env or {})}
     command = [sys.executable, str(REPO_ROOT / "app.py")] + (["--model", model_path] if model_path else [])
     log = tempfile.TemporaryFile()  # not a pipe: a chatty server must never block on it
     process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)

@@ -14,6 +14,8 @@ with ``@benchmark("name", "help", add_arguments)`` on a ``run(args)`` function.
   paper block, ``transformers``' MarianMTModel (see ``benchmarks/engines.py``).
 ``trace``: beam search with and without ``return_search`` / ``return_alternatives`` (see ``benchmarks/trace.py``).
 ``quality``: the page's Translate at quality "best" against "fast", time per sentence (see ``benchmarks/quality.py``).
+``hostile``: issue 46's hostile documents against ``python app.py`` (CPU, memory above idle, ``/languages``
+  meanwhile) and a /suggest flood (see ``benchmarks/hostile_bench.py``; results in docs/hostile.json).
 
 ``decode``: decoding speed on Multi30k val sentences, in one run, sentences/s of
   1. a naive reference loop written like the seed lessons: greedy, one sentence at a
@@ -336,7 +338,7 @@ benchmark("decode", "decoding speed: naive loop vs cached, batched greedy and be
 
 def _register_others() -> None:
     """``train``, ``app`` (and ``app --rest``), ``trace`` and ``engines`` live in modules of their own."""
-    from . import app, quality, rest, scale
+    from . import app, hostile_bench, quality, rest, scale
     from .engines import add_engines_arguments, bench_engines
     from .trace import add_trace_arguments, bench_trace
     from .train import add_train_arguments, bench_train
@@ -354,6 +356,8 @@ def _register_others() -> None:
               quality.add_arguments)(quality.run)
     benchmark("scale", "translate-corpus on Ray (1, 2 actors) vs one process; REST on Ray Serve vs app.py",
               scale.add_arguments)(scale.run)
+    benchmark("hostile", "issue 46's hostile documents: CPU, memory, /languages meanwhile; a /suggest flood",
+              hostile_bench.add_arguments)(hostile_bench.run)
 
 
 _register_others()

@@ -149,7 +149,7 @@ def hostile_cases(scale: float = 1.0) -> Dict[str, Tuple[str, bytes]]:
         "pptx-bad-crc": (".pptx", flip_crc(make_pptx(), "ppt/presentation.xml")),
         "epub-bad-crc": (".epub", flip_crc(make_epub(), "OEBPS/ch1.xhtml")),
         "srt-huge-timestamp": (".srt", b"1\n99999999999999:00:01,000 --> 99999999999999:00:02,000\nA dog runs.\n"),
-        "html-nested-divs": (".html", ("<html><body>" + "<div>" * 19000 + "A dog runs." + "</div>" * 19000
-                                       + "</body></html>").encode()),
+        # open tags only (a parser closes them at the end), as a visitor fits 19,000 in the 100,000-byte body limit
+        "html-nested-divs": (".html", ("<html><body>" + "<div>" * 19000 + "A dog runs.</body></html>").encode()),
         "html-nested-bold": (".html", ("<p>" + "<b>" * 33000 + "A dog runs.</p>").encode()),
     }

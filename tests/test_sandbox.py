@@ -3,6 +3,9 @@ budget ends or its client leaves; the worker is gone afterwards, whatever happen
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +74,25 @@ def test_a_refused_document_comes_back_as_its_formats_words():
         with DocumentWorker(b"1\n99999999999999:00:01,000 --> 99999999999999:00:02,000\nHi.\n", ".srt", 100_000,
                             seconds=60, memory_mb=512) as worker:
             worker.texts()
+
+
+def test_a_worker_does_not_run_the_servers_main_module_again(tmp_path):
+    """``python app.py`` as the server: each document's worker is a fork, its start does not import the main file
+    anew (Python 3.11's forkserver would, for every worker: Gradio and the Space, seconds each)."""
+    runs, main = tmp_path / "runs.txt", tmp_path / "server_main.py"
+    main.write_text(f"""import sys
+sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+with open({str(runs)!r}, "a") as log:
+    log.write(__name__ + "\\n")  # once per run of this file
+from space.hosting.sandbox import DocumentWorker
+
+if __name__ == "__main__":
+    for _ in range(3):
+        with DocumentWorker(b"A dog runs.", ".txt", 1000, seconds=120, memory_mb=512) as worker:
+            print(worker.texts())
+""", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(main)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": ""})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["['A dog runs.']"] * 3
+    assert runs.read_text().splitlines() == ["__main__"]  # the server's run only: none in the forkserver or workers

@@ -135,3 +135,46 @@ def test_the_inside_views_tables_are_the_benchmarks_results_file():
     assert inside_table.markdown(report) in docs and inside_table.views_markdown(report) in docs
     assert f"`{report['command']}`" in docs
     assert all(row["with_browser"]["ratio"] < 1.0 for row in report["figures"].values())
+
+
+def test_the_hosting_pages_hostile_documents_section_is_the_benchmarks_results_file():
+    """docs/hosting.md's table of issue 46's uploads and its /suggest flood are what ``python -m benchmarks hostile``
+    wrote to docs/hostile.json (rebuilt from the file), every other figure of the section is the code's or the
+    file's, and the targets it says are met are."""
+    import json
+
+    import test_formats_hostile as fuzz
+    import test_rest_hostile as rest_fuzz
+    from benchmarks import hostile_table
+    from space.hosting.access import SUGGESTIONS_MAX_MB
+    from space.hosting.limits import Limits
+    from space.rest.libre import MAX_SUGGESTION_BYTES
+    from transformer_hub.formats.budget import MAX_DEPTH, MAX_ELEMENTS, MAX_TEXT_UNITS
+
+    report = json.loads((ROOT / "docs" / "hostile.json").read_text(encoding="utf-8"))
+    text = page("hosting.md")
+    section = text[text.index("## Hostile documents"):]
+    assert hostile_table.markdown(report) in section and f"{hostile_table.flood_markdown(report)}." in section
+    assert f"`{report['command']}`" in section and report["scale"] == 1.0
+    assert f"load average of about {report['load_average_1min']:.0f}" in section and report["cores"] == 2
+    size = {row["case"]: row["upload_bytes"] for row in report["uploads"]}
+    for case, kb in (("odt-empty-paragraphs", 71), ("epub-empty-paragraphs", 48), ("docx-empty-paragraphs", 80)):
+        assert round(size[case] / 1000) == kb and f"{kb} kB .{case[:case.index('-')]}" in section
+    limits = Limits()
+    stated = [f"{MAX_ELEMENTS:,} elements", f"{MAX_DEPTH} levels", f"{MAX_TEXT_UNITS:,} pieces of text",
+              f"{fuzz.FUZZ_PER_FORMAT * 8} of them against the library",
+              f"{rest_fuzz.FUZZ_PER_FORMAT * 8} over HTTP", f"{MAX_SUGGESTION_BYTES:,} bytes",
+              f"`SPACE_DOCUMENT_SECONDS` ({limits.document_seconds})",
+              f"`SPACE_DOCUMENT_MEMORY_MB` ({limits.document_memory_mb})",
+              f"`SPACE_SUGGESTIONS_MAX_MB` ({SUGGESTIONS_MAX_MB})", f"reach its {SUGGESTIONS_MAX_MB} MB cap"]
+    assert all(s in section for s in stated), [s for s in stated if s not in section]
+    flood = report["suggest_flood"]
+    rate = (flood["db_after_mb"] - flood["db_before_mb"]) / flood["seconds"]
+    assert "in under two minutes" in section and (SUGGESTIONS_MAX_MB - flood["db_after_mb"]) / rate < 120
+    assert flood["statuses"] and set(flood["statuses"]) <= {"200", "507"} and flood["cap_mb"] == SUGGESTIONS_MAX_MB
+    # "all met": the issue's targets, over every upload
+    uploads = report["uploads"]
+    assert "all met" in section and all(row["status"] < 500 for row in uploads)
+    for key, target in hostile_table.TARGETS.items():
+        assert max(row[key] for row in uploads) <= target, key
+    assert sum(row["languages_failed"] for row in uploads) == 0

@@ -13,16 +13,23 @@ The worker keeps the parsed document while the parent translates its texts (the 
         data = worker.write(translated)   # the document written back
 
 Workers fork from a ``forkserver`` started once with the format libraries imported (a fork of the server itself,
-with its threads, could inherit a held lock), so a worker starts in milliseconds.
+with its threads, could inherit a held lock), so a worker starts in milliseconds.  A worker needs nothing of the
+server's main module, but multiprocessing runs that module again in every child whose ``__main__`` is not it
+(Python 3.11's forkserver never receives the path its ``"__main__"`` preload needs): ``python app.py`` imported
+Gradio and the Space anew for each document, seconds of CPU and 300 MB each.  So the forkserver holds a stand-in
+``__main__`` naming the server's main file (``_stand_in_main``), and a worker is only a fork.
 """
 from __future__ import annotations
 
 import dataclasses
+import importlib.machinery
 import logging
 import multiprocessing
 import os
 import resource
+import sys
 import time
+import types
 from typing import Any, Callable, List, Optional
 
 from transformer_hub.formats import DocumentError, Translated, read_document
@@ -33,12 +40,45 @@ _CONTEXT: Optional[Any] = None
 _DONE = {"read": "read", "write": "written"}
 
 
+MAIN_ENV = "TRANSFORMER_HUB_SANDBOX_MAIN"  # the server's main file, for the forkserver's stand-in
+
+
+def _main_name() -> Optional[str]:
+    """How multiprocessing names the main module to a child: ``name:`` its module (``-m``), ``path:`` its file
+    (absolute, normalised, as ``multiprocessing.spawn`` writes it); None where there is neither (``-c``)."""
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name is not None:
+        return f"name:{name}"
+    path = getattr(main, "__file__", None)
+    if path is None:
+        return None
+    return "path:" + os.path.normpath(os.path.join(multiprocessing.process.ORIGINAL_DIR or os.getcwd(), path))
+
+
+def _stand_in_main() -> None:
+    """In the forkserver (its ``__main__`` has no file): a ``__main__`` named as the server's, so each worker's
+    start finds it "already imported" and does not run it again. Nothing else; in the server, a no-op."""
+    kind, _, value = os.environ.get(MAIN_ENV, "").partition(":")
+    main = sys.modules.get("__main__")
+    if not value or getattr(main, "__file__", None) is not None or getattr(main, "__spec__", None) is not None:
+        return
+    stand_in = types.ModuleType("__mp_main__")
+    if kind == "name":
+        stand_in.__spec__ = importlib.machinery.ModuleSpec(value, None)
+    else:
+        stand_in.__file__ = value
+    sys.modules["__main__"] = sys.modules["__mp_main__"] = stand_in
+
+
 def _context():
     global _CONTEXT
     if _CONTEXT is None:
         _CONTEXT = multiprocessing.get_context("forkserver")
-        # "__main__": the server's main module imported once there, not again in every worker it forks
-        _CONTEXT.set_forkserver_preload(["__main__", "transformer_hub.formats", "space.hosting.sandbox"])
+        main = _main_name()
+        if main is not None:  # read by _stand_in_main when the forkserver imports this module
+            os.environ[MAIN_ENV] = main
+        _CONTEXT.set_forkserver_preload(["transformer_hub.formats", "space.hosting.sandbox"])
     return _CONTEXT
 
 
@@ -154,3 +194,6 @@ class DocumentWorker:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+_stand_in_main()

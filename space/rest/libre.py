@@ -176,15 +176,21 @@ class LibreAPI:
         self.files_in += 1
         left = threading.Event()  # set when the client disconnects: the document's worker is killed at once
         try:
+            failed: Optional[Exception] = None
             async with anyio.create_task_group() as group:
                 group.start_soon(_watch_disconnect, request, left)
                 try:
-                    return await anyio.to_thread.run_sync(
+                    done = await anyio.to_thread.run_sync(
                         lambda: files.translate_file(self.ctx, data, filename, source, target, model, engine,
                                                      quality=quality, cancelled=left.is_set, domain=domain),
                         limiter=self._workers)
+                except Exception as exc:  # noqa: BLE001 - raised below, outside the group (not as a group)
+                    failed = exc
                 finally:
                     group.cancel_scope.cancel()
+            if failed is not None:
+                raise failed
+            return done
         except Exception as exc:  # noqa: BLE001 - each kind worded by refusal(); a fault of the server logged there
             raise refusal(exc, "translate file", "/translate_file") from None
         finally:
