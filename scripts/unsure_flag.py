@@ -6,6 +6,10 @@ probability alone (``Hypothesis.confidence`` below 0.58); the new one also looks
 (``transformer_hub.decoding.words.doubt``).  Its two thresholds are the pair, on a grid, whose flagged set
 best matches the sentences with the lowest 10 % chrF (F1); the best mean-only threshold is reported beside it.  Reported for each: of those lowest-chrF
 sentences the share flagged, against the share of all sentences flagged.  Results: ``docs/unsure_flag.json``.
+
+A model of several domains is calibrated on all of them at once (the Space has one flag): ``--data
+captions=DIR --data software=DIR`` reads each domain's val with its domain's tag, the lowest 10 % are taken
+within each domain (their chrF levels differ), and the chosen flag's shares are reported per domain too.
 """
 from __future__ import annotations
 
@@ -32,18 +36,21 @@ MEANS = [round(0.40 + 0.01 * i, 2) for i in range(41)]  # 0.40 .. 0.80
 WORDS = [round(0.005 * i, 3) for i in range(1, 61)]  # 0.005 .. 0.30
 
 
-def records(model, data: Path, split: str, n: int) -> List[Dict[str, float]]:
-    """Per sentence: direction, chrF, mean token probability, least likely word's probability."""
+def records(model, data: Path, split: str, n: int, domain: str = "") -> List[Dict[str, float]]:
+    """Per sentence: direction, chrF, mean token probability, least likely word's probability (and its
+    ``domain`` when named: a model trained with that domain's tag reads the sentence with it)."""
     out = []
+    tag = {"domain": domain} if domain in (model.config.domains or ()) else {}
     for src, tgt in DIRECTIONS:
         sources = read_lines(corpus_file(data, split, src))[:n]
         refs = read_lines(corpus_file(data, split, tgt))[:n]
         results = generate(model, sources, src_lang=src, tgt_lang=tgt, strategy="beam", beam_size=4,
-                           length_penalty=0.6, batch_size=64, progress=True)
+                           length_penalty=0.6, batch_size=64, progress=True, **tag)
         for result, ref in zip(results, refs):
             d = doubt(result.best, model.tokenizer)
             out.append({"direction": f"{src}-{tgt}", "chrf": sacrebleu.sentence_chrf(result.text, [ref]).score,
-                        "mean": d.mean if d else 0.0, "lowest_word": d.lowest_word if d else 0.0})
+                        "mean": d.mean if d else 0.0, "lowest_word": d.lowest_word if d else 0.0,
+                        **({"domain": domain} if domain else {})})
     return out
 
 
@@ -56,22 +63,40 @@ def rates(rows: Sequence[Dict[str, float]], lowest: set, mean: float, lowest_wor
             "f1": 2 * hit / (len(flagged) + len(lowest))}
 
 
+def lowest_of(rows: Sequence[Dict[str, float]]) -> set:
+    """The indices of the lowest-chrF ``LOWEST_SHARE`` of the rows, taken within each domain."""
+    lowest = set()
+    for domain in dict.fromkeys(r.get("domain", "") for r in rows):
+        mine = sorted((i for i, r in enumerate(rows) if r.get("domain", "") == domain), key=lambda i: rows[i]["chrf"])
+        lowest |= set(mine[:max(1, round(LOWEST_SHARE * len(mine)))])
+    return lowest
+
+
 def measure(rows: Sequence[Dict[str, float]]) -> Dict[str, object]:
     order = sorted(range(len(rows)), key=lambda i: rows[i]["chrf"])
-    lowest = set(order[:max(1, round(LOWEST_SHARE * len(rows)))])
+    lowest = lowest_of(rows)
     before = rates(rows, lowest, BEFORE["mean"], BEFORE["lowest_word"])
     def best(pairs):
         return max((rates(rows, lowest, m, w) for m, w in pairs), key=lambda r: (r["f1"], -r["flagged_all"]))
 
-    return {"sentences": len(rows), "lowest_share": LOWEST_SHARE, "lowest_count": len(lowest),
-            "lowest_chrf_below": rows[order[len(lowest)]]["chrf"], "before": before,
-            "after": best([(m, w) for m in MEANS for w in WORDS]), "mean_only": best([(m, 0.0) for m in MEANS])}
+    found = {"sentences": len(rows), "lowest_share": LOWEST_SHARE, "lowest_count": len(lowest),
+             "lowest_chrf_below": rows[order[len(lowest)]]["chrf"], "before": before,
+             "after": best([(m, w) for m in MEANS for w in WORDS]), "mean_only": best([(m, 0.0) for m in MEANS])}
+    domains = list(dict.fromkeys(r["domain"] for r in rows if r.get("domain")))
+    if domains:  # the chosen flag on each domain's sentences (its own lowest 10 %)
+        found["per_domain"] = {}
+        for domain in domains:
+            mine = [r for r in rows if r.get("domain") == domain]
+            found["per_domain"][domain] = rates(mine, lowest_of(mine), found["after"]["mean"],
+                                                found["after"]["lowest_word"])
+    return found
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", default=str(ROOT / "space" / "models" / "multilingual"))
-    p.add_argument("--data", type=Path, default=None, help="Multi30k folder (default: $TRANSFORMER_HUB_DATA)")
+    p.add_argument("--data", action="append", default=None,
+                   help="Multi30k folder (default: $TRANSFORMER_HUB_DATA), or NAME=DIR once per domain")
     p.add_argument("--split", default="val")
     p.add_argument("--n", type=int, default=300, help="sentences per direction")
     p.add_argument("--records", type=Path, default=None,
@@ -82,7 +107,10 @@ def main(argv=None) -> None:
         rows = json.loads(args.records.read_text())
     else:
         model = Transformer.from_pretrained(args.model).eval()
-        rows = records(model, args.data or default_data_dir(), args.split, args.n)
+        rows = []
+        for value in args.data or [str(default_data_dir())]:
+            domain, sep, folder = value.partition("=")
+            rows += records(model, Path(folder if sep else value), args.split, args.n, domain if sep else "")
         if args.records is not None:
             args.records.write_text(json.dumps(rows))
     result = {"command": "python -m scripts.unsure_flag", "model": Path(args.model).name, "split": args.split,

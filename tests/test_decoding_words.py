@@ -156,3 +156,20 @@ def test_the_measurement_counts_what_it_says():
     assert result["before"]["flagged_all"] == pytest.approx(0.1) and result["before"]["f1"] == 1.0
     assert result["after"]["f1"] == 1.0 and result["after"]["flagged_all"] == pytest.approx(0.1)
     assert re.fullmatch(r"\d\.\d+", str(result["after"]["mean"]))
+
+
+def test_two_domains_are_calibrated_together_with_each_ones_lowest_tenth():
+    """Software's chrF is lower throughout: its lowest 10 % are its own two worst, not all of its sentences, and
+    the chosen flag is reported on each domain."""
+    from scripts import unsure_flag
+
+    captions = [{"chrf": 50.0 + i, "mean": 0.3 if i < 2 else 0.9, "lowest_word": 0.5, "domain": "captions"}
+                for i in range(20)]
+    software = [{"chrf": 1.0 + i, "mean": 0.35 if i < 2 else 0.9, "lowest_word": 0.5, "domain": "software"}
+                for i in range(20)]
+    result = unsure_flag.measure(captions + software)
+    assert unsure_flag.lowest_of(captions + software) == {0, 1, 20, 21}
+    assert result["after"]["f1"] == 1.0
+    assert set(result["per_domain"]) == {"captions", "software"}
+    assert result["per_domain"]["software"]["flagged_lowest"] == 1.0
+    assert result["per_domain"]["software"]["flagged_all"] == pytest.approx(0.1)
