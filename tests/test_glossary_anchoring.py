@@ -52,6 +52,17 @@ def test_usual_translation_is_the_words_written_while_attending_to_the_span():
     assert usual_translation(att, pieces, (1, 2)) == [(1, 3), (3, 4)]
 
 
+def test_punctuation_is_a_word_of_its_own_and_byte_pieces_stay_in_their_word():
+    assert words_of(["▁Ein", "▁V", "e", "lo", "-", "Fahrer", ",", "▁der", "▁\"", "H", "al", "lo", "\"", "."]) == [
+        (0, 1), (1, 4), (4, 5), (5, 6), (6, 7), (7, 8), (8, 9), (9, 12), (12, 13), (13, 14)]
+    assert words_of(["▁L", "'", "homme", "▁fait"]) == [(0, 1), (1, 2), (2, 3), (3, 4)]  # "homme" starts its word
+    assert words_of(["▁Caf", "<0xC3>", "<0xA9>", "s", "▁", "<0xC3>", "<0x86>", "r"]) == [(0, 4), (4, 8)]
+    att = torch.zeros(1, 1, 3, 2)
+    att[0, 0, :, 1] = 1.0  # every piece on the term: the emoji's bytes still are no word with a letter
+    assert usual_translation(att, ["▁", "<0xF0>", "<0x9F>"], (1, 2)) == []
+    assert usual_translation(att, ["▁", "<0xC3>", "r"], (1, 2)) == [(0, 3)]
+
+
 def test_inner_tokens_are_the_pieces_that_continue_a_word():
     assert inner_tokens(["<pad>", "▁Ve", "lo", "s", ".", "▁", "9"]).tolist() == [2, 3, 6]
 
