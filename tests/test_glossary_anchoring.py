@@ -82,11 +82,33 @@ def test_the_gate_closes_a_term_where_the_decoder_looks_elsewhere_and_the_usual_
     att[1, 1, 0, 0] = 1.0  # row 1 does not
     allocation.anchor(log_probs, att, [0, 0])
     assert allocation.closed == {0: 0, 1: 1}  # the anchored phrase 0 may start in row 0 only
-    assert log_probs[:, 3].tolist() == [-4.5, -4.5]
+    assert log_probs[:, 3].tolist() == [-4.5, -0.5]  # pushed down only where the decoder is at the term's words
     assert log_probs[0, 5].item() == pytest.approx(-0.5)  # the term starts as well as the word it replaces would
     assert log_probs[1, 5].item() == -2.0
     assert spec.wanted((0, ()), allocation.closed[1]) == [7]  # row 1 proposes only the unanchored phrase
     assert sorted(spec.wanted((0, ()), allocation.closed[0])) == [5, 7]
+
+
+def test_the_usual_word_stays_down_at_the_terms_words_once_the_term_is_written():
+    spec = Constraints([Phrase("a", ((5,),), "x")], [Anchor((1, 2), frozenset({3}))])
+    allocation = BeamAllocation([spec], k=1, device=torch.device("cpu"), gate=0.3, penalty=4.0)
+    allocation.follow([0], [5], [0])  # the term written
+    att = torch.zeros(1, 2, 1, 3)
+    att[0, 1, 0, 1] = 1.0  # still at "x": no "Velo Fahrrad"
+    log_probs = torch.full((1, 10), -1.0)
+    allocation.anchor(log_probs, att, [0])
+    assert log_probs[0, 3].item() == -5.0 and allocation.closed == {0: 0}
+
+
+def test_a_term_the_plain_output_already_writes_is_not_anchored():
+    att = torch.zeros(2, 1, 3, 3)
+    att[:, :, :, 1] = 1.0
+    hyp = Hypothesis(text="", tokens=[4, 9, 7], token_logprobs=[-1.0] * 4, score=-4.0, normalized_score=-1.0,
+                     attention=att)
+    pieces = lambda ids: ["▁le", "▁sable", "."]  # noqa: E731
+    assert anchor_for((1, 2), hyp, pieces, [(9,)]) is None  # "sable" is there: nothing to replace
+    assert anchor_for((1, 2), hyp, pieces, [(8,), (9, 7)]) is None  # any of the term's spellings
+    assert anchor_for((1, 2), hyp, pieces, [(8,)]) == Anchor((1, 2), frozenset({4, 9}))
 
 
 def test_a_term_under_way_continues_for_free_and_does_not_run_on_inside_the_word():
