@@ -338,14 +338,14 @@ def summary(report: dict) -> str:
                  f"{span(gain, '+.2f', ' to ')} against plain beam 5)")
     text += (f"; two phrases take {span(two, '.2f', 'x-')}x plain beam 5's time (the median of "
              f"{report['rounds']} interleaved rounds on {report['speed_sentences']} sentences).")
-    if dictionary:
-        before = percent([d["unanchored"]["keeps_usual"] for d in dictionary])
-        after = percent([d["keeps_usual"] for d in dictionary])
-        bleu_gain = [d["bleu"] - d["unanchored"]["bleu"] for d in dictionary]
-        text += (" A glossary term anchored to its source words replaces the word the model writes for it: the "
-                 "outputs that hold the term and still that word fall from "
-                 f"{span(before, '.1f')}% with constrained search alone to {span(after, '.1f')}%, at BLEU "
-                 f"{span(bleu_gain, '+.2f', ' to ')} against constrained search alone.")
+    termed = [(f"{row['model']} en-{row['tgt']}", row["dictionary"]) for row in rows if "dictionary" in row]
+    if termed:
+        pairs = ", ".join(f"{name} {100 * d['unanchored']['keeps_usual']:.1f}% to {100 * d['keeps_usual']:.1f}% of "
+                          f"{d['replaced_terms']} (BLEU {d['bleu'] - d['unanchored']['bleu']:+.2f})"
+                          for name, d in termed)
+        text += (" A glossary term anchored to its source words replaces the word the model writes for it: the share "
+                 "of outputs that hold the term and still that word, constrained search alone to anchored, and "
+                 f"BLEU anchored against constrained search alone: {pairs}.")
     return text
 
 
