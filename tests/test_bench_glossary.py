@@ -136,3 +136,16 @@ def test_the_python_page_quotes_the_results_as_the_script_words_them(bench):
     report = json.loads((ROOT / "docs" / "glossary.json").read_text(encoding="utf-8"))
     page_text = " ".join((ROOT / "docs" / "python.md").read_text(encoding="utf-8").split())  # its lines wrap anywhere
     assert bench.summary(report) in page_text
+
+
+def test_the_summary_gives_keeps_both_before_and_after_and_bleu_against_constrained_search_alone(bench):
+    ref = {"term_use": 1.0, "term_use_plain": 0.5, "time_ratio": 1.5}
+    row = {"model": "en-de", "tgt": "de", "plain": {"bleu": 40.0}, "reference_1": ref, "reference_2": ref,
+           "dictionary": {"term_use": 1.0, "bleu": 41.25, "keeps_usual": 0.031, "replaced_terms": 32,
+                          "unanchored": {"bleu": 40.5, "keeps_usual": 0.281}}}
+    report = {"sentences": 300, "command": "python -m scripts.bench_glossary --limit 300 --out docs", "rounds": 3,
+              "speed_sentences": 120, "results": [row]}
+    text = bench.summary(report)
+    assert "(`python -m scripts.bench_glossary --limit 300 --out docs`)" in text
+    assert "FreeDict terms 100.0% (BLEU +1.25 against plain beam 5)" in text
+    assert text.endswith("constrained search alone: en-de en-de 28.1% to 3.1% of 32 (BLEU +0.75).")
