@@ -138,7 +138,7 @@ SPACE_FLOORS = [  # the Space's packages, bottom first, each with its modules' f
               {"html", "schema"},  # html texts; the OpenAPI description
               {"libre_schema", "files", "routes"},  # /translate, /detect, /languages; documents and downloads
               {"libre"}]),  # the rest of LibreTranslate's API (files, settings, suggestions)
-    ("page", [{"examples", "registry"},  # the Gradio page: the plugin registry,
+    ("page", [{"examples", "registry", "keys"},  # the Gradio page: the plugin registry, the page's key handlers,
               {"comparisons", "inside", "interactive", "documents"},  # what the tabs show,
               {"tabs"},  # the tabs,
               {"plugins", "tools"},  # the built-in and entry-point tabs; Gradio's API and MCP tools,
