@@ -52,6 +52,17 @@ def test_usual_translation_is_the_words_written_while_attending_to_the_span():
     assert usual_translation(att, pieces, (1, 2)) == [(1, 3), (3, 4)]
 
 
+def test_punctuation_is_a_word_of_its_own_and_byte_pieces_stay_in_their_word():
+    assert words_of(["▁Ein", "▁V", "e", "lo", "-", "Fahrer", ",", "▁der", "▁\"", "H", "al", "lo", "\"", "."]) == [
+        (0, 1), (1, 4), (4, 5), (5, 6), (6, 7), (7, 8), (8, 9), (9, 12), (12, 13), (13, 14)]
+    assert words_of(["▁L", "'", "homme", "▁fait"]) == [(0, 1), (1, 2), (2, 3), (3, 4)]  # "homme" starts its word
+    assert words_of(["▁Caf", "<0xC3>", "<0xA9>", "s", "▁", "<0xC3>", "<0x86>", "r"]) == [(0, 4), (4, 8)]
+    att = torch.zeros(1, 1, 3, 2)
+    att[0, 0, :, 1] = 1.0  # every piece on the term: the emoji's bytes still are no word with a letter
+    assert usual_translation(att, ["▁", "<0xF0>", "<0x9F>"], (1, 2)) == []
+    assert usual_translation(att, ["▁", "<0xC3>", "r"], (1, 2)) == [(0, 3)]
+
+
 def test_inner_tokens_are_the_pieces_that_continue_a_word():
     assert inner_tokens(["<pad>", "▁Ve", "lo", "s", ".", "▁", "9"]).tolist() == [2, 3, 6]
 
@@ -71,11 +82,33 @@ def test_the_gate_closes_a_term_where_the_decoder_looks_elsewhere_and_the_usual_
     att[1, 1, 0, 0] = 1.0  # row 1 does not
     allocation.anchor(log_probs, att, [0, 0])
     assert allocation.closed == {0: 0, 1: 1}  # the anchored phrase 0 may start in row 0 only
-    assert log_probs[:, 3].tolist() == [-4.5, -4.5]
+    assert log_probs[:, 3].tolist() == [-4.5, -0.5]  # pushed down only where the decoder is at the term's words
     assert log_probs[0, 5].item() == pytest.approx(-0.5)  # the term starts as well as the word it replaces would
     assert log_probs[1, 5].item() == -2.0
     assert spec.wanted((0, ()), allocation.closed[1]) == [7]  # row 1 proposes only the unanchored phrase
     assert sorted(spec.wanted((0, ()), allocation.closed[0])) == [5, 7]
+
+
+def test_the_usual_word_stays_down_at_the_terms_words_once_the_term_is_written():
+    spec = Constraints([Phrase("a", ((5,),), "x")], [Anchor((1, 2), frozenset({3}))])
+    allocation = BeamAllocation([spec], k=1, device=torch.device("cpu"), gate=0.3, penalty=4.0)
+    allocation.follow([0], [5], [0])  # the term written
+    att = torch.zeros(1, 2, 1, 3)
+    att[0, 1, 0, 1] = 1.0  # still at "x": no "Velo Fahrrad"
+    log_probs = torch.full((1, 10), -1.0)
+    allocation.anchor(log_probs, att, [0])
+    assert log_probs[0, 3].item() == -5.0 and allocation.closed == {0: 0}
+
+
+def test_a_term_the_plain_output_already_writes_is_not_anchored():
+    att = torch.zeros(2, 1, 3, 3)
+    att[:, :, :, 1] = 1.0
+    hyp = Hypothesis(text="", tokens=[4, 9, 7], token_logprobs=[-1.0] * 4, score=-4.0, normalized_score=-1.0,
+                     attention=att)
+    pieces = lambda ids: ["▁le", "▁sable", "."]  # noqa: E731
+    assert anchor_for((1, 2), hyp, pieces, [(9,)]) is None  # "sable" is there: nothing to replace
+    assert anchor_for((1, 2), hyp, pieces, [(8,), (9, 7)]) is None  # any of the term's spellings
+    assert anchor_for((1, 2), hyp, pieces, [(8,)]) == Anchor((1, 2), frozenset({4, 9}))
 
 
 def test_a_term_under_way_continues_for_free_and_does_not_run_on_inside_the_word():

@@ -28,10 +28,11 @@ def model():
     return random_model(seed=1, **MULTILINGUAL)
 
 
-def constrained_nbest(model, text, phrases, beam=4):
-    """The constrained search's n-best strings that contain every phrase, in beam order, each once."""
+def constrained_nbest(model, text, glossary, beam=4):
+    """The glossary's constrained search's n-best strings (terms anchored to their source words, as the library
+    decodes a glossary) that contain every term, in beam order, each once."""
     (result,) = generate(model, [text], strategy="beam", beam_size=beam, n_best=beam, length_penalty=0.6,
-                         src_lang="en", tgt_lang="de", constraints=[phrases])
+                         src_lang="en", tgt_lang="de", glossary=glossary)
     return list(dict.fromkeys(h.text for h in result.hypotheses if all(h.constraints_met)))
 
 
@@ -41,7 +42,7 @@ def test_the_reranked_output_keeps_the_glossary_terms_whatever_the_weights(model
     out = reranker.generate(TEXTS, "en", "de", glossary=TERMS)
     plain = reranker.generate(TEXTS, "en", "de")
     assert "wasser" in out[0].text and "gruen" in out[1].text
-    assert out[0].candidates == constrained_nbest(model, TEXTS[0], ["wasser"])
+    assert out[0].candidates == constrained_nbest(model, TEXTS[0], {"dog": "wasser"})
     assert all("wasser" in c for c in out[0].candidates) and all("gruen" in c for c in out[1].candidates)
     assert "wasser" not in plain[0].text and "gruen" not in plain[1].text  # the glossary put them there
     assert (out[2].text, out[2].candidates) == (plain[2].text, plain[2].candidates)  # no term in it: as before

@@ -20,6 +20,7 @@ import torch
 
 Tensor = torch.Tensor
 WORD_START = "\u2581"  # sentencepiece's mark of a piece that starts a word
+_BYTE = re.compile(r"<0x[0-9A-F]{2}>")
 USUAL_SHARE = 0.5  # a word is the term's usual translation when this much of its attention is on the term...
 USUAL_RELATIVE = 0.75  # ...and at least this share of the best word's
 
@@ -54,11 +55,20 @@ def source_span(pieces: Sequence[str], term: str) -> Optional[Tuple[int, int]]:
     return (inside[0], inside[-1] + 1) if inside else None
 
 
+def _is_mark(piece: str) -> bool:
+    """True for a punctuation piece ("." "-" "▁„"): something besides the word-start mark, no letter or digit,
+    and not one of sentencepiece's byte pieces ("<0xC3>", the bytes of a rare letter, which stay in their word)."""
+    body = piece.lstrip(WORD_START)
+    return bool(body) and _BYTE.fullmatch(body) is None and not any(ch.isalnum() for ch in body)
+
+
 def words_of(pieces: Sequence[str]) -> List[Tuple[int, int]]:
-    """[start, end) piece ranges of the words in ``pieces`` (a word starts at a piece marked as a word start)."""
+    """[start, end) piece ranges of the words in ``pieces``: a word starts at a piece marked as a word start, and
+    punctuation is a word of its own ("fährt" "." are two; "l" "'" "homme" three), so a word's first piece is
+    never a quote or an apostrophe."""
     out: List[Tuple[int, int]] = []
     for i, piece in enumerate(pieces):
-        if not out or piece.startswith(WORD_START):
+        if not out or piece.startswith(WORD_START) or _is_mark(piece) or _is_mark(pieces[i - 1]):
             out.append((i, i + 1))
         else:
             out[-1] = (out[-1][0], i + 1)
@@ -68,12 +78,13 @@ def words_of(pieces: Sequence[str]) -> List[Tuple[int, int]]:
 def usual_translation(attention: Tensor, pieces: Sequence[str], span: Tuple[int, int]) -> List[Tuple[int, int]]:
     """The words of an output (``pieces``, its cross-attention ``attention`` (L, h, T, S) with T >= its length)
     that translate source ``span``: those whose most attentive piece puts at least ``USUAL_SHARE`` of its weight
-    on the span, and at least ``USUAL_RELATIVE`` of the best word's.  Words without a letter never count."""
+    on the span, and at least ``USUAL_RELATIVE`` of the best word's.  Words without a letter never count (a byte
+    piece's "0xF0" is no letter)."""
     if not pieces:
         return []
     mass = span_mass(focus(attention.permute(2, 0, 1, 3))[: len(pieces)], span).tolist()  # (T,)
     scored = [(max(mass[a:b]), (a, b)) for a, b in words_of(pieces)
-              if any(ch.isalpha() for p in pieces[a:b] for ch in p)]
+              if any(ch.isalpha() for p in pieces[a:b] if not _BYTE.fullmatch(p.lstrip(WORD_START)) for ch in p)]
     best = max((m for m, _ in scored), default=0.0)
     return [word for m, word in scored if m >= USUAL_SHARE and m >= USUAL_RELATIVE * best]
 

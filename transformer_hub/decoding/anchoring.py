@@ -7,7 +7,8 @@ glossary entry says more, as DeepL's glossaries do: "bicycle" is to be translate
 sentences that have terms:
 
 1. plain beam search with cross-attention; per term, :func:`~.alignment.usual_translation` reads off the
-   words the model wrote while attending to the term's source words ("Fahrrad");
+   words the model wrote while attending to the term's source words ("Fahrrad"); a term the model already
+   wrote there is not anchored (nothing to replace: only its article would be pushed down);
 2. constrained beam search where a term may start only at steps whose attention puts ``anchor_gate`` on its
    source words, and the first tokens of its usual translation lose ``anchor_penalty`` nats (so the slot
    the sentence has for "bicycle" goes to the term, and the usual word is not written beside it);
@@ -47,15 +48,22 @@ def term_spans(specs: Sequence[Optional[Constraints]], pieces: Callable[[int], L
     return out
 
 
-def anchor_for(span: Span, hyp: Optional[Hypothesis], target_pieces: Callable[[List[int]], List[str]]) -> Optional[Anchor]:
+def anchor_for(span: Span, hyp: Optional[Hypothesis], target_pieces: Callable[[List[int]], List[str]],
+               variants: Sequence[Sequence[int]] = ()) -> Optional[Anchor]:
     """The anchor of a phrase at source ``span``, its usual translation read from ``hyp`` (the unconstrained
-    output, with attention); without an output or its attention the anchor only gates."""
-    if span is None:
+    output, with attention); without an output or its attention the anchor only gates.  None (placed anywhere,
+    as constrained search alone) when the output already writes the phrase (one of its ``variants``): there is
+    nothing to replace, and the words attending to the term are its article or its neighbours."""
+    if span is None or (hyp is not None and any(_holds(hyp.tokens, list(v)) for v in variants)):
         return None
     if hyp is None or hyp.attention is None or not hyp.tokens:
         return Anchor(span)
     words = usual_translation(hyp.attention, target_pieces(hyp.tokens), span)
     return Anchor(span, frozenset(hyp.tokens[a] for a, _ in words))
+
+
+def _holds(tokens: List[int], run: List[int]) -> bool:
+    return bool(run) and any(tokens[i:i + len(run)] == run for i in range(len(tokens) - len(run) + 1))
 
 
 def missing_terms(hyps: Sequence[Hypothesis]) -> bool:
@@ -80,7 +88,8 @@ def decode_anchored(decode: Decode, n: int, specs: List[Optional[Constraints]], 
     anchored = list(specs)
     for i, hyps in zip(termed, plain):
         best = hyps[0] if hyps else None
-        anchored[i] = specs[i].anchored([anchor_for(span, best, target_pieces) for span in spans[i]], inner)
+        anchored[i] = specs[i].anchored([anchor_for(span, best, target_pieces, phrase.variants)
+                                          for span, phrase in zip(spans[i], specs[i].phrases)], inner)
     out = decode(list(range(n)), config, anchored)
     missed = [i for i in termed if missing_terms(out[i])]
     if missed:

@@ -271,18 +271,23 @@ class BeamAllocation:
                 lifted[spec.phrases[p].variants[v][j]] = 0.0
         if spec.inner is not None and any(self.fresh[row] >> i & 1 for i, a in enumerate(spec.anchors) if a):
             log_probs[row, spec.inner.to(log_probs.device)] -= self.penalty  # "Velo", not "Velos" / "Velomm"
-        closed, under_way = 0, {p for p, _, _ in partial}
+        closed, under_way, pushed = 0, {p for p, _, _ in partial}, set()
         for i, a in enumerate(spec.anchors):
-            if a is None or met >> i & 1:
+            if a is None:
                 continue
-            if sum(focused[a.span[0]:a.span[1]]) < self.gate:
+            open_here = sum(focused[a.span[0]:a.span[1]]) >= self.gate
+            if open_here:  # the decoder is at the term's words: its usual translation goes down, met or not
+                pushed |= a.avoid & spec.avoid
+            if met >> i & 1:
+                continue
+            if not open_here:
                 closed |= 1 << i
             elif a.avoid and i not in under_way:
                 usual = float(log_probs[row, torch.tensor(sorted(a.avoid), device=log_probs.device)].max())
                 first = spec.phrases[i].variants[0][0]
                 lifted[first] = max(lifted.get(first, usual), usual)
-        if spec.avoid and self.penalty:
-            log_probs[row, torch.tensor(sorted(spec.avoid), device=log_probs.device)] -= self.penalty
+        if pushed and self.penalty:  # only there: elsewhere the same word (an article, a "Rad") is the model's
+            log_probs[row, torch.tensor(sorted(pushed), device=log_probs.device)] -= self.penalty
         if lifted:
             tokens = torch.tensor(list(lifted), device=log_probs.device)
             values = torch.tensor(list(lifted.values()), dtype=log_probs.dtype, device=log_probs.device)
