@@ -24,7 +24,7 @@ from space.rest.routes import RestSettings  # noqa: E402
 LIMITS = Limits(max_chars=300, max_lines=6, max_sentences=6, max_output_tokens=40, max_beam=6, max_models=4,
                 max_file_bytes=2000)
 SETTINGS = RestSettings(max_body_bytes=8192, queue=4, body_timeout=3.0)
-FILE_ARGS = ["auto", "beam", 4, 0.6, 1.0, 0.9, 0, "en", "de", "auto", False]  # /translate_file's options after the file
+FILE_ARGS = ["auto", "beam", 4, 0.6, 1.0, 0.9, 0, "en", "de", "auto", False, "auto"]  # /translate_file's options after the file
 
 
 @pytest.fixture(scope="module")
@@ -273,7 +273,7 @@ def test_mistakes_and_disconnects_log_one_line_each_and_leak_nothing(served, cap
     assert kind == "error"
     kind, data = gradio_call(served, "translate", ["A dog."])  # too few (it takes 14: "Best quality" and the glossary last)
     assert kind == "error" and data["error"] == ("An event handler (wrapped) didn't receive enough input values "
-                                                 "(needed: 14, got: 1).")  # no component reprs, no addresses
+                                                 "(needed: 15, got: 1).")  # no component reprs, no addresses
     assert rest(served, "/translate", {"q": "A dog.", "source": "en", "target": "xx"})[0] == 400
     host, port = served.url.split("//")[1].rstrip("/").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as sock:  # a client gone mid-body
