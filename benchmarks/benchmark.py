@@ -14,7 +14,7 @@ with ``@benchmark("name", "help", add_arguments)`` on a ``run(args)`` function.
   paper block, ``transformers``' MarianMTModel (see ``benchmarks/engines.py``).
 ``trace``: beam search with and without ``return_search`` / ``return_alternatives`` (see ``benchmarks/trace.py``).
 ``quality``: the page's Translate at quality "best" against "fast", time per sentence (see ``benchmarks/quality.py``).
-``hostile``: issue 46's hostile documents against ``python app.py`` (CPU, memory above idle, ``/languages``
+``hostile``: hostile documents (a zip bomb of empty elements, deep nesting, damaged members) against ``python app.py`` (CPU, memory above idle, ``/languages``
   meanwhile) and a /suggest flood (see ``benchmarks/hostile_bench.py``; results in docs/hostile.json).
 
 ``decode``: decoding speed on Multi30k val sentences, in one run, sentences/s of
@@ -356,7 +356,7 @@ def _register_others() -> None:
               quality.add_arguments)(quality.run)
     benchmark("scale", "translate-corpus on Ray (1, 2 actors) vs one process; REST on Ray Serve vs app.py",
               scale.add_arguments)(scale.run)
-    benchmark("hostile", "issue 46's hostile documents: CPU, memory, /languages meanwhile; a /suggest flood",
+    benchmark("hostile", "hostile documents: CPU, memory, /languages meanwhile; a /suggest flood",
               hostile_bench.add_arguments)(hostile_bench.run)
 
 

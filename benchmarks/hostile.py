@@ -1,4 +1,4 @@
-"""Hostile documents of issue 46, built at any scale (the tests scale them just past the limits; the benchmark
+"""Hostile documents, built at any scale (the tests scale them just past the limits; the benchmark
 ``python -m benchmarks hostile`` at the sizes the issue reported), and valid documents of each format to mutate.
 
     hostile_cases(scale=1.0)   # {name: (suffix, bytes)}: empty elements by the million, deep nesting, a flipped
@@ -131,7 +131,7 @@ def _odt_content(inner: str) -> bytes:
 
 
 def hostile_cases(scale: float = 1.0) -> Dict[str, Tuple[str, bytes]]:
-    """Issue 46's cases; ``scale`` 1.0: the counts it reported (millions of elements: minutes before limits), the
+    """The hostile cases; ``scale`` 1.0: the counts first reported (millions of elements: minutes before limits), the
     tests' scale keeps each just past the limits (``elements``: the empty-element count at scale 1)."""
     many: Callable[[int], int] = lambda n: max(1, int(n * scale))
     return {

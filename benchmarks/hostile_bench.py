@@ -1,4 +1,4 @@
-"""``python -m benchmarks hostile``: issue 46's hostile documents, at the sizes it reported, against ``python app.py``
+"""``python -m benchmarks hostile``: the hostile documents, at the sizes first reported, against ``python app.py``
 as deployed (the shipped en-de model, the default limits), and a /suggest flood.
 
 Each upload (the issue's cases and one valid document per format, one at a time) is measured on the server's whole
@@ -7,7 +7,7 @@ resident memory above its idle just before (sampled every 20 ms; RSS, in which a
 forkserver count again, and PSS, which splits them), the RSS left 2 s after the answer, and the
 worst latency of ``GET /languages`` polled every 200 ms meanwhile.  Then ``--flood-clients`` clients post the
 largest suggestions the field limits allow for ``--flood-seconds``; the database's size before and after.
-Targets (issue 46): <= 10 s CPU, <= 500 MB above idle, back within 50 MB, ``/languages`` within 1 s, no 5xx.
+Targets: <= 10 s CPU, <= 500 MB above idle, back within 50 MB, ``/languages`` within 1 s, no 5xx.
 """
 from __future__ import annotations
 
@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> Dict:
         url, server = stack.enter_context(app_process(None, extra_env=env))
         measure_upload(url, server.pid, "warm-up", ".txt", valid_documents()[".txt"])  # the model loaded first
         uploads = [measure_upload(url, server.pid, *case) for case in _cases(args.scale)]
-        report = {"benchmark": "hostile documents and a /suggest flood (issue 46)",
+        report = {"benchmark": "hostile documents and a /suggest flood",
                   "command": f"python -m benchmarks hostile --out {args.out or 'docs/hostile.json'}",
                   "cores": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2),
                   "scale": args.scale, "uploads": uploads,

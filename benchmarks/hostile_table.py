@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-# Issue 46's report, measured by hand on main before the fix (the issue's text: not re-measured, the old code is
+# The report measured by hand on main before the fix (as reported: not re-measured, the old code is
 # gone); per format the worst case it gave. None: the issue gave no figure.
 BEFORE = {
     ".odt": {"case": "odt-empty-paragraphs", "outcome": "client gave up after 240 s", "rss_above_idle_mb": 2300,
@@ -17,7 +17,7 @@ BEFORE = {
 FIGURES = ("cpu_s", "rss_above_idle_mb", "pss_above_idle_mb", "rss_after_mb", "languages_ms")  # worst of each
 TARGETS = {"cpu_s": 10.0, "rss_above_idle_mb": 500.0, "rss_after_mb": 50.0, "languages_ms": 1000.0}
 HEADER = ("| format | cases | statuses | worst CPU s | worst memory above idle, MB: RSS / PSS | worst RSS after, MB "
-          "| worst `/languages` ms (failed) | before (issue 46) |\n| --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| worst `/languages` ms (failed) | before the fix |\n| --- | --- | --- | --- | --- | --- | --- | --- |")
 
 
 def per_format(report: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:

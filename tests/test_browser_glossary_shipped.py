@@ -1,4 +1,4 @@
-"""Issue 45's glossary example in a real browser, on the shipped en-de model: bicycle→Velo and street→Gasse typed
+"""The glossary example (bicycle, street) in a real browser, on the shipped en-de model: bicycle→Velo and street→Gasse typed
 into the page's Glossary box with the Tab key turn "A man rides a bicycle down the street." into a sentence that
 holds both terms where "Fahrrad" and "Straße" stood (tests/test_glossary_anchoring.py checks the same through the
 library and REST).  Every wait is on a page condition."""

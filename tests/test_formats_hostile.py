@@ -1,4 +1,4 @@
-"""Issue 46's hostile documents against the library: each refused with a ``DocumentError`` that names the limit or
+"""Hostile documents against the library: each refused with a ``DocumentError`` that names the limit or
 the damage, before anything is translated; a seeded fuzzer over valid documents of all eight formats."""
 from __future__ import annotations
 

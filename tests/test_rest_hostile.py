@@ -1,6 +1,6 @@
-"""Issue 46 over HTTP: every hostile document and malformed file a 4xx in the ``{"error": ...}`` shape naming what
+"""Hostile documents over HTTP: every hostile document and malformed file a 4xx in the ``{"error": ...}`` shape naming what
 is wrong, a fuzzer's documents never a 5xx, the document worker's budget, /suggest bounded, and the smaller points;
-and (issue 45) a document's unsure sentences in /translate_file's answer; the page (its Translate tab's documents)
+and a document's unsure sentences in /translate_file's answer; the page (its Translate tab's documents)
 the same in words. One server over the shipped en-de model."""
 from __future__ import annotations
 

@@ -138,7 +138,7 @@ def test_the_inside_views_tables_are_the_benchmarks_results_file():
 
 
 def test_the_hosting_pages_hostile_documents_section_is_the_benchmarks_results_file():
-    """docs/hosting.md's table of issue 46's uploads and its /suggest flood are what ``python -m benchmarks hostile``
+    """docs/hosting.md's table of hostile uploads and its /suggest flood are what ``python -m benchmarks hostile``
     wrote to docs/hostile.json (rebuilt from the file), every other figure of the section is the code's or the
     file's, and the targets it says are met are."""
     import json
