@@ -51,7 +51,7 @@ def wait_for_new_image(page, selector: str, before: str) -> str:
 
 
 def test_a_preset_trains_a_and_b_live_and_the_model_answers(page, app):
-    choose(page, "#playground-lesson", LESSONS["positions"].title)
+    choose(page, "#playground-lesson", LESSONS["positions"].short)
     page.wait_for_function("() => document.querySelector('#playground-ab input').checked")
     assert page.locator("#playground-b-positions input[value='none']").is_checked()
     page.locator("#playground-train").click()

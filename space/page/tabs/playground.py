@@ -50,10 +50,13 @@ def render(ctx) -> None:
     gr.Markdown(INTRO)
     cap = min(ctx.limits.playground_seconds, int(MAX_BUDGET_SECONDS))
     with gr.Row():
-        lesson = gr.Dropdown([(l.title, name) for name, l in LESSONS.items()], value=None, label="Lesson presets",
-                             elem_id="playground-lesson", scale=2)
-        task = gr.Dropdown([(f"{name}: {t.description}", name) for name, t in TASKS.items()], value=DEFAULTS.task,
-                           label="Task", elem_id="playground-task", scale=2)
+        # short choices (a phone's dropdown shows about 12 characters), what they mean in the info text; a
+        # minimum width so that on a phone each takes a row of its own rather than a third of one
+        lesson = gr.Dropdown([(l.short, name) for name, l in LESSONS.items()], value=None, label="Lesson presets",
+                             info="each sets A and B to differ in one idea of the paper", elem_id="playground-lesson",
+                             scale=2, min_width=220)
+        task = gr.Dropdown(list(TASKS), value=DEFAULTS.task, label="Task", elem_id="playground-task", scale=2,
+                           min_width=220, info="; ".join(f"{name}: {t.description}" for name, t in TASKS.items()))
         seed = gr.Number(value=0, precision=0, minimum=0, label="Seed (data and initialisation)", scale=1)
         budget = gr.Slider(1, max(cap, 2), value=cap, step=1, label="Time budget per run (s)",
                            elem_id="playground-budget")
