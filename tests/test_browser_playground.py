@@ -59,6 +59,8 @@ def test_a_preset_trains_a_and_b_live_and_the_model_answers(page, app):
     first = wait_for_new_image(page, "#playground-curves", "")
     wait_for_new_image(page, "#playground-curves", first)  # the curve moves while it trains
     page.locator("#playground-attention img").wait_for()
+    labels = "#playground-curves [data-testid=block-label], #playground-attention [data-testid=block-label]"
+    assert page.locator(labels).count() == 0  # no panel label over the left subplot's title: the picture has one
     page.screenshot(path=str(SHOTS / "playground-mid-run.png"), full_page=True)
     wait_for_inner_text(page, "#playground-status", "Finished")
     status = page.locator("#playground-status").inner_text()

@@ -134,3 +134,43 @@ def test_each_preset_sets_a_and_b_to_its_lesson():
     values = lesson_values("causal-mask")
     assert values["ab"] and values["task"] == LESSONS["causal-mask"].a.task
     assert values["a"][1] is True and values["b"][1] is False  # causal_mask is the second switch
+
+
+def test_attention_pictures_name_start_and_end_and_carry_their_titles():
+    """Issue 45, point 8: the pictures said <s> and </s> (the main tabs say [start] and [end]), and the page's panel
+    label covered the left subplot's title: the page shows no panel label, the title is the picture's own."""
+    from space.pictures.playground import RunCurves, attention_figure, curves_figure
+
+    run = RunCurves("A")
+    run.attention = {"source": ["3", "1", "</s>"], "target": ["<s>", "1", "3"],
+                     "cross": [[[1.0, 0.0, 0.0]] * 3], "self": [[[1.0, 0.0, 0.0]] * 3]}
+    run.evals.append(dict(step=40, seconds=1.0, token_accuracy=0.5, exact_match=0.0))
+    cross, own = attention_figure([run]).axes[:2]
+    assert [t.get_text() for t in cross.get_xticklabels()] == ["3", "1", "[end]"]
+    assert [t.get_text() for t in cross.get_yticklabels()] == ["[start]", "1", "3"]
+    assert [t.get_text() for t in own.get_xticklabels()] == ["[start]", "1", "3"]
+    assert cross.get_title() == "A: cross-attention (step 40)"
+    assert attention_figure([run])._suptitle.get_text() == "Attention on a fixed held-out example"
+    assert curves_figure([run], "reverse, seed 0")._suptitle.get_text() == "Learning curves: reverse, seed 0"
+
+
+def test_your_own_input_is_drawn_with_the_steps_the_model_trained():
+    """Issue 45, point 8: the own-input picture said "step 0" whatever the model had trained."""
+    from space.playground.service import try_input
+    from transformer_hub.playground import build_model
+
+    config = RunConfig(task="reverse")
+    model = build_model(config.model_config(), config.positions, config.causal_mask, config.residual).eval()
+
+    class Runner:
+        def models(self, session):
+            return [(config, model, 1234)] if session == "me" else []
+
+    host = type("Host", (), {"limits": Limits(), "playground": Runner()})
+    text, figure = try_input(host, "3141", "me")
+    assert text.startswith("**A**: `")
+    assert figure.axes[0].get_title() == "A: cross-attention (trained 1234 steps)"
+    assert figure._suptitle.get_text() == "Attention on your input"
+    assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["3", "1", "4", "1", "[end]"]
+    with pytest.raises(ValueError, match="train a model first"):
+        try_input(host, "3141", "someone else")

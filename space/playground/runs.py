@@ -48,7 +48,7 @@ class PlaygroundRunner:
         self._process = process
         self._lock = threading.Condition()
         self._line: List[Job] = []  # the first one trains
-        self._models: "OrderedDict[str, List[Tuple[RunConfig, object]]]" = OrderedDict()
+        self._models: "OrderedDict[str, List[Tuple[RunConfig, object, int]]]" = OrderedDict()
         self._thread: Optional[threading.Thread] = None
 
     def submit(self, session: str, configs: List[RunConfig]) -> Job:
@@ -88,8 +88,8 @@ class PlaygroundRunner:
         with self._lock:
             return len(self._line)
 
-    def models(self, session: str) -> List[Tuple[RunConfig, object]]:
-        """The (config, trained model) pairs of this session's last job, A first."""
+    def models(self, session: str) -> List[Tuple[RunConfig, object, int]]:
+        """The (config, trained model, steps trained) of this session's last job, A first."""
         with self._lock:
             return list(self._models.get(session, []))
 
@@ -142,7 +142,7 @@ class PlaygroundRunner:
         finally:
             process.close()
         with self._lock:
-            self._models.setdefault(job.session, []).append((config, process.model))
+            self._models.setdefault(job.session, []).append((config, process.model, process.finished.step))
             self._models.move_to_end(job.session)
             while len(self._models) > KEPT_SESSIONS:
                 self._models.popitem(last=False)

@@ -134,14 +134,14 @@ def try_input(ctx: Host, text: str, session: str) -> Tuple[str, object]:
     if not isinstance(text, str) or len(text) > 64:
         raise ValueError("type at most 20 digits")
     lines, curves = [], []
-    for (config, model), label in zip(trained, labels([c for c, _ in trained])):
+    for (config, model, steps), label in zip(trained, labels([c for c, _, _ in trained])):
         result = predict(model, config.task, text)
         mark = "right" if result["right"] else f"wrong; expected {result['expected']}"
         lines.append(f"**{label}**: `{result['output'] or '(nothing)'}` ({mark})")
-        run = RunCurves(label)
+        run = RunCurves(label, trained_steps=steps)
         run.attention = result["attention"]
         curves.append(run)
-    return "  \n".join(lines), attention_figure(curves)
+    return "  \n".join(lines), attention_figure(curves, "Attention on your input")
 
 
 def lesson_values(name: Optional[str]) -> Dict:

@@ -75,15 +75,17 @@ def render(ctx) -> None:
         train = gr.Button("Train", variant="primary", elem_id="playground-train")
         stop = gr.Button("Stop", variant="stop", elem_id="playground-stop")
     status = gr.Markdown(elem_id="playground-status")
-    curves = gr.Plot(label="Learning curves", elem_id="playground-curves")
-    attention = gr.Plot(label="Attention on a fixed held-out example", elem_id="playground-attention")
+    # the pictures carry their titles: a panel label would cover the left subplot's title
+    curves = gr.Plot(label="Learning curves", show_label=False, elem_id="playground-curves")
+    attention = gr.Plot(label="Attention on a fixed held-out example", show_label=False,
+                        elem_id="playground-attention")
     with gr.Accordion("Numbers (JSON)", open=False):
         summary = gr.JSON(label="runs", elem_id="playground-summary")
     with gr.Row():
         own = gr.Textbox(label="Try your own input (digits)", value="31415926", elem_id="playground-input", scale=3)
         go = gr.Button("Run the trained model", elem_id="playground-try", scale=1)
     own_output = gr.Markdown(elem_id="playground-output")
-    own_attention = gr.Plot(label="Attention on your input", elem_id="playground-own-attention")
+    own_attention = gr.Plot(label="Attention on your input", show_label=False, elem_id="playground-own-attention")
 
     switches: List = list(a.values()) + list(b.values())
 
