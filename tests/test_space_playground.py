@@ -29,6 +29,7 @@ def app():
         try:
             yield url, demo.space_context.playground
         finally:
+            demo.space_context.playground.close_spares()
             demo.close()
             demo.space_context.decoder.close()
 
@@ -85,13 +86,34 @@ def test_a_second_visitor_waits_with_their_place_shown_and_stop_ends_a_run(app):
     wait_for(first, "training, step")
     second_client, second = submit(url, task="copy")
     assert "Waiting in line: 1 run ahead of yours" in wait_for(second, "Waiting in line")
-    assert first_client.predict(api_name="/playground_stop") == "Stopping…"
+    assert "**A**: stopped at step" in first_client.predict("", api_name="/playground_stop")
     status, _, _, summary = first.result(timeout=60)
     assert "done (stopped)" in status and summary[0]["finished"]["reason"] == "stopped"
     wait_for(second, "training, step")  # the line moved on
-    second_client.predict(api_name="/playground_stop")
+    second_client.predict("", api_name="/playground_stop")
     assert second.result(timeout=60)[3][0]["finished"]["reason"] == "stopped"
-    assert first_client.predict(api_name="/playground_stop") == "Nothing is training."
+    assert first_client.predict("", api_name="/playground_stop") == "Nothing is training."
+
+
+@slow
+def test_stop_during_b_answers_with_b_stopped_then_b_ends_stopped_and_spares_start_the_runs(app):
+    """Issue 45, point 7: 6 s after Stop the page still said "B: training"; each run began with seconds of
+    "starting a fresh training process"."""
+    url, runner = app
+    runner.warm()
+    client, job = submit(url, ab=True)
+    wait_for(job, "B (positions=none)**: training, step", timeout=120)
+    answer = client.predict("", api_name="/playground_stop")  # Stop's own answer, not the stream's next status
+    assert "**A (positions=sinusoidal)**: done (budget)" in answer, answer
+    assert "**B (positions=none)**: stopped at step" in answer, answer
+    status, _, _, summary = job.result(timeout=60)
+    assert status.startswith("Stopped. Type your own input") and "**B (positions=none)**: done (stopped)" in status
+    assert [run["finished"]["reason"] for run in summary] == ["budget", "stopped"]
+    deadline = time.monotonic() + 60
+    while runner.spare_count()[1] < runner.spares and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert runner.spare_count() == (runner.spares, runner.spares)  # refilled, ready for the next visitor
+    runner.close_spares()
 
 
 @slow

@@ -103,10 +103,11 @@ def render(ctx) -> None:
     train.click(start, [task, seed, budget, peak_lr, ab, *switches], [status, curves, attention, summary],
                 api_name="playground_train", concurrency_limit=ctx.playground.max_waiting, **EVENT)
 
-    def halt(request: gr.Request) -> str:
-        return "Stopping…" if ctx.playground.stop(_session(request)) else "Nothing is training."
+    def halt(shown: str, request: gr.Request) -> str:
+        return service.stop(ctx, _session(request), shown)
 
-    stop.click(halt, None, status, api_name="playground_stop", queue=False)
+    # answered at once (no queue): every run's line, the one training marked stopped
+    stop.click(halt, status, status, api_name="playground_stop", queue=False)
 
     def attempt(text: str, request: gr.Request):
         try:
@@ -123,9 +124,14 @@ def render(ctx) -> None:
         return [values["task"], values["peak_lr"], values["ab"], values["text"], *values["a"], *values["b"]]
 
     lesson.change(preset, lesson, [task, peak_lr, ab, lesson_text, *switches], **UI)
+
     def left(request: gr.Request) -> None:
         ctx.playground.stop(_session(request))
 
+    here = gr.context.Context.block  # this tab: a visitor opening it is about to train, so spares get ready
+    if isinstance(here, gr.Tab):
+        here.select(lambda: None if ctx.playground.warm() else None, None, None, api_visibility="private",
+                    queue=False)
     root = gr.context.Context.root_block
     if root is not None:  # the visitor closed the page: their run stops now, not at the abandoned-stream check
         root.unload(left)
