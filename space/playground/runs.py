@@ -180,10 +180,10 @@ class PlaygroundRunner:
                 self.warm()  # the next visitor starts warm
 
     def _wait_ready(self, job: Job, processes: List[TrainingProcess]) -> bool:
-        """Wait until every process of the job has imported torch (none then competes with a run's budget);
-        False if the visitor stopped or left meanwhile."""
+        """Wait until every process of the job, and every spare, has imported torch (none then competes with a
+        run's budget); False if the visitor stopped or left meanwhile."""
         deadline = time.monotonic() + STARTUP_SECONDS
-        while not all(p.ready for p in processes):
+        while not all(p.ready for p in processes) or not all(p.ready for p in self._spares if p.alive):
             if job.stop.is_set() or job.abandoned(self.abandoned_seconds):
                 return False
             if time.monotonic() > deadline or not all(p.alive for p in processes):
