@@ -3,7 +3,7 @@
 ``TrainingProcess(config)`` spawns a fresh interpreter that sets one torch thread (``threads``) and runs
 ``trainer.train``; the caller reads the events with ``poll`` (returns None while nothing came, so a
 server can check for a departed visitor in between) or ``events``.  ``TrainingProcess()`` without a config
-is a spare: it imports torch and the library (most of a cold start: seconds) and waits; ``start(config)``
+is a spare: it imports torch and the library and trains two throwaway steps (a cold start's seconds) and waits; ``start(config)``
 later gives it its run, which then begins at once (``ready`` says whether the imports are done).  ``stop()`` asks the run to end at
 the next step (it still reports its final evaluation); ``close()`` ends the process whatever it is
 doing.  A run that outlives its budget by ``grace_seconds`` is killed.  After ``done``, ``model`` is
@@ -21,6 +21,7 @@ from .run import RunConfig
 from .trainer import Event
 
 STARTUP_SECONDS = 60.0  # a spawned interpreter imports torch and the library before the budget's clock starts
+WARM_UP = RunConfig(task="copy", max_steps=2, batch_size=8, held_out=8, min_len=3, max_len=4, budget_seconds=30)
 
 
 def _child(configs: Any, events: Any, stop: Any, ready: Any, threads: int) -> None:
@@ -29,6 +30,10 @@ def _child(configs: Any, events: Any, stop: Any, ready: Any, threads: int) -> No
     torch.set_num_threads(threads)
     from .trainer import train
 
+    # a throwaway run of two steps: torch's first forward, backward, Adam step and greedy decoding cost seconds of
+    # one-time set-up in a fresh interpreter, paid here rather than by the visitor's run (which seeds its own RNG)
+    for _ in train(WARM_UP):
+        pass
     ready.set()
     config = configs.get()  # a spare waits here until it is given a run (None: it is let go)
     if config is None:
