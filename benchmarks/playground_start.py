@@ -20,8 +20,9 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from space.playground.runs import SPARES  # noqa: E402
+from space.playground.runs import SPARE_IDLE_SECONDS, SPARES  # noqa: E402
 from transformer_hub.playground import RunConfig, TrainingProcess  # noqa: E402
+from transformer_hub.playground.worker import WARM_UP  # noqa: E402
 
 CONFIG = RunConfig(task="reverse", budget_seconds=5)
 
@@ -63,6 +64,7 @@ def measure(repeat: int) -> dict:
             "warm_median_s": round(warm_s, 2), "ratio_cold_to_warm": round(cold_s / warm_s, 1),
             "spare_rss_mib": round(statistics.median(memory), 0), "spares": SPARES,
             "spares_rss_mib": round(SPARES * statistics.median(memory), 0), "cpus": os.cpu_count(),
+            "spare_idle_seconds": SPARE_IDLE_SECONDS, "warm_up_steps": WARM_UP.max_steps,
             "command": "python -m benchmarks.playground_start"}
 
 
