@@ -77,11 +77,15 @@ class PlaygroundRunner:
             job = Job(session, list(configs))
             self._line.append(job)
             self._models.pop(session, None)  # a new run replaces the models of the last one
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._serve, name="playground-runner", daemon=True)
-                self._thread.start()
+            self._ensure_thread()
             self._lock.notify_all()
         return job
+
+    def _ensure_thread(self) -> None:
+        """Start the runner's thread if it is not running (with the lock held)."""
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._serve, name="playground-runner", daemon=True)
+            self._thread.start()
 
     def position(self, job: Job) -> int:
         """0: training; n > 0: n jobs ahead of it; -1: no longer in line."""
@@ -108,6 +112,7 @@ class PlaygroundRunner:
         fresh = [self._process(threads=self.threads) for _ in range(max(0, missing))]
         with self._lock:
             self._spares.extend(fresh)
+            self._ensure_thread()  # it lets idle spares go
             return len(self._spares)
 
     def spare_count(self) -> Tuple[int, int]:
