@@ -2,7 +2,7 @@
 
 Opens the page, translates a sentence, clicks a word of the coloured output, picks one of its alternatives and
 checks the new translation starts with the chosen words (then undoes it), then opens the beam-vs-greedy, variants
-and attention tabs and waits for their outputs.  Every wait is on a page condition, never a fixed time.  Screenshots land in ``artifacts/screenshots/`` (git-ignored).  Never runs ``playwright install``:
+and attention tabs and waits for their outputs.  Every wait is on a page condition, never a fixed time.  Screenshots land in ``$SCREENSHOT_DIR/screenshots/`` (else the temporary folder's ``transformer_hub-screens/``; never committed).  Never runs ``playwright install``:
 the browser is ``/usr/bin/chromium`` (``apt-get install chromium``); without it the module is skipped.
 """
 from __future__ import annotations

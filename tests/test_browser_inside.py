@@ -5,7 +5,7 @@ layer and head of the attention and moves the step slider, and checks each time 
 The attention pictures are interactive (Plotly): the weights the page holds are read back and compared with
 ``transformer_hub.inside.attention_maps`` of the same model and sentence, and at phone size (390x844) the
 attention pictures must fit the width with axis text of 11 px or more.  Screenshots of every view land in
-``artifacts/screenshots/inside-*.png`` (git-ignored); also the beam tree of a long sentence at beam 8.
+``screenshots/inside-*.png`` under ``$SCREENSHOT_DIR`` (else the temporary folder's ``transformer_hub-screens/``); also the beam tree of a long sentence at beam 8.
 Browser and skips as in ``test_browser.py``.
 """
 from __future__ import annotations

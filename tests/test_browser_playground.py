@@ -1,6 +1,8 @@
-"""The Playground tab in a real browser: a preset trains A and B live, Stop, a second visitor waits, the budget holds.
+"""The Playground tab in a real browser: a preset trains A and B live, Stop, a second visitor waits, the budget holds;
+Stop during B says so at once (issue 45, point 7).
 
-Every wait is on a page condition.  Screenshots (mid-run, after A/B) land in ``artifacts/screenshots/``.
+Every wait is on a page condition.  Screenshots (mid-run, after A/B, Stop during B) land in ``$SCREENSHOT_DIR/screenshots/`` (else the
+temporary folder's ``transformer_hub-screens/``; never committed).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from transformer_hub.playground import LESSONS
 pytestmark = pytest.mark.slow  # a server, a browser and real training runs
 BUDGET = 8
 STOP_BUDGET = 600  # the Stop test's runs end by Stop alone, however slow the machine is
+AB_BUDGET = 20  # Stop during B: A ends by its budget, B is stopped long before its own ends
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +54,7 @@ def wait_for_new_image(page, selector: str, before: str) -> str:
 
 
 def test_a_preset_trains_a_and_b_live_and_the_model_answers(page, app):
-    choose(page, "#playground-lesson", LESSONS["positions"].title)
+    choose(page, "#playground-lesson", LESSONS["positions"].short)
     page.wait_for_function("() => document.querySelector('#playground-ab input').checked")
     assert page.locator("#playground-b-positions input[value='none']").is_checked()
     page.locator("#playground-train").click()
@@ -59,6 +62,10 @@ def test_a_preset_trains_a_and_b_live_and_the_model_answers(page, app):
     first = wait_for_new_image(page, "#playground-curves", "")
     wait_for_new_image(page, "#playground-curves", first)  # the curve moves while it trains
     page.locator("#playground-attention img").wait_for()
+    labels = "#playground-curves [data-testid=block-label], #playground-attention [data-testid=block-label]"
+    shown = page.evaluate("s => [...document.querySelectorAll(s)].filter(e => e.offsetParent !== null"
+                          " && e.getBoundingClientRect().height > 0).length", labels)
+    assert shown == 0  # no panel label over the left subplot's title: the picture has its own
     page.screenshot(path=str(SHOTS / "playground-mid-run.png"), full_page=True)
     wait_for_inner_text(page, "#playground-status", "Finished")
     status = page.locator("#playground-status").inner_text()
@@ -93,3 +100,22 @@ def test_a_second_visitor_waits_in_line_and_stop_ends_a_run(page, app):
     while app[1].in_line() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not page.errors and app[1].in_line() == 0
+
+
+@pytest.mark.parametrize("app", [AB_BUDGET], indirect=True)
+def test_stop_during_b_says_stopped_at_once_and_b_ends_stopped(page, app):
+    """Issue 45: 6 s after Stop the status still read "B (positions=none): training, step 160"."""
+    choose(page, "#playground-lesson", LESSONS["positions"].short)
+    page.wait_for_function("() => document.querySelector('#playground-ab input').checked")
+    page.locator("#playground-train").click()
+    wait_for_inner_text(page, "#playground-status", "B (positions=none): training, step")
+    page.locator("#playground-stop").click()
+    page.wait_for_function("() => /B \\(positions=none\\): (stopped at step|done \\(stopped\\))/"
+                           ".test(document.querySelector('#playground-status').innerText)", timeout=2000)
+    wait_for_inner_text(page, "#playground-status", "B (positions=none): done (stopped)")
+    wait_for_inner_text(page, "#playground-status", "Stopped.")  # the job's end
+    status = page.locator("#playground-status").inner_text()
+    assert status.startswith("Stopped.") and "Finished" not in status, status
+    assert "A (positions=sinusoidal): done (budget)" in status, status
+    page.screenshot(path=str(SHOTS / "playground-stopped-during-b.png"), full_page=True)
+    assert not page.errors

@@ -125,8 +125,8 @@ SPACE_FLOORS = [  # the Space's packages, bottom first, each with its modules' f
     # imports only packages of lower floors, and a module of a package only that package's lower modules
     ("hosting", [{"access", "limits", "logs", "sandbox"}]),  # admission (API keys, rate limits), limits and their
     # messages, logs, the worker process a document is read in
-    ("pictures", [{"labels", "architecture", "playground", "word_view"},  # every plot and figure, and the labels
-                  {"attention", "beam_tree", "inside"},  # of pieces they share; the static views are made of
+    ("pictures", [{"labels", "architecture", "word_view"},  # every plot and figure, and the labels
+                  {"attention", "beam_tree", "inside", "playground"},  # of pieces they share; the static views are made of
                   {"static_attention"}]),  # the others' parts
     ("playground", [{"runs"}, {"service"}]),  # one training at a time, its queue; the tab's handlers
     ("serving", [{"languages", "store", "batching", "glossary"},  # the models' serving: the store, the decoding

@@ -43,3 +43,17 @@ def test_every_run_kept_its_budget(report):
         final = run["final"]
         assert final["reason"] == "budget", key
         assert report["budget_seconds"] <= final["seconds"] < report["budget_seconds"] + 5, key
+
+
+def test_the_warm_start_figures_are_the_benchmarks():
+    """The "Starting a run" section quotes ``python -m benchmarks.playground_start``'s results file."""
+    start = json.loads((ROOT / "docs" / "playground" / "warm_start.json").read_text(encoding="utf-8"))
+    text = DOC.read_text(encoding="utf-8")
+    assert f"`{start['command']}`" in text
+    for figure in (f"{start['cold_median_s']} s", f"{start['warm_median_s']} s", f"{start['ratio_cold_to_warm']}x",
+                   f"{start['spare_rss_mib']:.0f} MiB", f"the {start['spares']} spares\n{start['spares_rss_mib']:.0f} MiB",
+                   f"keeps {start['spares']} *spare*", f"trains {start['warm_up_steps']} throwaway steps",
+                   f"used for {start['spare_idle_seconds']:g} s", f"{start['repeat']} times each",
+                   f"machine of {start['cpus']} CPUs"):
+        assert figure in text, figure
+    assert start["warm_median_s"] < 3 and start["ratio_cold_to_warm"] > 1  # what the section says of them

@@ -16,7 +16,8 @@ from transformer_hub.playground import LESSONS  # noqa: E402
 from transformer_hub.playground import RunConfig  # noqa: E402
 
 slow = pytest.mark.slow  # a server and real training processes: seconds per test
-BUDGET = 6
+BUDGET = 6   # what a run asks for
+CAP = 60     # the server's cap: the Stop tests' runs end by Stop, however slow the machine is
 A = ["sinusoidal", True, 4, "post", True, True, 0.1]
 B = ["none", True, 4, "post", True, True, 0.1]
 
@@ -24,11 +25,12 @@ B = ["none", True, 4, "post", True, True, 0.1]
 @pytest.fixture(scope="module")
 def app():
     with tempfile.TemporaryDirectory() as empty:
-        url, demo = launch_local(models_dir=empty, limits=Limits(playground_seconds=BUDGET))
-        demo.space_context.playground.abandoned_seconds = 4.0
+        url, demo = launch_local(models_dir=empty, limits=Limits(playground_seconds=CAP))
+        demo.space_context.playground.abandoned_seconds = 10.0  # drawing under load can take seconds
         try:
             yield url, demo.space_context.playground
         finally:
+            demo.space_context.playground.close_spares()
             demo.close()
             demo.space_context.decoder.close()
 
@@ -66,8 +68,8 @@ def test_a_run_streams_its_curves_keeps_its_budget_and_then_decodes_input(app):
 
 @slow
 @pytest.mark.parametrize("changes, message", [  # Gradio's own checks of the components answer first
-    (dict(budget=BUDGET + 1), f"Value 7 is greater than maximum value {BUDGET}"),
-    (dict(budget=1e9), f"greater than maximum value {BUDGET}"),
+    (dict(budget=CAP + 1), f"Value {CAP + 1} is greater than maximum value {CAP}"),
+    (dict(budget=1e9), f"greater than maximum value {CAP}"),
     (dict(task="translate-klingon"), "translate-klingon"),
     (dict(a=["alibi", *A[1:]]), "alibi"),
 ])
@@ -81,17 +83,39 @@ def test_hostile_requests_are_refused_with_a_message(app, changes, message):
 @slow
 def test_a_second_visitor_waits_with_their_place_shown_and_stop_ends_a_run(app):
     url, runner = app
-    first_client, first = submit(url)
+    first_client, first = submit(url, budget=CAP)
     wait_for(first, "training, step")
-    second_client, second = submit(url, task="copy")
+    second_client, second = submit(url, task="copy", budget=CAP)
     assert "Waiting in line: 1 run ahead of yours" in wait_for(second, "Waiting in line")
-    assert first_client.predict(api_name="/playground_stop") == "Stopping…"
+    answer = first_client.predict("", api_name="/playground_stop")  # at once: A stopped (or just done)
+    assert answer.startswith("Stopping…  \n**A**: ") and ("stopped at step" in answer or "done (" in answer), answer
     status, _, _, summary = first.result(timeout=60)
     assert "done (stopped)" in status and summary[0]["finished"]["reason"] == "stopped"
     wait_for(second, "training, step")  # the line moved on
-    second_client.predict(api_name="/playground_stop")
+    second_client.predict("", api_name="/playground_stop")
     assert second.result(timeout=60)[3][0]["finished"]["reason"] == "stopped"
-    assert first_client.predict(api_name="/playground_stop") == "Nothing is training."
+    assert first_client.predict("", api_name="/playground_stop") == "Nothing is training."
+
+
+@slow
+def test_stop_during_b_answers_with_b_stopped_then_b_ends_stopped_and_spares_start_the_runs(app):
+    """Issue 45, point 7: 6 s after Stop the page still said "B: training"; each run began with seconds of
+    "starting a fresh training process"."""
+    url, runner = app
+    runner.warm()
+    client, job = submit(url, ab=True, budget=2 * BUDGET)  # A ends by its budget, B by Stop
+    wait_for(job, "B (positions=none)**: training, step", timeout=120)
+    answer = client.predict("", api_name="/playground_stop")  # Stop's own answer, not the stream's next status
+    assert "**A (positions=sinusoidal)**: done (budget)" in answer, answer
+    assert "**B (positions=none)**: stopped at step" in answer, answer
+    status, _, _, summary = job.result(timeout=60)
+    assert status.startswith("Stopped. Type your own input") and "**B (positions=none)**: done (stopped)" in status
+    assert [run["finished"]["reason"] for run in summary] == ["budget", "stopped"]
+    deadline = time.monotonic() + 60
+    while runner.spare_count()[1] < runner.spares and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert runner.spare_count() == (runner.spares, runner.spares)  # refilled, ready for the next visitor
+    runner.close_spares()
 
 
 @slow
@@ -134,3 +158,43 @@ def test_each_preset_sets_a_and_b_to_its_lesson():
     values = lesson_values("causal-mask")
     assert values["ab"] and values["task"] == LESSONS["causal-mask"].a.task
     assert values["a"][1] is True and values["b"][1] is False  # causal_mask is the second switch
+
+
+def test_attention_pictures_name_start_and_end_and_carry_their_titles():
+    """Issue 45, point 8: the pictures said <s> and </s> (the main tabs say [start] and [end]), and the page's panel
+    label covered the left subplot's title: the page shows no panel label, the title is the picture's own."""
+    from space.pictures.playground import RunCurves, attention_figure, curves_figure
+
+    run = RunCurves("A")
+    run.attention = {"source": ["3", "1", "</s>"], "target": ["<s>", "1", "3"],
+                     "cross": [[[1.0, 0.0, 0.0]] * 3], "self": [[[1.0, 0.0, 0.0]] * 3]}
+    run.evals.append(dict(step=40, seconds=1.0, token_accuracy=0.5, exact_match=0.0))
+    cross, own = attention_figure([run]).axes[:2]
+    assert [t.get_text() for t in cross.get_xticklabels()] == ["3", "1", "[end]"]
+    assert [t.get_text() for t in cross.get_yticklabels()] == ["[start]", "1", "3"]
+    assert [t.get_text() for t in own.get_xticklabels()] == ["[start]", "1", "3"]
+    assert cross.get_title() == "A: cross-attention (step 40)"
+    assert attention_figure([run])._suptitle.get_text() == "Attention on a fixed held-out example"
+    assert curves_figure([run], "reverse, seed 0")._suptitle.get_text() == "Learning curves: reverse, seed 0"
+
+
+def test_your_own_input_is_drawn_with_the_steps_the_model_trained():
+    """Issue 45, point 8: the own-input picture said "step 0" whatever the model had trained."""
+    from space.playground.service import try_input
+    from transformer_hub.playground import build_model
+
+    config = RunConfig(task="reverse")
+    model = build_model(config.model_config(), config.positions, config.causal_mask, config.residual).eval()
+
+    class Runner:
+        def models(self, session):
+            return [(config, model, 1234)] if session == "me" else []
+
+    host = type("Host", (), {"limits": Limits(), "playground": Runner()})
+    text, figure = try_input(host, "3141", "me")
+    assert text.startswith("**A**: `")
+    assert figure.axes[0].get_title() == "A: cross-attention (trained 1234 steps)"
+    assert figure._suptitle.get_text() == "Attention on your input"
+    assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["3", "1", "4", "1", "[end]"]
+    with pytest.raises(ValueError, match="train a model first"):
+        try_input(host, "3141", "someone else")

@@ -26,6 +26,12 @@ def piece_label(piece: str) -> str:
     return piece if not piece[0].isalnum() else "-" + piece
 
 
+def token_label(token: str) -> str:
+    """A whole-word token (the playground's digits and number words) as a visitor reads it: start and end of
+    sentence in words ("<s>" -> "[start]"), every other token as it is."""
+    return _NAMED.get(token, token) if token != "\u2581" else token
+
+
 def pieces_text(pieces: Sequence[str]) -> str:
     """Pieces joined as the text they spell, tags and end of sentence left out."""
     kept = [p for p in pieces if p not in _NAMED or p == "\u2581"]

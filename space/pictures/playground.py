@@ -10,6 +10,8 @@ from typing import Dict, List, Optional, Sequence
 
 from matplotlib.figure import Figure
 
+from .labels import token_label
+
 COLOURS = ("#1f77b4", "#d62728")  # A, B
 STYLES = ("-", "--")
 
@@ -24,6 +26,7 @@ class RunCurves:
     attention: Optional[Dict] = None
     done: Optional[Dict] = None
     parameters: Optional[int] = None
+    trained_steps: Optional[int] = None  # a trained model's attention on new input: the steps it trained
 
     def add(self, event) -> None:
         if event.kind == "train":
@@ -47,8 +50,11 @@ class RunCurves:
 
 
 def curves_figure(runs: Sequence[RunCurves], title: str = "") -> Figure:
-    """Loss, teacher-forced token accuracy and greedy exact match against the step, every run on the same axes."""
-    fig = Figure(figsize=(11, 3.4), dpi=90, layout="constrained")
+    """Loss, teacher-forced token accuracy and greedy exact match against the step, every run on the same axes.
+
+    The picture carries its own title ("Learning curves: ..."): the page shows it without a panel label, which
+    would cover the left subplot's title."""
+    fig = Figure(figsize=(11, 3.6), dpi=90, layout="constrained")
     loss, tokens, exact = fig.subplots(1, 3)
     for i, run in enumerate(runs):
         style = dict(color=COLOURS[i % 2], linestyle=STYLES[i % 2])
@@ -69,34 +75,39 @@ def curves_figure(runs: Sequence[RunCurves], title: str = "") -> Figure:
         ax.grid(alpha=0.3)
     if runs and any(run.train for run in runs):
         loss.legend(fontsize=8)
-    if title:
-        fig.suptitle(title, fontsize=11)
+    fig.suptitle(f"Learning curves: {title}" if title else "Learning curves", fontsize=11)
     return fig
 
 
 def _heatmap(fig: Figure, ax, matrix: Sequence[Sequence[float]], columns: List[str], rows: List[str],
              title: str) -> None:
     image = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
+    columns, rows = [token_label(t) for t in columns], [token_label(t) for t in rows]
     ax.set_xticks(range(len(columns)), columns, fontsize=8, rotation=90 if max(map(len, columns)) > 2 else 0)
     ax.set_yticks(range(len(rows)), rows, fontsize=8)
     ax.set_title(title, fontsize=9)
     return image
 
 
-def attention_figure(runs: Sequence[RunCurves]) -> Figure:
+def attention_figure(runs: Sequence[RunCurves], title: str = "Attention on a fixed held-out example") -> Figure:
     """Per run: cross-attention (output rows x source columns) and decoder self-attention, averaged over layers
-    and heads, on the run's fixed held-out example."""
+    and heads, on the run's fixed held-out example (or a visitor's input: ``trained_steps`` set); ``title`` on top,
+    as the page shows the picture without a panel label."""
     shown = [run for run in runs if run.attention]
-    fig = Figure(figsize=(9, 3.4 * max(1, len(shown))), dpi=90, layout="constrained")
+    fig = Figure(figsize=(9, 0.4 + 3.4 * max(1, len(shown))), dpi=90, layout="constrained")
+    fig.suptitle(title, fontsize=11)
     axes = fig.subplots(max(1, len(shown)), 2, squeeze=False)
     image = None
     for row, run in zip(axes, shown):
         picture = run.attention
         cross, self_attention = _mean(picture["cross"]), _mean(picture["self"])
-        step = (run.evals or [{"step": 0}])[-1]["step"]
+        if run.trained_steps is not None:
+            when = f"trained {run.trained_steps} steps"
+        else:
+            when = f"step {(run.evals or [{'step': 0}])[-1]['step']}"
         # row i is the decoder reading target[i] and predicting the next output token
         image = _heatmap(fig, row[0], cross, picture["source"], picture["target"],
-                         f"{run.label}: cross-attention (step {step})")
+                         f"{run.label}: cross-attention ({when})")
         _heatmap(fig, row[1], self_attention, picture["target"], picture["target"],
                  f"{run.label}: decoder self-attention")
     if image is not None:

@@ -69,20 +69,61 @@ def labels(configs: Sequence[RunConfig]) -> List[str]:
     return [name("A", a), name("B", b)]
 
 
-def _status(curves: List[RunCurves], configs: List[RunConfig], current: int, note: str = "") -> str:
-    parts = []
-    for i, run in enumerate(curves):
-        if run.done:
-            parts.append(f"**{run.label}**: done ({run.done['reason']}) at step {run.done['step']}, "
-                         f"exact match {run.done['exact_match']:.0%}, token accuracy {run.done['token_accuracy']:.0%}")
-        elif i == current and run.train:
-            last, e = run.train[-1], (run.evals or [{}])[-1]
-            em = f", exact match {e['exact_match']:.0%}" if e else ""
-            parts.append(f"**{run.label}**: training, step {last['step']}, loss {last['loss']:.3f}{em} "
-                         f"(budget {configs[i].budget_seconds:g} s)")
-        elif i == current:
-            parts.append(f"**{run.label}**: starting a fresh training process…")
+def _run_line(run: RunCurves, config: RunConfig, stopping: bool, ended: bool, turn: bool) -> str:
+    """One run's line of the status: done, training, stopped, starting, waiting its turn or not run."""
+    last = (run.train or [{}])[-1]
+    if run.done:
+        d = run.done
+        return (f"**{run.label}**: done ({d['reason']}) at step {d['step']}, exact match {d['exact_match']:.0%}, "
+                f"token accuracy {d['token_accuracy']:.0%}")
+    if run.parameters is not None or run.train:  # it has started
+        if stopping or ended:
+            after = "ended before its last evaluation" if ended else "measuring the held-out set one last time…"
+            return f"**{run.label}**: stopped at step {last.get('step', 0)} ({after})"
+        if not run.train:
+            return f"**{run.label}**: started, first steps…"
+        e = (run.evals or [{}])[-1]
+        em = f", exact match {e['exact_match']:.0%}" if e else ""
+        return (f"**{run.label}**: training, step {last['step']}, loss {last['loss']:.3f}{em} "
+                f"(budget {config.budget_seconds:g} s)")
+    if stopping or ended:
+        return f"**{run.label}**: did not run (stopped before it started)"
+    return f"**{run.label}**: starting its training process…" if turn else f"**{run.label}**: waiting for A to end"
+
+
+def _status(curves: List[RunCurves], configs: List[RunConfig], note: str = "", stopping: bool = False,
+            ended: bool = False) -> str:
+    """Every run's line (B's too, before it starts), under ``note``; the run whose turn it is: the first not done."""
+    turn = next((i for i, run in enumerate(curves) if not run.done), len(curves))
+    parts = [_run_line(run, config, stopping, ended, i == turn) for i, (run, config) in enumerate(zip(curves, configs))]
     return "  \n".join(([note] if note else []) + parts)
+
+
+def _end_note(curves: List[RunCurves], stopped: bool) -> str:
+    """What the page says when a job ends: stopped or finished, which runs did not run, what to do next."""
+    skipped = [run.label.split(" ")[0] for run in curves if not run.done and run.parameters is None]
+    trained = any(run.done for run in curves)
+    note = "Stopped." if stopped else "Finished."
+    if skipped:
+        note += f" {' and '.join(skipped)} did not run" + (": press Train again to train it." if stopped else ".")
+    if trained:
+        note += " Type your own input below to try the trained model" + ("s." if sum(r.done is not None for r in
+                                                                                    curves) > 1 else ".")
+    return note
+
+
+def stop(ctx: Host, session: str, shown: str = "") -> str:
+    """Stop's answer, at once: every run's line with the one training marked stopped (the process needs a moment
+    for its last evaluation; the stream's next status says done).  Nothing training: the page's status as it was."""
+    job = ctx.playground.stop(session)
+    if job is None:
+        return shown if isinstance(shown, str) and shown.strip() else "Nothing is training."
+    curves = [RunCurves(label) for label in labels(job.configs)]
+    for run, reports in zip(curves, job.reports):  # the runner's record: ahead of what the stream has drawn
+        for kind in ("start", "train", "eval", "done"):
+            if kind in reports:
+                run.add(reports[kind])
+    return _status(curves, job.configs, "Stopping…", stopping=True)
 
 
 def _pictures(curves: List[RunCurves], configs: List[RunConfig]):
@@ -95,7 +136,7 @@ def train_stream(ctx: Host, configs: List[RunConfig], session: str) -> Iterator[
     runner = ctx.playground
     job = runner.submit(session, configs)
     curves = [RunCurves(label) for label in labels(configs)]
-    current, drawn = 0, 0.0
+    drawn = 0.0
     try:
         while True:
             job.seen = time.monotonic()
@@ -108,20 +149,18 @@ def train_stream(ctx: Host, configs: List[RunConfig], session: str) -> Iterator[
             except queue.Empty:
                 if place == 0 and time.monotonic() - drawn > RENDER_SECONDS:
                     drawn = time.monotonic()
-                    yield (_status(curves, configs, current), gr.skip(), gr.skip(), gr.skip())
+                    yield (_status(curves, configs, stopping=job.stop.is_set()), gr.skip(), gr.skip(), gr.skip())
                 continue
             if kind == "end":
-                stopped = job.stop.is_set() and not any(run.done for run in curves)
-                note = "Stopped." if stopped else "Finished: type your own input below to try the trained model."
-                yield (_status(curves, configs, current, note), *_pictures(curves, configs))
+                stopped = job.stop.is_set()
+                yield (_status(curves, configs, _end_note(curves, stopped), ended=True), *_pictures(curves, configs))
                 return
             if kind == "error":
                 raise gr.Error(f"The training run failed: {payload}")
-            current = index
             curves[index].add(payload)
             if payload.kind in ("start", "eval", "done") or time.monotonic() - drawn > RENDER_SECONDS:
                 drawn = time.monotonic()
-                yield (_status(curves, configs, current), *_pictures(curves, configs))
+                yield (_status(curves, configs, stopping=job.stop.is_set()), *_pictures(curves, configs))
     finally:
         job.stop.set()  # the visitor left or the stream ended: nothing more is read
 
@@ -134,14 +173,14 @@ def try_input(ctx: Host, text: str, session: str) -> Tuple[str, object]:
     if not isinstance(text, str) or len(text) > 64:
         raise ValueError("type at most 20 digits")
     lines, curves = [], []
-    for (config, model), label in zip(trained, labels([c for c, _ in trained])):
+    for (config, model, steps), label in zip(trained, labels([c for c, _, _ in trained])):
         result = predict(model, config.task, text)
         mark = "right" if result["right"] else f"wrong; expected {result['expected']}"
         lines.append(f"**{label}**: `{result['output'] or '(nothing)'}` ({mark})")
-        run = RunCurves(label)
+        run = RunCurves(label, trained_steps=steps)
         run.attention = result["attention"]
         curves.append(run)
-    return "  \n".join(lines), attention_figure(curves)
+    return "  \n".join(lines), attention_figure(curves, "Attention on your input")
 
 
 def lesson_values(name: Optional[str]) -> Dict:

@@ -310,7 +310,8 @@ def translate(ctx: SpaceContext, *args, **kwargs) -> Tuple[str, float, str]:
 
 # ---------------------------------------------------------------------------- Attention
 def layer_head_choices(ctx: SpaceContext, model: Optional[str]) -> Tuple[List[tuple], List[tuple]]:
-    """Dropdown choices (label, value) for layers and heads; value 0 means 'average'."""
+    """Dropdown choices (label, value) for layers and heads; value 0 means 'average' (short labels: a phone's
+    dropdown has room for about 12 characters; the dropdowns' info text says what "average" averages)."""
     layers, heads = 6, 8
     if model in ctx.store.specs:
         try:
@@ -318,8 +319,8 @@ def layer_head_choices(ctx: SpaceContext, model: Optional[str]) -> Tuple[List[tu
             layers, heads = cfg.n_decoder_layers, cfg.n_heads
         except Exception:  # noqa: BLE001 - the attention call will report the real problem
             pass
-    return ([("average of all layers", 0)] + [(f"layer {i}", i) for i in range(1, layers + 1)],
-            [("average of all heads", 0)] + [(f"head {i}", i) for i in range(1, heads + 1)])
+    return ([("average", 0)] + [(f"layer {i}", i) for i in range(1, layers + 1)],
+            [("average", 0)] + [(f"head {i}", i) for i in range(1, heads + 1)])
 
 
 def attention(ctx: SpaceContext, text: str, model: str, strategy: str = "greedy", beam_size: int = 4,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -15,7 +16,8 @@ if not os.path.exists(CHROMIUM):
                 allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")
 
-SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+# outside the checkout, never committed: $SCREENSHOT_DIR (CI sets it and keeps the folder), else the temporary folder
+SHOTS = Path(os.environ.get("SCREENSHOT_DIR") or Path(tempfile.gettempdir()) / "transformer_hub-screens") / "screenshots"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage"]
 TIMEOUT_MS = 60_000

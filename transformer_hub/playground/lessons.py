@@ -19,6 +19,11 @@ class Lesson:
     b_label: str
     expect: str
 
+    @property
+    def short(self) -> str:
+        """The title's first words ("Positions"), short enough for a dropdown on a phone."""
+        return self.title.split(":")[0]
+
 
 LESSONS: Dict[str, Lesson] = {lesson.name: lesson for lesson in (
     Lesson("positions", "Positions: attention has no sense of order", RunConfig(task="reverse"),

@@ -2,7 +2,9 @@
 
 ``TrainingProcess(config)`` spawns a fresh interpreter that sets one torch thread (``threads``) and runs
 ``trainer.train``; the caller reads the events with ``poll`` (returns None while nothing came, so a
-server can check for a departed visitor in between) or ``events``.  ``stop()`` asks the run to end at
+server can check for a departed visitor in between) or ``events``.  ``TrainingProcess()`` without a config
+is a spare: it imports torch and the library and trains two throwaway steps (a cold start's seconds) and waits; ``start(config)``
+later gives it its run, which then begins at once (``ready`` says whether the imports are done).  ``stop()`` asks the run to end at
 the next step (it still reports its final evaluation); ``close()`` ends the process whatever it is
 doing.  A run that outlives its budget by ``grace_seconds`` is killed.  After ``done``, ``model`` is
 the trained ``Transformer``, rebuilt here from the weights the process sent back (plain arrays; nothing
@@ -19,14 +21,23 @@ from .run import RunConfig
 from .trainer import Event
 
 STARTUP_SECONDS = 60.0  # a spawned interpreter imports torch and the library before the budget's clock starts
+WARM_UP = RunConfig(task="copy", max_steps=2, batch_size=8, held_out=8, min_len=3, max_len=4, budget_seconds=30)
 
 
-def _child(config: Dict[str, Any], events: Any, stop: Any, threads: int) -> None:
+def _child(configs: Any, events: Any, stop: Any, ready: Any, threads: int) -> None:
     import torch
 
     torch.set_num_threads(threads)
     from .trainer import train
 
+    # a throwaway run of two steps: torch's first forward, backward, Adam step and greedy decoding cost seconds of
+    # one-time set-up in a fresh interpreter, paid here rather than by the visitor's run (which seeds its own RNG)
+    for _ in train(WARM_UP):
+        pass
+    ready.set()
+    config = configs.get()  # a spare waits here until it is given a run (None: it is let go)
+    if config is None:
+        return
     try:
         for event in train(RunConfig.from_dict(config), should_stop=stop.is_set):
             model = getattr(event, "model", None)
@@ -40,24 +51,43 @@ def _child(config: Dict[str, Any], events: Any, stop: Any, threads: int) -> None
 
 
 class TrainingProcess:
-    """One run of ``config`` in a spawned process with ``threads`` torch threads."""
+    """One run of ``config`` in a spawned process with ``threads`` torch threads (no config: a spare, see above)."""
 
-    def __init__(self, config: RunConfig, threads: int = 1, grace_seconds: float = 15.0) -> None:
+    def __init__(self, config: Optional[RunConfig] = None, threads: int = 1, grace_seconds: float = 15.0) -> None:
         context = mp.get_context("spawn")
-        self.config = config
+        self.config: Optional[RunConfig] = None
         self.model = None  # the trained Transformer once the run is done
         self.finished: Optional[Event] = None
-        self._events = context.Queue()
-        self._stop = context.Event()
-        self._deadline = time.monotonic() + STARTUP_SECONDS + config.budget_seconds + grace_seconds
-        self._process = context.Process(target=_child, args=(config.to_dict(), self._events, self._stop, threads),
-                                        daemon=True, name="playground-training")
+        self.grace_seconds = grace_seconds
+        self._events, self._configs = context.Queue(), context.Queue()
+        self._stop, self._ready = context.Event(), context.Event()
+        self._deadline = float("inf")
+        self._process = context.Process(target=_child, args=(self._configs, self._events, self._stop, self._ready,
+                                                             threads), daemon=True, name="playground-training")
         self._process.start()
+        if config is not None:
+            self.start(config)
+
+    @property
+    def ready(self) -> bool:
+        """True once the process has imported torch and the library: a run given now starts at once."""
+        return self._ready.is_set()
+
+    def start(self, config: RunConfig) -> None:
+        """Give this process its run (once); it begins as soon as the process is ready."""
+        if self.config is not None:
+            raise RuntimeError("this training process has its run already")
+        self.config = config
+        startup = 0.0 if self.ready else STARTUP_SECONDS
+        self._deadline = time.monotonic() + startup + config.budget_seconds + self.grace_seconds
+        self._configs.put(config.to_dict())
 
     def poll(self, timeout: float = 0.25) -> Optional[Event]:
         """The next event, or None if none came within ``timeout`` seconds; raises ``RuntimeError`` on failure."""
         if self.finished is not None:
             return None
+        if self.config is None:
+            raise RuntimeError("this training process has no run yet: call start(config) first")
         try:
             kind, payload = self._events.get(timeout=timeout)
         except queue.Empty:
@@ -95,8 +125,10 @@ class TrainingProcess:
         return self._process.is_alive()
 
     def close(self) -> None:
-        """End the process now (after a short chance to finish on its own)."""
+        """End the process now (after a short chance to finish on its own; a spare is let go)."""
         self._stop.set()
+        if self.config is None:
+            self._configs.put(None)
         self._process.join(timeout=2)
         if self._process.is_alive():
             self._process.terminate()
@@ -104,8 +136,9 @@ class TrainingProcess:
         if self._process.is_alive():
             self._process.kill()
             self._process.join()
-        self._events.close()
-        self._events.cancel_join_thread()  # a process that is gone reads nothing more
+        for channel in (self._events, self._configs):
+            channel.close()
+            channel.cancel_join_thread()  # a process that is gone reads nothing more
 
 
 def _rebuild(config: RunConfig, weights: Dict[str, Any]):

@@ -25,8 +25,10 @@ def render(ctx) -> None:
                 beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size")
             with gr.Row():
                 # custom values pass the component's own check: the handler range-checks them per model
-                layer = gr.Dropdown(layers, value=0, label="Decoder layer", allow_custom_value=True)
-                head = gr.Dropdown(heads, value=0, label="Head", allow_custom_value=True)
+                layer = gr.Dropdown(layers, value=0, label="Decoder layer", allow_custom_value=True,
+                                    info="average: the mean over all layers", elem_id="attention-layer")
+                head = gr.Dropdown(heads, value=0, label="Head", allow_custom_value=True,
+                                   info="average: the mean over all heads", elem_id="attention-head")
     button = gr.Button("Show attention", variant="primary", elem_id="attention-button")
     translation = gr.Textbox(label="Translation", interactive=False, elem_id="attention-translation")
     plot = gr.Plot(label="Cross-attention", elem_id="attention-plot")

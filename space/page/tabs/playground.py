@@ -50,10 +50,13 @@ def render(ctx) -> None:
     gr.Markdown(INTRO)
     cap = min(ctx.limits.playground_seconds, int(MAX_BUDGET_SECONDS))
     with gr.Row():
-        lesson = gr.Dropdown([(l.title, name) for name, l in LESSONS.items()], value=None, label="Lesson presets",
-                             elem_id="playground-lesson", scale=2)
-        task = gr.Dropdown([(f"{name}: {t.description}", name) for name, t in TASKS.items()], value=DEFAULTS.task,
-                           label="Task", elem_id="playground-task", scale=2)
+        # short choices (a phone's dropdown shows about 12 characters), what they mean in the info text; a
+        # minimum width so that on a phone each takes a row of its own rather than a third of one
+        lesson = gr.Dropdown([(l.short, name) for name, l in LESSONS.items()], value=None, label="Lesson presets",
+                             info="each sets A and B to differ in one idea of the paper", elem_id="playground-lesson",
+                             scale=2, min_width=220)
+        task = gr.Dropdown(list(TASKS), value=DEFAULTS.task, label="Task", elem_id="playground-task", scale=2,
+                           min_width=220, info="; ".join(f"{name}: {t.description}" for name, t in TASKS.items()))
         seed = gr.Number(value=0, precision=0, minimum=0, label="Seed (data and initialisation)", scale=1)
         budget = gr.Slider(1, max(cap, 2), value=cap, step=1, label="Time budget per run (s)",
                            elem_id="playground-budget")
@@ -72,15 +75,17 @@ def render(ctx) -> None:
         train = gr.Button("Train", variant="primary", elem_id="playground-train")
         stop = gr.Button("Stop", variant="stop", elem_id="playground-stop")
     status = gr.Markdown(elem_id="playground-status")
-    curves = gr.Plot(label="Learning curves", elem_id="playground-curves")
-    attention = gr.Plot(label="Attention on a fixed held-out example", elem_id="playground-attention")
+    # the pictures carry their titles: a panel label would cover the left subplot's title
+    curves = gr.Plot(label="Learning curves", show_label=False, elem_id="playground-curves")
+    attention = gr.Plot(label="Attention on a fixed held-out example", show_label=False,
+                        elem_id="playground-attention")
     with gr.Accordion("Numbers (JSON)", open=False):
         summary = gr.JSON(label="runs", elem_id="playground-summary")
     with gr.Row():
         own = gr.Textbox(label="Try your own input (digits)", value="31415926", elem_id="playground-input", scale=3)
         go = gr.Button("Run the trained model", elem_id="playground-try", scale=1)
     own_output = gr.Markdown(elem_id="playground-output")
-    own_attention = gr.Plot(label="Attention on your input", elem_id="playground-own-attention")
+    own_attention = gr.Plot(label="Attention on your input", show_label=False, elem_id="playground-own-attention")
 
     switches: List = list(a.values()) + list(b.values())
 
@@ -98,10 +103,11 @@ def render(ctx) -> None:
     train.click(start, [task, seed, budget, peak_lr, ab, *switches], [status, curves, attention, summary],
                 api_name="playground_train", concurrency_limit=ctx.playground.max_waiting, **EVENT)
 
-    def halt(request: gr.Request) -> str:
-        return "Stopping…" if ctx.playground.stop(_session(request)) else "Nothing is training."
+    def halt(shown: str, request: gr.Request) -> str:
+        return service.stop(ctx, _session(request), shown)
 
-    stop.click(halt, None, status, api_name="playground_stop", queue=False)
+    # answered at once (no queue): every run's line, the one training marked stopped
+    stop.click(halt, status, status, api_name="playground_stop", queue=False)
 
     def attempt(text: str, request: gr.Request):
         try:
@@ -118,9 +124,14 @@ def render(ctx) -> None:
         return [values["task"], values["peak_lr"], values["ab"], values["text"], *values["a"], *values["b"]]
 
     lesson.change(preset, lesson, [task, peak_lr, ab, lesson_text, *switches], **UI)
+
     def left(request: gr.Request) -> None:
         ctx.playground.stop(_session(request))
 
+    here = gr.context.Context.block  # this tab: a visitor opening it is about to train, so spares get ready
+    if isinstance(here, gr.Tab):
+        here.select(lambda: None if ctx.playground.warm() else None, None, None, api_visibility="private",
+                    queue=False)
     root = gr.context.Context.root_block
     if root is not None:  # the visitor closed the page: their run stops now, not at the abandoned-stream check
         root.unload(left)

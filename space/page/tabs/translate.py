@@ -64,9 +64,10 @@ def render(ctx) -> None:
                                            elem_id="translate-glossary-format")
             with gr.Accordion("Translate a document (.txt .html .srt .docx .pptx .odt .odp .epub)", open=False,
                               elem_id="translate-document"):
-                upload = gr.File(label=f"A document, its structure kept (at most {ctx.limits.max_file_bytes:,} bytes, "
-                                 f"{ctx.limits.max_file_sentences:,} sentences)", file_types=list(FORMATS),
-                                 elem_id="translate-file")
+                # the limits in text that wraps: the file box's label is one line, cut at the box's width
+                gr.Markdown(f"A document, its structure kept (at most {ctx.limits.max_file_bytes:,} bytes, "
+                            f"{ctx.limits.max_file_sentences:,} sentences).", elem_id="translate-file-limits")
+                upload = gr.File(label="A document", file_types=list(FORMATS), elem_id="translate-file")
                 file_button = gr.Button("Translate the document", elem_id="translate-file-button")
                 translated = gr.File(label="Translated document", interactive=False, elem_id="translate-file-output")
                 file_note = gr.Markdown(elem_id="translate-file-note")
