@@ -1,11 +1,11 @@
-"""The page's layout on the shipped models at phone (390x844) and desktop (1280x900) size (issue 45, points 3, 4, 9).
+"""The page's layout on the shipped models at phone (390x844) and desktop (1280x900) size.
 
 Phone: the source box and the Translate button lie within the first 1.5 screens; no element reaches past the
 screen's right edge unless a frame that scrolls sideways holds it (tables, pictures), on Translate, Beam vs
 greedy (after a comparison: the n-best table) and Architecture variants; every number in the variants table
 fits its column on one line.  Desktop: the Translate button is on the first screen.  After a failed request
 the previous translation is gone and a note says the request failed; the Inside tab opens on the best-scored model.
-On every tab at both sizes no dropdown's selected label, nor any of its choices, is cut (issue 45, point 10).
+On every tab at both sizes no dropdown's selected label, nor any of its choices, is cut.
 Screenshots go to ``$SCREENSHOT_DIR`` (else ``transformer_hub-screens/layout`` in the temporary folder: outside
 the repository, never committed).  Browser and skips as in ``test_browser.py``.
 """
@@ -189,7 +189,7 @@ def test_after_an_error_the_previous_translation_is_cleared(desktop):
 
 
 def test_inside_opens_on_the_best_scored_model(desktop):
-    """Issue 45: the tab opened on the paper's variant, the weakest model (BLEU 28), which garbled the sentence."""
+    """Before: the tab opened on the paper's variant, the weakest model (BLEU 28), which garbled the sentence."""
     desktop.get_by_role("tab", name="Inside the Transformer", exact=True).click()
     best = ModelChooser(ModelStore(MODELS)).best("en", "de")
     assert best is not None and best != "variants/paper", best
@@ -198,7 +198,7 @@ def test_inside_opens_on_the_best_scored_model(desktop):
 
 @pytest.mark.parametrize("size", ["phone", "desktop"])
 def test_no_dropdown_label_is_cut_on_any_tab(request, size):
-    """Issue 45: "average of all l" (phone), "Positions: attention has no sense of orde" (desktop), "reverse: the
+    """Before: "average of all l" (phone), "Positions: attention has no sense of orde" (desktop), "reverse: the
     dig" (phone): each choice is a short name; what it means is in the dropdown's info text."""
     page = request.getfixturevalue(size)
     def visible_tabs():
@@ -247,7 +247,7 @@ SHOWN_IN_FULL_JS = """t => { const all = [...document.querySelectorAll('body *')
 
 @pytest.mark.parametrize("size", ["phone", "desktop"])
 def test_the_upload_limits_are_readable_in_full(request, size, tmp_path):
-    """Issue 45, point 2: the limits were cut at "(at most 100,000 bytes, 1,000 sentence", the file box's clear
+    """Before: the limits were cut at "(at most 100,000 bytes, 1,000 sentence", the file box's clear
     button over the end of its one-line label once a file is chosen."""
     page = request.getfixturevalue(size)
     page.get_by_role("tab", name="Translate", exact=True).click()

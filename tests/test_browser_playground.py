@@ -1,5 +1,5 @@
 """The Playground tab in a real browser: a preset trains A and B live, Stop, a second visitor waits, the budget holds;
-Stop during B says so at once (issue 45, point 7).
+Stop during B says so at once.
 
 Every wait is on a page condition.  Screenshots (mid-run, after A/B, Stop during B) land in ``$SCREENSHOT_DIR/screenshots/`` (else the
 temporary folder's ``transformer_hub-screens/``; never committed).
@@ -104,7 +104,7 @@ def test_a_second_visitor_waits_in_line_and_stop_ends_a_run(page, app):
 
 @pytest.mark.parametrize("app", [AB_BUDGET], indirect=True)
 def test_stop_during_b_says_stopped_at_once_and_b_ends_stopped(page, app):
-    """Issue 45: 6 s after Stop the status still read "B (positions=none): training, step 160"."""
+    """Before: 6 s after Stop the status still read "B (positions=none): training, step 160"."""
     choose(page, "#playground-lesson", LESSONS["positions"].short)
     page.wait_for_function("() => document.querySelector('#playground-ab input').checked")
     page.locator("#playground-train").click()

@@ -164,7 +164,7 @@ def pick(page, selector: str, option: str) -> None:
 
 
 def test_inside_opens_on_the_best_model_and_every_view_shows_every_model_it_offers(page):
-    """The tab opens on the best-scored model of en->de by the cards (issue 45: not the weakest).  A view either
+    """The tab opens on the best-scored model of en->de by the cards (not the weakest).  A view either
     draws the model or says in one sentence why it cannot (its button then off): never an error.  Desktop:
     every model; phone: the opened one (the views are the same code)."""
     open_tab(page, "Inside the Transformer")

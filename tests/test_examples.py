@@ -1,4 +1,4 @@
-"""Every example the page offers is one the shipped models translate well (issue 45, point 5).
+"""Every example the page offers is one the shipped models translate well.
 
 An example is translated as a visitor clicking it gets it: by the model "Best for the direction" picks, into
 the page's default target (German; English for a German example), with the page's default beam search.  The

@@ -1,5 +1,5 @@
 """The playground's runner and status with scripted training processes (no torch run): warm spares, Stop during
-B, Stop just as A ends (issue 45, point 7).  The real processes are tested in test_space_playground.py."""
+B, Stop just as A ends.  The real processes are tested in test_space_playground.py."""
 from __future__ import annotations
 
 import threading

@@ -99,7 +99,7 @@ def test_a_second_visitor_waits_with_their_place_shown_and_stop_ends_a_run(app):
 
 @slow
 def test_stop_during_b_answers_with_b_stopped_then_b_ends_stopped_and_spares_start_the_runs(app):
-    """Issue 45, point 7: 6 s after Stop the page still said "B: training"; each run began with seconds of
+    """Before: 6 s after Stop the page still said "B: training"; each run began with seconds of
     "starting a fresh training process"."""
     url, runner = app
     runner.warm()
@@ -161,7 +161,7 @@ def test_each_preset_sets_a_and_b_to_its_lesson():
 
 
 def test_attention_pictures_name_start_and_end_and_carry_their_titles():
-    """Issue 45, point 8: the pictures said <s> and </s> (the main tabs say [start] and [end]), and the page's panel
+    """Before: the pictures said <s> and </s> (the main tabs say [start] and [end]), and the page's panel
     label covered the left subplot's title: the page shows no panel label, the title is the picture's own."""
     from space.pictures.playground import RunCurves, attention_figure, curves_figure
 
@@ -179,7 +179,7 @@ def test_attention_pictures_name_start_and_end_and_carry_their_titles():
 
 
 def test_your_own_input_is_drawn_with_the_steps_the_model_trained():
-    """Issue 45, point 8: the own-input picture said "step 0" whatever the model had trained."""
+    """Before: the own-input picture said "step 0" whatever the model had trained."""
     from space.playground.service import try_input
     from transformer_hub.playground import build_model
 

@@ -3,7 +3,7 @@
 The same lines in the four languages (Multi30k is four-way parallel), so an example and its
 reference translation can be compared by eye.  Each one is translated well by the shipped model the page
 picks for it (tests/test_examples.py checks every example against its reference): a caption the models get
-wrong ("cotton" came out as "Zuckerwatte", issue 45) is replaced by another validation caption.  One line is ours, not Multi30k's: the first French caption says
+wrong ("cotton" came out as "Zuckerwatte") is replaced by another validation caption.  One line is ours, not Multi30k's: the first French caption says
 "écouteurs" (headphones) where Multi30k's "casque" also means a helmet, and came back as "Helm".
 """
 from typing import Dict, List

@@ -79,7 +79,7 @@ def shown_models(ctx: SpaceContext, view: str) -> List[str]:
 def opening_model(ctx: SpaceContext) -> Optional[str]:
     """The model the tab opens on: the best-scored one of the page's default direction by the model cards
     (what "Best for the direction" picks), so the views open on a model that translates the sentence right
-    (issue 45: the paper's variant, the weakest, opened on a mistranslation); the paper's variant is one pick
+    (the paper's variant, the weakest, opened on a mistranslation); the paper's variant is one pick
     away.  Else the Space's default model."""
     try:
         best = ctx.chooser.best(*DEFAULT_PAIR)

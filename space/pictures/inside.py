@@ -142,7 +142,7 @@ def forcing_figure(data: Dict[str, Any]) -> Figure:
 def recipe_figure(data: Dict[str, Any]) -> Figure:
     """The schedule with the logged rate, the training and validation losses, and the smoothed target.
 
-    A panel with nothing to draw is left out and named in one line under the figure instead (issue 45: a
+    A panel with nothing to draw is left out and named in one line under the figure instead (a
     large panel reading only "The model card records no label smoothing")."""
     train, val = data["logged"]["train"], data["logged"]["val"]
     smoothing = data.get("smoothing")

@@ -125,7 +125,7 @@ FAILED_NOTE = "⚠ **No result**: the last request failed (the message on the pa
 
 def clear_on_failure(event, outputs: List, note: Optional[gr.components.Component] = None) -> None:
     """After ``event`` fails, empty ``outputs`` (and put ``FAILED_NOTE`` in ``note``): an old result left under
-    Gradio's red "Error" badges reads as the answer to the new request (issue 45)."""
+    Gradio's red "Error" badges reads as the answer to the new request."""
     targets = list(outputs) + ([note] if note is not None else [])
 
     def cleared():

@@ -27,7 +27,7 @@ def render(ctx) -> None:
             source, target = language_pickers(ctx, model, "translate", detect=True)
             text = text_input(ctx, "Source text", value=examples_of(None)[0][0], lines=4,
                               elem_id="translate-input")
-            # the button right under the text (issue 45: on the first screen at 1280x900 and 390x844); the
+            # the button right under the text (on the first screen at 1280x900 and 390x844); the
             # examples and the decoding settings follow it
             button = gr.Button("Translate", variant="primary", elem_id="translate-button")
             examples(text, source, "translate")
