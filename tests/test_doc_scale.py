@@ -133,11 +133,11 @@ def test_the_bottleneck_figures_are_the_record(measured, text):
     assert f"about {saturated:,.0f} actors" in text
     assert f"{paper['wire_bytes_per_line']:.0f} bytes per line" in text
     assert paper["in_process_identical_to_cli"]
-    # "about one actor's ...: Ray's own cost is small here" holds while the two are within a tenth of each other
-    assert paper["in_process_lines_per_s"] == pytest.approx(per_actor, rel=0.1)
-    assert f"about one actor's {per_actor:.2f}" in text
-    assert (f"The same blocks through one `Translator` in the benchmark's own process: "
-            f"{paper['in_process_lines_per_s']:.2f} lines/s") in text
+    # the 1-actor run's start: the same lines' time in one actor less their time through the same Translator here
+    start = corpus["lines"] / per_actor - corpus["lines"] / paper["in_process_lines_per_s"]
+    assert (f"The same blocks through one `Translator` in the benchmark's own process, on one thread and without Ray: "
+            f"{paper['in_process_lines_per_s']:.2f} lines/s (measured once, after the rounds), against one actor's "
+            f"{per_actor:.2f}: about {start:.1f} s of each 1-actor run") in text
     found = re.search(r"cluster start of ([\d.]+) s", text)
     assert found and float(found.group(1)) == pytest.approx(corpus["cluster_start_s"], abs=0.005)
 
