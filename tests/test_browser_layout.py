@@ -17,9 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.browser import (ARGS, CHROMIUM, TIMEOUT_MS, screenshot_on_failure,  # noqa: F401  (skips without a browser)
-                             sync_api)
-from helpers.space_fixtures import launch_local
+from helpers.browser import TIMEOUT_MS, app_url, browser, screenshot_on_failure  # noqa: F401  (skips without a browser)
 from space.serving.choice import ModelChooser
 from space.serving.store import ModelStore
 
@@ -70,29 +68,6 @@ CUT_DROPDOWNS_JS = """() => { const cut = [], ctx = document.createElement('canv
       if (need > room + 0.5) cut.push(`${name}: choice "${label}" needs ${Math.round(need)} of ${Math.round(room)} px`); }
   }
   return {cut: cut, shown: shown}; }"""
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    if not (MODELS / "multilingual" / "model.safetensors").is_file():
-        pytest.skip("the shipped models under space/models are missing")
-    url, demo = launch_local([], models_dir=MODELS)
-    try:
-        yield url
-    finally:
-        demo.close()
-        demo.space_context.decoder.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as pw:
-        try:
-            chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        except Exception as exc:  # noqa: BLE001 - a broken browser install is an environment problem
-            pytest.skip(f"cannot start {CHROMIUM}: {exc}")
-        yield chromium
-        chromium.close()
 
 
 def open_page(browser, url: str, size):

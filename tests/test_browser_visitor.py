@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers.browser import (ARGS, CHROMIUM, TIMEOUT_MS, screenshot_on_failure,  # noqa: F401  (skips without a browser)
+from helpers.browser import (TIMEOUT_MS, app_url, browser, screenshot_on_failure,  # noqa: F401  (skips without a browser)
                              sync_api)
 from helpers.corpus import MULTI30K
-from helpers.space_fixtures import launch_local
 from space.serving.choice import ModelChooser
 from space.serving.store import ModelStore
 
@@ -30,29 +29,6 @@ MARKUP = re.compile(r"\u2581|</s>|<2[a-z]{2}>")
 TEXT = ("A young woman is walking her dog in the park. The sun is shining and two children are playing football on "
         "the grass. Later, she meets a friend for coffee near the river.")
 pytestmark = pytest.mark.slow  # a server with the shipped models and a browser: a minute or more
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    if not (MODELS / "multilingual" / "model.safetensors").is_file():
-        pytest.skip("the shipped models under space/models are missing")
-    url, demo = launch_local([], models_dir=MODELS)
-    try:
-        yield url
-    finally:
-        demo.close()
-        demo.space_context.decoder.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as pw:
-        try:
-            chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        except Exception as exc:  # noqa: BLE001 - a broken browser install is an environment problem
-            pytest.skip(f"cannot start {CHROMIUM}: {exc}")
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module", params=list(SIZES))

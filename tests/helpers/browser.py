@@ -28,6 +28,36 @@ new MutationObserver(() => document.querySelectorAll('.toast-body').forEach(t =>
   .observe(document, {subtree: true, childList: true, characterData: true});"""
 
 
+SHIPPED_MODELS = Path(__file__).resolve().parents[2] / "space" / "models"
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    """The Space on the shipped models, on a free local port, for one test module (skipped without them)."""
+    from .space_fixtures import launch_local
+
+    if not (SHIPPED_MODELS / "multilingual" / "model.safetensors").is_file():
+        pytest.skip("the shipped models under space/models are missing")
+    url, demo = launch_local([], models_dir=SHIPPED_MODELS)
+    try:
+        yield url
+    finally:
+        demo.close()
+        demo.space_context.decoder.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for a test module."""
+    with sync_api.sync_playwright() as pw:
+        try:
+            chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        except Exception as exc:  # noqa: BLE001 - a broken browser install is an environment problem
+            pytest.skip(f"cannot start {CHROMIUM}: {exc}")
+        yield chromium
+        chromium.close()
+
+
 def browser_page(url: str):
     """A Chromium page on ``url`` once the Space has rendered (a generator: the page, then the browser closes);
     ``page.errors`` collects the page's JavaScript errors."""
