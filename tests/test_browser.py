@@ -211,7 +211,10 @@ def test_bad_input_shows_a_message_in_the_page(page):
     before = page.locator("#translate-engine-note").inner_text()
     page.locator("#translate-input textarea").fill("A cat sleeps on the sofa.")
     page.locator("#translate-button").click()
+    # the note changes as the failed request's result is cleared and again when the translation arrives: wait for
+    # the translation itself
     page.wait_for_function("b => document.querySelector('#translate-engine-note').innerText !== b", arg=before)
+    page.wait_for_function("() => document.querySelector('#translate-output textarea').value.trim() !== ''")
     assert textarea_value(page, "#translate-output").strip()
     assert not page.errors, page.errors
 
