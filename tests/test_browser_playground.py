@@ -32,7 +32,7 @@ def app(request):
             yield url, demo.space_context.playground
         finally:
             demo.close()
-            demo.space_context.decoder.close()
+            demo.space_context.close()
 
 
 @pytest.fixture(scope="module")

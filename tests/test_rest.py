@@ -223,7 +223,7 @@ def test_cors_narrowed_to_the_origins_named(monkeypatch):
         assert named.headers["access-control-allow-origin"] == "https://other.example"
         assert "access-control-allow-origin" not in client.get("/languages", headers={"Origin": "https://x.example"}).headers
     finally:
-        demo.space_context.decoder.close()
+        demo.space_context.close()
     monkeypatch.setenv("SPACE_CORS_ORIGINS", "")
     assert RestSettings.from_env().cors_origins == ()  # empty: no CORS headers at all
 

@@ -32,7 +32,7 @@ def app():
         finally:
             demo.space_context.playground.close_spares()
             demo.close()
-            demo.space_context.decoder.close()
+            demo.space_context.close()
 
 
 def submit(url, task="reverse", budget=BUDGET, ab=False, a=A, b=B):

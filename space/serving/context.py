@@ -32,6 +32,11 @@ class SpaceContext:
         if self.chooser is None:
             self.chooser = ModelChooser(self.store)
 
+    def close(self) -> None:
+        """Stop the decoding worker and let the Playground's spare processes go (a server shutting down)."""
+        self.decoder.close()
+        self.playground.close_spares()
+
     @property
     def model_names(self) -> List[str]:
         return self.store.names()

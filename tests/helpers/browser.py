@@ -43,7 +43,7 @@ def app_url():
         yield url
     finally:
         demo.close()
-        demo.space_context.decoder.close()
+        demo.space_context.close()
 
 
 @pytest.fixture(scope="module")

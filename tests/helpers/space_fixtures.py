@@ -119,7 +119,7 @@ def running_app(model_dir: os.PathLike, limits: Optional[Limits] = None, models_
                 yield RunningApp(url, demo, demo.space_context.store.name_of(str(model_dir)), model_dir)
             finally:
                 demo.close()
-                demo.space_context.decoder.close()
+                demo.space_context.close()
         finally:
             torch.set_num_threads(threads)
 
@@ -182,7 +182,7 @@ def serving(model_dirs: Iterable[os.PathLike], limits: Optional[Limits] = None, 
         finally:
             server.should_exit = True
             thread.join(30)
-            demo.space_context.decoder.close()
+            demo.space_context.close()
             torch.set_num_threads(threads)
 
 
@@ -226,4 +226,4 @@ def model_context(folder: Path, model, limits: Limits) -> Iterator["SpaceContext
     try:
         yield context
     finally:
-        context.decoder.close()
+        context.close()
