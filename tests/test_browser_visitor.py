@@ -148,8 +148,14 @@ def test_inside_opens_on_the_best_model_and_every_view_shows_every_model_it_offe
     assert opened != "variants/paper" and page.locator("#inside-model input").input_value() == opened
     models = models_offered(page) if page.size == "desktop" else [opened]
     assert len(models) >= (7 if page.size == "desktop" else 1)
+    store = ModelStore(MODELS)
     for name in models:
         pick(page, "#inside-model", name)
+        # the buttons follow the picked model in an event of their own: wait for the attention view's to have
+        # (it alone is off for a model without an encoder)
+        off = store.config(name).layout != "encoder-decoder"
+        page.wait_for_function("off => document.querySelector('#inside-attention-button').disabled === off", arg=off,
+                               timeout=TIMEOUT_MS)
         for view, (button, plot) in VIEWS.items():
             page.get_by_role("tab", name=view, exact=True).click()
             if page.locator(button).is_disabled():

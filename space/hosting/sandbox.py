@@ -36,6 +36,7 @@ from transformer_hub.formats import DocumentError, Translated, read_document
 
 logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.05  # how often the parent looks at the budget and the client while it waits
+MEMORY_EXIT = 75  # the worker's exit code when its memory budget ran out before it could say so
 _CONTEXT: Optional[Any] = None
 _DONE = {"read": "read", "write": "written"}
 
@@ -96,6 +97,14 @@ def _limit_memory(memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
+def _say_memory(conn) -> None:
+    """Tell the parent the memory budget ran out; when even that message cannot be made, the exit code says it."""
+    try:
+        conn.send(("memory", ""))
+    except MemoryError:
+        os._exit(MEMORY_EXIT)
+
+
 def _work(conn, data: bytes, suffix: str, max_bytes: int, memory_mb: int) -> None:
     """The worker: read, send the texts, wait for their translations, write, send the file."""
     try:
@@ -107,7 +116,7 @@ def _work(conn, data: bytes, suffix: str, max_bytes: int, memory_mb: int) -> Non
     except DocumentError as exc:
         conn.send(("refused", str(exc)))
     except MemoryError:
-        conn.send(("memory", ""))
+        _say_memory(conn)
     except RecursionError:
         conn.send(("refused", "The document nests its elements too deeply to be read: simplify its structure."))
     except EOFError:  # the parent has gone: nothing is waiting for the answer
@@ -161,11 +170,11 @@ class DocumentWorker:
 
     def _died(self, doing: str) -> None:
         """The worker ended without an answer: killed by a signal (a C library failing an allocation past the
-        memory cap aborts or faults) is the document's cost; any other end is the server's fault."""
+        memory cap aborts or faults) or ``MEMORY_EXIT`` is the document's cost; any other end the server's fault."""
         self.process.join(5)
         code = self.process.exitcode
         self.close()
-        if code is not None and code < 0:
+        if code is not None and (code < 0 or code == MEMORY_EXIT):
             raise DocumentError(f"The document could not be {_DONE[doing]} within its memory budget of "
                                 f"{self.memory_mb:,} MB: it is too complex to translate here.")
         raise RuntimeError(f"the document worker stopped without an answer (exit code {code})")
