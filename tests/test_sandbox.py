@@ -96,3 +96,20 @@ if __name__ == "__main__":
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["['A dog runs.']"] * 3
     assert runs.read_text().splitlines() == ["__main__"]  # the server's run only: none in the forkserver or workers
+
+
+def test_a_worker_that_cannot_even_say_it_ran_out_of_memory_exits_with_the_code_that_says_so():
+    """Past its address-space cap a worker may fail to pickle its own "memory" answer: it then exits with
+    MEMORY_EXIT, which the parent reads as the document's memory budget (not as the server's fault)."""
+    import multiprocessing
+
+    from space.hosting import sandbox
+
+    class Full:
+        def send(self, message):
+            raise MemoryError
+
+    process = multiprocessing.get_context("fork").Process(target=sandbox._say_memory, args=(Full(),))
+    process.start()
+    process.join(30)
+    assert process.exitcode == sandbox.MEMORY_EXIT
