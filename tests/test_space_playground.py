@@ -103,7 +103,9 @@ def test_stop_during_b_answers_with_b_stopped_then_b_ends_stopped_and_spares_sta
     "starting a fresh training process"."""
     url, runner = app
     runner.warm()
-    client, job = submit(url, ab=True, budget=2 * BUDGET)  # A ends by its budget, B by Stop
+    # A ends by its budget, B by Stop: B's budget leaves the Stop 24 s to arrive, as a loaded machine's client
+    # sees the stream's statuses late
+    client, job = submit(url, ab=True, budget=4 * BUDGET)
     wait_for(job, "B (positions=none)**: training, step", timeout=120)
     answer = client.predict("", api_name="/playground_stop")  # Stop's own answer, not the stream's next status
     assert "**A (positions=sinusoidal)**: done (budget)" in answer, answer
