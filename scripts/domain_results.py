@@ -80,8 +80,7 @@ def evaluate(args: argparse.Namespace, models: List[Scorer]) -> List[Dict]:
     last = next(m for m in reversed(models) if m.quality == "fast")
     for domain, folder in args.data_dir:
         split = args.split.get(domain) or DOMAIN_SPLITS.get(domain, "test")
-        pairs = [p for p in last.models.model.config.pairs()]
-        into_english = sorted(pairs, key=lambda p: p[1] != PIVOT)  # pivots find their first half done
+        into_english = sorted(last.models.model.config.pairs(), key=lambda p: p[1] != PIVOT)  # pivots find their first half done
         done: Dict[Tuple[str, str], List[str]] = {}
         for src, tgt in tqdm(into_english, desc=f"{domain} directions", unit="set"):
             sources, references = split_lines(folder, split, src), split_lines(folder, split, tgt)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.browser import TIMEOUT_MS, app_url, browser, screenshot_on_failure  # noqa: F401  (skips without a browser)
+from helpers.browser import TIMEOUT_MS, app_url, browser, open_page, screenshot_on_failure  # noqa: F401  (skips without a browser)
 from space.serving.choice import ModelChooser
 from space.serving.store import ModelStore
 
@@ -70,28 +70,21 @@ CUT_DROPDOWNS_JS = """() => { const cut = [], ctx = document.createElement('canv
   return {cut: cut, shown: shown}; }"""
 
 
-def open_page(browser, url: str, size):
-    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.errors = []
-    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-    page.goto(url, wait_until="domcontentloaded")
-    page.locator("#translate-button").wait_for(state="visible")
+def open_sized(browser, url: str, size):
     SHOTS.mkdir(parents=True, exist_ok=True)
-    return page
+    return open_page(browser, url, *size)
 
 
 @pytest.fixture(scope="module")
 def phone(browser, app_url):
-    page = open_page(browser, app_url, PHONE)
+    page = open_sized(browser, app_url, PHONE)
     yield page
     page.context.close()
 
 
 @pytest.fixture(scope="module")
 def desktop(browser, app_url):
-    page = open_page(browser, app_url, DESKTOP)
+    page = open_sized(browser, app_url, DESKTOP)
     yield page
     page.context.close()
 

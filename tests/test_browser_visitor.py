@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.browser import (TIMEOUT_MS, app_url, browser, screenshot_on_failure,  # noqa: F401  (skips without a browser)
+from helpers.browser import (TIMEOUT_MS, app_url, browser, open_page, screenshot_on_failure,  # noqa: F401  (skips without a browser)
                              sync_api)
 from helpers.corpus import MULTI30K
 from space.serving.choice import ModelChooser
@@ -33,18 +33,11 @@ pytestmark = pytest.mark.slow  # a server with the shipped models and a browser:
 
 @pytest.fixture(scope="module", params=list(SIZES))
 def page(request, browser, app_url):
-    width, height = SIZES[request.param]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.errors = []
-    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-    page.goto(app_url, wait_until="domcontentloaded")
-    page.locator("#translate-button").wait_for(state="visible")
+    page = open_page(browser, app_url, *SIZES[request.param])
     page.size = request.param
     (SCREENS / request.param).mkdir(parents=True, exist_ok=True)
     yield page
-    context.close()
+    page.context.close()
 
 
 def shoot(page, name: str) -> None:

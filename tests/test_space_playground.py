@@ -30,7 +30,6 @@ def app():
         try:
             yield url, demo.space_context.playground
         finally:
-            demo.space_context.playground.close_spares()
             demo.close()
             demo.space_context.close()
 

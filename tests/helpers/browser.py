@@ -58,6 +58,18 @@ def browser():
         chromium.close()
 
 
+def open_page(browser, url: str, width: int, height: int):
+    """A page of ``browser`` on ``url`` in a new context of that viewport, once the Space has rendered;
+    ``page.errors`` collects its JavaScript errors (close it with ``page.context.close()``)."""
+    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.goto(url, wait_until="domcontentloaded")
+    page.locator("#translate-button").wait_for(state="visible")
+    return page
+
+
 def browser_page(url: str):
     """A Chromium page on ``url`` once the Space has rendered (a generator: the page, then the browser closes);
     ``page.errors`` collects the page's JavaScript errors."""
