@@ -3,14 +3,18 @@ the damage, before anything is translated; a seeded fuzzer over valid documents 
 from __future__ import annotations
 
 import io
+import json
 import random
+import subprocess
+import sys
 import zipfile
 
 import pytest
+from lxml import etree
 
 from benchmarks.hostile import hostile_cases, make_docx, replace_member, valid_documents
 from transformer_hub.formats import DocumentError, read_document, translate_document, translate_html
-from transformer_hub.formats.budget import MAX_DEPTH, MAX_ELEMENTS, Budget, scan_xml
+from transformer_hub.formats.budget import MAX_DEPTH, MAX_ELEMENTS, Budget, out_of_memory, scan_xml
 from transformer_hub.formats.layout import Translated
 
 SCALE = 0.055  # 220,000 empty paragraphs in the .odt (the fewest): just past the 200,000 elements allowed
@@ -73,6 +77,48 @@ def test_the_scan_counts_text_units_and_stops_at_the_first_limit_passed():
     assert budget.text_units == 4  # stopped at the fourth, not after the fifth
     with pytest.raises(DocumentError, match="not well-formed XML"):
         scan_xml(io.BytesIO(b"<a><b></a>"), Budget(), "b.xml")
+
+
+SWEEP = """
+import io, json, os, resource, sys
+from transformer_hub.formats import DocumentError
+from transformer_hub.formats.budget import Budget, scan_xml
+data = b"<r><p>" + b"A dog runs. " * 350_000 + b"</p></r>"
+outcomes = {}
+for kb in range(0, 30_000, 1000):
+    reader, writer = os.pipe()
+    if os.fork() == 0:
+        limit = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE") + (kb << 10)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            scan_xml(io.BytesIO(data), Budget(), "big.xml")
+            outcome = b"read"
+        except MemoryError:
+            outcome = b"MemoryError"
+        except DocumentError:
+            outcome = b"DocumentError"
+        os.write(writer, outcome)
+        os._exit(0)
+    os.close(writer)
+    os.wait()
+    outcomes[kb] = os.read(reader, 100).decode() or "no answer"
+    os.close(reader)
+print(json.dumps(outcomes))
+"""
+
+
+def test_libxml2_out_of_memory_is_a_memory_error_not_a_malformed_file():
+    """Past an address-space cap, libxml2's failed allocation reaches lxml as a syntax error ("unknown error",
+    line 0): the scan raises it as a ``MemoryError`` (the sandbox's memory budget), never as the visitor's
+    malformed XML. The caps sweep where the allocation fails: inside the parse, in Python, or not at all."""
+    # a fresh interpreter forks each capped child: a fork of this test process would inherit its freed heap
+    done = subprocess.run([sys.executable, "-c", SWEEP], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    outcomes = json.loads(done.stdout)
+    assert not [o for o in outcomes.values() if o.startswith("DocumentError")], outcomes
+    assert "MemoryError" in outcomes.values() and "read" in outcomes.values(), outcomes
+    syntax_error = etree.XMLSyntaxError("unknown error", etree.ErrorTypes.ERR_NO_MEMORY, 0, 0, "<string>")
+    assert out_of_memory(syntax_error) and not out_of_memory(etree.XMLSyntaxError("bad", 4, 1, 1, "a.xml"))
 
 
 # ----------------------------------------------------------------------------- the fuzzer

@@ -33,6 +33,7 @@ import types
 from typing import Any, Callable, List, Optional
 
 from transformer_hub.formats import DocumentError, Translated, read_document
+from transformer_hub.formats.budget import out_of_memory
 
 logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.05  # how often the parent looks at the budget and the client while it waits
@@ -122,7 +123,10 @@ def _work(conn, data: bytes, suffix: str, max_bytes: int, memory_mb: int) -> Non
     except EOFError:  # the parent has gone: nothing is waiting for the answer
         pass
     except Exception as exc:  # noqa: BLE001 - a library choking on the visitor's bytes: their file, told so
-        conn.send(("broken", f"{type(exc).__name__}: {exc}"))
+        if out_of_memory(exc):  # a library's own lxml parse past the cap
+            _say_memory(conn)
+        else:
+            conn.send(("broken", f"{type(exc).__name__}: {exc}"))
 
 
 class DocumentWorker:

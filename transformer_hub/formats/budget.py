@@ -56,6 +56,12 @@ def _has_text(value: Any) -> int:
     return 1 if isinstance(value, str) and value.strip() else 0
 
 
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is libxml2 failing an allocation (a memory cap reached mid-parse), which lxml reports as a
+    syntax error ("unknown error", line 0): the budget's doing, never the visitor's malformed file."""
+    return isinstance(exc, etree.XMLSyntaxError) and exc.code == etree.ErrorTypes.ERR_NO_MEMORY
+
+
 def scan_xml(stream: IO[bytes], budget: Budget, where: str) -> None:
     """Stream the XML in ``stream`` through ``budget`` (its name ``where`` for the messages); a malformed one is
     a ``DocumentError``. Entities are never resolved, no DTD or network is read; each element is cleared as it
@@ -76,6 +82,8 @@ def scan_xml(stream: IO[bytes], budget: Budget, where: str) -> None:
             while parent is not None and element.getprevious() is not None:  # the siblings already counted
                 del parent[0]
     except etree.XMLSyntaxError as exc:
+        if out_of_memory(exc):
+            raise MemoryError(str(exc)) from None
         if "Excessive depth" in str(exc):  # libxml2 parses ahead of the events: its own depth cap came first
             budget.element(budget.max_depth + 1, where)
         raise DocumentError(f"{budget.what} is not readable: {where} is not well-formed XML ({exc}).") from None

@@ -14,7 +14,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, List, Tuple
 
-from .budget import Budget, scan_xml
+from .budget import Budget, out_of_memory, scan_xml
 from .layout import Document, DocumentError, Translated
 
 MAX_UNPACKED_BYTES = 64 << 20  # a document's files together, uncompressed (their sizes as the archive declares
@@ -71,6 +71,8 @@ def open_package(data: bytes, kind: str, required: str, opener: Callable[[io.Byt
     try:
         return opener(io.BytesIO(data))
     except errors as exc:
+        if out_of_memory(exc):
+            raise MemoryError(str(exc)) from None
         raise DocumentError(f"The file is not a readable {kind} document: {exc}") from None
 
 
