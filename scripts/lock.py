@@ -5,9 +5,10 @@ the ranges in ``pyproject.toml``.
     python -m scripts.lock --newest FILE   # the newest releases the ranges allow, for the newest-releases lane
     python -m scripts.lock --compare FILE  # which of FILE's versions differ from requirements-dev.txt's
 
-``requirements.txt`` locks the extras ``space``, ``documents`` and ``fast`` (what ``python app.py`` imports);
-``requirements-dev.txt`` adds ``dev``, ``export`` and ``scale`` (Ray) under the first lock as a constraint, so the
-two agree on every package they share. All three hold torch where ``scripts/lock_constraints.txt`` says: CI's machines carry
+``requirements-dev.txt`` locks everything the tests need: the extras ``space``, ``documents`` and ``fast`` (what
+``python app.py`` imports), ``dev``, ``export`` and ``scale`` (Ray); ``requirements.txt`` then locks the first three
+under it as a constraint, so the two agree on every package they share (the other way round, the smaller lock
+could take a release that the larger set cannot have, and the test lock would not resolve at all). All three hold torch where ``scripts/lock_constraints.txt`` says: CI's machines carry
 its CPU build on disk (found through pip's own ``find-links`` setting), and every newer release on the package
 index is a CUDA build of several GB. The lock names it without its ``+cpu`` label, so that a machine without that
 file takes the same release from the index.
@@ -88,8 +89,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.newest is not None:
             compile_lock(args.newest.resolve(), DEV_EXTRAS, upgrade=True)
             return 0
-        compile_lock(ROOT / "requirements.txt", SPACE_EXTRAS, upgrade=True)
-        compile_lock(ROOT / "requirements-dev.txt", DEV_EXTRAS, constraints=ROOT / "requirements.txt", upgrade=True)
+        compile_lock(ROOT / "requirements-dev.txt", DEV_EXTRAS, upgrade=True)
+        compile_lock(ROOT / "requirements.txt", SPACE_EXTRAS, constraints=ROOT / "requirements-dev.txt", upgrade=True)
     except FileNotFoundError:
         print("lock: uv is not installed; `pip install uv` (requirements-dev.txt has it)", file=sys.stderr)
         return 2
