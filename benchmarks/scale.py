@@ -77,19 +77,26 @@ def interleaved(names: List[str], rounds: int) -> Iterator[Tuple[int, str]]:
 def bench_corpus(args: argparse.Namespace, folder: Path) -> Dict:
     import ray
 
+    from transformer_hub.scale import start_cluster
+
     lines = corpus_lines(args.lines)
     source = folder / "corpus.txt"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     start = time.perf_counter()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": ONE_CORE})
+    start_cluster(ray, cpus=2)
     cluster_s = time.perf_counter() - start
     ray.data.DataContext.get_current().enable_progress_bars = False
     seconds: Dict[str, List[float]] = {"cli": [], "ray1": [], "ray2": []}
+    steady: Dict[str, List[Tuple[int, float]]] = {"ray1": [], "ray2": []}
     outputs: List[Tuple[str, List[str]]] = []
     try:
         for r, name in interleaved(list(seconds), args.rounds):
             out = folder / f"{name}-{r}.txt"
-            took = run_cli(source, out) if name == "cli" else run_ray(source, out, int(name[-1]), args.block_lines)
+            if name == "cli":
+                took = run_cli(source, out)
+            else:
+                took, steady_part = run_ray(source, out, int(name[-1]), args.block_lines)
+                steady[name].append(steady_part)
             seconds[name].append(round(took, 2))
             outputs.append((name, out.read_text(encoding="utf-8").splitlines()))
         paper = paper_inputs(source, folder / "cli-0.txt", folder, args.block_lines)
@@ -101,24 +108,32 @@ def bench_corpus(args: argparse.Namespace, folder: Path) -> Dict:
              "rounds_s": took, "seconds": round(sum(took), 2),
              "lines_per_s": round(len(lines) * len(took) / sum(took), 2), "identical_to_cli": same[name]}
             for name, took in seconds.items()]
+    for row, name in zip(rows[1:], steady):  # the actors' rate once they are up, over all rounds
+        row["steady_lines_per_s"] = round(sum(n for n, _ in steady[name]) / sum(t for _, t in steady[name]), 2)
     speedup = rows[2]["lines_per_s"] / rows[1]["lines_per_s"]
     per_round = [round(one / two, 2) for one, two in zip(seconds["ray1"], seconds["ray2"])]
     return {"lines": len(lines), "rounds": args.rounds, "block_lines": args.block_lines,
             "cluster_start_s": round(cluster_s, 2), "results": rows, "speedup_2_over_1": round(speedup, 2),
             "speedup_per_round": per_round, "efficiency": round(speedup / 2, 2),
+            "steady_speedup_2_over_1": round(rows[2]["steady_lines_per_s"] / rows[1]["steady_lines_per_s"], 2),
             "one_actor_over_cli": round(rows[1]["lines_per_s"] / rows[0]["lines_per_s"], 2),
             "per_actor_lines_per_s": round(rows[2]["lines_per_s"] / 2, 2), "paper": paper}
 
 
-def run_ray(source: Path, out: Path, actors: int, block_lines: int) -> float:
-    """Seconds of ``translate-corpus`` (``run_job``) with ``actors`` actors on the running cluster."""
+def run_ray(source: Path, out: Path, actors: int, block_lines: int) -> Tuple[float, Tuple[int, float]]:
+    """Seconds of ``translate-corpus`` (``run_job``) with ``actors`` actors on the running cluster, and its steady
+    part: (lines, seconds) from the first block's return to the last's, without the first ``actors`` blocks
+    (those the actors decoded while the others started), so the actors' start is not in it."""
     from transformer_hub.scale import CorpusJob, run_job
 
     job = CorpusJob(str(source), str(out), dict(model=str(MODELS), src_lang="auto", tgt_lang="de"),
                     block_lines=block_lines, actors=actors, progress=False)
+    returned: List[float] = []
     start = time.perf_counter()
-    run_job(job)
-    return time.perf_counter() - start
+    report = run_job(job, on_block=lambda block: returned.append(time.perf_counter()))
+    took = time.perf_counter() - start
+    steady_lines = report.lines - min(actors * block_lines, report.lines)
+    return took, (steady_lines, returned[-1] - returned[0])
 
 
 def paper_inputs(source: Path, translated: Path, folder: Path, block_lines: int) -> Dict:

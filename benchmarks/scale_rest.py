@@ -30,7 +30,6 @@ from .app import WARMUP, app_process, concurrent_requests, free_port, measure_re
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "space" / "models"
-ONE_CORE = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 APPS = {"one": 1, "two": 2}  # Serve application (route prefix) -> replicas
 ATTEMPTS = 4
 RETRYABLE = (ConnectionError, http.client.HTTPException, TimeoutError)
@@ -105,8 +104,10 @@ def bench_rest(args: argparse.Namespace) -> Dict:
     import ray
     from ray import serve
 
+    from transformer_hub.scale import start_cluster
+
     with app_process(None) as (app_url, _):
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": ONE_CORE})
+        start_cluster(ray, cpus=2)
         try:
             start = time.perf_counter()
             base = start_serve(serve)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import sys
 
 import pytest
@@ -12,7 +13,7 @@ from helpers.corpus import read_multi30k
 
 from transformer_hub.cli import main
 from transformer_hub.decoding import DecodingConfig
-from transformer_hub.scale import CorpusError, CorpusJob, Item, PartsFolder, read_items, run_job
+from transformer_hub.scale import CorpusError, CorpusJob, PartsFolder, read_items, run_job, start_cluster
 from transformer_hub.scale.blocks import blocks_of
 from transformer_hub.scale.translator import load_models
 from transformer_hub.text.pipeline import translate_texts
@@ -35,12 +36,44 @@ def _ray():
 def cluster():
     ray = _ray()
     started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    start_cluster(ray, cpus=2)  # as run_job starts it
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield ray
     if started:
         ray.shutdown()
+
+
+def test_the_local_clusters_workers_run_one_thread(cluster):
+    @cluster.remote(num_cpus=1)
+    def threads():
+        import torch
+
+        return os.environ.get("OMP_NUM_THREADS"), os.environ.get("MKL_NUM_THREADS"), torch.get_num_threads()
+
+    assert cluster.get(threads.remote()) == ("1", "1", 1)
+
+
+def test_a_running_cluster_gets_the_one_thread_settings_in_the_jobs_runtime_env(monkeypatch):
+    """Joining a cluster (``address``), the workers do not inherit this process's environment: the settings go
+    in the runtime_env; locally they go in the inherited environment, which is restored after the start."""
+    calls = []
+
+    class FakeRay:
+        @staticmethod
+        def is_initialized():
+            return False
+
+        @staticmethod
+        def init(**options):
+            calls.append((options, os.environ.get("OMP_NUM_THREADS")))
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    start_cluster(FakeRay, address="auto")
+    start_cluster(FakeRay, cpus=3)
+    remote, local = calls
+    assert remote[0]["runtime_env"] == {"env_vars": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}}
+    assert "runtime_env" not in local[0] and local[0]["num_cpus"] == 3 and local[1] == "1"
+    assert os.environ["OMP_NUM_THREADS"] == "7"
 
 
 def mixed_lines(n: int):

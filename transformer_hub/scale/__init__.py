@@ -2,8 +2,8 @@
 blocks written as part files so that a job cut short resumes where it stopped (``blocks``).  Ray is the optional
 extra ``scale`` (``pip install 'transformer_hub[scale]'``): only ``job.run_job`` needs it."""
 from .blocks import CorpusError, Item, PartsFolder, read_items
-from .job import CorpusJob, JobReport, MissingRay, require_ray, run_job
+from .job import CorpusJob, JobReport, MissingRay, require_ray, run_job, start_cluster
 from .translator import Translator, load_models
 
 __all__ = ["CorpusError", "CorpusJob", "Item", "JobReport", "MissingRay", "PartsFolder", "Translator",
-           "load_models", "read_items", "require_ray", "run_job"]
+           "load_models", "read_items", "require_ray", "run_job", "start_cluster"]

@@ -15,6 +15,7 @@ from .blocks import Item, PartsFolder, blocks_of, fingerprint, is_jsonl, read_it
 from .translator import Translator
 
 INSTALL = "pip install 'transformer_hub[scale]'"
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # an actor per core: its libraries on one thread
 
 
 class MissingRay(UserError):
@@ -76,6 +77,31 @@ class CorpusTranslator:
         return {"block": blocks, "rows": rows}
 
 
+def start_cluster(ray, address: Optional[str] = None, cpus: int = 2) -> None:
+    """Ray, unless already started: a local cluster of ``cpus`` CPUs (``address`` None) or a running one.
+
+    Locally the one-thread settings reach the workers through the environment they inherit, not a
+    ``runtime_env``: a job with its own runtime_env cannot use the workers Ray starts beforehand and waits for
+    new ones (about a second per actor). A running cluster's workers do not inherit this process's environment,
+    so there they travel in the job's runtime_env."""
+    if ray.is_initialized():
+        return
+    options: Dict[str, Any] = dict(address=address, log_to_driver=False, include_dashboard=False)
+    if address:
+        ray.init(**options, runtime_env={"env_vars": ONE_THREAD})
+        return
+    saved = {name: os.environ.get(name) for name in ONE_THREAD}
+    os.environ.update(ONE_THREAD)  # inherited by the raylet, and from it by every worker
+    try:
+        ray.init(**options, num_cpus=cpus)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def run_job(job: CorpusJob, on_block: Optional[Callable[[int], None]] = None) -> JobReport:
     """Translate ``job``'s blocks without a part file on Ray, write each as it comes, then join them into the
     output; ``on_block(block)`` after each part is written."""
@@ -94,10 +120,7 @@ def run_job(job: CorpusJob, on_block: Optional[Callable[[int], None]] = None) ->
 
 def _translate_blocks(ray, job: CorpusJob, blocks: List[List[Item]], todo: List[int], parts: PartsFolder,
                       on_block: Optional[Callable[[int], None]]) -> None:
-    if not ray.is_initialized():
-        ray.init(address=job.address, num_cpus=None if job.address else max(job.actors, os.cpu_count() or 1),
-                 log_to_driver=False, include_dashboard=False,
-                 runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}})
+    start_cluster(ray, job.address, max(job.actors, os.cpu_count() or 1))
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = job.progress
     rows = [{"block": b, "first": b * job.block_lines,
