@@ -72,23 +72,29 @@ def lowest_of(rows: Sequence[Dict[str, float]]) -> set:
     return lowest
 
 
+def chrf_below(rows: Sequence[Dict[str, float]], lowest: set) -> float:
+    """The chrF that the ``lowest`` rows are under: the lowest of the other rows'."""
+    return min((r["chrf"] for i, r in enumerate(rows) if i not in lowest), default=100.0)
+
+
 def measure(rows: Sequence[Dict[str, float]]) -> Dict[str, object]:
-    order = sorted(range(len(rows)), key=lambda i: rows[i]["chrf"])
     lowest = lowest_of(rows)
     before = rates(rows, lowest, BEFORE["mean"], BEFORE["lowest_word"])
     def best(pairs):
         return max((rates(rows, lowest, m, w) for m, w in pairs), key=lambda r: (r["f1"], -r["flagged_all"]))
 
     found = {"sentences": len(rows), "lowest_share": LOWEST_SHARE, "lowest_count": len(lowest),
-             "lowest_chrf_below": rows[order[len(lowest)]]["chrf"], "before": before,
+             "before": before,
              "after": best([(m, w) for m in MEANS for w in WORDS]), "mean_only": best([(m, 0.0) for m in MEANS])}
     domains = list(dict.fromkeys(r["domain"] for r in rows if r.get("domain")))
-    if domains:  # the chosen flag on each domain's sentences (its own lowest 10 %)
-        found["per_domain"] = {}
-        for domain in domains:
-            mine = [r for r in rows if r.get("domain") == domain]
-            found["per_domain"][domain] = rates(mine, lowest_of(mine), found["after"]["mean"],
-                                                found["after"]["lowest_word"])
+    if not domains:
+        return {**found, "lowest_chrf_below": chrf_below(rows, lowest)}
+    found["per_domain"] = {}  # the chosen flag on each domain's sentences (its own lowest 10 %, its own level)
+    for domain in domains:
+        mine = [r for r in rows if r.get("domain") == domain]
+        low = lowest_of(mine)
+        found["per_domain"][domain] = {**rates(mine, low, found["after"]["mean"], found["after"]["lowest_word"]),
+                                       "lowest_chrf_below": chrf_below(mine, low)}
     return found
 
 

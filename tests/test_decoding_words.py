@@ -153,6 +153,7 @@ def test_the_measurement_counts_what_it_says():
     rows = [{"chrf": 10.0 * i, "mean": 0.3 if i < 2 else 0.9, "lowest_word": 0.5} for i in range(20)]
     result = unsure_flag.measure(rows)
     assert result["lowest_count"] == 2 and result["before"]["flagged_lowest"] == 1.0
+    assert result["lowest_chrf_below"] == 20.0  # the lowest two (0 and 10) are below the third's chrF
     assert result["before"]["flagged_all"] == pytest.approx(0.1) and result["before"]["f1"] == 1.0
     assert result["after"]["f1"] == 1.0 and result["after"]["flagged_all"] == pytest.approx(0.1)
     assert re.fullmatch(r"\d\.\d+", str(result["after"]["mean"]))
@@ -173,3 +174,5 @@ def test_two_domains_are_calibrated_together_with_each_ones_lowest_tenth():
     assert set(result["per_domain"]) == {"captions", "software"}
     assert result["per_domain"]["software"]["flagged_lowest"] == 1.0
     assert result["per_domain"]["software"]["flagged_all"] == pytest.approx(0.1)
+    assert result["per_domain"]["captions"]["lowest_chrf_below"] == 52.0  # each domain's own level
+    assert result["per_domain"]["software"]["lowest_chrf_below"] == 3.0 and "lowest_chrf_below" not in result
