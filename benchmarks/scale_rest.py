@@ -75,13 +75,35 @@ def start_serve(serve) -> str:
     return f"http://127.0.0.1:{port}/"
 
 
-def cell(url: str, args: argparse.Namespace) -> Dict:
-    """One measurement of ``url`` with the proxy's CPU over it."""
-    proxies = titled(b"ray::ProxyActor")
-    before, start = cpu_s(proxies), time.perf_counter()
+def machine_busy_s() -> float:
+    """CPU seconds every process of the machine has used (user + nice + system, /proc/stat)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    return sum(int(x) for x in fields[:3]) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_groups(app: Optional[str]) -> Dict[str, List[int]]:
+    """Where a Serve cell's CPU goes: the proxy, the replicas' actor processes, their decoding workers (their
+    children), and this process (the clients' threads and Ray's driver)."""
+    groups = {"proxy": titled(b"ray::ProxyActor"), "clients": [os.getpid()]}
+    if app is not None:
+        replicas = replicas_of(app)
+        groups["replicas"] = replicas
+        groups["decoding workers"] = [p for r in replicas for p in process_tree(r) if p != r]
+    return groups
+
+
+def cell(url: str, args: argparse.Namespace, app: Optional[str] = None) -> Dict:
+    """One measurement of ``url`` (Serve's application ``app``, or None) with the share of a core each group of
+    ``cpu_groups`` used over it, and what the machine's other processes used (Ray's own, anything else)."""
+    groups = cpu_groups(app)
+    before = {name: cpu_s(pids) for name, pids in groups.items()}
+    busy_before, start = machine_busy_s(), time.perf_counter()
     row = measure_rest(url, "en-de", args.clients, args.requests, warmup=WARMUP, keep_latencies=True)
-    row["proxy_cpu_s"] = cpu_s(proxies) - before
     row["measured_s"] = time.perf_counter() - start
+    used = {name: cpu_s(pids) - before[name] for name, pids in groups.items()}
+    used["everything else"] = machine_busy_s() - busy_before - sum(used.values())
+    row["proxy_cpu_s"] = used["proxy"]
+    row["cpu_s"] = used
     return row
 
 
@@ -90,13 +112,16 @@ def pooled(name: str, replicas: Optional[int], rows: List[Dict], reference: List
     latencies = [x for r in rows for x in r["latencies_s"]]
     wall = sum(r["wall_s"] for r in rows)
     answered = sum(r["requests"] - r["errors"] for r in rows)
-    proxy = sum(r["proxy_cpu_s"] for r in rows) / sum(r["measured_s"] for r in rows)
+    measured = sum(r["measured_s"] for r in rows)
+    proxy = sum(r["proxy_cpu_s"] for r in rows) / measured
+    cores = {name: round(sum(r["cpu_s"][name] for r in rows) / measured, 2) for name in rows[0]["cpu_s"]}
     return {"server": name, "replicas": replicas, "requests": sum(r["requests"] for r in rows),
             "errors": sum(r["errors"] for r in rows), "requests_per_s": round(answered / wall, 2),
             "rounds_requests_per_s": [r["requests_per_s"] for r in rows],
             "p50_ms": round(1000 * percentile(latencies, 0.5), 1),
             "p95_ms": round(1000 * percentile(latencies, 0.95), 1),
             "proxy_core_share": round(proxy, 2) if replicas else None,
+            "cores_used": cores if replicas else None,
             "identical_to_app": all(r["outputs"] == reference for r in rows)}
 
 
@@ -118,7 +143,7 @@ def bench_rest(args: argparse.Namespace) -> Dict:
             cells: Dict[str, List[Dict]] = {name: [] for name in urls}
             for r in range(args.rounds):
                 for name in (list(urls) if r % 2 == 0 else list(urls)[::-1]):
-                    cells[name].append(cell(urls[name], args))
+                    cells[name].append(cell(urls[name], args, None if name == "app.py" else name))
             reference = cells["app.py"][0]["outputs"]
             kill = kill_replica(urls["two"], args.clients, args.requests, reference)
         finally:
@@ -202,6 +227,8 @@ def print_rest(rest: Dict) -> None:
         proxy = r["proxy_core_share"] if r["proxy_core_share"] is not None else "-"
         print(f"  {name:<20} {r['requests_per_s']:>7} req/s  p50 {r['p50_ms']:>7} ms  p95 {r['p95_ms']:>7} ms  "
               f"errors {r['errors']}  proxy {proxy} of a core  answers as app.py's: {r['identical_to_app']}")
+        if r["cores_used"]:
+            print("    cores used: " + ", ".join(f"{name} {share:.2f}" for name, share in r["cores_used"].items()))
     print(f"  2 replicas / 1 replica: {rest['speedup_2_over_1']}x (target >= 1.4); 1 replica / app.py: "
           f"{rest['one_replica_over_app']}x")
     k = rest["replica_kill"]
