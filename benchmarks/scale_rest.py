@@ -156,7 +156,39 @@ def bench_rest(args: argparse.Namespace) -> Dict:
             "serve_start_s": round(serve_start_s, 2), "results": rows, "speedup_2_over_1": round(speedup, 2),
             "efficiency": round(speedup / 2, 2),
             "one_replica_over_app": round(rows[1]["requests_per_s"] / rows[0]["requests_per_s"], 2),
-            "replica_kill": kill}
+            "replica_kill": kill, "batching": batching_cost(args.clients, args.requests, args.rounds)}
+
+
+def batching_cost(clients: int, sentences: int, rounds: int) -> Dict:
+    """What merging requests is worth to one decoding process (one thread, as a replica's worker): milliseconds
+    a sentence when the REST's en-de decode (beam 4, length penalty 0.6) takes ``clients`` sentences at once (one
+    server's batches under ``clients`` clients) and half as many (each of two replicas' share), rounds
+    interleaved."""
+    import torch
+
+    from transformer_hub import Transformer
+    from transformer_hub.decoding import DecodingConfig, generate
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model = Transformer.from_pretrained(str(MODELS / "en-de")).eval()
+        config = DecodingConfig(strategy="beam", beam_size=4, length_penalty=0.6)
+        texts = test_sentences(sentences)
+        sizes = [clients, max(1, clients // 2)]
+        seconds = {size: 0.0 for size in sizes}
+        for r in range(rounds):
+            for size in (sizes if r % 2 == 0 else sizes[::-1]):
+                start = time.perf_counter()
+                for first in range(0, len(texts), size):
+                    generate(model, texts[first:first + size], config, src_lang="en", tgt_lang="de")
+                seconds[size] += time.perf_counter() - start
+    finally:
+        torch.set_num_threads(threads)
+    per = {size: 1000 * took / (rounds * len(texts)) for size, took in seconds.items()}
+    return {"sentences": len(texts), "rounds": rounds,
+            "ms_per_sentence": {str(size): round(ms, 2) for size, ms in per.items()},
+            "half_over_full": round(per[sizes[1]] / per[sizes[0]], 2)}
 
 
 def kill_replica(url: str, clients: int, requests: int, reference: List[str]) -> Dict:
@@ -231,6 +263,10 @@ def print_rest(rest: Dict) -> None:
             print("    cores used: " + ", ".join(f"{name} {share:.2f}" for name, share in r["cores_used"].items()))
     print(f"  2 replicas / 1 replica: {rest['speedup_2_over_1']}x (target >= 1.4); 1 replica / app.py: "
           f"{rest['one_replica_over_app']}x")
+    b = rest["batching"]
+    full, half = list(b["ms_per_sentence"].items())
+    print(f"  one decoding process, en-de beam 4: {full[1]} ms a sentence {full[0]} at a time, {half[1]} ms "
+          f"{half[0]} at a time ({b['half_over_full']}x)")
     k = rest["replica_kill"]
     print(f"  one of 2 replicas killed after {k['killed_after_answers']} of {k['requests']} answers: lost {k['lost']}, "
           f"retryable errors {k['retryable_errors']} ({', '.join(k['retryable_kinds']) or 'none'}) on "
