@@ -43,14 +43,16 @@ def cluster():
         ray.shutdown()
 
 
-def test_the_local_clusters_workers_run_one_thread(cluster):
+def test_the_local_clusters_workers_run_one_thread_with_torch_imported_before_the_work(cluster):
     @cluster.remote(num_cpus=1)
-    def threads():
+    def worker():
+        preloaded = "torch" in sys.modules and "transformer_hub.scale.translator" in sys.modules
         import torch
 
-        return os.environ.get("OMP_NUM_THREADS"), os.environ.get("MKL_NUM_THREADS"), torch.get_num_threads()
+        return os.environ.get("OMP_NUM_THREADS"), os.environ.get("MKL_NUM_THREADS"), torch.get_num_threads(), \
+            preloaded
 
-    assert cluster.get(threads.remote()) == ("1", "1", 1)
+    assert cluster.get(worker.remote()) == ("1", "1", 1, True)
 
 
 def test_a_running_cluster_gets_the_one_thread_settings_in_the_jobs_runtime_env(monkeypatch):
@@ -73,6 +75,7 @@ def test_a_running_cluster_gets_the_one_thread_settings_in_the_jobs_runtime_env(
     remote, local = calls
     assert remote[0]["runtime_env"] == {"env_vars": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}}
     assert "runtime_env" not in local[0] and local[0]["num_cpus"] == 3 and local[1] == "1"
+    assert local[0]["_system_config"] == {"preload_python_modules": ["torch", "transformer_hub.scale.translator"]}
     assert os.environ["OMP_NUM_THREADS"] == "7"
 
 

@@ -77,13 +77,18 @@ class CorpusTranslator:
         return {"block": blocks, "rows": rows}
 
 
+PRELOAD = ["torch", "transformer_hub.scale.translator"]  # what an actor imports before it can load a model
+
+
 def start_cluster(ray, address: Optional[str] = None, cpus: int = 2) -> None:
     """Ray, unless already started: a local cluster of ``cpus`` CPUs (``address`` None) or a running one.
 
-    Locally the one-thread settings reach the workers through the environment they inherit, not a
-    ``runtime_env``: a job with its own runtime_env cannot use the workers Ray starts beforehand and waits for
-    new ones (about a second per actor). A running cluster's workers do not inherit this process's environment,
-    so there they travel in the job's runtime_env."""
+    A local cluster starts its worker processes ahead of the work, and there each imports ``PRELOAD`` (Ray's
+    ``preload_python_modules``) while the job is being prepared, so an actor's start is loading the models, not
+    importing torch. The one-thread settings reach those workers through the environment they inherit, not a
+    ``runtime_env``: a job with its own runtime_env cannot use the workers started beforehand and waits for new
+    ones. A running cluster's workers do not inherit this process's environment, so there the settings travel in
+    the job's runtime_env (its workers are started as its own ``ray start`` configured them)."""
     if ray.is_initialized():
         return
     options: Dict[str, Any] = dict(address=address, log_to_driver=False, include_dashboard=False)
@@ -93,7 +98,7 @@ def start_cluster(ray, address: Optional[str] = None, cpus: int = 2) -> None:
     saved = {name: os.environ.get(name) for name in ONE_THREAD}
     os.environ.update(ONE_THREAD)  # inherited by the raylet, and from it by every worker
     try:
-        ray.init(**options, num_cpus=cpus)
+        ray.init(**options, num_cpus=cpus, _system_config={"preload_python_modules": PRELOAD})
     finally:
         for name, value in saved.items():
             if value is None:
