@@ -6,7 +6,7 @@ token just written rather than the one to write: measured on the en-de model, it
 by one word), it is a usable word alignment: the step that writes "Fahrrad" puts ~0.9 of its weight on
 "bicycle", the article before it ~0.4.  From it:
 
-* :func:`source_span`: the source token positions a term's words occupy;
+* :func:`source_spans`: the source token positions a term's words occupy, at every occurrence;
 * :func:`span_mass`: per decoder row, the share of attention on a span now (the gate of an anchored term);
 * :func:`usual_translation`: in a finished output, the words written while attending to a span, i.e. what
   the model translates the term as when left alone; their first tokens are what an anchored term replaces.
@@ -38,21 +38,38 @@ def span_mass(focused: Tensor, span: Tuple[int, int]) -> Tensor:
     return focused[..., start:end].sum(dim=-1)
 
 
-def source_span(pieces: Sequence[str], term: str) -> Optional[Tuple[int, int]]:
-    """The [start, end) positions of ``pieces`` (a source's sentencepiece pieces) that spell ``term``'s words,
-    matched case-insensitively on word boundaries; None when the term is not there."""
+def source_spans(pieces: Sequence[str], term: str) -> List[Tuple[int, int]]:
+    """The [start, end) positions of ``pieces`` (a source's sentencepiece pieces) that spell ``term``'s words, one
+    span per occurrence (in order, not overlapping), matched case-insensitively on word boundaries."""
     text, starts = "", []
     for piece in pieces:
         starts.append(len(text))
         text += piece.replace(WORD_START, " ")
     words = r"\s+".join(map(re.escape, term.split()))
-    found = re.search(r"(?<!\w)" + words + r"(?!\w)", text, re.IGNORECASE) if words else None
-    if found is None:
-        return None
+    if not words:
+        return []
     ends = starts[1:] + [len(text)]
-    inside = [i for i, (a, b) in enumerate(zip(starts, ends))
-              if a < found.end() and b > found.start() and text[a:b].strip()]
-    return (inside[0], inside[-1] + 1) if inside else None
+    out: List[Tuple[int, int]] = []
+    for found in re.finditer(r"(?<!\w)" + words + r"(?!\w)", text, re.IGNORECASE):
+        inside = [i for i, (a, b) in enumerate(zip(starts, ends))
+                  if a < found.end() and b > found.start() and text[a:b].strip()]
+        if inside and (not out or inside[0] >= out[-1][1]):
+            out.append((inside[0], inside[-1] + 1))
+    return out
+
+
+def source_span(pieces: Sequence[str], term: str) -> Optional[Tuple[int, int]]:
+    """The first of :func:`source_spans`; None when the term is not there."""
+    found = source_spans(pieces, term)
+    return found[0] if found else None
+
+
+def writes_word(pieces: Sequence[str], phrase: str) -> bool:
+    """True when output ``pieces`` spell ``phrase`` as whole words (case-sensitive), wherever its pieces split: an
+    elided "l'accordéon" holds "accordéon" though its pieces ("'" "accordéon") are not the phrase's own."""
+    text = "".join(pieces).replace(WORD_START, " ")
+    words = r"\s+".join(map(re.escape, phrase.split()))
+    return bool(words) and re.search(r"(?<!\w)" + words + r"(?!\w)", text) is not None
 
 
 def _is_mark(piece: str) -> bool:

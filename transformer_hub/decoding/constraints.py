@@ -50,11 +50,18 @@ class Term:
 
 @dataclass(frozen=True)
 class Anchor:
-    """Where a phrase belongs: source positions ``span`` = [start, end) the encoder reads, and ``avoid``, the
-    target tokens that start the words the model writes for them unconstrained (its usual translation)."""
+    """Where a phrase belongs: source positions ``span`` = [start, end) the encoder reads (``also``: the spans of
+    the source term's other occurrences, each translated by the phrase too), and ``avoid``, the target tokens that
+    start the words the model writes for them unconstrained (its usual translation)."""
 
     span: Tuple[int, int]
     avoid: FrozenSet[int] = frozenset()
+    also: Tuple[Tuple[int, int], ...] = ()
+
+    @property
+    def spans(self) -> Tuple[Tuple[int, int], ...]:
+        """Every occurrence's span, the first one first."""
+        return (self.span,) + self.also
 
 
 @dataclass(frozen=True)
@@ -275,14 +282,12 @@ class BeamAllocation:
         for i, a in enumerate(spec.anchors):
             if a is None:
                 continue
-            open_here = sum(focused[a.span[0]:a.span[1]]) >= self.gate
+            open_here = any(sum(focused[start:end]) >= self.gate for start, end in a.spans)
             if open_here:  # the decoder is at the term's words: its usual translation goes down, met or not
                 pushed |= a.avoid & spec.avoid
-            if met >> i & 1:
-                continue
             if not open_here:
-                closed |= 1 << i
-            elif a.avoid and i not in under_way:
+                closed |= 0 if met >> i & 1 else 1 << i
+            elif a.avoid and i not in under_way and (not met >> i & 1 or self._again(spec.phrases[i], a)):
                 usual = float(log_probs[row, torch.tensor(sorted(a.avoid), device=log_probs.device)].max())
                 first = spec.phrases[i].variants[0][0]
                 lifted[first] = max(lifted.get(first, usual), usual)
@@ -293,6 +298,13 @@ class BeamAllocation:
             values = torch.tensor(list(lifted.values()), dtype=log_probs.dtype, device=log_probs.device)
             log_probs[row, tokens] = torch.maximum(log_probs[row, tokens], values)
         return closed
+
+    @staticmethod
+    def _again(phrase: Phrase, anchor: Anchor) -> bool:
+        """True when a met phrase is offered again where its source words are: a term whose source occurs more
+        than once translates every occurrence ("a basket of cloth, surrounded by cloth": "linge" twice, not
+        "linge" and then "tissu").  Only a one-token spelling: the automaton follows no second match of it."""
+        return bool(anchor.also) and len(phrase.variants[0]) == 1
 
     def block_eos(self, log_probs: Tensor, sentences: Sequence[int], eos: int) -> None:
         """Rows that have not met all their phrases cannot end (in place)."""
