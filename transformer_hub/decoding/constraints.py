@@ -287,10 +287,10 @@ class BeamAllocation:
                 pushed |= a.avoid & spec.avoid
             if not open_here:
                 closed |= 0 if met >> i & 1 else 1 << i
-            elif a.avoid and i not in under_way and (not met >> i & 1 or self._again(spec.phrases[i], a)):
+            elif a.avoid and i not in under_way and (not met >> i & 1 or a.also and spec.phrases[i].length == 1):
                 usual = float(log_probs[row, torch.tensor(sorted(a.avoid), device=log_probs.device)].max())
                 first = spec.phrases[i].variants[0][0]
-                lifted[first] = max(lifted.get(first, usual), usual)
+                lifted[first] = max(lifted.get(first, usual), usual)  # met: again if its source recurs
         if pushed and self.penalty:  # only there: elsewhere the same word (an article, a "Rad") is the model's
             log_probs[row, torch.tensor(sorted(pushed), device=log_probs.device)] -= self.penalty
         if lifted:
@@ -298,13 +298,6 @@ class BeamAllocation:
             values = torch.tensor(list(lifted.values()), dtype=log_probs.dtype, device=log_probs.device)
             log_probs[row, tokens] = torch.maximum(log_probs[row, tokens], values)
         return closed
-
-    @staticmethod
-    def _again(phrase: Phrase, anchor: Anchor) -> bool:
-        """True when a met phrase is offered again where its source words are: a term whose source occurs more
-        than once translates every occurrence ("a basket of cloth, surrounded by cloth": "linge" twice, not
-        "linge" and then "tissu").  Only a one-token spelling: the automaton follows no second match of it."""
-        return bool(anchor.also) and len(phrase.variants[0]) == 1
 
     def block_eos(self, log_probs: Tensor, sentences: Sequence[int], eos: int) -> None:
         """Rows that have not met all their phrases cannot end (in place)."""
