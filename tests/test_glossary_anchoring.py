@@ -155,6 +155,9 @@ def test_a_term_written_elided_or_left_untranslated_is_not_anchored():
     # the term's own spelling is "▁" "accordéon" (9, 8): not the output's tokens, but the output's word
     assert anchor_for((1, 2), hyp, pieces, [(9, 8)], "accordéon") is None
     assert anchor_for((1, 2), hyp, pieces, [(10, 11)], "Akkordeon") == Anchor((1, 2), frozenset({6, 8}))
+    # a usual word spelled with the term's own first token ("Treppe" for "Treppen"): the anchor only gates
+    assert anchor_for((1, 2), hyp, pieces, [(8, 10)], "accordéons") == Anchor((1, 2), frozenset({6}))
+    assert anchor_for((1, 2), hyp, pieces, [(8, 10), (6, 11)], "accordéons") == Anchor((1, 2))
     att[:, :, :, 1], att[:, :, :, 0] = 0.0, 1.0  # no output word attends to the term: nothing to replace
     assert anchor_for((1, 2), hyp, pieces, [(10, 11)], "Akkordeon") is None
 

@@ -22,7 +22,7 @@ passes are calls of ``decode``.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -51,8 +51,9 @@ def term_spans(specs: Sequence[Optional[Constraints]], pieces: Callable[[int], L
     return out
 
 
-def anchor_for(spans, hyp: Optional[Hypothesis], target_pieces: Callable[[List[int]], List[str]],
-               variants: Sequence[Sequence[int]] = (), text: str = "") -> Optional[Anchor]:
+def anchor_for(spans: Union[Tuple[int, int], Span], hyp: Optional[Hypothesis],
+               target_pieces: Callable[[List[int]], List[str]], variants: Sequence[Sequence[int]] = (),
+               text: str = "") -> Optional[Anchor]:
     """The anchor of a phrase (``text``, spelled as ``variants``) at source ``spans`` (one (start, end) span, or
     one per occurrence), its usual translation read from ``hyp`` (the unconstrained output, with attention);
     without an output or its attention the anchor only gates.  None (placed anywhere, as constrained search alone)
@@ -71,8 +72,9 @@ def anchor_for(spans, hyp: Optional[Hypothesis], target_pieces: Callable[[List[i
     pieces = target_pieces(hyp.tokens)
     words = {a for span in spans for a, _ in usual_translation(hyp.attention, pieces, span)}
     own = {t for v in variants for t in v}
-    avoid = frozenset(hyp.tokens[a] for a in words) - own  # a term's own tokens are never pushed down
-    return Anchor(spans[0], avoid, spans[1:]) if avoid else None
+    # a term's own tokens are never pushed down: "Treppe" for "Treppen" leaves the gate alone to place it
+    avoid = frozenset(hyp.tokens[a] for a in words) - own
+    return Anchor(spans[0], avoid, spans[1:]) if words else None
 
 
 def _holds(tokens: List[int], run: List[int]) -> bool:
