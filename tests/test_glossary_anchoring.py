@@ -12,8 +12,8 @@ import torch
 
 from helpers.decoding_fixtures import random_model
 from transformer_hub.decoding import DecodingConfig, generate
-from transformer_hub.decoding.alignment import (focus, inner_tokens, source_span, source_spans, usual_translation,
-                                                words_of, writes_word)
+from transformer_hub.decoding.alignment import (focus, head_words, inner_tokens, source_span, source_spans,
+                                                usual_translation, words_of, writes_word)
 from transformer_hub.decoding.anchoring import anchor_for, decode_anchored, term_spans
 from transformer_hub.decoding.constraints import Anchor, BeamAllocation, Constraints, Phrase, Term
 from transformer_hub.decoding.results import Hypothesis
@@ -64,6 +64,13 @@ def test_punctuation_is_a_word_of_its_own_and_byte_pieces_stay_in_their_word():
     assert usual_translation(att, ["▁", "<0xC3>", "r"], (1, 2)) == [(0, 3)]
 
 
+def test_the_usual_words_replaced_are_the_last_of_each_run_not_the_article_before_them():
+    pieces = ["▁à", "▁travers", "▁des", "▁poissons", "▁sur", "▁l", "'", "herbe", "▁et", "▁des", "▁poissons"]
+    words = [(2, 3), (3, 4), (5, 6), (7, 8), (9, 10)]  # "des" "poissons" "l" "herbe" "des"
+    assert head_words(words, pieces) == [(3, 4), (7, 8), (9, 10)]  # the last "des" is followed by no usual word
+    assert head_words([], pieces) == []
+
+
 def test_inner_tokens_are_the_pieces_that_continue_a_word():
     assert inner_tokens(["<pad>", "▁Ve", "lo", "s", ".", "▁", "9"]).tolist() == [2, 3, 6]
 
@@ -109,7 +116,7 @@ def test_a_term_the_plain_output_already_writes_is_not_anchored():
     pieces = lambda ids: ["▁le", "▁sable", "."]  # noqa: E731
     assert anchor_for((1, 2), hyp, pieces, [(9,)]) is None  # "sable" is there: nothing to replace
     assert anchor_for((1, 2), hyp, pieces, [(8,), (9, 7)]) is None  # any of the term's spellings
-    assert anchor_for((1, 2), hyp, pieces, [(8,)]) == Anchor((1, 2), frozenset({4, 9}))
+    assert anchor_for((1, 2), hyp, pieces, [(8,)]) == Anchor((1, 2), frozenset({9}))  # "sable", not its article
 
 
 def test_every_occurrence_of_a_term_in_the_source_is_a_span_of_its_anchor():
@@ -154,10 +161,9 @@ def test_a_term_written_elided_or_left_untranslated_is_not_anchored():
     assert writes_word(pieces(None), "accordéon") and not writes_word(pieces(None), "accord")
     # the term's own spelling is "▁" "accordéon" (9, 8): not the output's tokens, but the output's word
     assert anchor_for((1, 2), hyp, pieces, [(9, 8)], "accordéon") is None
-    assert anchor_for((1, 2), hyp, pieces, [(10, 11)], "Akkordeon") == Anchor((1, 2), frozenset({6, 8}))
+    assert anchor_for((1, 2), hyp, pieces, [(10, 11)], "Akkordeon") == Anchor((1, 2), frozenset({8}))  # not "l"
     # a usual word spelled with the term's own first token ("Treppe" for "Treppen"): the anchor only gates
-    assert anchor_for((1, 2), hyp, pieces, [(8, 10)], "accordéons") == Anchor((1, 2), frozenset({6}))
-    assert anchor_for((1, 2), hyp, pieces, [(8, 10), (6, 11)], "accordéons") == Anchor((1, 2))
+    assert anchor_for((1, 2), hyp, pieces, [(8, 10)], "accordéons") == Anchor((1, 2))
     att[:, :, :, 1], att[:, :, :, 0] = 0.0, 1.0  # no output word attends to the term: nothing to replace
     assert anchor_for((1, 2), hyp, pieces, [(10, 11)], "Akkordeon") is None
 

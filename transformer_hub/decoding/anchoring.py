@@ -26,7 +26,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from .alignment import source_spans, usual_translation, writes_word
+from .alignment import head_words, source_spans, usual_translation, writes_word
 from .config import DecodingConfig
 from .constraints import Anchor, Constraints
 from .results import Hypothesis
@@ -70,7 +70,7 @@ def anchor_for(spans: Union[Tuple[int, int], Span], hyp: Optional[Hypothesis],
     if hyp is None or hyp.attention is None or not hyp.tokens:
         return Anchor(spans[0], also=spans[1:])
     pieces = target_pieces(hyp.tokens)
-    words = {a for span in spans for a, _ in usual_translation(hyp.attention, pieces, span)}
+    words = {a for span in spans for a, _ in head_words(usual_translation(hyp.attention, pieces, span), pieces)}
     own = {t for v in variants for t in v}
     # a term's own tokens are never pushed down: "Treppe" for "Treppen" leaves the gate alone to place it
     avoid = frozenset(hyp.tokens[a] for a in words) - own
