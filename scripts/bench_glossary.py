@@ -18,15 +18,13 @@ the en-de model for German), every system with beam 5:
   with every constrained setting in turn (plain first, then last, alternately), so machine noise lands on both
   sides of each ratio; the figure is the median of the rounds' ratios.
 
-Writes ``OUT/glossary.json`` and ``OUT/glossary.md`` (the table, made from the JSON; a test checks that they agree).
+The phrases, the dictionaries and the words an output keeps are ``scripts/glossary_terms.py``'s.  Writes
+``OUT/glossary.json`` and ``OUT/glossary.md`` (the table, made from the JSON; a test checks that they agree).
 """
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import random
-import re
 import statistics
 import time
 from collections import Counter
@@ -41,6 +39,8 @@ from transformer_hub.training.data import corpus_file, default_data_dir, read_li
 from transformer_hub.decoding import generate
 from transformer_hub.decoding.constraints import Term
 
+from .glossary_terms import EDGE, dictionary_terms, keeps_usual, read_freedict, reference_phrases, usual_words
+
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"de": "deu", "fr": "fra", "cs": "ces"}
 SYSTEMS = [("multilingual", "de"), ("multilingual", "fr"), ("multilingual", "cs"), ("en-de", "de")]
@@ -50,121 +50,6 @@ BEAM = dict(strategy="beam", beam_size=5)
 TERM_USE_TARGET, DICT_BLEU_DROP, SPEED_TARGET = 0.99, 0.3, 3.0
 SPEED_SENTENCES, ROUNDS = 200, 5  # timed per round; rounds (an odd count: the median is one round's ratio)
 CHUNK = 40  # sentences decoded by every setting in turn within a round (one batch each)
-_B64 = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
-_MARKUP = re.compile(r"<[^>]*>|\[[^\]]*\]|\([^)]*\)|\{[^}]*\}")
-_EDGE = ".,;:!?\"'()"
-
-
-# --------------------------------------------------------------------------- phrases and dictionaries
-def reference_phrases(references: Sequence[str], count: int, seed: int) -> List[List[str]]:
-    """Per reference, ``count`` phrases of 1-3 consecutive words (edge punctuation stripped), not overlapping."""
-    rng = random.Random(seed)
-    out = []
-    for ref in references:
-        words = [w.strip(_EDGE) for w in ref.split()]
-        taken: set = set()
-        phrases: List[str] = []
-        for _ in range(20 * count):
-            if len(phrases) == count:
-                break
-            n = rng.randint(1, 3)
-            start = rng.randrange(max(1, len(words) - n + 1))
-            span = set(range(start, min(start + n, len(words))))
-            phrase = " ".join(w for w in words[start:start + n] if w)
-            if phrase and not span & taken and phrase not in phrases:
-                taken |= span
-                phrases.append(phrase)
-        out.append(phrases)
-    return out
-
-
-def _number(text: str) -> int:
-    value = 0
-    for ch in text:
-        value = value * 64 + _B64[ch]
-    return value
-
-
-def read_freedict(folder: Path, code: str) -> Optional[Dict[str, List[str]]]:
-    """English term (lower case, 1-3 words) -> its translations (1-3 words each), or None without the files."""
-    index, data = folder / f"freedict-eng-{code}.index", folder / f"freedict-eng-{code}.dict.dz"
-    if not (index.is_file() and data.is_file()):
-        return None
-    body = gzip.open(data, "rb").read()  # dictzip is gzip with an index: the standard library reads it whole
-    terms: Dict[str, List[str]] = {}
-    for line in index.read_text(encoding="utf-8").splitlines():
-        parts = line.split("\t")
-        if len(parts) != 3 or not parts[0] or parts[0].startswith("00-") or len(parts[0].split()) > 3:
-            continue
-        offset, length = _number(parts[1]), _number(parts[2])
-        entry = body[offset:offset + length].decode("utf-8", errors="replace").split("\n")[1:]
-        found = terms.setdefault(parts[0].lower(), [])
-        for text in entry:
-            if not text or text[0].isspace():  # notes, examples, synonyms are indented
-                continue
-            for candidate in re.split(r"[,;]", _MARKUP.sub(" ", re.sub(r"^\d+\.\s*", "", text))):
-                candidate = " ".join(candidate.split()).strip(_EDGE)
-                if candidate and len(candidate.split()) <= 3 and candidate not in found:
-                    found.append(candidate)
-    return {term: found for term, found in terms.items() if found}
-
-
-def _occurrence(term: str, text: str) -> Optional[re.Match]:
-    words = r"\s+".join(map(re.escape, term.split()))
-    return re.search(r"(?<!\w)" + words + r"(?!\w)", text, re.IGNORECASE)
-
-
-def dictionary_terms(sources: Sequence[str], references: Sequence[str], dictionary: Dict[str, List[str]],
-                     frequent: set, seed: int, per_sentence: int = 2) -> List[List[Tuple[str, str]]]:
-    """Per sentence up to ``per_sentence`` (English term, target term as in the reference) pairs, not overlapping."""
-    rng = random.Random(seed)
-    out = []
-    for src, ref in zip(sources, references):
-        words = [w.strip(_EDGE).lower() for w in src.split()]
-        found = []
-        for n in (3, 2, 1):
-            for i in range(len(words) - n + 1):
-                term = " ".join(words[i:i + n])
-                if term not in dictionary or all(w in frequent for w in words[i:i + n]):
-                    continue
-                for translation in dictionary[term]:
-                    hit = _occurrence(translation, ref)
-                    if hit and _occurrence(term, src):
-                        found.append((set(range(i, i + n)), term, hit.group(0)))
-                        break
-        rng.shuffle(found)
-        chosen, taken = [], set()
-        for span, term, target in found:
-            if len(chosen) < per_sentence and not span & taken and target not in [t for _, t in chosen]:
-                taken |= span
-                chosen.append((term, target))
-        out.append(chosen)
-    return out
-
-
-def usual_words(pairs: Sequence[Tuple[str, str]], plain: str, dictionary: Dict[str, List[str]]) -> List[Optional[str]]:
-    """Per (term, target) pair: the term's translation the plain output wrote instead of the target (another of
-    the dictionary's translations of the term, found in ``plain`` as a word, not inside the target), else None
-    (the plain output already holds the target, or none of the term's translations)."""
-    out: List[Optional[str]] = []
-    for term, target in pairs:
-        found = None
-        if not _occurrence(target, plain):
-            for other in dictionary.get(term, []):
-                if other.lower() != target.lower() and not _occurrence(other, target) and _occurrence(other, plain):
-                    found = other
-                    break
-        out.append(found)
-    return out
-
-
-def keeps_usual(texts: Sequence[str], terms, usual) -> Tuple[int, float]:
-    """Over the terms whose plain translation differs (``usual``: per sentence, per term, that word or None):
-    how many there are, and the share of outputs holding the target term AND still the plain translation."""
-    pairs = [(text, target, word) for text, ts, ws in zip(texts, terms, usual) for (_, target), word in zip(ts, ws)
-             if word is not None]
-    kept = sum(bool(_occurrence(target, text)) and bool(_occurrence(word, text)) for text, target, word in pairs)
-    return len(pairs), (round(kept / len(pairs), 4) if pairs else float("nan"))
 
 
 # --------------------------------------------------------------------------- measuring
@@ -243,18 +128,20 @@ def dictionary_protocol(model, tgt: str, sources: List[str], refs: List[str], pl
     """The FreeDict glossary: each sentence's (term, target) pairs as glossary terms (``Term``: anchored to the
     term's source words), and the same targets placed by constrained search alone (``unanchored``, what the
     glossary did before anchoring).  Term use, BLEU, and ``keeps_usual``: over the terms whose plain output
-    wrote another dictionary translation, the share of outputs that hold the target term and that word too."""
+    wrote another dictionary translation, the share of outputs that hold the target term and that word too (each
+    word counted beyond what the source's other words explain: ``glossary_terms.keeps_usual``)."""
     terms = dictionary_terms(sources, refs, dictionary, frequent, seed)
     targets = [[t for _, t in pairs] for pairs in terms]
-    usual = [usual_words(pairs, text, dictionary) for pairs, text in zip(terms, plain)]
+    usual = [usual_words(pairs, text, dictionary, src) for pairs, text, src in zip(terms, plain, sources)]
     anchored, _, warned = decode(model, sources, tgt, [[Term(t, s) for s, t in pairs] for pairs in terms])
     unanchored, _, warned_before = decode(model, sources, tgt, targets)
-    replaced, kept = keeps_usual(anchored, terms, usual)
+    replaced, kept = keeps_usual(anchored, terms, usual, sources, dictionary)
     return {"terms": sum(map(len, targets)), "sentences_with_terms": sum(bool(t) for t in targets),
             "term_use": round(term_use(anchored, targets), 4), "term_use_plain": round(term_use(plain, targets), 4),
             "bleu": bleu(anchored, refs), "warnings": warned, "replaced_terms": replaced, "keeps_usual": kept,
             "unanchored": {"term_use": round(term_use(unanchored, targets), 4), "bleu": bleu(unanchored, refs),
-                           "warnings": warned_before, "keeps_usual": keeps_usual(unanchored, terms, usual)[1]},
+                           "warnings": warned_before,
+                           "keeps_usual": keeps_usual(unanchored, terms, usual, sources, dictionary)[1]},
             "examples": [{"source": s, "terms": [list(p) for p in pairs]}
                          for s, pairs in zip(sources, terms) if pairs][:3]}
 
@@ -300,7 +187,8 @@ def markdown(report: dict) -> str:
         lines += ["Terms anchored to their source words (`decoding/anchoring.py`) against the same targets placed by "
                   "constrained search alone (before anchoring): term use, BLEU, and *keeps both*: of the terms whose "
                   "plain output wrote another dictionary translation (*replaced*), the share of outputs holding the "
-                  "target term and that word too.", "",
+                  "target term and that word too (a word counts for the term only as often as the source's other "
+                  "words do not explain it: the article of \"the face\" is no \"le\" kept for \"him\").", "",
                   "| model | direction | terms | use | BLEU plain | BLEU glossary | time | replaced | keeps both "
                   "| before: use | BLEU | keeps both |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for row in dictionary:
@@ -379,7 +267,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     torch.set_num_threads(args.threads)
     data = Path(args.data_dir) if args.data_dir else default_data_dir()
     read = lambda lang: read_lines(corpus_file(data, "test_2016_flickr", lang))[:args.limit]  # noqa: E731
-    frequent = {w for w, _ in Counter(w.strip(_EDGE).lower() for line in read_lines(corpus_file(data, "train", "en"))
+    frequent = {w for w, _ in Counter(w.strip(EDGE).lower() for line in read_lines(corpus_file(data, "train", "en"))
                                       for w in line.split()).most_common(100)}
     dictionaries: Dict[str, Optional[dict]] = {}
     models: Dict[str, Transformer] = {}

@@ -1,4 +1,4 @@
-"""scripts/bench_glossary.py: phrase sampling, FreeDict reading, term selection, and docs/glossary.md == its JSON."""
+"""scripts/bench_glossary.py and glossary_terms.py: phrase sampling, FreeDict reading, term selection, and docs/glossary.md == its JSON."""
 import gzip
 import json
 import statistics
@@ -81,6 +81,27 @@ def test_keeps_both_counts_outputs_with_the_term_and_the_plain_translation_it_re
     # a translation that is a word of the target ("Velo" in "Velo Rad") is not what the target replaced
     assert bench.usual_words([("bicycle", "Velo Rad")], "Ein Velo.", dictionary) == [None]
     assert bench.usual_words([("bicycle", "Velo Rad")], "Ein Fahrrad.", dictionary) == ["Fahrrad"]
+
+
+def test_a_usual_word_that_other_source_words_explain_is_not_kept_for_the_term(bench):
+    """"le" translates "him", but also "the": the article of "le visage" is no "le" kept beside "à lui"; a word
+    kept beyond what the other words explain counts, and so does an occurrence of the term left to the usual word."""
+    dictionary = {"him": ["à lui", "le"], "the": ["la", "le"], "while": ["lors", "tandis que"],
+                  "during": ["lors", "tandis que"], "cloth": ["linge", "tissu"], "face": ["visage"]}
+    src = "He punches him in the face."
+    assert bench.usual_words([("him", "à lui")], "Il frappe dans le visage.", dictionary, src) == [None]
+    assert bench.usual_words([("him", "à lui")], "Il le frappe dans le visage.", dictionary, src) == ["le"]
+    terms, usual = [[("him", "à lui")]], [["le"]]
+    assert bench.keeps_usual(["Il frappe à lui dans le visage."], terms, usual, [src], dictionary) == (1, 0.0)
+    assert bench.keeps_usual(["Il le frappe à lui dans le visage."], terms, usual, [src], dictionary) == (1, 1.0)
+    assert bench.keeps_usual(["Il frappe à lui dans le visage."], terms, usual) == (1, 1.0)  # nothing explained
+    src = "She sits during the day while they pass, while it rains."  # "while" twice: two "tandis que" explained
+    assert bench.usual_words([("during", "lors")], "Elle est assise tandis que ils passent, tandis que il pleut.",
+                             dictionary, src) == [None]
+    src = "A basket of cloth, surrounded by cloth."  # the term's own occurrences explain nothing
+    terms, usual = [[("cloth", "linge")]], [["tissu"]]
+    assert bench.keeps_usual(["Un panier de linge, entouré de tissu."], terms, usual, [src], dictionary) == (1, 1.0)
+    assert bench.keeps_usual(["Un panier de linge, entouré de linge."], terms, usual, [src], dictionary) == (1, 0.0)
 
 
 def test_term_use_counts_phrases_found(bench):

@@ -12,7 +12,8 @@ import torch
 
 from helpers.decoding_fixtures import random_model
 from transformer_hub.decoding import DecodingConfig, generate
-from transformer_hub.decoding.alignment import focus, inner_tokens, source_span, usual_translation, words_of
+from transformer_hub.decoding.alignment import (focus, head_words, inner_tokens, source_span, source_spans,
+                                                usual_translation, words_of, writes_word)
 from transformer_hub.decoding.anchoring import anchor_for, decode_anchored, term_spans
 from transformer_hub.decoding.constraints import Anchor, BeamAllocation, Constraints, Phrase, Term
 from transformer_hub.decoding.results import Hypothesis
@@ -63,6 +64,13 @@ def test_punctuation_is_a_word_of_its_own_and_byte_pieces_stay_in_their_word():
     assert usual_translation(att, ["▁", "<0xC3>", "r"], (1, 2)) == [(0, 3)]
 
 
+def test_the_usual_words_replaced_are_the_last_of_each_run_not_the_article_before_them():
+    pieces = ["▁à", "▁travers", "▁des", "▁poissons", "▁sur", "▁l", "'", "herbe", "▁et", "▁des", "▁poissons"]
+    words = [(2, 3), (3, 4), (5, 6), (7, 8), (9, 10)]  # "des" "poissons" "l" "herbe" "des"
+    assert head_words(words, pieces) == [(3, 4), (7, 8), (9, 10)]  # the last "des" is followed by no usual word
+    assert head_words([], pieces) == []
+
+
 def test_inner_tokens_are_the_pieces_that_continue_a_word():
     assert inner_tokens(["<pad>", "▁Ve", "lo", "s", ".", "▁", "9"]).tolist() == [2, 3, 6]
 
@@ -108,7 +116,56 @@ def test_a_term_the_plain_output_already_writes_is_not_anchored():
     pieces = lambda ids: ["▁le", "▁sable", "."]  # noqa: E731
     assert anchor_for((1, 2), hyp, pieces, [(9,)]) is None  # "sable" is there: nothing to replace
     assert anchor_for((1, 2), hyp, pieces, [(8,), (9, 7)]) is None  # any of the term's spellings
-    assert anchor_for((1, 2), hyp, pieces, [(8,)]) == Anchor((1, 2), frozenset({4, 9}))
+    assert anchor_for((1, 2), hyp, pieces, [(8,)]) == Anchor((1, 2), frozenset({9}))  # "sable", not its article
+
+
+def test_every_occurrence_of_a_term_in_the_source_is_a_span_of_its_anchor():
+    pieces = ["▁A", "▁basket", "▁of", "▁cl", "oth", ",", "▁surrounded", "▁by", "▁cloth", ".", "</s>"]
+    assert source_spans(pieces, "cloth") == [(3, 5), (8, 9)] and source_span(pieces, "cloth") == (3, 5)
+    spec = Constraints([Phrase("linge", ((9,),), "cloth")])
+    assert term_spans([spec], lambda i: pieces) == {0: [((3, 5), (8, 9))]}
+    att = torch.zeros(2, 1, 4, 11)
+    att[:, :, 1, 3] = att[:, :, 3, 8] = 1.0  # "tissu" written twice, once for each "cloth"
+    hyp = Hypothesis(text="", tokens=[4, 7, 5, 7], token_logprobs=[-1.0] * 5, score=-5.0, normalized_score=-1.0,
+                     attention=att)
+    found = anchor_for(((3, 5), (8, 9)), hyp, lambda ids: ["▁de", "▁tissu", "▁de", "▁tissu"], [(9,)], "linge")
+    assert found == Anchor((3, 5), frozenset({7}), ((8, 9),)) and found.spans == ((3, 5), (8, 9))
+
+
+def test_a_repeated_term_replaces_the_usual_word_at_its_second_occurrence_too():
+    spec = Constraints([Phrase("linge", ((5,),), "cloth")], [Anchor((1, 2), frozenset({3}), ((4, 5),))])
+    allocation = BeamAllocation([spec], k=1, device=torch.device("cpu"), gate=0.3, penalty=4.0)
+    allocation.follow([0], [5], [0])  # "linge" written for the first "cloth"
+    att = torch.zeros(1, 2, 1, 6)
+    att[0, 1, 0, 4] = 1.0  # now at the second "cloth"
+    log_probs = torch.full((1, 10), -3.0)
+    log_probs[0, 3] = -0.5  # the model's "tissu" again
+    allocation.anchor(log_probs, att, [0])
+    assert log_probs[0, 3].item() == -4.5 and log_probs[0, 5].item() == pytest.approx(-0.5)
+    once = Constraints([Phrase("linge", ((5,),), "cloth")], [Anchor((1, 2), frozenset({3}))])
+    allocation = BeamAllocation([once], k=1, device=torch.device("cpu"), gate=0.3, penalty=4.0)
+    allocation.follow([0], [5], [0])
+    att[0, 1, 0, 4], att[0, 1, 0, 1] = 0.0, 1.0  # a term met, still at its only occurrence: not offered again
+    log_probs = torch.full((1, 10), -3.0)
+    log_probs[0, 3] = -0.5
+    allocation.anchor(log_probs, att, [0])
+    assert log_probs[0, 3].item() == -4.5 and log_probs[0, 5].item() == -3.0
+
+
+def test_a_term_written_elided_or_left_untranslated_is_not_anchored():
+    att = torch.zeros(2, 1, 4, 3)
+    att[:, :, 1:, 1] = 1.0  # "l", "'", "accordéon" all attend to "accordion"
+    hyp = Hypothesis(text="", tokens=[4, 6, 7, 8], token_logprobs=[-1.0] * 5, score=-5.0, normalized_score=-1.0,
+                     attention=att)
+    pieces = lambda ids: ["▁de", "▁l", "'", "accordéon"]  # noqa: E731
+    assert writes_word(pieces(None), "accordéon") and not writes_word(pieces(None), "accord")
+    # the term's own spelling is "▁" "accordéon" (9, 8): not the output's tokens, but the output's word
+    assert anchor_for((1, 2), hyp, pieces, [(9, 8)], "accordéon") is None
+    assert anchor_for((1, 2), hyp, pieces, [(10, 11)], "Akkordeon") == Anchor((1, 2), frozenset({8}))  # not "l"
+    # a usual word spelled with the term's own first token ("Treppe" for "Treppen"): the anchor only gates
+    assert anchor_for((1, 2), hyp, pieces, [(8, 10)], "accordéons") == Anchor((1, 2))
+    att[:, :, :, 1], att[:, :, :, 0] = 0.0, 1.0  # no output word attends to the term: nothing to replace
+    assert anchor_for((1, 2), hyp, pieces, [(10, 11)], "Akkordeon") is None
 
 
 def test_a_term_under_way_continues_for_free_and_does_not_run_on_inside_the_word():

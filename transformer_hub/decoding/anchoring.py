@@ -7,11 +7,13 @@ glossary entry says more, as DeepL's glossaries do: "bicycle" is to be translate
 sentences that have terms:
 
 1. plain beam search with cross-attention; per term, :func:`~.alignment.usual_translation` reads off the
-   words the model wrote while attending to the term's source words ("Fahrrad"); a term the model already
-   wrote there is not anchored (nothing to replace: only its article would be pushed down);
+   words the model wrote while attending to the term's source words ("Fahrrad"), at every occurrence of them;
+   a term is not anchored where there is nothing to replace: the model already wrote it (also elided, as in
+   "l'accordéon"; else only its article would be pushed down), or no word it wrote attends to the term;
 2. constrained beam search where a term may start only at steps whose attention puts ``anchor_gate`` on its
    source words, and the first tokens of its usual translation lose ``anchor_penalty`` nats (so the slot
-   the sentence has for "bicycle" goes to the term, and the usual word is not written beside it);
+   the sentence has for "bicycle" goes to the term, and the usual word is not written beside it); a term
+   whose source words occur twice is offered again at the other occurrence ("linge" for both "cloth");
 3. a sentence whose best output still lacks a term (the gate never opened where the term could fit) is
    decoded again with the plain constrained search, which places every term that fits.
 
@@ -20,46 +22,59 @@ passes are calls of ``decode``.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from .alignment import source_span, usual_translation
+from .alignment import head_words, source_spans, usual_translation, writes_word
 from .config import DecodingConfig
 from .constraints import Anchor, Constraints
 from .results import Hypothesis
 
 # (sentence indices, config, every sentence's constraints or None) -> those sentences' n-best lists, in order
 Decode = Callable[[List[int], DecodingConfig, Optional[List[Optional[Constraints]]]], List[List[Hypothesis]]]
-Span = Optional[Tuple[int, int]]
+Span = Optional[Tuple[Tuple[int, int], ...]]  # a term's source spans, one per occurrence
 
 
 def term_spans(specs: Sequence[Optional[Constraints]], pieces: Callable[[int], List[str]]) -> Dict[int, List[Span]]:
     """Per sentence with a term found in its source (``pieces(i)``: what its encoder reads), each phrase's
-    source span (None for a phrase without a source term, or one whose words are not there)."""
+    source spans, one per occurrence of its source term (None for a phrase without a source term, or one whose
+    words are not there)."""
     out: Dict[int, List[Span]] = {}
     for i, spec in enumerate(specs):
         if spec is None or not any(p.source for p in spec.phrases):
             continue
         found = pieces(i)
-        spans = [source_span(found, p.source) if p.source else None for p in spec.phrases]
+        spans = [tuple(source_spans(found, p.source)) or None if p.source else None for p in spec.phrases]
         if any(s is not None for s in spans):
             out[i] = spans
     return out
 
 
-def anchor_for(span: Span, hyp: Optional[Hypothesis], target_pieces: Callable[[List[int]], List[str]],
-               variants: Sequence[Sequence[int]] = ()) -> Optional[Anchor]:
-    """The anchor of a phrase at source ``span``, its usual translation read from ``hyp`` (the unconstrained
-    output, with attention); without an output or its attention the anchor only gates.  None (placed anywhere,
-    as constrained search alone) when the output already writes the phrase (one of its ``variants``): there is
-    nothing to replace, and the words attending to the term are its article or its neighbours."""
-    if span is None or (hyp is not None and any(_holds(hyp.tokens, list(v)) for v in variants)):
+def anchor_for(spans: Union[Tuple[int, int], Span], hyp: Optional[Hypothesis],
+               target_pieces: Callable[[List[int]], List[str]], variants: Sequence[Sequence[int]] = (),
+               text: str = "") -> Optional[Anchor]:
+    """The anchor of a phrase (``text``, spelled as ``variants``) at source ``spans`` (one (start, end) span, or
+    one per occurrence), its usual translation read from ``hyp`` (the unconstrained output, with attention);
+    without an output or its attention the anchor only gates.  None (placed anywhere, as constrained search alone)
+    when there is nothing to replace: the output already writes the phrase (any of its spellings, or its words
+    however split, as in an elided "l'accordéon"), so the words attending to the term are its article or its
+    neighbours; or no word of the output translates the term (the model left it out, or its attention is not on
+    it), so there is no usual word to push down and the gate would rest on an alignment that is not there."""
+    if spans is None:
+        return None
+    spans = (tuple(spans),) if isinstance(spans[0], int) else tuple(spans)
+    if hyp is not None and (any(_holds(hyp.tokens, list(v)) for v in variants)
+                            or (text and hyp.tokens and writes_word(target_pieces(hyp.tokens), text))):
         return None
     if hyp is None or hyp.attention is None or not hyp.tokens:
-        return Anchor(span)
-    words = usual_translation(hyp.attention, target_pieces(hyp.tokens), span)
-    return Anchor(span, frozenset(hyp.tokens[a] for a, _ in words))
+        return Anchor(spans[0], also=spans[1:])
+    pieces = target_pieces(hyp.tokens)
+    words = {a for span in spans for a, _ in head_words(usual_translation(hyp.attention, pieces, span), pieces)}
+    own = {t for v in variants for t in v}
+    # a term's own tokens are never pushed down: "Treppe" for "Treppen" leaves the gate alone to place it
+    avoid = frozenset(hyp.tokens[a] for a in words) - own
+    return Anchor(spans[0], avoid, spans[1:]) if words else None
 
 
 def _holds(tokens: List[int], run: List[int]) -> bool:
@@ -88,7 +103,7 @@ def decode_anchored(decode: Decode, n: int, specs: List[Optional[Constraints]], 
     anchored = list(specs)
     for i, hyps in zip(termed, plain):
         best = hyps[0] if hyps else None
-        anchored[i] = specs[i].anchored([anchor_for(span, best, target_pieces, phrase.variants)
+        anchored[i] = specs[i].anchored([anchor_for(span, best, target_pieces, phrase.variants, phrase.text)
                                           for span, phrase in zip(spans[i], specs[i].phrases)], inner)
     out = decode(list(range(n)), config, anchored)
     missed = [i for i in termed if missing_terms(out[i])]

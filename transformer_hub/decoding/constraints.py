@@ -50,11 +50,18 @@ class Term:
 
 @dataclass(frozen=True)
 class Anchor:
-    """Where a phrase belongs: source positions ``span`` = [start, end) the encoder reads, and ``avoid``, the
-    target tokens that start the words the model writes for them unconstrained (its usual translation)."""
+    """Where a phrase belongs: source positions ``span`` = [start, end) the encoder reads (``also``: the spans of
+    the source term's other occurrences, each translated by the phrase too), and ``avoid``, the target tokens that
+    start the words the model writes for them unconstrained (its usual translation)."""
 
     span: Tuple[int, int]
     avoid: FrozenSet[int] = frozenset()
+    also: Tuple[Tuple[int, int], ...] = ()
+
+    @property
+    def spans(self) -> Tuple[Tuple[int, int], ...]:
+        """Every occurrence's span, the first one first."""
+        return (self.span,) + self.also
 
 
 @dataclass(frozen=True)
@@ -275,17 +282,15 @@ class BeamAllocation:
         for i, a in enumerate(spec.anchors):
             if a is None:
                 continue
-            open_here = sum(focused[a.span[0]:a.span[1]]) >= self.gate
+            open_here = any(sum(focused[start:end]) >= self.gate for start, end in a.spans)
             if open_here:  # the decoder is at the term's words: its usual translation goes down, met or not
                 pushed |= a.avoid & spec.avoid
-            if met >> i & 1:
-                continue
             if not open_here:
-                closed |= 1 << i
-            elif a.avoid and i not in under_way:
+                closed |= 0 if met >> i & 1 else 1 << i
+            elif a.avoid and i not in under_way and (not met >> i & 1 or a.also and spec.phrases[i].length == 1):
                 usual = float(log_probs[row, torch.tensor(sorted(a.avoid), device=log_probs.device)].max())
                 first = spec.phrases[i].variants[0][0]
-                lifted[first] = max(lifted.get(first, usual), usual)
+                lifted[first] = max(lifted.get(first, usual), usual)  # met: again if its source recurs
         if pushed and self.penalty:  # only there: elsewhere the same word (an article, a "Rad") is the model's
             log_probs[row, torch.tensor(sorted(pushed), device=log_probs.device)] -= self.penalty
         if lifted:
