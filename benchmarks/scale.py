@@ -6,10 +6,12 @@ process's load hits every row alike.
 
 Corpus: the same ``--lines`` mixed-language lines (Multi30k test_2016_flickr, English, French and Czech in turn,
 to German, greedy) through ``translate --src-lang auto`` (one process, ``--threads 1``: one core, as one actor
-has) and through ``translate-corpus`` on a local Ray cluster of 2 CPUs with 1 and 2 actors (blocks of
+has), through two such processes started together on half the lines each (what the cores give two plain
+processes), and through ``translate-corpus`` on a local Ray cluster of 2 CPUs with 1 and 2 actors (blocks of
 ``--block-lines``).  Each time counts loading the models (the CLI's process, the actors); the cluster is started
 before the timing, and its start is reported on its own.  Reported: lines/s, the ratio 2 actors / 1 actor
-(target >= 1.7), the efficiency (that ratio / 2), and whether each output equals the CLI's line for line.
+(target >= 1.7), the efficiency (that ratio / 2), the same ratio once the actors are up (each run from its first
+block back to its last), and whether each output equals the CLI's line for line.
 
 REST (``benchmarks/scale_rest.py``): ``POST /translate`` from ``--clients`` concurrent clients against
 ``python app.py``'s REST routes and against the Serve application of ``space/scale.py`` with 1 and 2 replicas;
@@ -67,6 +69,28 @@ def run_cli(source: Path, out: Path) -> float:
     return time.perf_counter() - start
 
 
+def run_two_clis(source: Path, out: Path) -> float:
+    """Seconds until two ``run_cli`` processes started together, each on half of ``source``, have both ended (what
+    two plain processes get from the machine's cores, without Ray); ``out`` is their outputs joined."""
+    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+    half = (len(lines) + 1) // 2
+    parts = [(out.with_suffix(f".in{i}"), out.with_suffix(f".out{i}")) for i in (0, 1)]
+    for (part, _), chunk in zip(parts, (lines[:half], lines[half:])):
+        part.write_text("".join(chunk), encoding="utf-8")
+    took: List[float] = []
+    threads = [threading.Thread(target=lambda p=p, o=o: took.append(run_cli(p, o))) for p, o in parts]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - start
+    if len(took) != 2:
+        raise RuntimeError("one of the two translate processes failed")
+    out.write_text("".join(o.read_text(encoding="utf-8") for _, o in parts), encoding="utf-8")
+    return wall
+
+
 def interleaved(names: List[str], rounds: int) -> Iterator[Tuple[int, str]]:
     """(round, name) for every row in every round, the order reversed every other round."""
     for r in range(rounds):
@@ -86,14 +110,14 @@ def bench_corpus(args: argparse.Namespace, folder: Path) -> Dict:
     start_cluster(ray, cpus=2)
     cluster_s = time.perf_counter() - start
     ray.data.DataContext.get_current().enable_progress_bars = False
-    seconds: Dict[str, List[float]] = {"cli": [], "ray1": [], "ray2": []}
+    seconds: Dict[str, List[float]] = {"cli": [], "cli2": [], "ray1": [], "ray2": []}
     steady: Dict[str, List[Tuple[int, float]]] = {"ray1": [], "ray2": []}
     outputs: List[Tuple[str, List[str]]] = []
     try:
         for r, name in interleaved(list(seconds), args.rounds):
             out = folder / f"{name}-{r}.txt"
-            if name == "cli":
-                took = run_cli(source, out)
+            if name.startswith("cli"):
+                took = run_cli(source, out) if name == "cli" else run_two_clis(source, out)
             else:
                 took, steady_part = run_ray(source, out, int(name[-1]), args.block_lines)
                 steady[name].append(steady_part)
@@ -104,16 +128,18 @@ def bench_corpus(args: argparse.Namespace, folder: Path) -> Dict:
         ray.shutdown()
     reference = next(got for name, got in outputs if name == "cli")
     same = {name: all(got == reference for n, got in outputs if n == name) for name in seconds}
-    rows = [{"run": "cli" if name == "cli" else "ray", "actors": None if name == "cli" else int(name[-1]),
-             "rounds_s": took, "seconds": round(sum(took), 2),
-             "lines_per_s": round(len(lines) * len(took) / sum(took), 2), "identical_to_cli": same[name]}
-            for name, took in seconds.items()]
+    measured = {name: {"rounds_s": took, "seconds": round(sum(took), 2), "identical_to_cli": same[name],
+                       "lines_per_s": round(len(lines) * len(took) / sum(took), 2)} for name, took in seconds.items()}
+    two_clis = {**measured.pop("cli2"), "over_one_cli": 0.0}
+    rows = [{"run": "cli" if name == "cli" else "ray", "actors": None if name == "cli" else int(name[-1]), **row}
+            for name, row in measured.items()]
+    two_clis["over_one_cli"] = round(two_clis["lines_per_s"] / rows[0]["lines_per_s"], 2)
     for row, name in zip(rows[1:], steady):  # the actors' rate once they are up, over all rounds
         row["steady_lines_per_s"] = round(sum(n for n, _ in steady[name]) / sum(t for _, t in steady[name]), 2)
     speedup = rows[2]["lines_per_s"] / rows[1]["lines_per_s"]
     per_round = [round(one / two, 2) for one, two in zip(seconds["ray1"], seconds["ray2"])]
     return {"lines": len(lines), "rounds": args.rounds, "block_lines": args.block_lines,
-            "cluster_start_s": round(cluster_s, 2), "results": rows, "speedup_2_over_1": round(speedup, 2),
+            "cluster_start_s": round(cluster_s, 2), "results": rows, "two_cli_processes": two_clis, "speedup_2_over_1": round(speedup, 2),
             "speedup_per_round": per_round, "efficiency": round(speedup / 2, 2),
             "steady_speedup_2_over_1": round(rows[2]["steady_lines_per_s"] / rows[1]["steady_lines_per_s"], 2),
             "one_actor_over_cli": round(rows[1]["lines_per_s"] / rows[0]["lines_per_s"], 2),
@@ -252,8 +278,12 @@ def print_report(report: Dict) -> None:
             name = "translate (1 process)" if r["run"] == "cli" else f"translate-corpus, {r['actors']} actor(s)"
             print(f"  {name:<32} {r['seconds']:>8} s {r['lines_per_s']:>8} lines/s  identical to the CLI's: "
                   f"{r['identical_to_cli']}")
+        two = corpus["two_cli_processes"]
+        print(f"  {'two translate processes, halves':<32} {two['seconds']:>8} s {two['lines_per_s']:>8} lines/s  "
+              f"identical to the CLI's: {two['identical_to_cli']}  ({two['over_one_cli']}x one)")
         print(f"  2 actors / 1 actor: {corpus['speedup_2_over_1']}x (target >= 1.7), efficiency "
-              f"{corpus['efficiency']}; 1 actor / CLI: {corpus['one_actor_over_cli']}x")
+              f"{corpus['efficiency']}; 1 actor / CLI: {corpus['one_actor_over_cli']}x; once up: "
+              f"{corpus['steady_speedup_2_over_1']}x")
         paper = corpus["paper"]
         print(f"  one Translator in this process, the same blocks: {paper['in_process_lines_per_s']} lines/s "
               f"(identical to the CLI's: {paper['in_process_identical_to_cli']})")

@@ -79,3 +79,14 @@ def test_a_servers_rounds_pool_into_one_row():
     assert row["cores_used"] == {"proxy": 0.15, "decoding workers": 0.9}  # CPU seconds over measured seconds
     assert pooled("app.py", None, rounds, ["a", "x"])["proxy_core_share"] is None
     assert not pooled("app.py", None, rounds, ["a", "x"])["identical_to_app"]
+
+
+def test_two_cli_processes_on_halves_give_the_one_processs_output_in_order(tmp_path):
+    from benchmarks.scale import run_cli, run_two_clis
+
+    source = tmp_path / "corpus.txt"
+    source.write_text("A dog runs.\nUn chat dort.\nA man reads a book.\nDvě děti si hrají.\nThe sun is out.\n",
+                      encoding="utf-8")
+    assert run_two_clis(source, tmp_path / "two.txt") > 0 and run_cli(source, tmp_path / "one.txt") > 0
+    one = (tmp_path / "one.txt").read_text(encoding="utf-8").splitlines()
+    assert (tmp_path / "two.txt").read_text(encoding="utf-8").splitlines() == one and len(one) == 5
