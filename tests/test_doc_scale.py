@@ -157,3 +157,26 @@ def test_the_cluster_config_and_defaults_the_page_states_are_the_files():
     defaults = _parser().parse_args(["in", "out"])
     assert f"blocks of `--block-lines` (default {defaults.block_lines})" in text
     assert f"# {defaults.actors} actors by default" in page("scale.md")
+
+
+def test_the_steady_rates_the_batching_and_the_cores_used_are_the_record(measured, text):
+    corpus, rest = measured["corpus"], measured["rest"]
+    one, two = corpus["results"][1:]
+    assert (f"1 actor {one['steady_lines_per_s']:.2f} lines/s, 2 actors {two['steady_lines_per_s']:.2f} lines/s: "
+            f"**{corpus['steady_speedup_2_over_1']:.2f}x**") in text
+    batching = rest["batching"]
+    (full, full_ms), (half, half_ms) = batching["ms_per_sentence"].items()
+    assert (f"{full_ms:.2f} ms a sentence when it decodes {full} at once and {half_ms:.2f} ms when it decodes "
+            f"{half} ({batching['half_over_full']:.2f}x)") in text
+    serve = [r for r in rest["results"] if r["replicas"]]
+    rows = table_rows(page("scale.md"), "| cores used | 1 replica | 2 replicas |")
+    assert rows == [[name, *(f"{r['cores_used'][name]:.2f}" for r in serve)] for name in serve[0]["cores_used"]]
+
+
+def test_the_two_plain_processes_reference_is_the_record(measured, text):
+    two = measured["corpus"]["two_cli_processes"]
+    assert two["identical_to_cli"]
+    assert (f"two `translate` processes started together on half the lines each ran {two['seconds']:.2f} s in all "
+            f"rounds ({two['lines_per_s']:.2f} lines/s, output the same): {two['over_one_cli']:.2f}x one process") in text
+    steady_met = measured["corpus"]["steady_speedup_2_over_1"] >= 1.7
+    assert f"once the actors are up it is {'met' if steady_met else 'missed'}" in text
