@@ -139,8 +139,9 @@ def test_the_pages_best_quality_box_gives_the_librarys_output_and_its_time(serve
     fast, _, fast_note = page.predict(text=text, source_lang="en", target_lang="de", model=folders[1].name,
                                       strategy="beam", beam_size=4, api_name="/translate")
     assert "quality **best**" not in fast_note
-    if MULTI30K.is_dir():
-        assert fast != translation
+    # whether the reranker moves these three off the beam's best depends on the tiny model this machine trained;
+    # the box's two sides are each the library's own output
+    assert fast == " ".join(library(reranker, TEXTS[:3], quality="fast"))
     with pytest.raises(Exception, match="has no tuned reranking weights for en->de"):
         page.predict(text=text, source_lang="en", target_lang="de", model=folders[1].name, quality=True,
                      api_name="/translate")
