@@ -221,16 +221,24 @@ def process_tree(pid: int) -> List[int]:
     return tree
 
 
+def stat_cpu_s(pid: int, reaped: bool = False) -> Optional[float]:
+    """User + system CPU seconds of one process (with ``reaped``: also those of its children it has waited for),
+    from /proc/PID/stat (Linux); None where it cannot be read (gone, or no /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(f) for f in fields[11:15 if reaped else 13]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def process_cpu_s(pid: int) -> float:
     """User + system CPU seconds that a running process and its descendants have used, from /proc (Linux); NaN elsewhere."""
     total = 0.0
     for member in process_tree(pid):
-        try:
-            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
-            if member == pid:
-                return float("nan")
+        used = stat_cpu_s(member)
+        if used is None and member == pid:
+            return float("nan")
+        total += used or 0.0
     return total
 
 

@@ -21,19 +21,18 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
 import requests
 
 from space.hosting.access import SUGGESTIONS_MAX_MB
 
-from .app import app_process, process_tree
+from .app import app_process, process_tree, stat_cpu_s
 from .hostile import hostile_cases, valid_documents
 from .hostile_table import TARGETS, flood_markdown, markdown, per_format
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_S, POLL_S, SETTLE_S = 0.02, 0.2, 2.0
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,14 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def tree_cpu_s(pid: int) -> float:
     """CPU seconds of ``pid``'s tree, reaped children included (a document worker's, once its forkserver waited)."""
-    total = 0.0
-    for member in process_tree(pid):
-        try:
-            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
-            total += sum(int(f) for f in fields[11:15]) / TICK  # utime stime cutime cstime
-        except (OSError, ValueError, IndexError):
-            pass
-    return total
+    return sum(stat_cpu_s(member, reaped=True) or 0.0 for member in process_tree(pid))
 
 
 def tree_memory_mb(pid: int, field: str = "Rss:") -> float:

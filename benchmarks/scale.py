@@ -130,7 +130,7 @@ def bench_corpus(args: argparse.Namespace, folder: Path) -> Dict:
     same = {name: all(got == reference for n, got in outputs if n == name) for name in seconds}
     measured = {name: {"rounds_s": took, "seconds": round(sum(took), 2), "identical_to_cli": same[name],
                        "lines_per_s": round(len(lines) * len(took) / sum(took), 2)} for name, took in seconds.items()}
-    two_clis = {**measured.pop("cli2"), "over_one_cli": 0.0}
+    two_clis = measured.pop("cli2")
     rows = [{"run": "cli" if name == "cli" else "ray", "actors": None if name == "cli" else int(name[-1]), **row}
             for name, row in measured.items()]
     two_clis["over_one_cli"] = round(two_clis["lines_per_s"] / rows[0]["lines_per_s"], 2)
@@ -139,7 +139,8 @@ def bench_corpus(args: argparse.Namespace, folder: Path) -> Dict:
     speedup = rows[2]["lines_per_s"] / rows[1]["lines_per_s"]
     per_round = [round(one / two, 2) for one, two in zip(seconds["ray1"], seconds["ray2"])]
     return {"lines": len(lines), "rounds": args.rounds, "block_lines": args.block_lines,
-            "cluster_start_s": round(cluster_s, 2), "results": rows, "two_cli_processes": two_clis, "speedup_2_over_1": round(speedup, 2),
+            "cluster_start_s": round(cluster_s, 2), "results": rows, "two_cli_processes": two_clis,
+            "speedup_2_over_1": round(speedup, 2),
             "speedup_per_round": per_round, "efficiency": round(speedup / 2, 2),
             "steady_speedup_2_over_1": round(rows[2]["steady_lines_per_s"] / rows[1]["steady_lines_per_s"], 2),
             "one_actor_over_cli": round(rows[1]["lines_per_s"] / rows[0]["lines_per_s"], 2),
@@ -235,15 +236,10 @@ class OthersLoad:
 
     @staticmethod
     def _times() -> Dict[int, float]:
-        times = {}
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                try:
-                    fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
-                    times[int(entry.name)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-                except (OSError, ValueError, IndexError):
-                    pass
-        return times
+        from .app import stat_cpu_s
+
+        used = {int(entry.name): stat_cpu_s(int(entry.name)) for entry in os.scandir("/proc") if entry.name.isdigit()}
+        return {pid: seconds for pid, seconds in used.items() if seconds is not None}
 
 
 def run(args: argparse.Namespace) -> Dict:

@@ -26,7 +26,7 @@ from typing import Dict, List, Optional
 from urllib.parse import urlsplit
 
 from .app import WARMUP, app_process, concurrent_requests, free_port, measure_rest, percentile, process_tree, \
-    test_sentences
+    stat_cpu_s, test_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "space" / "models"
@@ -37,14 +37,7 @@ RETRYABLE = (ConnectionError, http.client.HTTPException, TimeoutError)
 
 def cpu_s(pids: List[int]) -> float:
     """User + system CPU seconds the live processes ``pids`` have used (Linux /proc)."""
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
-            pass
-    return total
+    return sum(stat_cpu_s(pid) or 0.0 for pid in pids)
 
 
 def titled(title: bytes) -> List[int]:
@@ -102,7 +95,6 @@ def cell(url: str, args: argparse.Namespace, app: Optional[str] = None) -> Dict:
     row["measured_s"] = time.perf_counter() - start
     used = {name: cpu_s(pids) - before[name] for name, pids in groups.items()}
     used["everything else"] = machine_busy_s() - busy_before - sum(used.values())
-    row["proxy_cpu_s"] = used["proxy"]
     row["cpu_s"] = used
     return row
 
@@ -113,14 +105,14 @@ def pooled(name: str, replicas: Optional[int], rows: List[Dict], reference: List
     wall = sum(r["wall_s"] for r in rows)
     answered = sum(r["requests"] - r["errors"] for r in rows)
     measured = sum(r["measured_s"] for r in rows)
-    proxy = sum(r["proxy_cpu_s"] for r in rows) / measured
-    cores = {name: round(sum(r["cpu_s"][name] for r in rows) / measured, 2) for name in rows[0]["cpu_s"]}
+    shares = {name: sum(r["cpu_s"][name] for r in rows) / measured for name in rows[0]["cpu_s"]}
+    cores = {name: round(share, 2) for name, share in shares.items()}
     return {"server": name, "replicas": replicas, "requests": sum(r["requests"] for r in rows),
             "errors": sum(r["errors"] for r in rows), "requests_per_s": round(answered / wall, 2),
             "rounds_requests_per_s": [r["requests_per_s"] for r in rows],
             "p50_ms": round(1000 * percentile(latencies, 0.5), 1),
             "p95_ms": round(1000 * percentile(latencies, 0.95), 1),
-            "proxy_core_share": round(proxy, 2) if replicas else None,
+            "proxy_core_share": round(shares["proxy"], 2) if replicas else None,
             "cores_used": cores if replicas else None,
             "identical_to_app": all(r["outputs"] == reference for r in rows)}
 
