@@ -12,7 +12,7 @@ import torch
 
 from helpers.decoding_fixtures import random_model
 from transformer_hub.decoding import DecodingConfig, generate
-from transformer_hub.decoding.alignment import (focus, head_words, inner_tokens, source_span, source_spans,
+from transformer_hub.decoding.alignment import (focus, head_words, inner_tokens, source_spans,
                                                 usual_translation, words_of, writes_word)
 from transformer_hub.decoding.anchoring import anchor_for, decode_anchored, term_spans
 from transformer_hub.decoding.constraints import Anchor, BeamAllocation, Constraints, Phrase, Term
@@ -24,12 +24,12 @@ SENTENCE = "A man rides a bicycle down the street."
 TERMS = {"bicycle": "Velo", "street": "Gasse"}
 
 
-def test_source_span_finds_a_terms_pieces_case_insensitively_on_word_boundaries():
+def test_source_spans_find_a_terms_pieces_case_insensitively_on_word_boundaries():
     pieces = ["▁A", "▁red", "▁bi", "cycle", "▁and", "▁a", "▁bicycles", ".", "</s>"]
-    assert source_span(pieces, "Bicycle") == (2, 4)
-    assert source_span(pieces, "red  bicycle") == (1, 4)  # any whitespace between a term's words
-    assert source_span(pieces, "cycle") is None  # inside a word: not the term
-    assert source_span(pieces, "car") is None
+    assert source_spans(pieces, "Bicycle") == [(2, 4)]
+    assert source_spans(pieces, "red  bicycle") == [(1, 4)]  # any whitespace between a term's words
+    assert source_spans(pieces, "cycle") == []  # inside a word: not the term
+    assert source_spans(pieces, "car") == []
 
 
 def test_focus_averages_the_heads_of_every_layer_but_the_first():
@@ -121,7 +121,7 @@ def test_a_term_the_plain_output_already_writes_is_not_anchored():
 
 def test_every_occurrence_of_a_term_in_the_source_is_a_span_of_its_anchor():
     pieces = ["▁A", "▁basket", "▁of", "▁cl", "oth", ",", "▁surrounded", "▁by", "▁cloth", ".", "</s>"]
-    assert source_spans(pieces, "cloth") == [(3, 5), (8, 9)] and source_span(pieces, "cloth") == (3, 5)
+    assert source_spans(pieces, "cloth") == [(3, 5), (8, 9)]
     spec = Constraints([Phrase("linge", ((9,),), "cloth")])
     assert term_spans([spec], lambda i: pieces) == {0: [((3, 5), (8, 9))]}
     att = torch.zeros(2, 1, 4, 11)

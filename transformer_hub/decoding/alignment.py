@@ -15,7 +15,7 @@ by one word), it is a usable word alignment: the step that writes "Fahrrad" puts
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import torch
 
@@ -62,12 +62,6 @@ def source_spans(pieces: Sequence[str], term: str) -> List[Tuple[int, int]]:
         if inside and (not out or inside[0] >= out[-1][1]):
             out.append((inside[0], inside[-1] + 1))
     return out
-
-
-def source_span(pieces: Sequence[str], term: str) -> Optional[Tuple[int, int]]:
-    """The first of :func:`source_spans`; None when the term is not there."""
-    found = source_spans(pieces, term)
-    return found[0] if found else None
 
 
 def writes_word(pieces: Sequence[str], phrase: str) -> bool:
