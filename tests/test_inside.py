@@ -257,6 +257,14 @@ def test_a_card_without_a_schedule_gives_the_logged_curves_alone():
     assert view.updates == 30 and view.label_smoothing is None
 
 
+def test_a_card_with_a_cooldown_draws_the_rate_falling_to_its_last_update():
+    config = random_model().config
+    view = training_recipe(config, {"warmup": 10, "peak_lr": 0.002, "updates": 100, "cooldown_updates": 40})
+    cooled = {s: lr for s, lr in zip(view.steps, view.lr)}
+    assert cooled[10] == f64(0.002, scale=0.002)  # the peak is untouched: the cool-down starts at update 61
+    assert cooled[100] == f64(noam_lr(100, config.d_model, 10, view.factor) / 40, scale=1e-5)
+    assert all(a > b for a, b in zip(view.lr[view.steps.index(61):], view.lr[view.steps.index(61) + 1:]))
+
 def test_smoothed_target_sums_to_one_and_is_what_the_loss_uses():
     eps, vocab = 0.1, 16000
     target = smoothed_target(7, vocab, eps)

@@ -18,7 +18,7 @@ from helpers.tolerances import f32_close, f64, magnitude
 from transformer_hub import Transformer
 from transformer_hub.training import checkpoint as ckpt
 from transformer_hub.errors import UserError
-from transformer_hub.training.schedule import noam_lr
+from transformer_hub.training.schedule import cooldown_scale, lr_factor, noam_lr, scheduled_lr
 from transformer_hub.training.trainer import Trainer, build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +32,26 @@ def test_noam_schedule_matches_the_paper():
     assert noam_lr(2000, 128, 2000, factor) == f64(peak, scale=peak)
     assert noam_lr(1999, 128, 2000, factor) < peak and noam_lr(2001, 128, 2000, factor) < peak
 
+
+
+def test_cooldown_falls_linearly_to_the_last_update():
+    assert [cooldown_scale(step, 10, 4) for step in (1, 6, 7, 8, 9, 10)] == [1.0, 1.0, 1.0, 0.75, 0.5, 0.25]
+    assert cooldown_scale(5, 10, 0) == 1.0 and cooldown_scale(5, 0, 4) == 1.0  # no cool-down, no known end
+    assert scheduled_lr(9, 128, 4, 2.0, last=10, cooldown=4) == f64(0.5 * noam_lr(9, 128, 4, 2.0), scale=1e-3)
+
+
+def test_a_run_with_a_cooldown_logs_the_cooled_rate_and_records_it(tmp_path):
+    main(args_for(tmp_path, "run", "--max-updates", "20", "--cooldown-updates", "15", "--bleu-every", "100",
+                  "--average-last", "1"))
+    records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    logged = {r["step"]: r["lr"] for r in records if r["kind"] == "train"}
+    d_model = json.loads((tmp_path / "run" / "final" / "config.json").read_text())["d_model"]
+    factor = lr_factor(0.003, d_model, 4)
+    for step in (10, 20):  # update 10 at 11/15 of the schedule's rate, the last at 1/15
+        expected = noam_lr(step, d_model, 4, factor) * (20 - step + 1) / 15
+        assert logged[step] == f64(expected, scale=expected)
+    card = (tmp_path / "run" / "final" / "README.md").read_text()
+    assert "cooldown_updates: 15" in card
 
 SAMPLING = ("--subword-sampling-alpha", "0.2", "--subword-sampling-side", "both")
 

@@ -1,7 +1,7 @@
 """The training recipe of a model, from its own files: the schedule (section 5.3) and label smoothing (5.4).
 
-The schedule is the trainer's own ``noam_lr`` with the model's d_model and the warm-up and peak its card
-records; the logged curves are its ``metrics.jsonl``; the smoothed target is the loss's own
+The schedule is the trainer's own ``scheduled_lr`` with the model's d_model and the warm-up, peak and
+cool-down its card records; the logged curves are its ``metrics.jsonl``; the smoothed target is the loss's own
 ``smoothed_targets``.  No weights are needed: ``training_recipe`` takes the config, the card's training
 facts and the metrics records.
 """
@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 import torch
 
 from ..model.losses import smoothed_targets
-from ..training.schedule import lr_factor, noam_lr
+from ..training.schedule import lr_factor, scheduled_lr
 
 POINTS = 400  # schedule points drawn
 
@@ -52,7 +52,8 @@ def training_recipe(config, training: Mapping[str, Any], metrics: Sequence[Mappi
                     points: int = POINTS) -> RecipeView:
     """The schedule ``factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)`` of a model and its curves.
 
-    ``training``: the card's training facts (``warmup``, ``peak_lr``, ``updates``, ``label_smoothing``);
+    ``training``: the card's training facts (``warmup``, ``peak_lr``, ``updates``, ``label_smoothing``, and
+    ``cooldown_updates`` where the run ended on one);
     ``metrics``: its ``metrics.jsonl`` records (``MetricsLog(path).read()``).
     """
     warmup, peak = _fact(training, "warmup", int), _fact(training, "peak_lr", float)
@@ -67,9 +68,11 @@ def training_recipe(config, training: Mapping[str, Any], metrics: Sequence[Mappi
     stride = max(1, last // points)
     steps = sorted(set(range(1, last + 1, stride)) | {warmup, last})
     factor = lr_factor(peak, config.d_model, warmup)
+    cooldown = _fact(training, "cooldown_updates", int) or 0
     return RecipeView(d_model=config.d_model, warmup=warmup, peak_lr=peak, factor=factor, updates=updates,
                       label_smoothing=smoothing, steps=steps,
-                      lr=[noam_lr(s, config.d_model, warmup, factor) for s in steps], logged=_curves(metrics))
+                      lr=[scheduled_lr(s, config.d_model, warmup, factor, updates, cooldown) for s in steps],
+                      logged=_curves(metrics))
 
 
 def _curves(metrics: Sequence[Mapping[str, Any]]) -> Dict[str, Dict[str, List[float]]]:

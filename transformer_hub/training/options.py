@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--peak-lr", type=float, default=0.005, help="sets the schedule's factor so that lr(warmup) = peak")
     o.add_argument("--lr-factor", type=float, default=None, help="the schedule's factor directly (overrides --peak-lr)")
     o.add_argument("--warmup", type=int, default=2000)
+    o.add_argument("--cooldown-updates", type=int, default=0, metavar="K",
+                   help="the rate falls linearly to 0 over the last K updates before --max-updates (0 = none); "
+                   "a resumed run may add one to end on a low rate")
     o.add_argument("--label-smoothing", type=float, default=0.1)
     o.add_argument("--clip-norm", type=float, default=1.0)
     o.add_argument("--max-updates", type=int, default=8000)

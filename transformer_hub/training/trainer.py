@@ -29,7 +29,7 @@ from .data import Track, iterate_batches, load_mixed
 from ..model.losses import label_smoothed_cross_entropy
 from .metrics import MetricsLog, plot_curves, score
 from ..hub import results as results_json
-from .schedule import lr_factor, noam_lr
+from .schedule import lr_factor, scheduled_lr
 from .options import build_parser
 from .run import Place, Run, build_run, data_sources
 from .warm_start import provenance, shown_source
@@ -98,7 +98,8 @@ class Trainer:
         a, s = self.args, self.run.state
         started = time.perf_counter()
         self.run.net.train()
-        lr = noam_lr(s.step + 1, self.run.config.d_model, a.warmup, self.factor)
+        lr = scheduled_lr(s.step + 1, self.run.config.d_model, a.warmup, self.factor, a.max_updates,
+                          a.cooldown_updates)
         for group in self.run.optimizer.param_groups:
             group["lr"] = lr
         src, tgt_in, tgt_out = (t.to(self.place.device) for t in batch)
@@ -251,6 +252,8 @@ class Trainer:
             "averaged_checkpoints": len(found), "max_tokens_per_batch": a.max_tokens * self.place.world,
             "peak_lr": a.peak_lr, "warmup": a.warmup, "label_smoothing": a.label_smoothing, "seed": a.seed,
         }
+        if a.cooldown_updates:
+            training["cooldown_updates"] = a.cooldown_updates
         if self.run.model.tokenizer.sampling is not None:
             training["subword_sampling"] = self.run.model.tokenizer.sampling.describe()
         if s.init:
