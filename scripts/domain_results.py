@@ -3,6 +3,10 @@
     python -m scripts.domain_results --model v2=space/models/multilingual --model v3=space/models/multilingual-v3 \
         --data-dir captions=data/multi30k --data-dir software=data/libreoffice-help --out docs/domain_results.json
 
+``--cache DIR`` keeps every (model, domain, direction) output as it is made, keyed by the weights, the
+settings and the sources, so an interrupted run picks up where it stopped and a second run with one more model
+decodes only that model (``--workers N``: N decoding processes for the beam rows).
+
 For each domain (``--data-dir NAME=DIR``: captions is Multi30k, scored on test_2016_flickr; any other domain on
 its ``test`` split, ``--split NAME=SPLIT`` to change it), each model and each direction the model serves, beam
 search (default 5; ``--quality best`` adds the reranked n-best of models with tuned weights, ``rerank.json``) is
@@ -16,6 +20,10 @@ and the gap to them; ``--card NAME`` also writes NAME's scores into its model ca
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gzip
+import hashlib
+import json
 import shlex
 import sys
 from dataclasses import dataclass
@@ -25,7 +33,7 @@ from typing import Dict, List, Optional, Tuple
 from tqdm.auto import tqdm
 
 from transformer_hub import Transformer
-from transformer_hub.decoding import DecodingConfig
+from transformer_hub.decoding import DecodingConfig, DecodingPool
 from transformer_hub.hub import CARD_FILE, model_card
 from transformer_hub.hub import results as results_json
 from transformer_hub.hub.selection import DEFAULT_DOMAIN, DOMAIN_SPLITS
@@ -43,34 +51,64 @@ CAPTIONS_MARGIN = 0.3  # on captions no English-side direction may fall more tha
 
 @dataclass
 class Scorer:
-    """One model (``name``) at one quality: translates a test set of one domain."""
+    """One model (``name``) at one quality: translates a test set of one domain (cached in ``cache``)."""
 
     name: str
     models: OneModel
     quality: str
     config: DecodingConfig
-    engine: str
+    engine: object
+    weights: str = ""
+    cache: Optional[Path] = None
 
     def __call__(self, sources: List[str], src: str, tgt: str, domain: str) -> List[str]:
         tagged = domain in (self.models.model.config.domains or ())
+        key = hashlib.sha256(json.dumps([self.weights, self.quality, self.config.beam_size, self.config.strategy,
+                                         str(self.engine) if isinstance(self.engine, str) else "pytorch",
+                                         domain if tagged else None, src, tgt, sources]).encode()).hexdigest()
+        path = self.cache / f"{key[:32]}.txt.gz" if self.cache and self.weights else None
+        if path is not None and path.is_file():
+            outputs = json.loads(gzip.decompress(path.read_bytes()))
+            if len(outputs) == len(sources):
+                return outputs
         results = translate_texts(self.models, sources, self.config, src_lang=src, tgt_lang=tgt,
                                   split_sentences=False, quality=self.quality, engine=self.engine,
                                   domain=domain if tagged else None)
-        return [r.text for r in results]
+        outputs = [r.text for r in results]
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(".part")
+            partial.write_bytes(gzip.compress(json.dumps(outputs, ensure_ascii=False).encode(), mtime=0))
+            partial.replace(path)
+        return outputs
 
 
-def scorers(args: argparse.Namespace) -> List[Scorer]:
+def weights_hash(folder: str) -> str:
+    """sha256 of a model folder's weights (the cache's key: new weights never reuse old outputs)."""
+    digest = hashlib.sha256()
+    with open(Path(folder) / "model.safetensors", "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def scorers(args: argparse.Namespace, stack: contextlib.ExitStack) -> List[Scorer]:
     """Each model at "fast", and at "best" too where asked and the folder has tuned weights."""
     config = DecodingConfig(strategy="beam", beam_size=args.beam, batch_size=args.batch_size)
     found = []
     for name, folder in args.model:
         model = Transformer.from_pretrained(folder)
-        found.append(Scorer(name, OneModel(model, name), "fast", config, args.engine))
+        weights = weights_hash(folder)
+        engine = args.engine
+        if args.workers > 1 and args.engine == "pytorch":
+            engine = stack.enter_context(DecodingPool(model, processes=args.workers, threads=1, wait=False))
+        found.append(Scorer(name, OneModel(model, name), "fast", config, engine, weights, args.cache))
         if "best" in args.quality and (Path(folder) / "rerank.json").is_file():
             from transformer_hub.rerank import RerankedModel
 
+            tuned = hashlib.sha256((Path(folder) / "rerank.json").read_bytes()).hexdigest()
             found.append(Scorer(f"{name} best", RerankedModel.from_pretrained(folder, model=model), "best", config,
-                                "pytorch"))
+                                "pytorch", f"{weights} {tuned}", args.cache))
     return found
 
 
@@ -94,7 +132,10 @@ def evaluate(args: argparse.Namespace, models: List[Scorer]) -> List[Dict]:
                     if m is last:
                         done[src, tgt] = output
                     row[m.name] = rounded(score(output, references))
-            if PIVOT not in (src, tgt) and (src, PIVOT) in done:
+                    if args.slice and m.quality == "fast":
+                        row.setdefault("slices", {})[m.name] = rounded(score(output[: args.slice],
+                                                                             references[: args.slice]))
+            if args.pivot and PIVOT not in (src, tgt) and (src, PIVOT) in done:
                 row[f"{last.name} via en"] = rounded(score(last(done[src, PIVOT], PIVOT, tgt, domain), references))
             rows.append(row)
     order = [f"{s}-{t}" for s, t in last.models.model.config.pairs()]
@@ -140,11 +181,15 @@ def as_results(rows: List[Dict], args: argparse.Namespace, names: List[str], out
     scores = [results_json.Score(model=kind, split=f"{row['domain']}/{row['split']}", metric=metric, value=value,
                                  direction=row["direction"])
               for row in rows for kind in kinds if kind in row for metric, value in row[kind].items()]
+    scores += [results_json.Score(model=kind, split=f"{row['domain']}/{row['split']}[:{args.slice}]", metric=metric,
+                                  value=value, direction=row["direction"])
+               for row in rows for kind, found in row.get("slices", {}).items() for metric, value in found.items()]
     folders = dict(args.model)
     models = [results_json.ModelResult(name=k, path=results_json.relative_path(folders[k.split(" ")[0]], out.parent))
               for k in kinds if any(s.model == k for s in scores)]
     return results_json.Results(models=models, results=scores,
-                                settings={"command": command, "beam": args.beam, "limit": args.limit})
+                                settings={"command": command, "beam": args.beam, "limit": args.limit,
+                                           "slice": args.slice})
 
 
 def write_card(folder: Path, name: str, rows: List[Dict], command: str) -> None:
@@ -185,6 +230,14 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--engine", default="pytorch", help="pytorch, ctranslate2 or auto (the fast rows)")
     p.add_argument("--quality", type=lambda s: s.split(","), default=["fast"], help="fast, or fast,best")
+    p.add_argument("--no-pivot", dest="pivot", action="store_false",
+                   help="skip the last model's pivot through English (e.g. filling the cache with an older model)")
+    p.add_argument("--slice", type=int, default=0,
+                   help="also record each beam row's scores on the first N sentences (split DOMAIN/SPLIT[:N]), "
+                   "which a test can recompute quickly")
+    p.add_argument("--workers", type=int, default=1, help="decoding processes for the beam rows (one thread each)")
+    p.add_argument("--cache", type=Path, default=None,
+                   help="folder keeping each output as it is made: a rerun reuses what its weights and settings made")
     p.add_argument("--limit", type=int, default=0, help="score only the first N sentences of each test set (0 = all)")
     p.add_argument("--out", type=Path, required=True, help="the results JSON")
     p.add_argument("--card", default=None, help="NAME: also write that model's scores into its card")
@@ -203,6 +256,8 @@ def check(args: argparse.Namespace) -> Optional[str]:
             return f"--data-dir {domain}={folder}: no such folder"
     if args.card is not None and args.card not in dict(args.model):
         return f"--card {args.card}: not one of the --model names ({', '.join(n for n, _ in args.model)})"
+    if args.workers < 1:
+        return f"--workers {args.workers}: at least 1"
     unknown = set(args.quality) - {"fast", "best"}
     return f"--quality: unknown {', '.join(sorted(unknown))} (fast, best)" if unknown else None
 
@@ -213,8 +268,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if problem:
         print(f"domain_results: {problem}", file=sys.stderr)
         return 2
-    models = scorers(args)
-    rows = evaluate(args, models)
+    with contextlib.ExitStack() as stack:
+        models = scorers(args, stack)
+        rows = evaluate(args, models)
     command = shlex.join(["python", "-m", "scripts.domain_results", *(argv if argv is not None else sys.argv[1:])])
     names = [m.name for m in models]
     results_json.save(as_results(rows, args, names, args.out, command), args.out)

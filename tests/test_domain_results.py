@@ -72,6 +72,7 @@ def test_the_card_gets_both_domains_tables(tmp_path, untagged, tagged, corpora):
     (["--model", "v3=/nonexistent"], "--model v3=/nonexistent: not a model folder"),
     (["--card", "v9"], "--card v9: not one of the --model names"),
     (["--quality", "fast,great"], "--quality: unknown great"),
+    (["--workers", "0"], "--workers 0: at least 1"),
 ])
 def test_a_mistake_is_one_line(tmp_path, tagged, corpora, capsys, args, message):  # noqa: F811
     base = {"--model": f"v3={tagged / 'final'}", "--data-dir": f"captions={corpora[0]}", "--out": str(tmp_path / "r")}
@@ -80,3 +81,54 @@ def test_a_mistake_is_one_line(tmp_path, tagged, corpora, capsys, args, message)
     assert domain_results.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"domain_results: {message}") and err.count("\n") == 1
+
+
+def test_a_cached_run_decodes_nothing_again_and_scores_the_same(tmp_path, untagged, tagged, corpora,  # noqa: F811
+                                                                monkeypatch):
+    cache = tmp_path / "cache"
+    code, out = run(tmp_path, untagged, tagged, corpora, "--cache", str(cache), "--limit", "6")
+    assert code == 0 and len(list(cache.glob("*.txt.gz"))) == 8  # 2 domains x 2 models x (en-de, de-en)
+    first = results_json.load(out).results
+
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("decoded although every output was cached")
+
+    monkeypatch.setattr(domain_results, "translate_texts", no_decoding)
+    code, out = run(tmp_path, untagged, tagged, corpora, "--cache", str(cache), "--limit", "6")
+    assert code == 0 and results_json.load(out).results == first
+
+
+def test_new_weights_never_reuse_cached_outputs(tmp_path, untagged, tagged, corpora):  # noqa: F811
+    cache = tmp_path / "cache"
+    assert run(tmp_path, untagged, tagged, corpora, "--cache", str(cache), "--limit", "4")[0] == 0
+    folder = tmp_path / "v2"
+    shutil.copytree(untagged, folder)
+    model = Transformer.from_pretrained(folder)
+    for p in model.parameters():
+        p.data.mul_(0.5)
+    model.save_pretrained(folder)
+    code = domain_results.main(["--model", f"v2={folder}", "--data-dir", f"captions={corpora[0]}",
+                                "--split", "captions=val", "--beam", "2", "--limit", "4", "--cache", str(cache),
+                                "--out", str(tmp_path / "again.json")])
+    assert code == 0 and len(list(cache.glob("*.txt.gz"))) == 10  # the halved weights' two directions are new
+
+
+def test_workers_give_the_same_scores(tmp_path, untagged, tagged, corpora):  # noqa: F811
+    one = run(tmp_path / "one", untagged, tagged, corpora, "--limit", "6")
+    two = run(tmp_path / "two", untagged, tagged, corpora, "--limit", "6", "--workers", "2")
+    assert one[0] == two[0] == 0
+    assert results_json.load(one[1]).results == results_json.load(two[1]).results
+
+
+def test_a_slice_records_the_first_sentences_scores(tmp_path, untagged, tagged, corpora):  # noqa: F811
+    code, out = run(tmp_path, untagged, tagged, corpora, "--slice", "5")
+    assert code == 0
+    found = results_json.load(out)
+    v3 = Transformer.from_pretrained(tagged / "final")
+    sources, references = read_lines(corpora[1] / "val.de.gz")[:5], read_lines(corpora[1] / "val.en.gz")[:5]
+    outputs = [r.text for r in generate(v3, sources, strategy="beam", beam_size=2, src_lang="de", tgt_lang="en",
+                                        domain="software")]
+    got = {s.metric: s.value for s in found.results
+           if s.model == "v3" and s.split == "software/val[:5]" and s.direction == "de-en"}
+    assert got == pytest.approx({k: round(v, 2) for k, v in score(outputs, references).items()}, abs=0.006)
+    assert found.settings["slice"] == 5
