@@ -12,6 +12,8 @@ with ``@benchmark("name", "help", add_arguments)`` on a ``run(args)`` function.
 
 ``engines``: the same sentences through ``engine="pytorch"``, ``engine="ctranslate2"`` (float32, int8) and, for the
   paper block, ``transformers``' MarianMTModel (see ``benchmarks/engines.py``).
+``versions``: an old and a new version of a model on the same sentences through CTranslate2, time per sentence
+  and the ratio (see ``benchmarks/versions.py``).
 ``trace``: beam search with and without ``return_search`` / ``return_alternatives`` (see ``benchmarks/trace.py``).
 ``quality``: the page's Translate at quality "best" against "fast", time per sentence (see ``benchmarks/quality.py``).
 ``hostile``: hostile documents (a zip bomb of empty elements, deep nesting, damaged members) against ``python app.py`` (CPU, memory above idle, ``/languages``
@@ -338,7 +340,7 @@ benchmark("decode", "decoding speed: naive loop vs cached, batched greedy and be
 
 def _register_others() -> None:
     """``train``, ``app`` (and ``app --rest``), ``trace`` and ``engines`` live in modules of their own."""
-    from . import app, hostile_bench, quality, rest, scale
+    from . import app, hostile_bench, quality, rest, scale, versions
     from .engines import add_engines_arguments, bench_engines
     from .trace import add_trace_arguments, bench_trace
     from .train import add_train_arguments, bench_train
@@ -352,6 +354,8 @@ def _register_others() -> None:
 
     benchmark("engines", "pytorch vs ctranslate2 (float32, int8) vs transformers MarianMT: speed and BLEU",
               add_engines_arguments)(bench_engines)
+    benchmark("versions", "two versions of a model through CTranslate2 on the same sentences: time per sentence",
+              versions.add_arguments)(versions.run)
     benchmark("quality", "the page's time per sentence at quality best vs fast (interleaved)",
               quality.add_arguments)(quality.run)
     benchmark("scale", "translate-corpus on Ray (1, 2 actors) vs one process; REST on Ray Serve vs app.py",
