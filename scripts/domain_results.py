@@ -174,6 +174,18 @@ def markdown(rows: List[Dict], names: List[str]) -> str:
     return "\n".join(lines) + "\n\nBLEU: lowercased on captions, cased on the other domains (sacreBLEU 13a)."
 
 
+def test_files(rows: List[Dict], args: argparse.Namespace) -> Dict[str, str]:
+    """sha256 of every test file the rows read (``DOMAIN/FILE``): a later check knows whether it has the same data."""
+    folders = dict(args.data_dir)
+    found = {(r["domain"], r["split"], lang) for r in rows for lang in r["direction"].split("-")}
+    hashes = {}
+    for domain, split, lang in sorted(found):
+        path = Path(folders[domain]) / f"{split}.{lang}.gz"
+        if path.is_file():
+            hashes[f"{domain}/{path.name}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashes
+
+
 def as_results(rows: List[Dict], args: argparse.Namespace, names: List[str], out: Path,
                command: str) -> results_json.Results:
     """The rows in the ``results.json`` schema (splits ``DOMAIN/SPLIT``; paths relative to the file's folder)."""
@@ -189,7 +201,7 @@ def as_results(rows: List[Dict], args: argparse.Namespace, names: List[str], out
               for k in kinds if any(s.model == k for s in scores)]
     return results_json.Results(models=models, results=scores,
                                 settings={"command": command, "beam": args.beam, "limit": args.limit,
-                                           "slice": args.slice})
+                                           "slice": args.slice, "test_files": test_files(rows, args)})
 
 
 def write_card(folder: Path, name: str, rows: List[Dict], command: str) -> None:

@@ -1,5 +1,6 @@
 """scripts/domain_results.py: each model on each domain's test set, a tagged model reading its domain's tag, the
 pivot through English, the targets' gaps, and the scores written into a card as both domains' tables."""
+import hashlib
 import shutil
 
 import pytest
@@ -132,3 +133,7 @@ def test_a_slice_records_the_first_sentences_scores(tmp_path, untagged, tagged, 
            if s.model == "v3" and s.split == "software/val[:5]" and s.direction == "de-en"}
     assert got == pytest.approx({k: round(v, 2) for k, v in score(outputs, references).items()}, abs=0.006)
     assert found.settings["slice"] == 5
+    digest = hashlib.sha256((corpora[1] / "val.de.gz").read_bytes()).hexdigest()
+    assert found.settings["test_files"]["software/val.de.gz"] == digest
+    assert set(found.settings["test_files"]) == {f"{d}/val.{lang}.gz" for d in ("captions", "software")
+                                                 for lang in ("en", "de")}

@@ -18,6 +18,10 @@ if not os.environ.get("TRANSFORMER_HUB_DATA") and _SHARED_COPY.is_dir():
 MULTI30K = Path(os.environ.get("TRANSFORMER_HUB_DATA") or REPO_ROOT / "data" / "multi30k")
 MULTI30K_MISSING = (f"Multi30k corpus not found at {MULTI30K}: run `python -m transformer_hub download --dest "
                     "data/multi30k` or set TRANSFORMER_HUB_DATA")
+# The second domain's corpus, built from Debian's packages (.ci/run builds it where apt-get download works).
+LIBREOFFICE_HELP = Path(os.environ.get("TRANSFORMER_HUB_LIBREOFFICE_HELP") or REPO_ROOT / "data" / "libreoffice-help")
+LIBREOFFICE_HELP_MISSING = (f"LibreOffice help corpus not found at {LIBREOFFICE_HELP}: run `python -m transformer_hub "
+                            "corpus libreoffice-help --out data/libreoffice-help` or set TRANSFORMER_HUB_LIBREOFFICE_HELP")
 
 def cache_folder(request, name: str) -> Optional[Path]:
     """pytest's cache folder ``name``, or None when the cache provider is off (``-p no:cacheprovider``)."""
