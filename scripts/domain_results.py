@@ -9,13 +9,15 @@ decodes only that model (``--workers N``: N decoding processes for the beam rows
 
 For each domain (``--data-dir NAME=DIR``: captions is Multi30k, scored on test_2016_flickr; any other domain on
 its ``test`` split, ``--split NAME=SPLIT`` to change it), each model and each direction the model serves, beam
-search (default 5; ``--quality best`` adds the reranked n-best of models with tuned weights, ``rerank.json``) is
-scored with sacreBLEU cased and lowercased (13a) and chrF. A model trained with domain tags reads each test set
-with its domain's tag; one without reads it as it is. Between two non-English languages the last model also
-pivots through English (X -> en -> Y, its own X -> en output reused). Writes a ``results.json`` (models named
-as given, ``NAME via en`` for pivots; splits ``DOMAIN/SPLIT``) and prints a Markdown table with the targets
-(``TARGETS``; captions: the first model's lowercased BLEU minus ``CAPTIONS_MARGIN`` on English-side directions)
-and the gap to them; ``--card NAME`` also writes NAME's scores into its model card as model-index results.
+search (default 5) is scored with sacreBLEU cased and lowercased (13a) and chrF. ``--quality fast,best`` adds
+the reranked n-best of models with tuned weights (``rerank.json``); as it costs a multiple of the beam, it is
+scored on the first ``--slice`` sentences alone when a slice is given, beside the beam's scores on them. A model
+trained with domain tags reads each test set with its domain's tag; one without reads it as it is. Between two
+non-English languages the last model also pivots through English (X -> en -> Y, its own X -> en output reused).
+Writes a ``results.json`` (models named as given, ``NAME via en`` for pivots; splits ``DOMAIN/SPLIT``, slices
+``DOMAIN/SPLIT[:N]``) and prints a Markdown table with the targets (``TARGETS``; captions: the first model's
+lowercased BLEU minus ``CAPTIONS_MARGIN`` on English-side directions) and the gap to them; ``--card NAME`` also
+writes NAME's scores into its model card as model-index results.
 """
 from __future__ import annotations
 
@@ -128,19 +130,32 @@ def evaluate(args: argparse.Namespace, models: List[Scorer]) -> List[Dict]:
             row = {"domain": domain, "split": split, "direction": f"{src}-{tgt}", "sentences": len(sources)}
             for m in models:
                 if (src, tgt) in m.models.model.config.pairs():
-                    output = m(sources, src, tgt, domain)
+                    score_model(args, m, row, sources, references, domain)
+                    output = row.pop("output", None)
                     if m is last:
                         done[src, tgt] = output
-                    row[m.name] = rounded(score(output, references))
-                    if args.slice and m.quality == "fast":
-                        row.setdefault("slices", {})[m.name] = rounded(score(output[: args.slice],
-                                                                             references[: args.slice]))
             if args.pivot and PIVOT not in (src, tgt) and (src, PIVOT) in done:
                 row[f"{last.name} via en"] = rounded(score(last(done[src, PIVOT], PIVOT, tgt, domain), references))
             rows.append(row)
     order = [f"{s}-{t}" for s, t in last.models.model.config.pairs()]
     domains = [d for d, _ in args.data_dir]
     return sorted(rows, key=lambda r: (domains.index(r["domain"]), order.index(r["direction"])))
+
+
+def score_model(args: argparse.Namespace, model: Scorer, row: Dict, sources: List[str], references: List[str],
+                domain: str) -> None:
+    """``model``'s scores into ``row``: the beam on every sentence (and on the first ``--slice`` of them, under
+    ``slices``); the quality mode, whose n-best reranking costs a multiple of the beam, on that slice alone when
+    one is given.  Leaves the beam's output in ``row["output"]``."""
+    n = args.slice or None
+    if model.quality == "best" and n:
+        row.setdefault("slices", {})[model.name] = rounded(score(model(sources[:n], *row["direction"].split("-"),
+                                                                       domain), references[:n]))
+        return
+    output = model(sources, *row["direction"].split("-"), domain)
+    row[model.name], row["output"] = rounded(score(output, references)), output
+    if n and model.quality == "fast":
+        row.setdefault("slices", {})[model.name] = rounded(score(output[:n], references[:n]))
 
 
 def target_of(row: Dict, first: str) -> Optional[Tuple[str, float]]:
@@ -156,22 +171,35 @@ def target_of(row: Dict, first: str) -> Optional[Tuple[str, float]]:
     return ("bleu", row[pivot]["bleu"]) if pivot else None
 
 
-def markdown(rows: List[Dict], names: List[str]) -> str:
-    """One line per domain and direction: every model's BLEU (captions: lowercased), the pivot, the target."""
-    last = names[-1]
-    head = " | ".join(f"{n} BLEU" for n in names)
+def markdown(rows: List[Dict], names: List[str], first: int = 0) -> str:
+    """One line per domain and direction: every model's BLEU (captions: lowercased), the pivot, the target; then,
+    where the rows have slices, the quality mode against the beam on them."""
+    beam = [n for n in names if not n.endswith(" best")]
+    last = beam[-1]
+    head = " | ".join(f"{n} BLEU" for n in beam)
     lines = [f"| domain | direction | {head} | {last} chrF | {last} via en | target | gap |",
-             "|---|---|" + "---|" * (len(names) + 4)]
+             "|---|---|" + "---|" * (len(beam) + 4)]
     for row in rows:
         metric = "bleu_lowercase" if row["domain"] == DEFAULT_DOMAIN else "bleu"
-        cells = [f"{row[n][metric]:.2f}" if n in row else "" for n in names]
+        cells = [f"{row[n][metric]:.2f}" if n in row else "" for n in beam]
         pivot = row.get(f"{last} via en")
-        target = target_of(row, names[0])
+        target = target_of(row, beam[0])
         gap = f"{row[last][target[0]] - target[1]:+.2f}" if target and last in row else ""
         lines.append(f"| {row['domain']} | {row['direction']} | {' | '.join(cells)} "
                      f"| {row[last]['chrf']:.2f} | {f'{pivot[metric]:.2f}' if pivot else ''} "
                      f"| {f'{target[1]:.2f}' if target else ''} | {gap} |")
-    return "\n".join(lines) + "\n\nBLEU: lowercased on captions, cased on the other domains (sacreBLEU 13a)."
+    text = "\n".join(lines) + "\n\nBLEU: lowercased on captions, cased on the other domains (sacreBLEU 13a)."
+    sliced = [n for n in names if any(n in r.get("slices", {}) for r in rows)]
+    if any(n.endswith(" best") for n in sliced):
+        lines = ["| domain | direction | " + " | ".join(f"{n} BLEU" for n in sliced) + " |",
+                 "|---|---|" + "---|" * len(sliced)]
+        for row in rows:
+            metric = "bleu_lowercase" if row["domain"] == DEFAULT_DOMAIN else "bleu"
+            cells = [f"{row['slices'][n][metric]:.2f}" if n in row.get("slices", {}) else "" for n in sliced]
+            lines.append(f"| {row['domain']} | {row['direction']} | {' | '.join(cells)} |")
+        text += (f"\n\nThe quality mode (\"best\") against the beam on the first {first} "
+                 "sentences of each test set:\n\n" + "\n".join(lines))
+    return text
 
 
 def test_files(rows: List[Dict], args: argparse.Namespace) -> Dict[str, str]:
@@ -286,7 +314,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     command = shlex.join(["python", "-m", "scripts.domain_results", *(argv if argv is not None else sys.argv[1:])])
     names = [m.name for m in models]
     results_json.save(as_results(rows, args, names, args.out, command), args.out)
-    print(markdown(rows, names))
+    print(markdown(rows, names, args.slice))
     if args.card:
         write_card(Path(dict(args.model)[args.card]), args.card, rows, command)
     return 0

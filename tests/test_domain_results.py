@@ -1,7 +1,9 @@
 """scripts/domain_results.py: each model on each domain's test set, a tagged model reading its domain's tag, the
 pivot through English, the targets' gaps, and the scores written into a card as both domains' tables."""
+import gzip
 import hashlib
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +15,9 @@ from transformer_hub.hub import results as results_json
 from transformer_hub.training.trainer import main as train
 from transformer_hub.training.data import read_lines
 from transformer_hub.training.metrics import score
+from transformer_hub.text.pipeline import translate_texts
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +142,30 @@ def test_a_slice_records_the_first_sentences_scores(tmp_path, untagged, tagged, 
     assert found.settings["test_files"]["software/val.de.gz"] == digest
     assert set(found.settings["test_files"]) == {f"{d}/val.{lang}.gz" for d in ("captions", "software")
                                                  for lang in ("en", "de")}
+
+
+def test_the_quality_mode_is_scored_on_the_slice_alone(tmp_path, capsys):
+    """The shipped v2 with its tuned reranker on a two-language corpus: "best" on the first 3 sentences only,
+    beside the beam on the same 3, both as the library gives them."""
+    from transformer_hub.rerank import RerankedModel
+
+    shipped = ROOT / "space" / "models" / "multilingual"
+    corpus = tmp_path / "captions"
+    corpus.mkdir()
+    en = ["A dog runs in the snow.", "Two men play football.", "A woman reads a book.", "A child eats."]
+    de = ["Ein Hund rennt im Schnee.", "Zwei Männer spielen Fußball.", "Eine Frau liest ein Buch.", "Ein Kind isst."]
+    for lang, lines in (("en", en), ("de", de)):
+        (corpus / f"val.{lang}.gz").write_bytes(gzip.compress("".join(f"{x}\n" for x in lines).encode()))
+    out = tmp_path / "r.json"
+    assert domain_results.main(["--model", f"v2={shipped}", "--data-dir", f"captions={corpus}", "--split",
+                                "captions=val", "--quality", "fast,best", "--slice", "3", "--out", str(out)]) == 0
+    found = results_json.load(out)
+    best = {(s.split, s.direction, s.metric): s.value for s in found.results if s.model == "v2 best"}
+    assert {k[0] for k in best} == {"captions/val[:3]"}  # never on the whole split
+    reranked = RerankedModel.from_pretrained(shipped)
+    outputs = [r.text for r in translate_texts(reranked, en[:3], src_lang="en", tgt_lang="de", split_sentences=False,
+                                               quality="best")]
+    expected = score(outputs, de[:3])
+    assert best["captions/val[:3]", "en-de", "bleu"] == pytest.approx(round(expected["bleu"], 2), abs=0.006)
+    table = capsys.readouterr().out
+    assert 'The quality mode ("best") against the beam on the first 3 sentences' in table
