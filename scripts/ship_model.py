@@ -31,8 +31,9 @@ def check_paths(source: Path, dest: Path, force: bool) -> None:
     """Refuse a source that is no model folder, and a destination that exists (without ``force``) or holds it."""
     if not source.is_dir():
         raise UserError(f"{source}: no such folder (give a save_pretrained folder, e.g. a run's final/)")
-    if not (source / CONFIG_JSON).is_file() or not (source / WEIGHTS_FILE).is_file():
-        raise UserError(f"{source} is not a model folder: it has no {CONFIG_JSON} and {WEIGHTS_FILE} "
+    missing = [name for name in (CONFIG_JSON, WEIGHTS_FILE) if not (source / name).is_file()]
+    if missing:
+        raise UserError(f"{source} is not a model folder: it has no {' and '.join(missing)} "
                         "(give a save_pretrained folder, e.g. a run's final/)")
     if source.resolve() == dest.resolve() or source.resolve().is_relative_to(dest.resolve()):
         raise UserError(f"{dest} holds the source folder {source}: ship it somewhere else")
