@@ -15,6 +15,12 @@ at most a few hundred terms per step (d_model, d_ff, heads' dimensions) through 
   order (n * 2**-52 is about 2.2e-10 for n = 1e6).
 * ``RUNTIME_REL = 2**-10`` (about 1e-3): another runtime (CTranslate2) computes the same equations with its own
   GEMM and fused softmax, in float32; its log-probabilities agree with ours to a few 1e-4 on these models.
+* ``F16_UNIT = 2**-11`` (about 4.9e-4): float16's unit roundoff; a weight stored in float16 is its float32 value
+  moved by at most this much of itself.  A model run in float32 on weights rounded so (``half_weights_close``):
+  to first order each weight matrix's rounding moves an output by at most ``F16_UNIT`` of the outputs' scale
+  (layer norms keep every sub-layer's input at the scale of 1), and the roundings of the model's ``matrices``
+  add up, so outputs move by at most ``matrices * F16_UNIT`` of their largest magnitude (the tiny test models,
+  with 30-odd matrices, move by about 1.5 ``F16_UNIT``: the roundings' signs mostly cancel).
 
 Where two results come from the same code on the same data in the same process and thread setting, they are
 bit for bit equal and the tests say so (``exactly``): determinism is what those tests check.
@@ -31,6 +37,7 @@ import torch
 F32_REL = 2.0 ** -16
 F64_REL = 2.0 ** -32
 RUNTIME_REL = 2.0 ** -10
+F16_UNIT = 2.0 ** -11
 Number = Union[float, int]
 
 
@@ -58,6 +65,12 @@ def score(expected: float, n_terms: int, rel: float = F32_REL):
 def sum_close(a: torch.Tensor, b: torch.Tensor, terms: int, magnitude: float = 1.0) -> bool:
     """Sums of ``terms`` float32 values of at most ``magnitude``: worst case ``terms`` ulps of it apart."""
     return torch.allclose(a, b, rtol=F32_REL, atol=F32_REL * magnitude + terms * torch.finfo(torch.float32).eps * magnitude)
+
+
+def half_weights_close(a: torch.Tensor, b: torch.Tensor, matrices: int) -> bool:
+    """Outputs ``b`` of a model whose ``matrices`` weight matrices were rounded to float16, against the float32
+    model's ``a``: within ``matrices * F16_UNIT`` of ``a``'s largest magnitude (module docstring)."""
+    return torch.allclose(a, b, rtol=0, atol=matrices * F16_UNIT * magnitude(a))
 
 
 def f32_close(a: torch.Tensor, b: torch.Tensor, scale: float = 1.0) -> bool:

@@ -1,7 +1,7 @@
 """The model card: written from a model's config and ``card_data``, read back into ``card_data``."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
@@ -10,8 +10,13 @@ from ..config import TransformerConfig
 CARD_FILE, PLOT_FILE = "README.md", "training_curves.png"
 
 
-def model_card(model, has_plot: bool = False) -> ModelCard:
-    """A model card with YAML metadata (languages, datasets, metrics, model-index results)."""
+def model_card(model, has_plot: bool = False, weights_dtype: Optional[str] = None) -> ModelCard:
+    """A model card with YAML metadata (languages, datasets, metrics, model-index results).
+
+    ``weights_dtype``: how ``model.safetensors`` stores the weights (default: the model's ``weights_dtype``); a
+    card of weights stored in anything but float32 says so, and that they load as float32.
+    """
+    weights_dtype = weights_dtype or getattr(model, "weights_dtype", "float32")
     cfg: TransformerConfig = model.config
     info = model.card_data
     languages = list(cfg.languages or [lang for lang in (cfg.src_lang, cfg.tgt_lang) if lang])
@@ -43,6 +48,9 @@ def model_card(model, has_plot: bool = False) -> ModelCard:
         'model = Transformer.from_pretrained("<this repo or folder>")',
         example, "```", "",
     ]
+    if weights_dtype != "float32":  # the file's precision is not the computation's: say both
+        lines += [f"The weights are stored in {weights_dtype} (`model.safetensors`) and loaded as float32: the model "
+                  "computes in float32.", ""]
     if info.get("provenance"):  # how the folder was made: the command, and anything done to it afterwards
         lines += ["## How this folder was made", "", info["provenance"], ""]
     if info.get("quality"):  # the quality mode: the reranker tuned beside the weights (rerank.json)

@@ -5,6 +5,8 @@ no ``pytorch_model.bin`` fallback.  ``config.json`` is validated before any
 tensor is allocated, the safetensors header (names, shapes, dtypes) is checked
 (a config needing far more parameters than the file holds is refused before
 the model is built), and only then are weights read and loaded with ``strict=True``.
+A file may store its weights in float16 (half the bytes); they load as the model's float32 all the same, and the
+model records the dtype it was loaded from (``weights_dtype``), so saving it again keeps that dtype.
 """
 from __future__ import annotations
 
@@ -30,6 +32,8 @@ WEIGHTS_FILE, CONFIG_JSON = "model.safetensors", "config.json"
 DOMAINS_FILE = "domains.json"  # the domain classifier (transformer_hub.text.domain) of a model trained with domains
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_DOMAINS_BYTES = 16 * 1024 * 1024
+# The dtypes save_pretrained can store the weights in (the model computes in float32 whichever is stored).
+WEIGHTS_DTYPES = {"float32": torch.float32, "float16": torch.float16}
 
 
 class ModelLoadError(RuntimeError):
@@ -164,17 +168,23 @@ def check_weights_header(header: Dict[str, Tuple[Tuple[int, ...], str]], model: 
             raise CheckpointError(f"{path}: tensor {name} has dtype {header[name][1]}, expected a float type")
 
 
+def stored_dtype(header: Dict[str, Tuple[Tuple[int, ...], str]]) -> str:
+    """The ``WEIGHTS_DTYPES`` name a re-save should use: float16 when every tensor is stored so, else float32
+    (a file of any other or mixed dtypes is saved again in float32, which holds its values)."""
+    return "float16" if header and all(dtype == "F16" for _, dtype in header.values()) else "float32"
+
+
 def load_weights(path: str, model: torch.nn.Module) -> None:
-    """Strictly load ``path`` into ``model``; tied names are filled from their stored twin."""
+    """Strictly load ``path`` into ``model``; tied names are filled from their stored twin, in the model's dtype."""
     try:
         with safe_open(path, framework="pt") as fh:
             stored = {name: fh.get_tensor(name) for name in fh.keys()}
     except (SafetensorError, OSError, ValueError) as exc:
         raise CheckpointError(f"{path} could not be read (truncated or corrupt?): {exc}") from exc
-    state = {}
+    expected, state = model.state_dict(), {}
     for group in tied_groups(model):
-        for name in group:
-            state[name] = stored[group[0]]
+        for name in group:  # a float16 file gives float32 parameters: the model computes in its own dtype
+            state[name] = stored[group[0]].to(expected[name].dtype)
     model.load_state_dict(state, strict=True)
 
 
@@ -190,6 +200,7 @@ def load_pretrained(cls, model_id: str, revision: Optional[str] = None, **downlo
     model = cls(config)
     check_weights_header(header, model, weights)
     load_weights(weights, model)
+    model.weights_dtype = stored_dtype(header)
     model.eval()
     model.tokenizer = read_tokenizer(fetch, config)
     card = fetch(CARD_FILE, required=False)

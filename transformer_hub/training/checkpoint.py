@@ -76,7 +76,7 @@ def save_checkpoint(root: Path, model, optimizer: torch.optim.Optimizer, state: 
     final = step_dir(root, state.step)
     tmp = root / f".tmp_{final.name}_{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
+    model.save_pretrained(tmp, weights_dtype="float32")  # exact resume needs every bit of the weights
     tensors, meta = optimizer_to_tensors(optimizer)
     tensors["rng.torch"] = torch.get_rng_state()
     save_file(tensors, str(tmp / STATE_TENSORS))
