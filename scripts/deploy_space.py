@@ -31,10 +31,10 @@ ROOT = Path(__file__).resolve().parents[1]
 from .import_graph import imports, module_file
 PACKAGES = ("space", "transformer_hub")
 # what the Space reads of a model folder: config, weights, tokenizer files (named in tokenizer_config.json), card,
-# the training log that the "Inside the Transformer" tab draws its curves from, and the reranker's tuned weights
-# (quality "best": space/serving/quality.py)
+# the training log that the "Inside the Transformer" tab draws its curves from, the reranker's tuned weights
+# (quality "best": space/serving/quality.py) and the domain classifier (domain "auto": transformer_hub/text/domain.py)
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer_config.json", "README.md", "metrics.jsonl",
-               "rerank.json")
+               "rerank.json", "domains.json")
 VARIANT_STUDY_FILES = ("results.json", "validation_curves.png")  # read by the variants tab
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
@@ -134,7 +134,8 @@ def copy_code(root: Path, dest: Path) -> None:
 
 
 def copy_model(folder: Path, dest: Path) -> None:
-    """The files of a model folder the Space reads: config, weights, tokenizer, card, training log, rerank.json."""
+    """The files of a model folder the Space reads: config, weights, tokenizer, card, training log, rerank.json,
+    domains.json."""
     dest.mkdir(parents=True, exist_ok=True)
     names = list(MODEL_FILES)
     if (folder / "tokenizer_config.json").is_file():

@@ -183,6 +183,15 @@ def test_the_rerankers_weights_are_deployed_with_their_helper_model(tmp_path, ma
         deploy.assemble(tmp_path / "alone", ["multilingual"], models_dir=root)
 
 
+def test_a_domain_classifier_is_deployed_with_its_model(tmp_path, make_model):
+    """domain "auto" reads domains.json beside the weights: a deployed model without it could not choose."""
+    root = tmp_path / "models"
+    make_model().save_pretrained(root / "multilingual")
+    (root / "multilingual" / "domains.json").write_text('{"stand": "in"}')
+    out = deploy.assemble(tmp_path / "all", ["multilingual"], models_dir=root)
+    assert (out / "space" / "models" / "multilingual" / "domains.json").read_text() == '{"stand": "in"}'
+
+
 def test_the_shipped_rerank_files_are_among_the_deployed_files(tmp_path):
     shipped = sorted((ROOT / "space" / "models").glob("*/rerank.json"))
     if not shipped:
