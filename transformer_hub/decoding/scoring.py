@@ -48,16 +48,17 @@ def source_ids(model, texts: Sequence[str], src_lang: Optional[str], tgt_lang: O
 
 
 def score_texts(model, sources: Sequence[str], targets: Sequence[str], *, src_lang: Optional[str] = None,
-                tgt_lang: Optional[str] = None, alpha: float = 0.6,
+                tgt_lang: Optional[str] = None, domain: Optional[str] = None, alpha: float = 0.6,
                 batch_size: int = DEFAULT_BATCH_SIZE) -> List[ForcedScore]:
-    """log p(target | source) for each pair, through ``model.tokenizer``; see the module docstring."""
+    """log p(target | source) for each pair, through ``model.tokenizer``; see the module docstring.  ``domain``:
+    the sources' domain tag for a model trained with domains (None: its default), as ``generate`` takes it."""
     if isinstance(sources, str) or isinstance(targets, str):
         raise TypeError("sources and targets must be lists of strings")
     if len(sources) != len(targets):
         raise ValueError(f"{len(sources)} sources but {len(targets)} targets: give one target per source")
     if getattr(model, "tokenizer", None) is None:
         raise ValueError("the model has no tokenizer attached (model.tokenizer is None); call score_ids with ids")
-    src = source_ids(model, sources, src_lang, tgt_lang)
+    src = source_ids(model, sources, src_lang, tgt_lang, domain)
     tgt = [model.tokenizer.encode(t, side="target") for t in targets]
     return score_ids(model, src, tgt, alpha=alpha, batch_size=batch_size)
 
