@@ -1,0 +1,98 @@
+"""The quality mode of a model trained with domain tags: the domain reaches the n-best search and every forced
+score, as in ``generate(domain=...)``."""
+import pytest
+
+from helpers.decoding_fixtures import one_thread
+from helpers.scoring_models import MULTILINGUAL, random_model
+from test_domains import corpora, run_args  # noqa: F401 - the fixture it builds on
+from transformer_hub.decoding import generate
+from transformer_hub.decoding.scoring import score_texts
+from transformer_hub.rerank import (RERANK_FILE, DirectionWeights, RerankedModel, Reranker, RerankFile,
+                                    SearchSettings, collect, rerank_in_worker)
+from transformer_hub.text.pipeline import translate_texts
+from transformer_hub.training.data import read_lines
+from transformer_hub.training.trainer import main as train
+
+SEARCH = SearchSettings(3, 0.6)
+WEIGHTS = DirectionWeights({"forward": 1.0, "reverse": 0.5, "mbr_chrf": 1.0}, 0.6, SEARCH)
+
+
+@pytest.fixture(scope="module")
+def folder(corpora, tmp_path_factory):  # noqa: F811
+    """A tiny tagged model (enough updates that its two domains' outputs differ) with weights for en<->de."""
+    out = tmp_path_factory.mktemp("tagged") / "run"
+    assert train(run_args(out, corpora, "--domain-tags", "--max-updates", "40")) == 0
+    RerankFile({"en-de": WEIGHTS, "de-en": WEIGHTS}, command="test").save(out / "final" / RERANK_FILE)
+    return out / "final"
+
+
+@pytest.fixture(scope="module")
+def reranker(folder):
+    return Reranker.from_pretrained(folder)
+
+
+@pytest.fixture(scope="module")
+def sources(corpora):  # noqa: F811
+    return read_lines(corpora[1] / "val.en.gz")[:8]
+
+
+def beam_lists(model, texts, domain):
+    with one_thread():
+        found = generate(model, texts, strategy="beam", beam_size=3, n_best=3, length_penalty=0.6, src_lang="en",
+                         tgt_lang="de", domain=domain)
+    return [sorted({h.text for h in r.hypotheses}) for r in found]
+
+
+def best(models, texts, domain):
+    with one_thread():
+        return translate_texts(models, texts, src_lang="en", tgt_lang="de", split_sentences=False, quality="best",
+                               domain=domain)
+
+
+def test_best_reranks_the_n_best_that_the_tagged_search_gives(reranker, sources):
+    models = RerankedModel(reranker)
+    software, default = beam_lists(reranker.model, sources, "software"), beam_lists(reranker.model, sources, None)
+    got = {d: [sorted(h.text for h in r.hypotheses) for r in best(models, sources, d)] for d in ("software", None)}
+    assert got["software"] == software and got[None] == default
+    differ = [i for i, (a, b) in enumerate(zip(software, default)) if a != b]
+    assert differ and all(got["software"][i] != got[None][i] for i in differ)
+
+
+def test_every_forced_score_reads_the_domain_tag(reranker, sources):
+    model = reranker.model
+    with one_thread():
+        lists = collect(model, sources, "en", "de", SEARCH, domain="software")
+        other = collect(model, sources, "en", "de", SEARCH)
+        candidates = [(n.source, y) for n in lists for y in n.texts]
+        xs, ys = [x for x, _ in candidates], [y for _, y in candidates]
+        reverse = score_texts(model, ys, xs, src_lang="de", tgt_lang="en", domain="software", alpha=0.6)
+        forward = score_texts(model, xs, ys, src_lang="en", tgt_lang="de", domain="software", alpha=0.6)
+        untold = score_texts(model, ys, xs, src_lang="de", tgt_lang="en", alpha=0.6)
+    assert [v for n in lists for v in n.features["reverse"]] == pytest.approx([r.normalized_score for r in reverse])
+    assert [v for n in lists for v in n.forward_raw] == pytest.approx([f.score for f in forward], abs=1e-4)
+    assert [r.normalized_score for r in reverse] != pytest.approx([r.normalized_score for r in untold])
+    assert [n.texts for n in lists] != [n.texts for n in other]
+
+
+def test_each_sentence_is_reranked_in_its_own_domain_in_the_pipeline_and_the_worker(reranker, folder, sources):
+    texts = sources[:4]
+    domains = ["software", "captions", "software", None]
+    expected = [reranker.results([t], "en", "de", domain=d)[0] for t, d in zip(texts, domains)]
+    got = best(RerankedModel(reranker), texts, domains)
+    with one_thread():
+        worker = rerank_in_worker(reranker.model, str(folder), texts, ["en"] * 4, ["de"] * 4, domains)
+    for e, g, w in zip(expected, got, worker):
+        assert [h.text for h in g.hypotheses] == [h.text for h in w.hypotheses] == [h.text for h in e.hypotheses]
+    assert [r.domain for r in got] == domains
+
+
+def test_a_model_without_domains_is_unchanged():
+    model = random_model(seed=1, **MULTILINGUAL)
+    plain = RerankedModel(Reranker(model, RerankFile({"en-de": WEIGHTS})))
+    texts = ["a big dog .", "two small people near the water ."]
+    got = [sorted(h.text for h in r.hypotheses) for r in best(plain, texts, None)]
+    assert got == beam_lists(model, texts, None)
+    with pytest.raises(ValueError, match="unknown domain 'software': this model was trained without domains"):
+        best(plain, texts, "software")
+    with pytest.raises(ValueError, match="trained without domain tags"):
+        plain.reranker.translate(texts, "en", "de", domain="software")
