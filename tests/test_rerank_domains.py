@@ -1,10 +1,16 @@
 """The quality mode of a model trained with domain tags: the domain reaches the n-best search and every forced
-score, as in ``generate(domain=...)``."""
+score, as in ``generate(domain=...)``; tuning reads each domain's val with its tag."""
+import json
+import shutil
+import sys
+from pathlib import Path
+
 import pytest
 
 from helpers.decoding_fixtures import one_thread
 from helpers.scoring_models import MULTILINGUAL, random_model
 from test_domains import corpora, run_args  # noqa: F401 - the fixture it builds on
+from transformer_hub import Transformer
 from transformer_hub.decoding import generate
 from transformer_hub.decoding.scoring import score_texts
 from transformer_hub.rerank import (RERANK_FILE, DirectionWeights, RerankedModel, Reranker, RerankFile,
@@ -12,6 +18,8 @@ from transformer_hub.rerank import (RERANK_FILE, DirectionWeights, RerankedModel
 from transformer_hub.text.pipeline import translate_texts
 from transformer_hub.training.data import read_lines
 from transformer_hub.training.trainer import main as train
+
+from scripts import tune_rerank
 
 SEARCH = SearchSettings(3, 0.6)
 WEIGHTS = DirectionWeights({"forward": 1.0, "reverse": 0.5, "mbr_chrf": 1.0}, 0.6, SEARCH)
@@ -96,3 +104,40 @@ def test_a_model_without_domains_is_unchanged():
         best(plain, texts, "software")
     with pytest.raises(ValueError, match="trained without domain tags"):
         plain.reranker.translate(texts, "en", "de", domain="software")
+
+
+# --------------------------------------------------------------------------- tuning on several domains
+def test_tuning_reads_each_domains_val_with_its_tag_and_tunes_on_them_together(folder, corpora, tmp_path):  # noqa: F811
+    model = tmp_path / "model"
+    shutil.copytree(folder, model)
+    opened = []
+    hook_on = [True]
+    sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" and hook_on[0] else None)
+    try:
+        status = tune_rerank.main(["--model", str(model), "--data-dir", f"captions={corpora[0]}", "--data-dir",
+                                   f"software={corpora[1]}", "--limit", "5", "--beam", "3", "--directions", "en-de",
+                                   "--cache", str(tmp_path / "cache")])
+    finally:
+        hook_on[0] = False
+    assert status == 0
+    for corpus in corpora:
+        assert {Path(p).name for p in opened if Path(p).parent == corpus} == {"val.en.gz", "val.de.gz"}
+    tuned = RerankFile.load(model / RERANK_FILE)
+    assert tuned.domains == ["captions", "software"] and "val of captions, software" in tuned.data
+    assert tuned.directions["en-de"].val["domains"] == {"captions": 5, "software": 5}
+    assert tuned.directions["en-de"].val["sentences"] == 10
+    sample, _ = tune_rerank.val_sample(corpora[1], "en", "de", 5, 0)
+    cached = json.loads(next((tmp_path / "cache").glob("software.en-de.*.json")).read_text())
+    with one_thread():
+        expected = collect(Transformer.from_pretrained(model), sample, "en", "de", SEARCH, domain="software")
+    assert [r["texts"] for r in cached] == [n.texts for n in expected]
+
+
+def test_tuning_refuses_a_domain_the_model_was_not_trained_with(folder, corpora, tmp_path, capsys):  # noqa: F811
+    status = tune_rerank.main(["--model", str(folder), "--data-dir", f"legal={corpora[1]}", "--out",
+                               str(tmp_path / "r.json")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1
+    assert err.startswith("tune_rerank: --data-dir legal=...: the model was trained with the domains captions, "
+                          "software")
+    assert not (tmp_path / "r.json").exists()

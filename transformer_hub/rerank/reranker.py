@@ -12,7 +12,7 @@ import dataclasses
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ..decoding import Hypothesis, TranslationResult, generate
 from ..decoding.scoring import score_texts
@@ -30,7 +30,8 @@ class DirectionWeights:
     weights: Dict[str, float] = field(default_factory=lambda: {"forward": 1.0})
     alpha: float = 0.6
     search: SearchSettings = field(default_factory=SearchSettings)
-    val: Dict[str, float] = field(default_factory=dict)  # what tuning measured on val (beam and reranked)
+    # what tuning measured on val: sentences, beam and reranked BLEU; "domains": the sentences of each domain
+    val: Dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.weights) - set(FEATURES))
@@ -69,10 +70,11 @@ class RerankFile:
     helpers: List[str] = field(default_factory=list)  # helper model folders, relative to this file's folder
     command: str = ""
     data: str = ""  # which sentences tuning read
+    domains: List[str] = field(default_factory=list)  # the domains whose val sentences tuning read together
 
     def save(self, path: Union[str, Path]) -> None:
-        body = {"schema": SCHEMA, "command": self.command, "data": self.data, "helpers": self.helpers,
-                "directions": {d: asdict(w) for d, w in sorted(self.directions.items())}}
+        body = {"schema": SCHEMA, "command": self.command, "data": self.data, "domains": self.domains,
+                "helpers": self.helpers, "directions": {d: asdict(w) for d, w in sorted(self.directions.items())}}
         Path(path).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
 
     @classmethod
@@ -84,7 +86,8 @@ class RerankFile:
         if not isinstance(body, dict) or body.get("schema") != SCHEMA:
             raise ValueError(f"{path} is not a schema-{SCHEMA} reranking file")
         directions = {d: DirectionWeights(**w) for d, w in body["directions"].items()}
-        return cls(directions, list(body.get("helpers", [])), body.get("command", ""), body.get("data", ""))
+        return cls(directions, list(body.get("helpers", [])), body.get("command", ""), body.get("data", ""),
+                   list(body.get("domains", [])))
 
 
 @dataclass
