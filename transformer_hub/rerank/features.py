@@ -12,7 +12,8 @@ model serving the same direction adds its own n-best), then scores every candida
 * ``mbr_chrf`` / ``mbr_bleu``: expected sentence chrF / BLEU (0..1) against the other candidates, under the
   chosen model's posterior over the list (``mbr.py``).
 
-Forced scores are length-normalised with the search's length penalty.
+Forced scores are length-normalised with the search's length penalty.  Where a text of a list is longer than
+the scorer's decoder reads (a long source as the reverse score's target), that feature is 0 for the whole list.
 
 With a ``domain`` (a model trained with domain tags, ``config.domains``) the chosen model searches and scores
 every candidate, forward and reverse, with that domain's tag, through ``generate`` and ``score_texts`` as any
@@ -125,10 +126,10 @@ def collect(model, sources: Sequence[str], src: str, tgt: str, settings: Optiona
 
     def forced(scorer, s: str, t: str, reverse: bool, told: Optional[str]) -> List[float]:
         xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
-        got = score_texts(scorer, ys, xs, src_lang=t, tgt_lang=s, domain=told, alpha=alpha, batch_size=batch_size) \
-            if reverse else score_texts(scorer, xs, ys, src_lang=s, tgt_lang=t, domain=told, alpha=alpha,
-                                        batch_size=batch_size)
-        return [g.normalized_score for g in got]
+        options = dict(domain=told, alpha=alpha, batch_size=batch_size, too_long="none")
+        got = score_texts(scorer, ys, xs, src_lang=t, tgt_lang=s, **options) if reverse \
+            else score_texts(scorer, xs, ys, src_lang=s, tgt_lang=t, **options)
+        return _within_lists(lists, [None if g is None else g.normalized_score for g in got])
 
     columns: Dict[str, List[float]] = {}
     if "reverse" in wanted and serves(model, tgt, src):
@@ -167,6 +168,17 @@ def _add_helper_candidates(model, lists: List[NBestList], src: str, tgt: str, se
     for (nbest, _), score in zip(added, got):
         nbest.forward_raw.append(score.score)
         nbest.forward_length.append(len(score))
+
+
+def _within_lists(lists: List[NBestList], values: List[Optional[float]]) -> List[float]:
+    """A flat column with every value of a list that has a missing one (a text longer than the scorer's decoder
+    reads) set to 0: one value for the whole list leaves its choice to the other features."""
+    out, at = [], 0
+    for nbest in lists:
+        part = values[at: at + len(nbest.texts)]
+        out += [0.0] * len(part) if None in part else part
+        at += len(part)
+    return out
 
 
 def _spread(lists: List[NBestList], columns: Dict[str, List[float]]) -> None:
