@@ -1,5 +1,6 @@
 """The quality mode of a model trained with domain tags: the domain reaches the n-best search and every forced
-score, as in ``generate(domain=...)``; tuning reads each domain's val with its tag."""
+score, as in ``generate(domain=...)``; tuning reads each domain's val with its tag; the results scripts agree."""
+import gzip
 import json
 import shutil
 import sys
@@ -17,9 +18,10 @@ from transformer_hub.rerank import (RERANK_FILE, DirectionWeights, RerankedModel
                                     SearchSettings, collect, rerank_in_worker)
 from transformer_hub.text.pipeline import translate_texts
 from transformer_hub.training.data import read_lines
+from transformer_hub.training.metrics import score
 from transformer_hub.training.trainer import main as train
 
-from scripts import tune_rerank
+from scripts import domain_results, rerank_results, tune_rerank
 
 SEARCH = SearchSettings(3, 0.6)
 WEIGHTS = DirectionWeights({"forward": 1.0, "reverse": 0.5, "mbr_chrf": 1.0}, 0.6, SEARCH)
@@ -141,3 +143,39 @@ def test_tuning_refuses_a_domain_the_model_was_not_trained_with(folder, corpora,
     assert err.startswith("tune_rerank: --data-dir legal=...: the model was trained with the domains captions, "
                           "software")
     assert not (tmp_path / "r.json").exists()
+
+
+# --------------------------------------------------------------------------- the results scripts
+def test_domain_results_best_row_is_the_reranked_model_with_the_domain(folder, reranker, corpora,  # noqa: F811
+                                                                        tmp_path):
+    code = domain_results.main(["--model", f"v3={folder}", "--data-dir", f"captions={corpora[0]}", "--data-dir",
+                                f"software={corpora[1]}", "--split", "captions=val", "--split", "software=val",
+                                "--beam", "3", "--quality", "fast,best", "--limit", "6", "--no-pivot",
+                                "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "r.json")])
+    assert code == 0
+    sources, references = read_lines(corpora[1] / "val.en.gz")[:6], read_lines(corpora[1] / "val.de.gz")[:6]
+    expected = [r.text for r in best(RerankedModel(reranker), sources, "software")]
+    cached = [json.loads(gzip.decompress(p.read_bytes())) for p in (tmp_path / "cache").glob("*.txt.gz")]
+    assert expected in cached
+    assert expected != [r.text for r in best(RerankedModel(reranker), sources, "captions")]
+    found = json.loads((tmp_path / "r.json").read_text())["results"]
+    got = {s["metric"]: s["value"] for s in found
+           if s["model"] == "v3 best" and s["split"] == "software/val" and s["direction"] == "en-de"}
+    assert got == pytest.approx({k: round(v, 2) for k, v in score(expected, references).items()}, abs=0.006)
+
+
+def test_rerank_results_scores_a_tagged_model_in_its_default_domain(folder, reranker, corpora, tmp_path):  # noqa: F811
+    model = tmp_path / "model"
+    shutil.copytree(folder, model)
+    data = tmp_path / "data"
+    data.mkdir()
+    sources, references = read_lines(corpora[0] / "val.en.gz")[:4], read_lines(corpora[0] / "val.de.gz")[:4]
+    (data / "test_2016_flickr.en").write_text("\n".join(sources) + "\n", encoding="utf-8")
+    (data / "test_2016_flickr.de").write_text("\n".join(references) + "\n", encoding="utf-8")
+    assert rerank_results.main(["--model", str(model), "--data-dir", str(data), "--splits", "test_2016_flickr",
+                                "--card"]) == 0
+    saved = json.loads((model / "rerank_results.json").read_text())["results"]
+    got = {s["metric"]: s["value"] for s in saved if s["model"] == "quality best" and s["direction"] == "en-de"}
+    with one_thread():
+        outputs = reranker.translate(sources, "en", "de", domain="captions")
+    assert got == pytest.approx({k: round(v, 2) for k, v in score(outputs, references).items()}, abs=0.006)
