@@ -8,6 +8,8 @@ in the same process, one after the other, each timed; sacreBLEU cased and lowerc
 ``<model>/rerank_results.json`` (the library's results schema: models ``beam 5`` and ``quality best``; the
 settings keep the seconds of each per direction, their ratio, and the features each direction's weights use) and
 prints a Markdown table with the targets of ``multilingual_results.py`` (the pivots read from ``--pivots``).
+A model trained with domain tags reads these captions in its default domain (the first of ``config.domains``);
+``scripts.domain_results --quality fast,best`` scores both modes on each domain's test set with its tag.
 """
 from __future__ import annotations
 
@@ -132,7 +134,7 @@ def write_card(model_dir: Path, saved: results_json.Results) -> None:
     model.card_data["quality"] = (
         f'`Reranker.from_pretrained(folder).translate(texts, src, tgt, quality="best")` (command line: `translate '
         f'--quality best`) reranks beam search\'s n-best with the weights in `{RERANK_FILE}` (per direction: the '
-        f"features, their weights and the forward score's length penalty), tuned on Multi30k val by `{tuned.command}` "
+        f"features, their weights and the forward score's length penalty), tuned on val by `{tuned.command}` "
         f"({tuned.data}). Lowercased BLEU on {SPLITS[0]}, beam 5 → quality best: {gains}; it takes "
         f"{saved.settings['time_ratio']:.2f}x beam 5's time per sentence. From `{saved.settings['command']}`, "
         "which writes rerank_results.json.")

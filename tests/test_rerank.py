@@ -73,6 +73,17 @@ def test_the_reverse_score_is_the_forward_score_of_the_swapped_pair(model, lists
     assert "second" not in lists[0].features  # no helper model was given
 
 
+def test_a_source_longer_than_the_decoder_reads_leaves_its_reverse_score_to_the_other_features():
+    short = random_model(seed=1, **dict(MULTILINGUAL, max_len=24))
+    texts = [TEXTS[0], " ".join([TEXTS[1]] * 6)]  # the second is too long to be a target of the reverse score
+    with one_thread():
+        lists = collect(short, texts, "en", "de", SearchSettings(3, 0.6), needed=["forward", "reverse"])
+        reverse = score_texts(short, lists[0].texts, [texts[0]] * len(lists[0].texts), src_lang="de",
+                              tgt_lang="en")
+    assert lists[0].features["reverse"] == [s.normalized_score for s in reverse]
+    assert lists[1].features["reverse"] == [0.0] * len(lists[1].texts) and lists[1].texts
+
+
 def test_quality_fast_is_the_tuned_beam_alone_and_a_bad_quality_is_refused(model):
     reranker = Reranker(model, RerankFile({"en-de": DirectionWeights({"reverse": 1.0}, 0.6, SearchSettings(3, 1.0))}))
     with one_thread():

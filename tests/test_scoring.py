@@ -9,7 +9,7 @@ from helpers.scoring_models import MULTILINGUAL, random_model
 from helpers.tolerances import f32, score
 from transformer_hub import Transformer
 from transformer_hub.decoding import generate
-from transformer_hub.decoding.scoring import score_ids, score_texts, source_ids
+from transformer_hub.decoding.scoring import fits, score_ids, score_texts, source_ids
 
 SHIPPED = Path(__file__).resolve().parents[1] / "space" / "models" / "multilingual"
 TEXTS = ["a big dog .", "two small people near the water .", "green shirt ."]
@@ -74,6 +74,24 @@ def test_an_empty_target_scores_eos_alone():
     model = random_model()
     (got,) = score_texts(model, ["a dog ."], [""])
     assert len(got) == 1 and got.score < 0
+
+
+@pytest.mark.parametrize("name", ["source tags", "decoder tags", "decoder-only"])
+def test_a_target_too_long_for_the_decoder_is_none_when_asked(name):
+    model = random_model(**dict(MODELS[name], max_len=24))
+    long = " ".join(["two small people near the water ."] * 6)
+    sources, targets = ["a dog .", "a dog .", long], ["green shirt .", long, "a big dog ."]
+    lang = languages(model)
+    ids = source_ids(model, sources, lang.get("src_lang"), lang.get("tgt_lang"))
+    tgt = [model.tokenizer.encode(t, side="target") for t in targets]
+    assert fits(model, ids, tgt) == [True, False, True]
+    got = score_texts(model, sources, targets, too_long="none", **languages(model))
+    alone = score_texts(model, [sources[0], sources[2]], [targets[0], targets[2]], **languages(model))
+    assert got[1] is None and [got[0].score, got[2].score] == pytest.approx([g.score for g in alone], rel=1e-5)
+    with pytest.raises(ValueError, match="does not fit the model"):
+        score_texts(model, sources, targets, **languages(model))
+    with pytest.raises(ValueError, match="too_long must be 'raise' or 'none'"):
+        score_texts(model, sources, targets, too_long="skip", **languages(model))
 
 
 @pytest.mark.parametrize("call, error, message", [

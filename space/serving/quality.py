@@ -70,16 +70,19 @@ def _untuned(ctx: SpaceContext, what: str) -> str:
 
 
 def rerank(ctx: SpaceContext, name: str, sentences: List[str], src_langs: list, tgt_langs: list,
-           prefix: Optional[list] = None, constraints: Optional[list] = None) -> List[TranslationResult]:
-    """The sentences reranked by model ``name`` in the decoding worker (its ``rerank.json`` and helpers)."""
+           prefix: Optional[list] = None, constraints: Optional[list] = None,
+           domains: Optional[list] = None) -> List[TranslationResult]:
+    """The sentences reranked by model ``name`` in the decoding worker (its ``rerank.json`` and helpers), each
+    with its domain (``domains``: the pipeline's, for a model trained with domain tags; None: the default)."""
     refuse_search_options(prefix, constraints)
     for src, tgt in dict.fromkeys(zip(src_langs, tgt_langs)):
         best_model(ctx, name, src, tgt)  # refused here, with the message, before the worker is asked
     folder = str(Path(ctx.store.spec(name).source).resolve())  # the worker's rerank.json and helpers
 
-    def decode(batch: List[Tuple[str, str, str]]) -> List[TranslationResult]:
+    def decode(batch: List[Tuple[str, str, str, Optional[str]]]) -> List[TranslationResult]:
         return ctx.decoder.call(name, rerank_in_worker, folder, *(list(column) for column in zip(*batch)))
 
     # through the decoder's micro-batcher: the page's and REST's queue, first come first served with plain
     # decodes and bounded (QueueFull), and concurrent "best" requests of one model merged into one call
-    return ctx.decoder.batcher.run(("rerank", name), decode, list(zip(sentences, src_langs, tgt_langs)))
+    domains = domains if domains is not None else [None] * len(sentences)
+    return ctx.decoder.batcher.run(("rerank", name), decode, list(zip(sentences, src_langs, tgt_langs, domains)))

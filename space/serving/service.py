@@ -170,7 +170,8 @@ class SpaceModels(Models):
         one's target phrases: a glossary's terms, which make engine "auto" PyTorch) are honoured; the rest
         (progress, workers) do not apply to the Space's worker.  ``quality="best"``: reranked there (PyTorch)."""
         if quality == "best":
-            return best_quality.rerank(self.ctx, name, sentences, src_langs, tgt_langs, prefix, constraints), "pytorch"
+            return best_quality.rerank(self.ctx, name, sentences, src_langs, tgt_langs, prefix, constraints,
+                                       domain), "pytorch"
         constraints = constraints or [()] * len(sentences)
         engine = resolve_engine(self.ctx, pick_engine(self.engine, ENGINE_CHOICES), name, config,
                                 constrained=any(constraints))

@@ -18,7 +18,7 @@ import torch
 
 from ..model.kernels import Projection, no_dropout
 from ..tokenizer import source_tags
-from .batching import prepare_sources
+from .batching import Budget, prepare_sources
 from .config import DecodingConfig
 from .config import length_penalty as penalty
 from .engines import _device
@@ -48,18 +48,50 @@ def source_ids(model, texts: Sequence[str], src_lang: Optional[str], tgt_lang: O
 
 
 def score_texts(model, sources: Sequence[str], targets: Sequence[str], *, src_lang: Optional[str] = None,
-                tgt_lang: Optional[str] = None, alpha: float = 0.6,
-                batch_size: int = DEFAULT_BATCH_SIZE) -> List[ForcedScore]:
-    """log p(target | source) for each pair, through ``model.tokenizer``; see the module docstring."""
+                tgt_lang: Optional[str] = None, domain: Optional[str] = None, alpha: float = 0.6,
+                batch_size: int = DEFAULT_BATCH_SIZE, too_long: str = "raise") -> List[Optional[ForcedScore]]:
+    """log p(target | source) for each pair, through ``model.tokenizer``; see the module docstring.  ``domain``:
+    the sources' domain tag for a model trained with domains (None: its default), as ``generate`` takes it.
+    ``too_long="none"``: a pair whose target does not fit the model's decoder (``fits``) gets None instead of
+    the ``ValueError`` ("raise")."""
+    if too_long not in ("raise", "none"):
+        raise ValueError(f"too_long must be 'raise' or 'none', got {too_long!r}")
     if isinstance(sources, str) or isinstance(targets, str):
         raise TypeError("sources and targets must be lists of strings")
     if len(sources) != len(targets):
         raise ValueError(f"{len(sources)} sources but {len(targets)} targets: give one target per source")
     if getattr(model, "tokenizer", None) is None:
         raise ValueError("the model has no tokenizer attached (model.tokenizer is None); call score_ids with ids")
-    src = source_ids(model, sources, src_lang, tgt_lang)
+    src = source_ids(model, sources, src_lang, tgt_lang, domain)
     tgt = [model.tokenizer.encode(t, side="target") for t in targets]
-    return score_ids(model, src, tgt, alpha=alpha, batch_size=batch_size)
+    if too_long == "raise":
+        return score_ids(model, src, tgt, alpha=alpha, batch_size=batch_size)
+    kept = [i for i, ok in enumerate(fits(model, src, tgt)) if ok]
+    budget = Budget(model)
+    # where the target's room shrinks with the source (decoder-only), pairs are scored one by one, each as ``fits``
+    # judged it alone (in a batch a longer source beside it would leave it less room)
+    size = batch_size if budget(1) == budget(model.config.max_len) else 1
+    out: List[Optional[ForcedScore]] = [None] * len(src)
+    if kept:
+        for i, got in zip(kept, score_ids(model, [src[i] for i in kept], [tgt[i] for i in kept], alpha=alpha,
+                                          batch_size=size)):
+            out[i] = got
+    return out
+
+
+def fits(model, sources: Sequence[List[int]], targets: Sequence[List[int]]) -> List[bool]:
+    """Per pair of ids (as ``score_ids`` takes them), whether ``score_ids`` can score it alone: bos, a
+    decoder-start tag and the target within ``model.target_budget`` beside the source as it truncates it (it
+    raises for one that does not fit; a long source's text can be longer than the decoder reads, e.g. as a
+    reverse score's target)."""
+    budget = Budget(model)
+    moved = 1 if getattr(model.config, "decoder_tags", False) else 0  # the tag the decoder reads after bos
+    half = max(1, model.config.max_len // 2)
+    out = []
+    for s, t in zip(sources, targets):
+        kept = min(len(s), budget.max_source(min(len(t) + 1, half)))  # ``prepare_sources``'s cut, for this pair
+        out.append(1 + moved + len(t) <= budget(max(1, kept - moved)))
+    return out
 
 
 def score_ids(model, sources: Sequence[List[int]], targets: Sequence[List[int]], *, alpha: float = 0.6,

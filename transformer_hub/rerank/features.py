@@ -12,7 +12,13 @@ model serving the same direction adds its own n-best), then scores every candida
 * ``mbr_chrf`` / ``mbr_bleu``: expected sentence chrF / BLEU (0..1) against the other candidates, under the
   chosen model's posterior over the list (``mbr.py``).
 
-Forced scores are length-normalised with the search's length penalty.
+Forced scores are length-normalised with the search's length penalty.  Where a text of a list is longer than
+the scorer's decoder reads (a long source as the reverse score's target), that feature is 0 for the whole list.
+
+With a ``domain`` (a model trained with domain tags, ``config.domains``) the chosen model searches and scores
+every candidate, forward and reverse, with that domain's tag, through ``generate`` and ``score_texts`` as any
+decoding does; a helper gets it where it was trained with that domain too, and reads its sources untagged (or
+with its own default) otherwise.
 
 With a ``glossary`` the beam search is the constrained one (``generate(..., glossary=...)``, through the text
 pipeline): the list holds the candidates that contain every term of the entries found in the source (the
@@ -73,12 +79,17 @@ def serves(model, src: str, tgt: str) -> bool:
     return (src, tgt) in model.config.pairs()
 
 
+def helper_domain(helper, domain: Optional[str]) -> Optional[str]:
+    """The domain a helper model is told: ``domain`` where it was trained with it, else None (its default)."""
+    return domain if domain in (helper.config.domains or ()) else None
+
+
 def _nbest(model, sources: List[str], src: str, tgt: str, settings: SearchSettings, progress: bool, batch_size: int,
-           glossary=None):
+           glossary=None, domain: Optional[str] = None):
     languages = {"src_lang": src, "tgt_lang": tgt} if model.config.multilingual else {}
     return generate(model, sources, strategy="beam", beam_size=settings.beam_size, n_best=settings.beam_size,
                     length_penalty=settings.length_penalty, batch_size=batch_size, progress=progress,
-                    glossary=glossary, **languages)  # glossary None: the plain search
+                    glossary=glossary, domain=domain, **languages)  # glossary None: the plain search
 
 
 def _kept(result) -> list:
@@ -89,17 +100,18 @@ def _kept(result) -> list:
 
 def collect(model, sources: Sequence[str], src: str, tgt: str, settings: Optional[SearchSettings] = None,
             helpers: Sequence = (), progress: bool = False, batch_size: int = 64,
-            needed: Optional[Sequence[str]] = None, glossary=None) -> List[NBestList]:
+            needed: Optional[Sequence[str]] = None, glossary=None, domain: Optional[str] = None) -> List[NBestList]:
     """The n-best lists of ``sources`` (``src`` -> ``tgt``) with every feature the models can give, or only
     the ``needed`` ones (the quality mode computes what its weights use); with a ``glossary`` (a ``Glossary``,
-    a dict or TSV text), the constrained search's candidates that contain its terms."""
+    a dict or TSV text), the constrained search's candidates that contain its terms; ``domain``: the sources'
+    domain for a model trained with domain tags (None: its default), as ``generate`` takes it."""
     settings = settings or SearchSettings()
     wanted = set(FEATURES if needed is None else needed)
     sources = list(sources)
     lists = [NBestList(s, [], [], []) for s in sources]
     terms: List[List[str]] = [[] for _ in sources]
     for n, (nbest, result) in enumerate(zip(lists, _nbest(model, sources, src, tgt, settings, progress, batch_size,
-                                                         glossary))):
+                                                         glossary, domain))):
         nbest.beam = result
         nbest.glossary, nbest.warnings, terms[n] = list(result.glossary), list(result.warnings), result.constraints
         for hyp in _kept(result):
@@ -108,24 +120,25 @@ def collect(model, sources: Sequence[str], src: str, tgt: str, settings: Optiona
                 nbest.forward_raw.append(hyp.score)
                 nbest.forward_length.append(len(hyp))
     if settings.union:
-        _add_helper_candidates(model, lists, src, tgt, settings, helpers, progress, batch_size, terms)
+        _add_helper_candidates(model, lists, src, tgt, settings, helpers, progress, batch_size, terms, domain)
     pairs = [(n.source, y) for n in lists for y in n.texts]
     alpha = settings.length_penalty
 
-    def forced(scorer, s: str, t: str, reverse: bool) -> List[float]:
+    def forced(scorer, s: str, t: str, reverse: bool, told: Optional[str]) -> List[float]:
         xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
-        got = score_texts(scorer, ys, xs, src_lang=t, tgt_lang=s, alpha=alpha, batch_size=batch_size) if reverse \
-            else score_texts(scorer, xs, ys, src_lang=s, tgt_lang=t, alpha=alpha, batch_size=batch_size)
-        return [g.normalized_score for g in got]
+        options = dict(domain=told, alpha=alpha, batch_size=batch_size, too_long="none")
+        got = score_texts(scorer, ys, xs, src_lang=t, tgt_lang=s, **options) if reverse \
+            else score_texts(scorer, xs, ys, src_lang=s, tgt_lang=t, **options)
+        return _within_lists(lists, [None if g is None else g.normalized_score for g in got])
 
     columns: Dict[str, List[float]] = {}
     if "reverse" in wanted and serves(model, tgt, src):
-        columns["reverse"] = forced(model, src, tgt, reverse=True)
+        columns["reverse"] = forced(model, src, tgt, True, domain)  # the same domain: a text's topic, either side
     for helper in helpers[:1]:  # one helper: the features are named for a second model
         if "second" in wanted and serves(helper, src, tgt):
-            columns["second"] = forced(helper, src, tgt, reverse=False)
+            columns["second"] = forced(helper, src, tgt, False, helper_domain(helper, domain))
         if "second_reverse" in wanted and serves(helper, tgt, src):
-            columns["second_reverse"] = forced(helper, src, tgt, reverse=True)
+            columns["second_reverse"] = forced(helper, src, tgt, True, helper_domain(helper, domain))
     _spread(lists, columns)
     for nbest in lists:
         _local_features(nbest, wanted)
@@ -133,7 +146,8 @@ def collect(model, sources: Sequence[str], src: str, tgt: str, settings: Optiona
 
 
 def _add_helper_candidates(model, lists: List[NBestList], src: str, tgt: str, settings: SearchSettings,
-                           helpers: Sequence, progress: bool, batch_size: int, terms: List[List[str]]) -> None:
+                           helpers: Sequence, progress: bool, batch_size: int, terms: List[List[str]],
+                           domain: Optional[str] = None) -> None:
     """Helpers' n-best strings join each list (with glossary ``terms`` per list, only those that contain them
     all: a helper's plain search does not place them); the chosen model scores them (forced) for ``forward``."""
     sources = [n.source for n in lists]
@@ -141,8 +155,8 @@ def _add_helper_candidates(model, lists: List[NBestList], src: str, tgt: str, se
     for helper in helpers:
         if not serves(helper, src, tgt):
             continue
-        for nbest, result, need in zip(lists, _nbest(helper, sources, src, tgt, settings, progress, batch_size),
-                                       terms):
+        for nbest, result, need in zip(lists, _nbest(helper, sources, src, tgt, settings, progress, batch_size,
+                                                     domain=helper_domain(helper, domain)), terms):
             for hyp in result.hypotheses:
                 if hyp.text not in nbest.texts and all(t in hyp.text for t in need):
                     nbest.texts.append(hyp.text)
@@ -150,10 +164,21 @@ def _add_helper_candidates(model, lists: List[NBestList], src: str, tgt: str, se
     if not added:
         return
     got = score_texts(model, [n.source for n, _ in added], [n.texts[i] for n, i in added], src_lang=src,
-                      tgt_lang=tgt, batch_size=batch_size)
+                      tgt_lang=tgt, domain=domain, batch_size=batch_size)
     for (nbest, _), score in zip(added, got):
         nbest.forward_raw.append(score.score)
         nbest.forward_length.append(len(score))
+
+
+def _within_lists(lists: List[NBestList], values: List[Optional[float]]) -> List[float]:
+    """A flat column with every value of a list that has a missing one (a text longer than the scorer's decoder
+    reads) set to 0: one value for the whole list leaves its choice to the other features."""
+    out, at = [], 0
+    for nbest in lists:
+        part = values[at: at + len(nbest.texts)]
+        out += [0.0] * len(part) if None in part else part
+        at += len(part)
+    return out
 
 
 def _spread(lists: List[NBestList], columns: Dict[str, List[float]]) -> None:

@@ -7,9 +7,10 @@
     translate_texts(models, [paragraph], src_lang="auto", tgt_lang="de", quality="best")[0].text
 
 The pipeline splits, detects and joins as for any model; each sentence of a direction is then reranked by the
-model's ``Reranker`` (its tuned beam, features and weights), so a sentence's output is ``Reranker.translate``'s
-for it.  ``quality="fast"`` decodes with the given ``DecodingConfig``, as ``OneModel`` does.  ``rerank_in_worker``
-is the same decoding for a ``DecodingPool`` worker (the Space's), where the model already lives.
+model's ``Reranker`` (its tuned beam, features and weights; a model trained with domain tags searches and scores
+in the sentence's domain, the pipeline's ``domain``), so a sentence's output is ``Reranker.translate``'s for it.
+``quality="fast"`` decodes with the given ``DecodingConfig``, as ``OneModel`` does.  ``rerank_in_worker`` is the
+same decoding for a ``DecodingPool`` worker (the Space's), where the model already lives.
 """
 from __future__ import annotations
 
@@ -27,14 +28,18 @@ _WORKER_KEPT = 2
 
 
 def rerank_sentences(reranker: Reranker, sentences: Sequence[str], src_langs: Sequence[Optional[str]],
-                     tgt_langs: Sequence[Optional[str]], progress: bool = False) -> List[TranslationResult]:
-    """Each sentence reranked in its own direction (one ``Reranker.results`` call per direction), in order."""
-    by_pair: Dict[Tuple[Optional[str], Optional[str]], List[int]] = {}
-    for i, pair in enumerate(zip(src_langs, tgt_langs)):
-        by_pair.setdefault(pair, []).append(i)
+                     tgt_langs: Sequence[Optional[str]], progress: bool = False,
+                     domains: Optional[Sequence[Optional[str]]] = None) -> List[TranslationResult]:
+    """Each sentence reranked in its own direction and domain (``domains``: one per sentence, None: the model's
+    default; one ``Reranker.results`` call per direction and domain), in order."""
+    domains = list(domains) if domains is not None else [None] * len(sentences)
+    groups: Dict[Tuple[Optional[str], Optional[str], Optional[str]], List[int]] = {}
+    for i, key in enumerate(zip(src_langs, tgt_langs, domains)):
+        groups.setdefault(key, []).append(i)
     out: List[Optional[TranslationResult]] = [None] * len(sentences)
-    for (src, tgt), rows in by_pair.items():
-        for i, result in zip(rows, reranker.results([sentences[i] for i in rows], src, tgt, progress=progress)):
+    for (src, tgt, domain), rows in groups.items():
+        for i, result in zip(rows, reranker.results([sentences[i] for i in rows], src, tgt, progress=progress,
+                                                    domain=domain)):
             out[i] = result
     return out  # type: ignore[return-value]
 
@@ -72,13 +77,22 @@ class RerankedModel(OneModel):
                quality: str = "fast", prefix: Optional[list] = None, constraints: Optional[list] = None,
                **options: Any) -> Tuple[List[TranslationResult], str]:
         """"fast": ``OneModel``'s decoding with ``config``; "best": the reranker's (``config`` does not apply:
-        the search is the direction's tuned one)."""
+        the search is the direction's tuned one); both read ``options["domain"]`` (one per sentence, the
+        pipeline's for a model trained with domain tags) as ``generate`` does."""
         if check_quality(quality) == "fast":
             extra = {k: v for k, v in (("prefix", prefix), ("constraints", constraints)) if v is not None}
             return super().decode(name, sentences, src_langs, tgt_langs, config, **extra, **options)
         refuse_search_options(prefix, constraints)
-        results = rerank_sentences(self.reranker, sentences, src_langs, tgt_langs, bool(options.get("progress")))
+        results = rerank_sentences(self.reranker, sentences, src_langs, tgt_langs, bool(options.get("progress")),
+                                   _per_sentence(options.get("domain"), len(sentences)))
         return results, ENGINE
+
+
+def _per_sentence(domain: Any, n: int) -> Optional[list]:
+    """The pipeline's ``domain`` option (one name or one per sentence) as one per sentence, or None."""
+    if isinstance(domain, str):
+        return [domain] * n
+    return None if domain is None else list(domain)
 
 
 def has_rerank_file(folder: Union[str, os.PathLike]) -> bool:
@@ -86,10 +100,11 @@ def has_rerank_file(folder: Union[str, os.PathLike]) -> bool:
 
 
 def rerank_in_worker(model: Any, folder: str, sentences: List[str], src_langs: list, tgt_langs: list,
-                     prefix: Optional[list] = None, constraints: Optional[list] = None) -> List[TranslationResult]:
+                     domains: Optional[list] = None, prefix: Optional[list] = None,
+                     constraints: Optional[list] = None) -> List[TranslationResult]:
     """``rerank_sentences`` on a ``DecodingPool`` worker's ``model`` (``pool.call(rerank_in_worker, folder, ...)``),
-    with the ``rerank.json`` and helpers of ``folder``; the reranker is kept for the next call (until its file
-    changes)."""
+    with the ``rerank.json`` and helpers of ``folder`` and each sentence's domain (``domains``, None: the
+    model's default); the reranker is kept for the next call (until its file changes)."""
     refuse_search_options(prefix, constraints)
     path = Path(folder) / RERANK_FILE
     # the model is part of the key (and kept alive by the entry), so a reloaded model gets a reranker of its own
@@ -98,4 +113,4 @@ def rerank_in_worker(model: Any, folder: str, sentences: List[str], src_langs: l
         while len(_WORKER_RERANKERS) >= _WORKER_KEPT:
             _WORKER_RERANKERS.pop(next(iter(_WORKER_RERANKERS)))
         _WORKER_RERANKERS[key] = Reranker.from_pretrained(folder, model=model)
-    return rerank_sentences(_WORKER_RERANKERS[key], sentences, src_langs, tgt_langs)
+    return rerank_sentences(_WORKER_RERANKERS[key], sentences, src_langs, tgt_langs, domains=domains)

@@ -12,7 +12,7 @@ import dataclasses
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ..decoding import Hypothesis, TranslationResult, generate
 from ..decoding.scoring import score_texts
@@ -30,7 +30,8 @@ class DirectionWeights:
     weights: Dict[str, float] = field(default_factory=lambda: {"forward": 1.0})
     alpha: float = 0.6
     search: SearchSettings = field(default_factory=SearchSettings)
-    val: Dict[str, float] = field(default_factory=dict)  # what tuning measured on val (beam and reranked)
+    # what tuning measured on val: sentences, beam and reranked BLEU; "domains": the sentences of each domain
+    val: Dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.weights) - set(FEATURES))
@@ -69,10 +70,11 @@ class RerankFile:
     helpers: List[str] = field(default_factory=list)  # helper model folders, relative to this file's folder
     command: str = ""
     data: str = ""  # which sentences tuning read
+    domains: List[str] = field(default_factory=list)  # the domains whose val sentences tuning read together
 
     def save(self, path: Union[str, Path]) -> None:
-        body = {"schema": SCHEMA, "command": self.command, "data": self.data, "helpers": self.helpers,
-                "directions": {d: asdict(w) for d, w in sorted(self.directions.items())}}
+        body = {"schema": SCHEMA, "command": self.command, "data": self.data, "domains": self.domains,
+                "helpers": self.helpers, "directions": {d: asdict(w) for d, w in sorted(self.directions.items())}}
         Path(path).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
 
     @classmethod
@@ -84,7 +86,8 @@ class RerankFile:
         if not isinstance(body, dict) or body.get("schema") != SCHEMA:
             raise ValueError(f"{path} is not a schema-{SCHEMA} reranking file")
         directions = {d: DirectionWeights(**w) for d, w in body["directions"].items()}
-        return cls(directions, list(body.get("helpers", [])), body.get("command", ""), body.get("data", ""))
+        return cls(directions, list(body.get("helpers", [])), body.get("command", ""), body.get("data", ""),
+                   list(body.get("domains", [])))
 
 
 @dataclass
@@ -129,21 +132,23 @@ class Reranker:
         return found
 
     def generate(self, texts: Sequence[str], src_lang: Optional[str] = None, tgt_lang: Optional[str] = None,
-                 progress: bool = False, quality: str = "best", glossary=None) -> List[Reranked]:
+                 progress: bool = False, quality: str = "best", glossary=None,
+                 domain: Optional[str] = None) -> List[Reranked]:
         """Rerank each text's n-best (``quality="best"``), or keep the beam's best (``"fast"``: the direction's
         tuned search alone, no features); empty texts give empty outputs without running a model.  With a
         ``glossary`` (a ``Glossary``, a dict of source -> target terms, or TSV text) the n-best is the constrained
-        search's (``features.collect``): the output keeps the terms of the entries found in its text."""
+        search's (``features.collect``): the output keeps the terms of the entries found in its text.  ``domain``:
+        the texts' domain for a model trained with domain tags (None: its default), as ``generate`` takes it."""
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings; wrap a single sentence in a list")
         check_quality(quality)
         tuned = self.direction(src_lang, tgt_lang)
         src, tgt = self.model.config.check_pair(src_lang, tgt_lang)
         if quality == "fast":
-            return self._beam(texts, src_lang, tgt_lang, tuned.search, progress, glossary)
+            return self._beam(texts, src_lang, tgt_lang, tuned.search, progress, glossary, domain)
         real = [i for i, t in enumerate(texts) if t.strip()]
         lists = collect(self.model, [texts[i] for i in real], src, tgt, tuned.search, self.helpers, progress,
-                        needed=tuned.used(), glossary=glossary)
+                        needed=tuned.used(), glossary=glossary, domain=domain)
         out = [Reranked(t, "", [], [], {}) for t in texts]
         for i, nbest in zip(real, lists):
             scores = tuned.scores(nbest)
@@ -153,10 +158,11 @@ class Reranker:
         return out
 
     def results(self, texts: Sequence[str], src_lang: Optional[str] = None, tgt_lang: Optional[str] = None,
-                progress: bool = False) -> List[TranslationResult]:
+                progress: bool = False, domain: Optional[str] = None) -> List[TranslationResult]:
         """Quality mode as decoding results (what the text pipeline's ``RerankedModel`` gives): per text the
         beam's result with its candidates in the reranker's order, its choice first (the ``text`` of
-        ``generate``'s answer); a candidate only a helper made joins them scored (forced) by the model."""
+        ``generate``'s answer); a candidate only a helper made joins them scored (forced) by the model (with
+        ``domain``'s tag, as every search and score of the model here)."""
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings; wrap a single sentence in a list")
         texts = list(texts)
@@ -164,19 +170,21 @@ class Reranker:
         blank = [i for i, t in enumerate(texts) if not t.strip()]  # an empty output, as the beam gives it
         if blank:  # (no direction needed: a blank line of a text whose language was not detected)
             languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.model.config.multilingual else {}
-            for i, r in zip(blank, generate(self.model, [texts[i] for i in blank], strategy="greedy", **languages)):
+            for i, r in zip(blank, generate(self.model, [texts[i] for i in blank], strategy="greedy", domain=domain,
+                                            **languages)):
                 out[i] = r
         real = [i for i, t in enumerate(texts) if t.strip()]
         if real:
             tuned = self.direction(src_lang, tgt_lang)
             src, tgt = self.model.config.check_pair(src_lang, tgt_lang)
             lists = collect(self.model, [texts[i] for i in real], src, tgt, tuned.search, self.helpers, progress,
-                            needed=tuned.used())
+                            needed=tuned.used(), domain=domain)
             for i, nbest in zip(real, lists):
-                out[i] = self._ordered(nbest, tuned, src, tgt)
+                out[i] = self._ordered(nbest, tuned, src, tgt, domain)
         return out  # type: ignore[return-value]
 
-    def _ordered(self, nbest: NBestList, tuned: DirectionWeights, src: str, tgt: str) -> TranslationResult:
+    def _ordered(self, nbest: NBestList, tuned: DirectionWeights, src: str, tgt: str,
+                 domain: Optional[str] = None) -> TranslationResult:
         scores = tuned.scores(nbest)
         order = sorted(range(len(nbest.texts)), key=lambda k: (-scores[k], k))  # order[0] is ``choose``'s
         made = {}
@@ -185,21 +193,23 @@ class Reranker:
         missing = [nbest.texts[k] for k in order if nbest.texts[k] not in made]
         if missing:
             forced = score_texts(self.model, [nbest.source] * len(missing), missing, src_lang=src, tgt_lang=tgt,
-                                 alpha=tuned.search.length_penalty)
+                                 domain=domain, alpha=tuned.search.length_penalty)
             for text, f in zip(missing, forced):
                 made[text] = Hypothesis(text, self.model.tokenizer.encode(text, side="target"), f.token_logprobs,
                                         f.score, f.normalized_score)
         return dataclasses.replace(nbest.beam, hypotheses=[made[nbest.texts[k]] for k in order])
 
     def _beam(self, texts: Sequence[str], src_lang: Optional[str], tgt_lang: Optional[str], search: SearchSettings,
-              progress: bool, glossary=None) -> List[Reranked]:
+              progress: bool, glossary=None, domain: Optional[str] = None) -> List[Reranked]:
         languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.model.config.multilingual else {}
         results = generate(self.model, list(texts), strategy="beam", beam_size=search.beam_size,
-                           length_penalty=search.length_penalty, progress=progress, glossary=glossary, **languages)
+                           length_penalty=search.length_penalty, progress=progress, glossary=glossary,
+                           domain=domain, **languages)
         return [Reranked(t, r.text, [r.text] if t.strip() else [], [r.best.normalized_score] if t.strip() else [], {},
                          list(r.glossary), list(r.warnings)) for t, r in zip(texts, results)]
 
     def translate(self, texts: Sequence[str], src_lang: Optional[str] = None, tgt_lang: Optional[str] = None,
-                  quality: str = "best", glossary=None) -> List[str]:
+                  quality: str = "best", glossary=None, domain: Optional[str] = None) -> List[str]:
         """The output strings of ``generate``."""
-        return [r.text for r in self.generate(texts, src_lang, tgt_lang, quality=quality, glossary=glossary)]
+        return [r.text for r in self.generate(texts, src_lang, tgt_lang, quality=quality, glossary=glossary,
+                                              domain=domain)]
