@@ -241,6 +241,9 @@ def _truncation_note(results) -> None:
 
 
 DOMAIN_LABELS = {"captions": "image captions", "software": "software documentation"}  # the page's words for them
+DOMAIN_INFO = ("what the text is, which picks the model (the best scored on that domain) and the domain tag it "
+               "reads the text with; Automatic: told from the text's words by the domain classifier shipped "
+               "with the model. The note under the translation names the model and the domain.")
 
 
 def domain_choices(ctx: SpaceContext) -> List[Tuple[str, str]]:
