@@ -83,7 +83,10 @@ def test_inside_shows_the_tagged_model_with_its_tags(folders, tagged_with_classi
         assert inside.positions(ctx, TEXT, "tagged", "en", "de")[1]
         assert inside.steps(ctx, TEXT, "tagged", "en", "de")[2]
         assert inside.recipe(ctx, TEXT, "tagged", "en", "de")[1]
-        assert service.translate(ctx, TEXT, "tagged", "greedy", source_lang="en", target_lang="de")[2]
+        note = service.translate(ctx, TEXT, "tagged", "greedy", source_lang="en", target_lang="de")[2]
+        assert "model **tagged**" in note and "short image descriptions" not in note
+        data = service.translate_view(ctx, TEXT, "tagged", "greedy", source_lang="en", target_lang="de")[3]
+        assert data["trained_on"] == "image captions and software documentation"
     finally:
         ctx.close()
 

@@ -225,6 +225,8 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
                       ms=round(seconds * 1e3, 1))
     data["engine"] = result.engine or resolve_engine(ctx, pick_engine(engine, ENGINE_CHOICES), name, config)
     data["domain"], data["domain_confidence"] = result.domain, result.domain_confidence
+    trained = ctx.store.config(name).domains or ()  # the unsure note names what a model with domains knows
+    data["trained_on"] = " and ".join(DOMAIN_LABELS.get(d, d) for d in trained) or None
     if glossary is not None:  # what the note under the translation says applied, and what could not fit
         data["glossary"], data["warnings"] = [e.to_dict() for e in result.glossary], list(result.warnings)
     return data, seconds
