@@ -81,10 +81,13 @@ def test_a_model_without_domains_beside_a_tagged_one_gets_no_tag(tagged_with_cla
     models = ModelSet({"plain": tiny_model, "tagged": tagged_with_classifier})  # unscored: the first serves
     assert models.domains() == ("captions", "software") and models.domain_classifier() is not None
     assert models.domains("plain") == ()
-    result = translate_texts(models, [" ".join(SOFT_EN[:4])], src_lang="en", tgt_lang="de", domain="auto")[0]
-    assert result.domain == "software" and result.model == "plain"
+    result = translate_texts(models, [" ".join(EN[:5])], src_lang="en", tgt_lang="de", domain="auto")[0]
+    assert result.domain == "captions" and result.model == "plain"
     alone = generate(tiny_model, [result.source], src_lang="en", tgt_lang="de")[0]  # no tag reached it
     assert result.text == alone.text and result.sentences[0].source_ids == alone.source_ids
+    # no card scores software: the model trained with its tag reads it, not the first model
+    soft = translate_texts(models, [" ".join(SOFT_EN[:4])], src_lang="en", tgt_lang="de", domain="auto")[0]
+    assert soft.domain == "software" and soft.model == "tagged"
 
 
 def _card(*rows):
@@ -102,6 +105,11 @@ def test_the_best_model_is_chosen_per_domain_from_the_cards():
     assert best_model([v2, v3], "en", "de", "captions").name == "v2"
     assert best_model([v2, v3], "en", "de", "software").name == "v3"  # v2 has no software score: after v3
     assert best_model([v2, v3], "en", "de", "legal").name == "v2"  # nobody scored: the order given
+    tags = TransformerConfig(**dict(config.to_dict(), domains=["captions", "software"]))
+    unscored = candidate("v3", tags, _card(("multi30k", "test_2016_flickr", 40.1)))
+    assert unscored.domains == ("captions", "software")
+    assert best_model([v2, unscored], "en", "de", "software").name == "v3"  # nobody scored: the one with the tag
+    assert best_model([v2, unscored], "en", "de").name == "v2"  # captions: the cards
 
 
 def test_the_script_refuses_data_named_unlike_the_models_domains(tagged, corpora, capsys):  # noqa: F811

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from space.page.examples import EXAMPLES
+from space.page.examples import DOCUMENTATION, DOCUMENTATION_DOMAIN, EXAMPLES
 from space.serving.choice import ModelChooser
 from space.serving.store import ModelStore
 
@@ -25,6 +25,13 @@ KEY_WORDS = {
            ["Kinder", "Fass"], ["Kinder", "Wasser", "Brücke"]],
     "en": [["boy", "headphones", "shoulders"], ["wetsuit", "surf", "wave"], ["bald", "life jacket", "boat"],
            ["children", "barrel"], ["children", "water", "bridge"]],
+}
+# the documentation lines (shown beside a model trained with the software domain): Format, Cells, Numbers, ...
+DOCUMENTATION_WORDS = {
+    "de": [["Format", "Zelle", "Zahl"], ["Zellen", "kopieren"], ["Extras", "Optionen"], ["Einfügen", "Bild|Grafik"],
+           ["Text"]],
+    "en": [["Format", "Cells", "Numbers"], ["cells", "copy"], ["menu", "Options"], ["Insert", "Image|picture"],
+           ["text", "find|search"]],
 }
 pytestmark = pytest.mark.slow  # decodes every example with the shipped models
 
@@ -40,18 +47,22 @@ def translations():
         pytest.skip("the shipped models under space/models are missing")
     sacrebleu = pytest.importorskip("sacrebleu.metrics", reason="sacrebleu scores the examples")
     from transformer_hub import Transformer
+    from transformer_hub.decoding import generate
 
     store = ModelStore(MODELS)
     chooser, models, found = ModelChooser(store), {}, {}
-    for source, lines in EXAMPLES.items():
-        target = default_target(source)
-        name = chooser.best(source, target)
-        assert name is not None, (source, target)
-        if name not in models:
-            models[name] = Transformer.from_pretrained(str(store.spec(name).source))
-        outputs = models[name].translate(lines, strategy="beam", beam_size=4, length_penalty=0.6,
-                                         src_lang=source, tgt_lang=target)
-        found[source] = (name, target, outputs)
+    software = any(DOCUMENTATION_DOMAIN in (store.config(n).domains or ()) for n in store.names())
+    for domain, examples in ((None, EXAMPLES), (DOCUMENTATION_DOMAIN, DOCUMENTATION if software else {})):
+        for source, lines in examples.items():
+            target = default_target(source)
+            name = chooser.best(source, target, domain)
+            assert name is not None, (source, target)
+            if name not in models:
+                models[name] = Transformer.from_pretrained(str(store.spec(name).source))
+            tagged = {"domain": domain} if domain in (models[name].config.domains or ()) else {}
+            outputs = [r.text for r in generate(models[name], lines, strategy="beam", beam_size=4, length_penalty=0.6,
+                                                src_lang=source, tgt_lang=target, **tagged)]
+            found[domain, source] = (name, target, outputs)
     return found, sacrebleu.CHRF()
 
 
@@ -63,12 +74,23 @@ def test_the_examples_are_the_same_captions_in_every_language():
 
 @pytest.mark.parametrize("source", sorted(EXAMPLES))
 def test_every_example_is_translated_well(translations, source):
+    check(translations, None, source, EXAMPLES, KEY_WORDS)
+
+
+@pytest.mark.parametrize("source", sorted(DOCUMENTATION))
+def test_every_documentation_example_is_translated_well_in_the_software_domain(translations, source):
+    if (DOCUMENTATION_DOMAIN, source) not in translations[0]:
+        pytest.skip("no shipped model was trained with the software domain: the page shows no documentation lines")
+    check(translations, DOCUMENTATION_DOMAIN, source, DOCUMENTATION, DOCUMENTATION_WORDS)
+
+
+def check(translations, domain, source, examples, key_words) -> None:
     found, chrf = translations
-    name, target, outputs = found[source]
+    name, target, outputs = found[domain, source]
     bad = []
-    for index, (line, output) in enumerate(zip(EXAMPLES[source], outputs)):
-        score = chrf.sentence_score(output, [EXAMPLES[target][index]]).score
-        missing = [k for k in KEY_WORDS[target][index] if not re.search(k, output, flags=re.IGNORECASE)]
+    for index, (line, output) in enumerate(zip(examples[source], outputs)):
+        score = chrf.sentence_score(output, [examples[target][index]]).score
+        missing = [k for k in key_words[target][index] if not re.search(k, output, flags=re.IGNORECASE)]
         if score < MIN_CHRF or missing:
             bad.append(f"{line!r} -> {output!r} (chrF {score:.1f}, missing {missing})")
     assert not bad, f"{name} {source}->{target}:\n" + "\n".join(bad)

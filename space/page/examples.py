@@ -5,8 +5,12 @@ reference translation can be compared by eye.  Each one is translated well by th
 picks for it (tests/test_examples.py checks every example against its reference): a caption the models get
 wrong ("cotton" came out as "Zuckerwatte") is replaced by another validation caption.  One line is ours, not Multi30k's: the first French caption says
 "écouteurs" (headphones) where Multi30k's "casque" also means a helmet, and came back as "Helm".
+
+``DOCUMENTATION``: software documentation in the style of LibreOffice's help, written for this page (no line
+of the help's train, val or test split), the same lines in the four languages; the Translate tab adds them
+after the captions when a model was trained with the software domain, which reads them (tests/test_examples.py).
 """
-from typing import Dict, List
+from typing import Dict, List, Sequence
 
 EXAMPLES: Dict[str, List[str]] = {
     "en": ["A boy wearing headphones sits on a woman's shoulders.",
@@ -30,3 +34,34 @@ EXAMPLES: Dict[str, List[str]] = {
            "Tři malé děti stojí okolo bílomodrého sudu.",
            "Skupina dětí si hraje ve vodě pod mostem."],
 }
+
+DOCUMENTATION: Dict[str, List[str]] = {
+    "en": ["Choose Format - Cells and click the Numbers tab.",
+           "Select the cells that you want to copy.",
+           "Open the Tools menu and choose Options.",
+           "Choose Insert - Image to add a picture to the document.",
+           "Type the text that you want to find."],
+    "de": ["Wählen Sie Format - Zellen und klicken Sie auf das Register Zahlen.",
+           "Markieren Sie die Zellen, die Sie kopieren möchten.",
+           "Öffnen Sie das Menü Extras und wählen Sie Optionen.",
+           "Wählen Sie Einfügen - Bild, um dem Dokument ein Bild hinzuzufügen.",
+           "Geben Sie den Text ein, den Sie suchen möchten."],
+    "fr": ["Choisissez Format - Cellules et cliquez sur l'onglet Nombres.",
+           "Sélectionnez les cellules que vous voulez copier.",
+           "Ouvrez le menu Outils et choisissez Options.",
+           "Choisissez Insertion - Image pour ajouter une image au document.",
+           "Saisissez le texte que vous voulez rechercher."],
+    "cs": ["Zvolte Formát - Buňky a klepněte na kartu Čísla.",
+           "Vyberte buňky, které chcete zkopírovat.",
+           "Otevřete nabídku Nástroje a zvolte Možnosti.",
+           "Zvolte Vložit - Obrázek a přidejte do dokumentu obrázek.",
+           "Zadejte text, který chcete najít."],
+}
+DOCUMENTATION_DOMAIN = "software"  # the models' domain that reads DOCUMENTATION
+
+
+def examples_in(language: str, domains: Sequence[str] = ()) -> List[str]:
+    """The examples of ``language`` (English for one without): the captions, then the documentation lines when
+    ``domains`` (those the loaded models were trained with) include software."""
+    language = language if language in EXAMPLES else "en"
+    return EXAMPLES[language] + (DOCUMENTATION[language] if DOCUMENTATION_DOMAIN in domains else [])

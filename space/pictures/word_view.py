@@ -26,6 +26,7 @@ COLOURS[CLICKED] = "#3b82f6"
 COLOURS[GLOSSARY] = "#a855f7"
 DOMAIN_NOTE = ("The model was trained on short image descriptions (Multi30k), so this text may be outside what "
                "it learned.")
+TRAINED_ON_NOTE = "The model was trained on {}, so this text may be outside what it learned."  # a model with domains
 
 
 def band(probability: float) -> str:
@@ -170,5 +171,6 @@ def note(data: Dict[str, Any]) -> str:
     unsure = [s for s in data["sentences"] if s["unsure"]]
     if unsure:
         lines.append(f"⚠ The model is unsure of {len(unsure)} of {len(data['sentences'])} sentence(s): "
-                     + "; ".join(f"“{s['translation']}” ({_why(s)})" for s in unsure[:5]) + ". " + DOMAIN_NOTE)
+                     + "; ".join(f"“{s['translation']}” ({_why(s)})" for s in unsure[:5]) + ". "
+                     + (TRAINED_ON_NOTE.format(data["trained_on"]) if data.get("trained_on") else DOMAIN_NOTE))
     return "  \n".join(lines)

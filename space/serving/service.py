@@ -226,6 +226,8 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
                       ms=round(seconds * 1e3, 1))
     data["engine"] = result.engine or resolve_engine(ctx, pick_engine(engine, ENGINE_CHOICES), name, config)
     data["domain"], data["domain_confidence"] = result.domain, result.domain_confidence
+    trained = ctx.store.config(name).domains or ()  # the unsure note names what a model with domains knows
+    data["trained_on"] = " and ".join(DOMAIN_LABELS.get(d, d) for d in trained) or None
     if glossary is not None:  # what the note under the translation says applied, and what could not fit
         data["glossary"], data["warnings"] = [e.to_dict() for e in result.glossary], list(result.warnings)
     return data, seconds
@@ -242,6 +244,9 @@ def _truncation_note(results) -> None:
 
 
 DOMAIN_LABELS = {"captions": "image captions", "software": "software documentation"}  # the page's words for them
+DOMAIN_INFO = ("what the text is, which picks the model (the best scored on that domain) and the domain tag it "
+               "reads the text with; Automatic: told from the text's words by the domain classifier shipped "
+               "with the model. The note under the translation names the model and the domain.")
 
 
 def domain_choices(ctx: SpaceContext) -> List[Tuple[str, str]]:

@@ -39,6 +39,7 @@ class Candidate:
     pairs: Tuple[Pair, ...] = ()
     scores: Mapping[Pair, float] = field(default_factory=dict)  # on the default domain (captions)
     domain_scores: Mapping[str, Mapping[Pair, float]] = field(default_factory=dict)  # the other domains'
+    domains: Tuple[str, ...] = ()  # the domains it was trained to be told (``config.domains``)
 
     def serves(self, src_lang: str, tgt_lang: str) -> bool:
         return (src_lang, tgt_lang) in self.pairs
@@ -78,7 +79,7 @@ def candidate(name: str, config: TransformerConfig, card: Optional[Mapping[str, 
         if pair in pairs and pair not in kept:  # the first entry for a direction counts, as Results.score reads
             kept[pair] = float(score.value)
     default = scores.pop(DEFAULT_DOMAIN, {})
-    return Candidate(name, source, pairs, default, scores)
+    return Candidate(name, source, pairs, default, scores, tuple(getattr(config, "domains", None) or ()))
 
 
 def candidate_from_folder(folder: os.PathLike, name: Optional[str] = None, **options: Any) -> Candidate:
@@ -100,13 +101,16 @@ def candidates_in(models_dir: os.PathLike, **options: Any) -> List[Candidate]:
 def best_model(candidates: Iterable[Candidate], src_lang: str, tgt_lang: str,
                domain: Optional[str] = None) -> Optional[Candidate]:
     """The serving candidate with the best score for ``src_lang -> tgt_lang`` on ``domain``'s test data (None:
-    the default domain, captions); unscored ones after, in order.  None when no candidate serves the direction.
+    the default domain, captions); unscored ones after, in order, those trained with ``domain`` (other than
+    captions) first.  None when no candidate serves the direction.
     """
     pair = (src_lang, tgt_lang)
     serving = [c for c in candidates if c.serves(src_lang, tgt_lang)]
     scored = [c for c in serving if pair in c.scores_on(domain)]
     if scored:  # max keeps the first of equal scores: the order given breaks ties
         return max(scored, key=lambda c: c.scores_on(domain)[pair])
+    if domain not in (None, DEFAULT_DOMAIN):  # a card without that domain's scores: a model that knows its tag
+        serving.sort(key=lambda c: domain not in c.domains)  # stable: the order given otherwise
     return serving[0] if serving else None
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import functools
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import gradio as gr
 
@@ -10,7 +10,7 @@ from ...serving import service
 from ...serving.choice import AUTO as BEST_MODEL, AUTO_LABEL
 from ...serving.context import SpaceContext
 from ...serving.languages import AUTO, DEFAULT_PAIR, choices, fit_pair
-from ..examples import EXAMPLES
+from ..examples import examples_in
 
 DECODE = "decode"  # concurrency group of every event that runs the model
 UI = dict(api_visibility="private", queue=False)  # events that only rearrange the page
@@ -95,15 +95,19 @@ def language_pickers(ctx: SpaceContext, model: Optional[gr.Dropdown], prefix: st
     return src, tgt
 
 
-def examples_of(language: Optional[str]) -> List[List[str]]:
-    return [[line] for line in EXAMPLES.get(language or DEFAULT_PAIR[0], EXAMPLES[DEFAULT_PAIR[0]])]
+def examples_of(language: Optional[str], domains: Sequence[str] = ()) -> List[List[str]]:
+    """The examples of ``language`` (the default source's when None or "auto"), as the Dataset's samples;
+    ``domains``: those of the models the tab translates with (software adds the documentation lines)."""
+    return [[line] for line in examples_in(language or DEFAULT_PAIR[0], domains)]
 
 
-def examples(text: gr.Textbox, source: gr.Dropdown, prefix: str) -> gr.Dataset:
-    """Clickable Multi30k sentences in the chosen source language; a click puts one in ``text``."""
-    dataset = gr.Dataset(components=[text], samples=examples_of(source.value), label="Examples (click one)",
-                         elem_id=f"{prefix}-examples", samples_per_page=len(EXAMPLES[DEFAULT_PAIR[0]]))
-    source.change(lambda lang: gr.Dataset(samples=examples_of(lang)), source, dataset, **PICKERS)
+def examples(text: gr.Textbox, source: gr.Dropdown, prefix: str, domains: Sequence[str] = ()) -> gr.Dataset:
+    """Clickable sentences in the chosen source language (Multi30k captions; documentation lines too when
+    ``domains`` include software); a click puts one in ``text``."""
+    samples = examples_of(source.value, domains)
+    dataset = gr.Dataset(components=[text], samples=samples, label="Examples (click one)",
+                         elem_id=f"{prefix}-examples", samples_per_page=len(samples))
+    source.change(lambda lang: gr.Dataset(samples=examples_of(lang, domains)), source, dataset, **PICKERS)
     dataset.click(lambda sample: sample[0], dataset, text, **UI)
     return dataset
 

@@ -30,12 +30,11 @@ def render(ctx) -> None:
             # the button right under the text (on the first screen at 1280x900 and 390x844); the
             # examples and the decoding settings follow it
             button = gr.Button("Translate", variant="primary", elem_id="translate-button")
-            examples(text, source, "translate")
-            strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
             domains = service.domain_choices(ctx)  # a model trained with domain tags reads its text with one
+            examples(text, source, "translate", [value for _, value in domains])
+            strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
             domain = gr.Dropdown(domains or [("Automatic", "auto")], value="auto", label="Domain",
-                                 visible=bool(domains), elem_id="translate-domain",
-                                 info="what the text is: the model reads it with that domain's tag")
+                                 visible=bool(domains), elem_id="translate-domain", info=service.DOMAIN_INFO)
             with gr.Accordion("Decoding options", open=False):
                 engine = gr.Radio(list(service.ENGINE_CHOICES), value=service.TRANSLATE_ENGINE, label="Engine",
                                   info="pytorch: this project's decoder; ctranslate2: the same weights, converted; "
