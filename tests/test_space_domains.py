@@ -104,3 +104,23 @@ def test_the_playground_trains_beside_a_tagged_model(folders):
         ctx.close()
     events = list(train(RunConfig(max_steps=3, report_every=1, eval_every=3)))  # what the tab's process runs
     assert getattr(events[-1], "model", None) is not None
+
+
+def test_quality_best_reranks_with_the_model_of_the_texts_domain(folders, monkeypatch):
+    """Both models tuned for en-de: a software text is reranked by the model the cards choose for software, as
+    its fast translation is decoded by it (here the cards choose en-de for captions and tagged for software)."""
+    from space.serving import quality
+    from transformer_hub.rerank import DirectionWeights, RerankFile
+
+    _, both = folders
+    for name in ("en-de", "tagged"):
+        RerankFile({"en-de": DirectionWeights()}, command="test").save(both / name / "rerank.json")
+    demo, ctx = built(both)
+    try:
+        monkeypatch.setattr(ctx.chooser, "best", lambda s, t, domain=None: "tagged" if domain == "software" else "en-de")
+        assert quality.best_model(ctx, None, "en", "de", "software") == "tagged"
+        assert quality.best_model(ctx, None, "en", "de", "captions") == "en-de"
+        assert quality.best_model(ctx, None, "en", "de") == "en-de"
+        assert service.SpaceModels(ctx).choose("en", "de", "best", "software") == "tagged"
+    finally:
+        ctx.close()

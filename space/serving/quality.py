@@ -46,15 +46,16 @@ def tuned_directions(ctx: SpaceContext, name: str) -> Set[str]:
         return _TUNED[key]
 
 
-def best_model(ctx: SpaceContext, model: Optional[str], src_lang: Optional[str], tgt_lang: Optional[str]) -> str:
+def best_model(ctx: SpaceContext, model: Optional[str], src_lang: Optional[str], tgt_lang: Optional[str],
+               domain: Optional[str] = None) -> str:
     """The model that reranks ``src_lang -> tgt_lang``: ``model`` (a picker name) when it is tuned for it, else
-    (``model`` None) the direction's default model when tuned, else the first tuned one."""
+    (``model`` None) the direction's best model on ``domain`` when tuned, else the first tuned one."""
     pair = f"{src_lang}-{tgt_lang}"
     if model is not None:
         if pair not in tuned_directions(ctx, model):
             raise ValueError(_untuned(ctx, f"model {model} has no tuned reranking weights for {src_lang}->{tgt_lang}"))
         return model
-    default = ctx.chooser.best(src_lang, tgt_lang) if src_lang and tgt_lang else None
+    default = ctx.chooser.best(src_lang, tgt_lang, domain) if src_lang and tgt_lang else None
     names = ([default] if default else []) + [n for n in ctx.store.names() if n != default]
     for name in names:
         if pair in tuned_directions(ctx, name):

@@ -146,7 +146,7 @@ class SpaceModels(Models):
         quality "best" one with reranking weights for it (``space/serving/quality.py``)."""
         if quality == "best" and self.ctx.store.names():
             asked = pick_model(self.ctx, self.model) if self.model is not None else None
-            return best_quality.best_model(self.ctx, asked, src_lang, tgt_lang)
+            return best_quality.best_model(self.ctx, asked, src_lang, tgt_lang, domain)
         if self.model is not None or not self.ctx.store.names():  # no model at all: pick_model says so
             return pick_model(self.ctx, self.model)
         name = self.ctx.chooser.best(src_lang, tgt_lang, domain)
