@@ -124,3 +124,17 @@ def test_quality_best_reranks_with_the_model_of_the_texts_domain(folders, monkey
         assert service.SpaceModels(ctx).choose("en", "de", "best", "software") == "tagged"
     finally:
         ctx.close()
+
+
+def test_the_intro_names_software_documentation_only_when_a_model_knows_it(folders):
+    from space.page.demo import intro
+
+    plain, both = folders
+    for root, says in ((plain, False), (both, True)):
+        demo, ctx = built(root)
+        try:
+            shown = next(b.value for b in demo.blocks.values() if getattr(b, "elem_id", None) == "intro")
+            assert shown.strip() == intro(["software"] if says else []).strip()
+            assert ("LibreOffice's help (software documentation)" in shown) is says
+        finally:
+            ctx.close()

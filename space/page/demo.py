@@ -12,6 +12,7 @@ from ..serving.batching import MicroBatcher
 from ..serving.context import DECODE_WORKERS, SpaceContext
 from ..serving.decoder import Decoder
 from ..serving.languages import LANGUAGES
+from ..serving.service import domain_choices
 from ..serving.store import ModelStore, model_ids_from_env
 from . import keys
 from .plugins import ordered_tabs
@@ -53,9 +54,14 @@ CSS = """
 }
 """
 
-INTRO = f"""# {TITLE}
+def intro(domains: Iterable[str] = ()) -> str:
+    """The page's first lines: what the models were trained on (the domains some loaded model knows)."""
+    trained_on = "Multi30k's short image descriptions"
+    if "software" in domains:
+        trained_on += " and LibreOffice's help (software documentation)"
+    return f"""# {TITLE}
 The Transformer of [Vaswani et al. (2017)](https://arxiv.org/abs/1706.03762), written from scratch and trained on
-Multi30k's short image descriptions: it translates between {', '.join(LANGUAGES.values())}. Every tab is also an
+{trained_on}: it translates between {', '.join(LANGUAGES.values())}. Every tab is also an
 API endpoint ("Use via API" at the bottom of the page).
 """
 
@@ -70,7 +76,7 @@ def build_demo(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optiona
     ctx = serving_context(model_ids, models_dir=models_dir, limits=limits, store=store)
     tabs = ordered_tabs()
     with gr.Blocks(title=TITLE) as demo:
-        gr.Markdown(INTRO, elem_id="intro")
+        gr.Markdown(intro(value for _, value in domain_choices(ctx)), elem_id="intro")
         with gr.Tabs(selected=tabs[0].name if tabs else None, overflow_behavior="wrap"):
             for tab in tabs:
                 with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):

@@ -37,8 +37,8 @@ def add_tools(ctx: SpaceContext) -> List[Any]:
 
     def translate(text: str, source: Source = "auto", target: Language = "de") -> str:
         """Translate text between English (en), German (de), French (fr) and Czech (cs) with this Space's
-        Transformer models (trained from scratch on Multi30k's short image descriptions). Lines and paragraphs
-        are kept; each sentence is translated on its own.
+        Transformer models (trained from scratch on Multi30k's short image descriptions and LibreOffice's help,
+        software documentation). Lines and paragraphs are kept; each sentence is translated on its own.
 
         Args:
             text: the text to translate (a few sentences; one line may hold up to about a thousand characters).
