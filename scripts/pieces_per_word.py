@@ -5,7 +5,8 @@ way the trainer trains one (``Tokenizer.train`` over every train sentence once p
 tags, at the shipped one's vocabulary size) on Multi30k's train and LibreOffice help's train together.  Words are
 whitespace-separated; a line's pieces are its ids (no tag, no eos).  Each domain's val is read from its folder
 (``--multi30k``; ``--corpus``, what ``python -m transformer_hub corpus libreoffice-help`` writes), and the JSON
-(``OUT/pieces_per_word.json``) records their files' sha256 beside the figures.
+(``OUT/pieces_per_word.json``) records their files' sha256 beside the figures.  ``--card FOLDER`` measures
+nothing: it writes the figures of ``OUT/pieces_per_word.json`` into that model folder's card (its README.md).
 """
 from __future__ import annotations
 
@@ -66,11 +67,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--vocab-size", type=int, default=None, help="the joint tokenizer's (default: the model's)")
     p.add_argument("--save-tokenizer", type=Path, default=None, help="also save the joint tokenizer here")
     p.add_argument("--out", type=Path, default=Path("docs"), help=f"the folder of {RESULTS}")
+    p.add_argument("--card", type=Path, default=None,
+                   help=f"write OUT/{RESULTS}'s figures into this model folder's card (nothing is measured)")
     return p
+
+
+def write_card(folder: Path, results: Path) -> None:
+    """The card's Tokenizer table: pieces per word of each tokenizer on each domain's val (README.md only)."""
+    from transformer_hub import Transformer
+    from transformer_hub.hub import CARD_FILE, model_card
+
+    record = json.loads(results.read_text(encoding="utf-8"))
+    model = Transformer.from_pretrained(folder)
+    model.card_data["tokenizer"] = {
+        "command": record["command"], "split": record["split"],
+        "tokenizers": {name: info["from"] for name, info in record["tokenizers"].items()},
+        "rows": [{k: row[k] for k in ("tokenizer", "domain", "lang", "pieces_per_word")} for row in record["results"]]}
+    model_card(model, has_plot=(folder / "training_curves.png").is_file()).save(folder / CARD_FILE)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.card is not None:
+        if not (args.out / RESULTS).is_file() or not (args.card / "config.json").is_file():
+            print(f"pieces_per_word: --card needs {args.out / RESULTS} and a model folder at {args.card}",
+                  file=sys.stderr)
+            return 2
+        write_card(args.card, args.out / RESULTS)
+        return 0
     try:
         shipped = Tokenizer.from_directory(args.model)
         folders = {"multi30k": args.multi30k, "libreoffice-help": args.corpus}

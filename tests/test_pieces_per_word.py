@@ -52,3 +52,29 @@ def test_a_missing_model_or_corpus_is_one_line(tmp_path, capsys):
                                  "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"pieces_per_word: no Multi30k at {tmp_path / 'nothing'}: run `python -m " \
         "transformer_hub download`, or pass --data-dir / --train-src\n"
+
+
+def test_the_card_gets_the_results_files_figures(tmp_path, make_model, capsys):
+    """--card writes docs/pieces_per_word.json's figures into a model's card (a table per tokenizer and domain),
+    and a re-read card keeps them; it measures nothing."""
+    from transformer_hub import Transformer
+    from transformer_hub.hub import card_data_from_file
+
+    shipped = json.loads((pieces_per_word.Path(__file__).resolve().parents[1] / "docs" / pieces_per_word.RESULTS)
+                         .read_text())
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / pieces_per_word.RESULTS).write_text(json.dumps(shipped))
+    folder = tmp_path / "model"
+    make_model().save_pretrained(folder)
+    assert pieces_per_word.main(["--out", str(docs), "--card", str(folder)]) == 0
+    card = (folder / "README.md").read_text()
+    row = next(r for r in shipped["results"] if (r["tokenizer"], r["domain"], r["lang"]) == ("shipped",
+                                                                                              "libreoffice-help", "cs"))
+    assert "## Tokenizer" in card and f"| shipped | libreoffice-help | " in card and f"{row['pieces_per_word']:.2f}" in card
+    assert card_data_from_file(str(folder / "README.md"))["tokenizer"]["rows"][0] == {
+        k: shipped["results"][0][k] for k in ("tokenizer", "domain", "lang", "pieces_per_word")}
+    Transformer.from_pretrained(folder).save_pretrained(tmp_path / "again")  # a re-save keeps the table
+    assert "## Tokenizer" in (tmp_path / "again" / "README.md").read_text()
+    assert pieces_per_word.main(["--out", str(tmp_path / "nowhere"), "--card", str(folder)]) == 2
+    assert capsys.readouterr().err.startswith("pieces_per_word: --card needs")

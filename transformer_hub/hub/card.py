@@ -33,11 +33,15 @@ def model_card(model, has_plot: bool = False, weights_dtype: Optional[str] = Non
         model_name=info.get("name", "transformer_hub model"), eval_results=eval_results or None,
         training=info.get("training") or None, provenance=info.get("provenance") or None,
         quality=info.get("quality") or None, data=info.get("data") or None,
+        tokenizer=info.get("tokenizer") or None,
     )
     pair = ", ".join(languages) if cfg.multilingual else f"{cfg.src_lang or 'source'} → {cfg.tgt_lang or 'target'}"
     example = ('print(model.translate(["Ein Mann fährt Fahrrad."], src_lang="de", tgt_lang="fr", strategy="beam"))'
                if cfg.multilingual else
                'print(model.translate(["A man is riding a bicycle."], strategy="beam", beam_size=5))')
+    if cfg.multilingual and "software" in (cfg.domains or ()):  # a domain is asked for beside the languages
+        example += ('\nprint(model.translate(["Choose Format - Cells."], src_lang="en", tgt_lang="de", '
+                    'domain="software", strategy="beam"))')
     title = info.get("name", "transformer_hub model")
     lines = [
         "---", data.to_yaml(), "---", "",
@@ -59,6 +63,8 @@ def model_card(model, has_plot: bool = False, weights_dtype: Optional[str] = Non
         lines += ["## Data", "", "| corpus | domain | licence | source |", "| --- | --- | --- | --- |"]
         lines += [f"| {c.get('corpus', '')} | {c.get('domain', '')} | {c.get('licence', '')} | {c.get('source', '')} |"
                   for c in info["data"]] + [""]
+    if info.get("tokenizer"):  # how finely the vocabulary cuts each domain's words
+        lines += tokenizer_table(info["tokenizer"])
     lines += ["## Architecture", "", "| setting | value |", "| --- | --- |"]
     for key in ("layout", "positional", "norm", "feed_forward", "attention", "d_model", "n_heads", "d_ff",
                 "n_encoder_layers", "n_decoder_layers", "dropout", "share_embeddings",
@@ -74,6 +80,21 @@ def model_card(model, has_plot: bool = False, weights_dtype: Optional[str] = Non
     if has_plot:
         lines += ["", f"![training curves]({PLOT_FILE})"]
     return ModelCard("\n".join(lines) + "\n")
+
+
+def tokenizer_table(found: Dict[str, Any]) -> List[str]:
+    """Mean pieces per word of each tokenizer on each domain's split, a column per language."""
+    rows = found.get("rows", [])
+    langs = list(dict.fromkeys(r["lang"] for r in rows))
+    cells = {(r["tokenizer"], r["domain"], r["lang"]): r["pieces_per_word"] for r in rows}
+    lines = ["## Tokenizer", "", f"Mean SentencePiece pieces per word on each domain's {found.get('split', 'val')} "
+             f"(`{found.get('command', '')}`):", ""]
+    lines += [f"- {name}: {said}" for name, said in found.get("tokenizers", {}).items()] + [""]
+    lines += ["| tokenizer | domain | " + " | ".join(langs) + " |", "| --- | --- |" + " --- |" * len(langs)]
+    for tokenizer, domain in dict.fromkeys((r["tokenizer"], r["domain"]) for r in rows):
+        lines.append(f"| {tokenizer} | {domain} | "
+                     + " | ".join(f"{cells.get((tokenizer, domain, lang), ''):.2f}" for lang in langs) + " |")
+    return lines + [""]
 
 
 def results_table(results: List[Dict[str, Any]], pair: str) -> List[str]:
@@ -111,6 +132,8 @@ def card_data_from_file(path: str) -> Dict[str, Any]:
         info["training"] = extra["training"]
     if isinstance(extra.get("data"), list):
         info["data"] = [c for c in extra["data"] if isinstance(c, dict)]
+    if isinstance(extra.get("tokenizer"), dict):
+        info["tokenizer"] = extra["tokenizer"]
     for key in ("provenance", "quality"):
         if isinstance(extra.get(key), str):
             info[key] = extra[key]
