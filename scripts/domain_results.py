@@ -17,7 +17,8 @@ non-English languages the last model also pivots through English (X -> en -> Y, 
 Writes a ``results.json`` (models named as given, ``NAME via en`` for pivots; splits ``DOMAIN/SPLIT``, slices
 ``DOMAIN/SPLIT[:N]``) and prints a Markdown table with the targets (``TARGETS``; captions: the first model's
 lowercased BLEU minus ``CAPTIONS_MARGIN`` on English-side directions) and the gap to them; ``--card NAME`` also
-writes NAME's scores into its model card as model-index results.
+writes NAME's scores into its model card as model-index results. ``--table FILE`` prints the tables of a results
+file again, as the run printed them.
 """
 from __future__ import annotations
 
@@ -232,6 +233,19 @@ def as_results(rows: List[Dict], args: argparse.Namespace, names: List[str], out
                                            "slice": args.slice, "test_files": test_files(rows, args)})
 
 
+def rows_from(saved: results_json.Results) -> Tuple[List[Dict], List[str]]:
+    """The rows and model names a results file was written from (``markdown`` prints the same tables again)."""
+    rows: Dict[Tuple[str, str], Dict] = {}
+    for s in saved.results:
+        split, _, sliced = s.split.partition("[:")
+        domain, _, name = split.partition("/")
+        row = rows.setdefault((split, s.direction), {"domain": domain, "split": name, "direction": s.direction})
+        target = row.setdefault("slices", {}) if sliced else row
+        target.setdefault(s.model, {})[s.metric] = s.value
+    names = [m.name for m in saved.models if not m.name.endswith(" via en")]
+    return list(rows.values()), names
+
+
 def write_card(folder: Path, name: str, rows: List[Dict], command: str) -> None:
     """Replace the card's results of these domains' splits with ``name``'s scores (weights untouched)."""
     model = Transformer.from_pretrained(folder)
@@ -303,6 +317,12 @@ def check(args: argparse.Namespace) -> Optional[str]:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--table"] and len(argv) == 2:  # print a results file's tables again (the docs quote them)
+        saved = results_json.load(argv[1])
+        print(markdown(*rows_from(saved), saved.settings.get("slice", 0)))
+        return 0
     args = parse_args(argv)
     problem = check(args)
     if problem:
@@ -311,7 +331,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     with contextlib.ExitStack() as stack:
         models = scorers(args, stack)
         rows = evaluate(args, models)
-    command = shlex.join(["python", "-m", "scripts.domain_results", *(argv if argv is not None else sys.argv[1:])])
+    command = shlex.join(["python", "-m", "scripts.domain_results", *argv])
     names = [m.name for m in models]
     results_json.save(as_results(rows, args, names, args.out, command), args.out)
     print(markdown(rows, names, args.slice))

@@ -169,3 +169,12 @@ def test_the_quality_mode_is_scored_on_the_slice_alone(tmp_path, capsys):
     assert best["captions/val[:3]", "en-de", "bleu"] == pytest.approx(round(expected["bleu"], 2), abs=0.006)
     table = capsys.readouterr().out
     assert 'The quality mode ("best") against the beam on the first 3 sentences' in table
+    assert domain_results.main(["--table", str(out)]) == 0 and capsys.readouterr().out.strip() in table
+
+
+def test_table_prints_a_results_files_tables_as_the_run_did(tmp_path, untagged, tagged, corpora, capsys):  # noqa: F811
+    code, out = run(tmp_path, untagged, tagged, corpora, "--slice", "4")
+    printed = capsys.readouterr().out
+    assert code == 0 and domain_results.main(["--table", str(out)]) == 0
+    again = capsys.readouterr().out
+    assert again.strip() and again.strip() in printed
