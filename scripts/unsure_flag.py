@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 from pathlib import Path
 from typing import Dict, List, Sequence
 
@@ -119,7 +121,8 @@ def main(argv=None) -> None:
             rows += records(model, Path(folder if sep else value), args.split, args.n, domain if sep else "")
         if args.records is not None:
             args.records.write_text(json.dumps(rows))
-    result = {"command": "python -m scripts.unsure_flag", "model": Path(args.model).name, "split": args.split,
+    given = list(sys.argv[1:] if argv is None else argv)
+    result = {"command": shlex.join(["python", "-m", "scripts.unsure_flag", *given]), "model": Path(args.model).name, "split": args.split,
               "per_direction": args.n, "decoding": "beam 4, length penalty 0.6", **measure(rows)}
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     for name in ("before", "after", "mean_only"):
