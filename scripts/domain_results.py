@@ -246,17 +246,32 @@ def rows_from(saved: results_json.Results) -> Tuple[List[Dict], List[str]]:
     return list(rows.values()), names
 
 
-def write_card(folder: Path, name: str, rows: List[Dict], command: str) -> None:
+def card_entries(name: str, rows: List[Dict], first: int) -> List[Dict]:
+    """``name``'s scores as model-card results: each split, and the first ``first`` sentences of it (its beam and
+    its quality mode, "quality best" in the metric's name) where the rows have that slice."""
+    entries = []
+    for r in rows:
+        dataset = DATASETS.get(r["domain"], (r["domain"], r["domain"]))
+        found = [(r["split"], r.get(name), "")] + [
+            (f"{r['split']}[:{first}]", r.get("slices", {}).get(kind), said)
+            for kind, said in ((name, ""), (f"{name} best", ", quality best"))]
+        entries += [{"dataset_name": dataset[0], "dataset_type": dataset[1], "split": split, "direction": r["direction"],
+                     "metric": "bleu" if metric.startswith("bleu") else "chrf",
+                     "metric_name": results_json.METRICS[metric] + said, "value": value}
+                    for split, scores, said in found if scores for metric, value in scores.items()]
+    return entries
+
+
+def write_card(folder: Path, name: str, rows: List[Dict], command: str, first: int = 0) -> None:
     """Replace the card's results of these domains' splits with ``name``'s scores (weights untouched)."""
     model = Transformer.from_pretrained(folder)
-    fresh = [(DATASETS.get(r["domain"], (r["domain"], r["domain"])), r) for r in rows if name in r]
-    kept = [r for r in model.card_data.get("results", [])
-            if (r.get("dataset_type"), r.get("split")) not in {(d[1], r["split"]) for d, r in fresh}]
-    model.card_data["results"] = kept + [
-        {"dataset_name": d[0], "dataset_type": d[1], "split": r["split"], "direction": r["direction"],
-         "metric": "bleu" if metric.startswith("bleu") else "chrf", "metric_name": results_json.METRICS[metric],
-         "value": value} for d, r in fresh for metric, value in r[name].items()]
-    said = f"The results below (beam search, sacreBLEU 13a on detokenized output) come from `{command}`."
+    fresh = card_entries(name, rows, first)
+    replaced = {(e["dataset_type"], e["split"]) for e in fresh}
+    kept = [r for r in model.card_data.get("results", []) if (r.get("dataset_type"), r.get("split")) not in replaced]
+    model.card_data["results"] = kept + fresh
+    said = (f"The results below (beam search; `[:{first}]`: the first {first} sentences of the split, beam and "
+            "quality mode; sacreBLEU 13a on detokenized output) come from " if first else
+            "The results below (beam search, sacreBLEU 13a on detokenized output) come from ") + f"`{command}`."
     before = (model.card_data.get("provenance") or "").split(" The results below")[0]
     model.card_data["provenance"] = " ".join(filter(None, (before, said)))
     model_card(model, has_plot=(folder / "training_curves.png").is_file()).save(folder / CARD_FILE)
@@ -336,7 +351,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     results_json.save(as_results(rows, args, names, args.out, command), args.out)
     print(markdown(rows, names, args.slice))
     if args.card:
-        write_card(Path(dict(args.model)[args.card]), args.card, rows, command)
+        write_card(Path(dict(args.model)[args.card]), args.card, rows, command, args.slice)
     return 0
 
 

@@ -72,6 +72,17 @@ def test_the_card_gets_both_domains_tables(tmp_path, untagged, tagged, corpora):
     assert "come from `python -m scripts.domain_results --model v3=" in card["provenance"]
     text = (folder / "README.md").read_text()
     assert "LibreOffice help" in text and "Multi30k" in text
+    assert not any("[:" in r["split"] for r in card["results"])  # no slice asked, none written
+    code = domain_results.main(["--model", f"v3={folder}", "--data-dir", f"software={software}", "--split",
+                                "software=val", "--beam", "1", "--limit", "8", "--slice", "4",
+                                "--out", str(tmp_path / "r.json"), "--card", "v3"])
+    card = Transformer.from_pretrained(folder).card_data
+    sliced = {(r["split"], r["direction"], r["metric_name"]): r["value"] for r in card["results"]
+              if r["split"] == "val[:4]"}
+    saved = results_json.load(tmp_path / "r.json")
+    assert sliced == {("val[:4]", s.direction, results_json.METRICS[s.metric]): s.value for s in saved.results
+                      if s.model == "v3" and s.split == "software/val[:4]"} and len(sliced) == 6
+    assert ("multi30k", "val") in {(r["dataset_type"], r["split"]) for r in card["results"]}  # the other domain kept
 
 
 @pytest.mark.parametrize("args, message", [

@@ -45,7 +45,7 @@ def model_card(model, has_plot: bool = False, weights_dtype: Optional[str] = Non
     title = info.get("name", "transformer_hub model")
     lines = [
         "---", data.to_yaml(), "---", "",
-        f"# {title}" + ("" if f"({pair})" in title else f" ({pair})"), "",
+        f"# {title}" + ("" if f"({pair})" in title or f"({pair};" in title else f" ({pair})"), "",
         "A Transformer (Vaswani et al., 2017, [Attention Is All You Need](https://arxiv.org/abs/1706.03762)) "
         "written from scratch with transformer_hub.", "",
         "## Use", "", "```python", "from transformer_hub import Transformer", "",
