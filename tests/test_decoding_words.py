@@ -141,6 +141,16 @@ def test_the_val_measurement_chose_the_thresholds_the_library_uses():
         row = f"| {100 * r['flagged_lowest']:.1f} % | {100 * r['flagged_all']:.1f} % | {100 * r['precision']:.1f} % |"
         assert row in design, row
     assert f"{saved['sentences']:,} in all" in design
+    per = saved.get("per_domain", {})
+    if per:  # calibrated on several domains: each domain's share and level, and what the word adds, as printed
+        c, w, flat = per["captions"], per["software"], " ".join(design.split())
+        assert (f"catches {100 * c['flagged_lowest']:.1f} % of the captions' lowest tenth (flagging "
+                f"{100 * c['flagged_all']:.1f} % of them) and {100 * w['flagged_lowest']:.1f} % of the software's "
+                f"({100 * w['flagged_all']:.1f} %)") in flat
+        assert f"below {c['lowest_chrf_below']:.1f} on captions, {w['lowest_chrf_below']:.1f} on software" in flat
+        more = 100 * (saved["after"]["flagged_lowest"] - saved["mean_only"]["flagged_lowest"])
+        flagged = 100 * (saved["after"]["flagged_all"] - saved["mean_only"]["flagged_all"])
+        assert f"({more:.1f} % more of the lowest tenth, for {flagged:.1f} % more flagged)" in flat
     assert f"flags {100 * saved['after']['flagged_lowest']:.1f} % of the val sentences of lowest chrF" in page_text
     assert f"against {100 * saved['after']['flagged_all']:.1f} % of all" in page_text
 
