@@ -218,7 +218,7 @@ def test_files(rows: List[Dict], args: argparse.Namespace) -> Dict[str, str]:
 def as_results(rows: List[Dict], args: argparse.Namespace, names: List[str], out: Path,
                command: str) -> results_json.Results:
     """The rows in the ``results.json`` schema (splits ``DOMAIN/SPLIT``; paths relative to the file's folder)."""
-    kinds = names + [f"{names[-1]} via en"]
+    kinds = names + [f"{[n for n in names if not n.endswith(' best')][-1]} via en"]
     scores = [results_json.Score(model=kind, split=f"{row['domain']}/{row['split']}", metric=metric, value=value,
                                  direction=row["direction"])
               for row in rows for kind in kinds if kind in row for metric, value in row[kind].items()]
