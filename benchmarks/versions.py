@@ -23,7 +23,7 @@ import torch
 from transformer_hub import Transformer
 from transformer_hub.decoding import generate
 from transformer_hub.export import CTranslate2Engine
-from transformer_hub.training.data import corpus_file, read_lines
+from transformer_hub.training.data import corpus_file, parse_data_dirs, read_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 PIVOT = "en"
@@ -45,10 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def sentences(data_dirs: List[str], n: int, pairs: List[Tuple[str, str]]) -> List[Item]:
     """The first ``n`` val sentences of each English-side direction in ``pairs``, of each domain."""
     items: List[Item] = []
-    for given in data_dirs:
-        domain, _, folder = given.partition("=")
+    for source in parse_data_dirs(data_dirs):
         for src, tgt in (p for p in pairs if PIVOT in p):
-            items += [(domain, src, tgt, s) for s in read_lines(corpus_file(Path(folder), "val", src))[:n]]
+            items += [(source.domain, src, tgt, s) for s in read_lines(corpus_file(source.path, "val", src))[:n]]
     return items
 
 

@@ -37,14 +37,16 @@ from tqdm.auto import tqdm
 
 from transformer_hub import Transformer
 from transformer_hub.decoding import DecodingConfig, DecodingPool
-from transformer_hub.hub import CARD_FILE, model_card
+from transformer_hub.hub import save_card
 from transformer_hub.hub import results as results_json
 from transformer_hub.hub.selection import DEFAULT_DOMAIN, DOMAIN_SPLITS
 from transformer_hub.text.models import OneModel
 from transformer_hub.text.pipeline import translate_texts
 from transformer_hub.training.metrics import score
+from transformer_hub.training.warm_start import weights_digest
 
 from .multilingual_results import PIVOT, rounded, split_lines
+from .pieces_per_word import file_digests
 
 DATASETS = {"captions": ("Multi30k", "multi30k"), "software": ("LibreOffice help", "libreoffice-help")}
 # sacreBLEU (cased, 13a) targets on the LibreOffice help test split, set before training v3.
@@ -86,22 +88,13 @@ class Scorer:
         return outputs
 
 
-def weights_hash(folder: str) -> str:
-    """sha256 of a model folder's weights (the cache's key: new weights never reuse old outputs)."""
-    digest = hashlib.sha256()
-    with open(Path(folder) / "model.safetensors", "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def scorers(args: argparse.Namespace, stack: contextlib.ExitStack) -> List[Scorer]:
     """Each model at "fast", and at "best" too where asked and the folder has tuned weights."""
     config = DecodingConfig(strategy="beam", beam_size=args.beam, batch_size=args.batch_size)
     found = []
     for name, folder in args.model:
         model = Transformer.from_pretrained(folder)
-        weights = weights_hash(folder)
+        weights = weights_digest(folder)
         engine = args.engine
         if args.workers > 1 and args.engine == "pytorch":
             engine = stack.enter_context(DecodingPool(model, processes=args.workers, threads=1, wait=False))
@@ -172,10 +165,15 @@ def target_of(row: Dict, first: str) -> Optional[Tuple[str, float]]:
     return ("bleu", row[pivot]["bleu"]) if pivot else None
 
 
+def beam_names(names: List[str]) -> List[str]:
+    """The models' beam rows (not their quality mode's, ``NAME best``), in order: the last is the one targeted."""
+    return [n for n in names if not n.endswith(" best")]
+
+
 def markdown(rows: List[Dict], names: List[str], first: int = 0) -> str:
     """One line per domain and direction: every model's BLEU (captions: lowercased), the pivot, the target; then,
     where the rows have slices, the quality mode against the beam on them."""
-    beam = [n for n in names if not n.endswith(" best")]
+    beam = beam_names(names)
     last = beam[-1]
     head = " | ".join(f"{n} BLEU" for n in beam)
     lines = [f"| domain | direction | {head} | {last} chrF | {last} via en | target | gap |",
@@ -206,19 +204,17 @@ def markdown(rows: List[Dict], names: List[str], first: int = 0) -> str:
 def test_files(rows: List[Dict], args: argparse.Namespace) -> Dict[str, str]:
     """sha256 of every test file the rows read (``DOMAIN/FILE``): a later check knows whether it has the same data."""
     folders = dict(args.data_dir)
-    found = {(r["domain"], r["split"], lang) for r in rows for lang in r["direction"].split("-")}
-    hashes = {}
-    for domain, split, lang in sorted(found):
-        path = Path(folders[domain]) / f"{split}.{lang}.gz"
-        if path.is_file():
-            hashes[f"{domain}/{path.name}"] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return hashes
+    langs: Dict[Tuple[str, str], set] = {}
+    for r in rows:
+        langs.setdefault((r["domain"], r["split"]), set()).update(r["direction"].split("-"))
+    return {f"{domain}/{name}": digest for (domain, split), used in sorted(langs.items())
+            for name, digest in sorted(file_digests(Path(folders[domain]), split, sorted(used)).items())}
 
 
 def as_results(rows: List[Dict], args: argparse.Namespace, names: List[str], out: Path,
                command: str) -> results_json.Results:
     """The rows in the ``results.json`` schema (splits ``DOMAIN/SPLIT``; paths relative to the file's folder)."""
-    kinds = names + [f"{[n for n in names if not n.endswith(' best')][-1]} via en"]
+    kinds = names + [f"{beam_names(names)[-1]} via en"]
     scores = [results_json.Score(model=kind, split=f"{row['domain']}/{row['split']}", metric=metric, value=value,
                                  direction=row["direction"])
               for row in rows for kind in kinds if kind in row for metric, value in row[kind].items()]
@@ -274,7 +270,7 @@ def write_card(folder: Path, name: str, rows: List[Dict], command: str, first: i
             "The results below (beam search, sacreBLEU 13a on detokenized output) come from ") + f"`{command}`."
     before = (model.card_data.get("provenance") or "").split(" The results below")[0]
     model.card_data["provenance"] = " ".join(filter(None, (before, said)))
-    model_card(model, has_plot=(folder / "training_curves.png").is_file()).save(folder / CARD_FILE)
+    save_card(model, folder)
 
 
 def named(kind: str):

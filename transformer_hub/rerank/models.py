@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..decoding import DecodingConfig, TranslationResult
+from ..decoding.config import one_per_text
 from ..text.models import OneModel, check_quality
 from .reranker import RERANK_FILE, Reranker
 
@@ -84,15 +85,8 @@ class RerankedModel(OneModel):
             return super().decode(name, sentences, src_langs, tgt_langs, config, **extra, **options)
         refuse_search_options(prefix, constraints)
         results = rerank_sentences(self.reranker, sentences, src_langs, tgt_langs, bool(options.get("progress")),
-                                   _per_sentence(options.get("domain"), len(sentences)))
+                                   one_per_text(options.get("domain"), len(sentences), "domain", "one name"))
         return results, ENGINE
-
-
-def _per_sentence(domain: Any, n: int) -> Optional[list]:
-    """The pipeline's ``domain`` option (one name or one per sentence) as one per sentence, or None."""
-    if isinstance(domain, str):
-        return [domain] * n
-    return None if domain is None else list(domain)
 
 
 def has_rerank_file(folder: Union[str, os.PathLike]) -> bool:
