@@ -25,7 +25,7 @@ from transformer_hub import Transformer
 from transformer_hub.hub import results as results_json
 from transformer_hub.training.data import default_data_dir, DataError, corpus_file, read_lines
 from transformer_hub.decoding import DecodingPool, translate
-from transformer_hub.hub import CARD_FILE, model_card
+from transformer_hub.hub import save_card
 from transformer_hub.training.metrics import score
 
 SPLITS = ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
@@ -169,8 +169,7 @@ def write_card(model_dir: Path, rows: List[Dict], args: argparse.Namespace, comm
         {"dataset_name": "Multi30k", "dataset_type": "multi30k", "split": row["split"], "direction": row["direction"],
          "metric": "bleu" if metric.startswith("bleu") else "chrf", "metric_name": results_json.METRICS[metric], "value": value}
         for row in rows for metric, value in row["multilingual"].items()]
-    has_plot = (model_dir / "training_curves.png").is_file()
-    model_card(model, has_plot=has_plot).save(model_dir / CARD_FILE)
+    save_card(model, model_dir)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

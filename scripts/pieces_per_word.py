@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 def write_card(folder: Path, results: Path) -> None:
     """The card's Tokenizer table: pieces per word of each tokenizer on each domain's val (README.md only)."""
     from transformer_hub import Transformer
-    from transformer_hub.hub import CARD_FILE, model_card
+    from transformer_hub.hub import save_card
 
     record = json.loads(results.read_text(encoding="utf-8"))
     model = Transformer.from_pretrained(folder)
@@ -83,7 +83,7 @@ def write_card(folder: Path, results: Path) -> None:
         "command": record["command"], "split": record["split"],
         "tokenizers": {name: info["from"] for name, info in record["tokenizers"].items()},
         "rows": [{k: row[k] for k in ("tokenizer", "domain", "lang", "pieces_per_word")} for row in record["results"]]}
-    model_card(model, has_plot=(folder / "training_curves.png").is_file()).save(folder / CARD_FILE)
+    save_card(model, folder)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

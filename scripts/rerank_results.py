@@ -26,7 +26,7 @@ from transformer_hub import Transformer
 from transformer_hub.hub import results as results_json
 from transformer_hub.training.data import default_data_dir
 from transformer_hub.decoding import translate
-from transformer_hub.hub import CARD_FILE, model_card
+from transformer_hub.hub import save_card
 from transformer_hub.training.metrics import score
 from transformer_hub.rerank import RERANK_FILE, Reranker, RerankFile
 
@@ -138,7 +138,7 @@ def write_card(model_dir: Path, saved: results_json.Results) -> None:
         f"({tuned.data}). Lowercased BLEU on {SPLITS[0]}, beam 5 → quality best: {gains}; it takes "
         f"{saved.settings['time_ratio']:.2f}x beam 5's time per sentence. From `{saved.settings['command']}`, "
         "which writes rerank_results.json.")
-    model_card(model, has_plot=(model_dir / "training_curves.png").is_file()).save(model_dir / CARD_FILE)
+    save_card(model, model_dir)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

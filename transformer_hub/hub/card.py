@@ -1,6 +1,7 @@
 """The model card: written from a model's config and ``card_data``, read back into ``card_data``."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
@@ -80,6 +81,13 @@ def model_card(model, has_plot: bool = False, weights_dtype: Optional[str] = Non
     if has_plot:
         lines += ["", f"![training curves]({PLOT_FILE})"]
     return ModelCard("\n".join(lines) + "\n")
+
+
+def save_card(model, folder) -> None:
+    """Write ``folder``'s README.md again from ``model``'s config and card data (the weights and every other file
+    of the folder untouched): what a results or tuning script does after changing ``model.card_data``."""
+    folder = Path(folder)
+    model_card(model, has_plot=(folder / PLOT_FILE).is_file()).save(folder / CARD_FILE)
 
 
 def tokenizer_table(found: Dict[str, Any]) -> List[str]:
