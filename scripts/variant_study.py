@@ -39,7 +39,8 @@ from transformer_hub.config import MAX_LAYERS, PRESETS
 from transformer_hub.training.data import default_data_dir, load_split
 from transformer_hub.decoding import translate
 from transformer_hub.training.metrics import MetricsLog, score
-from transformer_hub.training.trainer import Trainer, build_parser as train_parser
+from transformer_hub.training.config import TrainingConfig
+from transformer_hub.training.trainer import Trainer
 
 logger = logging.getLogger("variant_study")
 
@@ -94,18 +95,16 @@ def matched_decoder_layers(paper: TransformerConfig) -> int:
 
 
 # --------------------------------------------------------------------------- one run
-def trainer_args(args: argparse.Namespace, run: Path, config: TransformerConfig, seed: int) -> argparse.Namespace:
-    """The ``train`` command line of one variant: the shared budget plus its architecture."""
-    argv = ["--out", str(run), "--resume", "--data-dir", str(args.data_dir), "--src-lang", SRC, "--tgt-lang", TGT,
-            "--preset", args.preset, "--vocab-size", str(args.vocab_size), "--max-updates", str(args.max_updates),
-            "--max-epochs", str(10 ** 9), "--max-tokens", str(args.max_tokens), "--warmup", str(args.warmup),
-            "--peak-lr", str(args.peak_lr), "--save-every", str(args.save_every),
-            "--average-last", str(args.average_last), "--limit", str(args.limit), "--valid-limit", str(args.valid_limit),
-            "--seed", str(seed), "--threads", str(args.threads), "--final-beam", "0", "--test-splits", "",
-            "--name", f"transformer_hub en-de variant {run.name}"]
-    for key in ("layout", "positional", "norm", "feed_forward", "n_encoder_layers", "n_decoder_layers", "max_len"):
-        argv += ["--" + key.replace("_", "-"), str(getattr(config, key))]
-    return train_parser().parse_args(argv)
+def training_config(args: argparse.Namespace, run: Path, config: TransformerConfig, seed: int) -> TrainingConfig:
+    """The ``TrainingConfig`` of one variant: the shared budget plus its architecture."""
+    architecture = {key: getattr(config, key) for key in ("layout", "positional", "norm", "feed_forward",
+                                                          "n_encoder_layers", "n_decoder_layers", "max_len")}
+    return TrainingConfig(
+        out=str(run), resume=True, data_dir=[str(args.data_dir)], src_lang=SRC, tgt_lang=TGT, preset=args.preset,
+        vocab_size=args.vocab_size, max_updates=args.max_updates, max_epochs=10 ** 9, max_tokens=args.max_tokens,
+        warmup=args.warmup, peak_lr=args.peak_lr, save_every=args.save_every, average_last=args.average_last,
+        limit=args.limit, valid_limit=args.valid_limit, seed=seed, threads=args.threads, final_beam=0,
+        test_splits="", name=f"transformer_hub en-de variant {run.name}", **architecture)
 
 
 def evaluate(model: Transformer, pairs: Sequence[Tuple[str, str]], beam: int) -> Tuple[Dict[str, float], float]:
@@ -127,7 +126,7 @@ def train_variant(args: argparse.Namespace, name: str, overrides: Dict[str, Any]
     if not ckpt.list_checkpoints(run / "checkpoints"):
         (run / "metrics.jsonl").unlink(missing_ok=True)  # a run killed before its first checkpoint starts over
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    trainer = Trainer(trainer_args(args, run, config, overrides["seed"]))
+    trainer = Trainer(training_config(args, run, config, overrides["seed"]))
     if dataclasses.asdict(trainer.run.config) != dataclasses.asdict(config):
         raise RuntimeError(f"{name}: the Trainer built {trainer.run.config}, not the planned {config}")
     count = len(trainer.run.train_examples)

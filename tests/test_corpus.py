@@ -169,13 +169,13 @@ def test_cli_builds_and_reports_errors_in_one_line(tree, tmp_path):
 
 def test_training_reads_the_corpus_through_the_multi30k_loader(built, tmp_path):
     """The same options as for Multi30k (--data-dir, --langs), with the corpus's own test split scored."""
-    from transformer_hub.training.options import build_parser
+    from transformer_hub.training.options import parse_config
     from transformer_hub.training.data import Track
     from transformer_hub.training.run import load_data
     from transformer_hub.training.trainer import main as train_main
 
     folder = built[0]
-    args = build_parser().parse_args(["--out", str(tmp_path / "run"), "--data-dir", str(folder),
+    args = parse_config(["--out", str(tmp_path / "run"), "--data-dir", str(folder),
                                       "--langs", "en,de,fr,cs"])
     train_sets, valid_sets = load_data(args, list(LANGS))
     assert len(train_sets) == 12

@@ -14,7 +14,7 @@ from transformer_hub.decoding import generate
 from transformer_hub.errors import UserError
 from transformer_hub.tokenizer import source_tags
 from transformer_hub.training.data import DataError, Track, parse_data_dirs
-from transformer_hub.training.options import build_parser
+from transformer_hub.training.options import parse_config
 from transformer_hub.training.run import encode, load_data
 from transformer_hub.training.trainer import Trainer, main
 
@@ -106,7 +106,7 @@ def test_validation_is_reported_per_corpus(tagged):
 
 
 def test_mixed_corpora_go_through_the_one_loader(corpora, tmp_path):
-    args = build_parser().parse_args(run_args(tmp_path / "r", corpora))
+    args = parse_config(run_args(tmp_path / "r", corpora))
     train_sets, valid_sets = load_data(args, ["en", "de"])
     assert set(train_sets) == {Track(s, t, d) for s, t in (("en", "de"), ("de", "en")) for d in ("captions", "software")}
     first = gzip.decompress((corpora[1] / "train.en.gz").read_bytes()).decode().splitlines()[0]

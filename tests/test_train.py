@@ -19,7 +19,9 @@ from transformer_hub import Transformer
 from transformer_hub.training import checkpoint as ckpt
 from transformer_hub.errors import UserError
 from transformer_hub.training.schedule import cooldown_scale, lr_factor, noam_lr, scheduled_lr
-from transformer_hub.training.trainer import Trainer, build_parser, main
+from transformer_hub.training.options import build_parser, parse_config
+from transformer_hub.training.trainer import Trainer, main
+from transformer_hub.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 def test_noam_schedule_matches_the_paper():
@@ -95,7 +97,7 @@ def test_interrupted_and_resumed_run_ends_with_identical_weights(tmp_path, monke
 
 
 def test_subword_sampling_changes_training_pieces_each_epoch_and_never_decoding(tmp_path):
-    trainer = Trainer(build_parser().parse_args(args_for(tmp_path, "run", *SAMPLING)))
+    trainer = Trainer(parse_config(args_for(tmp_path, "run", *SAMPLING)))
     tok = trainer.run.model.tokenizer
     epochs = [trainer.run.epoch_examples(e) for e in (0, 1, 0)]
     assert [e.src for e in epochs[0]] == [e.src for e in epochs[2]]  # fixed by (seed, epoch): resumable
@@ -174,7 +176,8 @@ def test_cli_help_lists_the_recipe():
 DDP_SCRIPT = """
 import json, os, signal, sys, torch
 from safetensors.torch import save_file
-from transformer_hub.training.trainer import Trainer, build_parser
+from transformer_hub.training.options import parse_config
+from transformer_hub.training.trainer import Trainer
 
 rank, inject = int(os.environ["RANK"]), os.environ.get("INJECT", "")
 original_loss, calls = Trainer._loss, [0]
@@ -191,13 +194,13 @@ def loss(self, *batch):  # faults on rank 1 only: what the other rank must not b
     return value
 
 Trainer._loss = loss
-trainer = Trainer(build_parser().parse_args(sys.argv[1:]))
+trainer = Trainer(parse_config(sys.argv[1:]))
 trainer.train()
-out = trainer.args.out
+out = trainer.config.out
 save_file({k: v.detach().clone() for k, v in trainer.run.model.state_dict().items()},  # tied tensors: copies
           f"{out}/replica{rank}.safetensors")
 with open(f"{out}/replica{rank}.json", "w") as fh:
-    json.dump({"skipped": trainer.skipped, "step": trainer.run.state.step, "stopped": trainer.stop_requested}, fh)
+    json.dump({"skipped": trainer.skipped, "step": trainer.run.state.step, "stopped": trainer.stop.requested}, fh)
 """
 
 
@@ -285,8 +288,37 @@ def test_ddp_stop_signal_on_one_rank_stops_both_after_the_same_update(tmp_path):
 def test_the_run_state_round_trips_and_refuses_fields_it_does_not_know():
     from transformer_hub.training.checkpoint import RunState
 
-    state = RunState(step=7, epoch=1, batch=3, tokens=900, best_bleu=12.5, validations=2, args={"seed": 1},
+    state = RunState(step=7, epoch=1, batch=3, tokens=900, best_bleu=12.5, validations=2, options={"seed": 1},
                      init={"source": "m", "sha256": "0" * 64})
     assert RunState.from_dict(json.loads(json.dumps(state.to_dict()))) == state
     with pytest.raises(ValueError, match="training_state.json has fields this version does not know: bleu_best"):
         RunState.from_dict({**state.to_dict(), "bleu_best": 1.0})
+
+
+def test_the_training_config_refuses_bad_values_in_one_line(tmp_path, capsys):
+    from transformer_hub.training.config import TrainingConfig
+
+    assert TrainingConfig(out="run") == parse_config(["--out", "run"])  # the command line's defaults are the config's
+    for bad, reason in (({"max_tokens": 0}, "max_tokens must be an integer >= 1, got 0"),
+                        ({"label_smoothing": 1.0}, "label_smoothing must be >= 0 and < 1.0, got 1.0"),
+                        ({"peak_lr": -1.0}, "peak_lr must be > 0.0, got -1.0"),
+                        ({"bleu_every": 0}, "bleu_every must be an integer >= 1, got 0"),
+                        ({"subword_sampling_side": "target"}, "subword_sampling_side must be one of source, both"),
+                        ({"directions": "en-de"}, "directions choose among the languages of langs")):
+        with pytest.raises(ValueError, match=reason):
+            TrainingConfig(out="run", **bad)
+    with pytest.raises(ValueError, match=r"unknown training options \['max_token'\]"):
+        TrainingConfig(out="run").replace(max_token=3)
+    assert cli_main(["train", "--out", str(tmp_path / "run"), "--warmup", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "warmup must be an integer >= 1, got 0" in err
+    with pytest.raises(TypeError, match="Trainer takes a TrainingConfig"):
+        Trainer(build_parser().parse_args(["--out", str(tmp_path / "run")]))
+
+
+def test_a_run_state_written_before_the_training_config_still_reads():
+    """Checkpoints kept the options as "args" (the same names, as JSON); they resume as "options"."""
+    from transformer_hub.training.checkpoint import RunState
+
+    old = {"step": 3, "epoch": 0, "batch": 2, "args": {"out": "run", "seed": 1}}
+    assert RunState.from_dict(old) == RunState(step=3, batch=2, options={"out": "run", "seed": 1})

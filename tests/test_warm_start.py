@@ -13,7 +13,8 @@ from transformer_hub import Transformer
 from transformer_hub.training import checkpoint as ckpt
 from transformer_hub.cli import main as cli_main
 from transformer_hub.errors import UserError
-from transformer_hub.training.trainer import Trainer, build_parser, main
+from transformer_hub.training.options import parse_config
+from transformer_hub.training.trainer import Trainer, main
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +100,7 @@ def test_contradicting_options_are_refused_in_one_line(saved, tmp_path, extra, m
 
 def test_agreeing_options_are_accepted_and_a_missing_source_is_one_line(saved, tmp_path, capsys):
     vocab = Transformer.from_pretrained(saved).config.tgt_vocab_size
-    trainer = Trainer(build_parser().parse_args(
+    trainer = Trainer(parse_config(
         init_args(tmp_path, "same", saved, "--d-model", "32", "--vocab-size", str(vocab), "--max-updates", "1")))
     assert trainer.run.config.d_model == 32
     status = cli_main(["train", *init_args(tmp_path, "missing", tmp_path / "nowhere", "--max-updates", "1")])

@@ -33,7 +33,8 @@ logger = logging.getLogger(__name__)
 class RunState:
     """Where a run is, as ``training_state.json`` keeps it: the update count, the data position (epoch and the
     next batch in it), the clocks, the tokens seen, the best validation scores, how many validations ran (they
-    rotate the BLEU sample), the options it was started with and what it was initialised from."""
+    rotate the BLEU sample), the ``TrainingConfig`` it was started with (``to_dict()``) and what it was
+    initialised from."""
 
     step: int = 0
     epoch: int = 0
@@ -44,7 +45,7 @@ class RunState:
     best_bleu: Optional[float] = None
     best_val_loss: Optional[float] = None
     validations: int = 0
-    args: Dict[str, Any] = field(default_factory=dict)
+    options: Dict[str, Any] = field(default_factory=dict)
     init: Optional[Dict[str, Any]] = None  # a warm start's source and sha256 (training.warm_start)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -52,6 +53,8 @@ class RunState:
 
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "RunState":
+        if "args" in data and "options" not in data:  # written before TrainingConfig: the same names, as "args"
+            data = {("options" if key == "args" else key): value for key, value in data.items()}
         unknown = set(data) - {f.name for f in fields(cls)}
         if unknown:
             raise ValueError(f"{STATE_JSON} has fields this version does not know: {', '.join(sorted(unknown))}")

@@ -6,7 +6,6 @@ sampling re-segments the training examples every epoch from a seed fixed by (see
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import random
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from ..hub import CONFIG_JSON, read_config
 from ..tokenizer import SubwordSampling, Tokenizer, seed_sampling, source_tags
 from ..transformer import Transformer
 from . import checkpoint as ckpt
+from .config import TrainingConfig
 from .data import (DataSource, Example, Track, default_data_dir, encode_pairs, load_mixed, parse_data_dirs,
                    parse_directions, read_parallel)
 from .metrics import MetricsLog
@@ -86,23 +86,23 @@ class Run:
         return self._sampled[1]
 
 
-def build_run(args: argparse.Namespace, place: Place, metrics: MetricsLog) -> Run:
+def build_run(options: TrainingConfig, place: Place, metrics: MetricsLog) -> Run:
     """The run the options describe: a new one, one warm-started from ``--init-from``, or a resumed one."""
-    langs = [lang.strip() for lang in args.langs.split(",")] if args.langs else None
-    found = ckpt.list_checkpoints(place.out / "checkpoints") if args.resume else []
-    if args.init_from and not found:  # a mistyped folder is said before the corpus is read
-        check_init_source(args.init_from)
-    train_sets, valid_sets = load_data(args, langs)
+    langs = [lang.strip() for lang in options.langs.split(",")] if options.langs else None
+    found = ckpt.list_checkpoints(place.out / "checkpoints") if options.resume else []
+    if options.init_from and not found:  # a mistyped folder is said before the corpus is read
+        check_init_source(options.init_from)
+    train_sets, valid_sets = load_data(options, langs)
     weights, init_record = None, None
     directions = list(dict.fromkeys((track.src, track.tgt) for track in train_sets))
-    if args.init_from:
-        tok, config, weights, init_record = init_from(args, place, found, directions)
+    if options.init_from:
+        tok, config, weights, init_record = init_from(options, place, found, directions)
     else:
-        tok = train_tokenizer(args, place, langs, train_sets)
-        config = new_config(args, tok, langs, directions)
-    set_sampling(args, place, tok, resuming=bool(found))
-    torch.manual_seed(args.seed)
-    random.seed(args.seed)
+        tok = train_tokenizer(options, place, langs, train_sets)
+        config = new_config(options, tok, langs, directions)
+    set_sampling(options, place, tok, resuming=bool(found))
+    torch.manual_seed(options.seed)
+    random.seed(options.seed)
     model = Transformer(config).to(place.device)
     if weights is not None:
         model.load_state_dict(weights, strict=True)
@@ -110,19 +110,19 @@ def build_run(args: argparse.Namespace, place: Place, metrics: MetricsLog) -> Ru
     net = torch.nn.parallel.DistributedDataParallel(model) if place.world > 1 else model
     optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
     budget = config.max_len if config.layout != "decoder-only" else config.max_len // 2
-    state = ckpt.RunState(args=dict(vars(args)), init=init_record)
+    state = ckpt.RunState(options=options.to_dict(), init=init_record)
     if found:
         state = ckpt.load_checkpoint(found[-1], model, optimizer)
         if place.main:
             metrics.truncate_after(state.step)
             logger.info("resumed from %s (step %d)", found[-1], state.step)
     return Run(langs, train_sets, valid_sets, config, model, net, optimizer, budget,
-               encode(train_sets, tok, config, budget), encode(valid_sets, tok, config, budget), state, args.seed)
+               encode(train_sets, tok, config, budget), encode(valid_sets, tok, config, budget), state, options.seed)
 
 
-def load_data(args: argparse.Namespace, langs: Optional[List[str]]) -> Tuple[Sets, Sets]:
+def load_data(options: TrainingConfig, langs: Optional[List[str]]) -> Tuple[Sets, Sets]:
     """The training and validation sets: {(src_lang, tgt_lang): pairs}, one entry unless multilingual."""
-    a = args
+    a = options
     if langs and (a.train_src or a.train_tgt):
         raise UserError("--langs reads {split}.{lang} files from --data-dir; --train-src/--train-tgt are for one pair")
     if a.train_src or a.train_tgt:
@@ -141,18 +141,18 @@ def load_data(args: argparse.Namespace, langs: Optional[List[str]]) -> Tuple[Set
     return train_sets, valid_sets
 
 
-def data_sources(args: argparse.Namespace) -> List[DataSource]:
+def data_sources(options: TrainingConfig) -> List[DataSource]:
     """The ``--data-dir`` corpora (default: the Multi30k folder)."""
-    return parse_data_dirs(args.data_dir or [str(default_data_dir())])
+    return parse_data_dirs(options.data_dir or [str(default_data_dir())])
 
 
-def run_domains(args: argparse.Namespace) -> Optional[List[str]]:
+def run_domains(options: TrainingConfig) -> Optional[List[str]]:
     """The domain tags a run trains with: its corpora's names under ``--domain-tags``, else none."""
-    if not getattr(args, "domain_tags", False):
+    if not options.domain_tags:
         return None
-    if args.train_src:
+    if options.train_src:
         raise UserError("--domain-tags names each corpus by its --data-dir NAME=PATH; --train-src has none")
-    names = [source.domain for source in data_sources(args)]
+    names = [source.domain for source in data_sources(options)]
     if not all(names):
         raise UserError("--domain-tags needs named corpora: --data-dir captions=PATH [--data-dir software=PATH]")
     return names
@@ -167,29 +167,29 @@ def tokenizer_texts(train_sets: Sets) -> List[str]:
     return [text for texts in by_lang.values() for text in texts]
 
 
-def train_tokenizer(args: argparse.Namespace, place: Place, langs: Optional[List[str]], train_sets: Sets) -> Tokenizer:
+def train_tokenizer(options: TrainingConfig, place: Place, langs: Optional[List[str]], train_sets: Sets) -> Tokenizer:
     """The run's tokenizer: trained once (rank 0) into ``out/tokenizer``, read back by every rank."""
     folder = place.out / "tokenizer"
     if place.main and not (folder / "tokenizer_config.json").is_file():
-        vocab_size = args.vocab_size or 10000
+        vocab_size = options.vocab_size or 10000
         if langs:
-            if args.separate_vocab:
+            if options.separate_vocab:
                 raise UserError("--langs needs a joint vocabulary: drop --separate-vocab")
             tok = Tokenizer.train(tokenizer_texts(train_sets), vocab_size=vocab_size, languages=langs,
-                                  domains=run_domains(args) or ())
+                                  domains=run_domains(options) or ())
         else:
             pairs = [pair for pairs in train_sets.values() for pair in pairs]
             tok = Tokenizer.train([s for s, _ in pairs], [t for _, t in pairs], vocab_size=vocab_size,
-                                  joint=not args.separate_vocab, domains=run_domains(args) or ())
+                                  joint=not options.separate_vocab, domains=run_domains(options) or ())
         tok.save(folder)
     place.barrier()
     return Tokenizer.from_directory(folder)
 
 
-def new_config(args: argparse.Namespace, tok: Tokenizer, langs: Optional[List[str]],
+def new_config(options: TrainingConfig, tok: Tokenizer, langs: Optional[List[str]],
                directions: List[Pair]) -> TransformerConfig:
     """The config of a new run: the preset, the options that override it, the tokenizer's sizes, the languages."""
-    a = args
+    a = options
     overrides = {k: getattr(a, k) for k in ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers",
                                             "dropout", "max_len", "positional", "norm", "feed_forward",
                                             "attention", "layout", "tag_position") if getattr(a, k) is not None}
@@ -211,7 +211,7 @@ def new_config(args: argparse.Namespace, tok: Tokenizer, langs: Optional[List[st
         raise UserError(f"these model options make no valid config: {exc}") from exc
 
 
-def init_from(args: argparse.Namespace, place: Place, found: List[Path], directions: List[Pair]
+def init_from(options: TrainingConfig, place: Place, found: List[Path], directions: List[Pair]
               ) -> Tuple[Tokenizer, TransformerConfig, Optional[Dict], Dict[str, str]]:
     """--init-from: the saved model's tokenizer, config, weights and where they came from (a resumed run: its
     own checkpoint's weights, and no new record)."""
@@ -219,11 +219,11 @@ def init_from(args: argparse.Namespace, place: Place, found: List[Path], directi
     if found:  # the checkpoint holds the weights; the config and tokenizer are this run's copies
         config, weights, record = read_config(str(found[-1] / CONFIG_JSON)), None, {}
     else:
-        init = load_init(args.init_from)
+        init = load_init(options.init_from)
         config, weights = init.config, init.state_dict()
-        record = {"source": args.init_from, "sha256": weights_digest(args.init_from)}
+        record = {"source": options.init_from, "sha256": weights_digest(options.init_from)}
         tok = init.tokenizer
-        domains = run_domains(args)
+        domains = run_domains(options)
         if domains and config.domains is None:  # a warm start that learns domain tags: new pieces, new rows
             tok = tok.with_domains(domains)
             weights = grow_vocabulary(weights, config.tgt_vocab_size, tok.tgt_vocab_size)
@@ -231,7 +231,7 @@ def init_from(args: argparse.Namespace, place: Place, found: List[Path], directi
             tok.save(folder)
         place.barrier()
     tok = Tokenizer.from_directory(folder)
-    return tok, run_config(args, config, tok, directions, run_domains(args)), weights, record
+    return tok, run_config(options, config, tok, directions, run_domains(options)), weights, record
 
 
 def encode(sets: Sets, tok: Tokenizer, config: TransformerConfig, budget: int, sample: bool = False) -> List[Example]:
@@ -245,11 +245,11 @@ def encode(sets: Sets, tok: Tokenizer, config: TransformerConfig, budget: int, s
     return examples
 
 
-def set_sampling(args: argparse.Namespace, place: Place, tok: Tokenizer, resuming: bool) -> None:
+def set_sampling(options: TrainingConfig, place: Place, tok: Tokenizer, resuming: bool) -> None:
     """The run's subword sampling, kept in its tokenizer copy (so in every checkpoint and the final model)."""
     try:
-        wanted = SubwordSampling(args.subword_sampling_alpha, args.subword_sampling_side) \
-            if args.subword_sampling_alpha else None
+        wanted = SubwordSampling(options.subword_sampling_alpha, options.subword_sampling_side) \
+            if options.subword_sampling_alpha else None
     except ValueError as exc:
         raise UserError(f"--subword-sampling-alpha/--subword-sampling-side: {exc}") from exc
     if tok.sampling == wanted:

@@ -11,10 +11,7 @@ checkpoints (section 6.1) for the final model.
 """
 from __future__ import annotations
 
-import argparse
 import logging
-import math
-import signal
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -23,53 +20,60 @@ import torch
 import torch.distributed as dist
 from tqdm.auto import tqdm
 
-from . import checkpoint as ckpt
 from . import distributed
-from .data import Track, iterate_batches, load_mixed
-from ..model.losses import label_smoothed_cross_entropy
-from .metrics import MetricsLog, plot_curves, score
-from ..hub import results as results_json
+from .config import TrainingConfig
+from .data import iterate_batches
+from .evaluation import Evaluator
+from .metrics import MetricsLog
+from .options import parse_config
+from .publish import Publisher
+from .run import Place, Run, build_run
 from .schedule import lr_factor, scheduled_lr
-from .options import build_parser
-from .run import Place, Run, build_run, data_sources
-from .warm_start import provenance, shown_source
+from .signals import StopSignal
 
 logger = logging.getLogger("transformer_hub.training.trainer")
 MAX_BAD_STEPS = 5
 
 
 class Trainer:
-    """Trains a ``Run`` (``run.py``): the loop, validation, checkpoints, metrics. ``train()`` trains to the end."""
+    """Runs the training loop of a ``Run`` (``run.py``) built from a ``TrainingConfig``; validation is the
+    ``Evaluator``'s, checkpoints and pushes the ``Publisher``'s, stop signals the ``StopSignal``'s.
+    ``train()`` trains to the end."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.args = args
-        device = torch.device(args.device)
-        self.place = Place(Path(args.out), device, *distributed.setup(device))
-        if args.threads:
-            torch.set_num_threads(args.threads)
-        self.stop_requested = False  # a stop signal arrived (on any rank, once agreed by _done)
+    def __init__(self, config: TrainingConfig) -> None:
+        if not isinstance(config, TrainingConfig):
+            raise TypeError(f"Trainer takes a TrainingConfig (training.options.parse_config builds one from a "
+                            f"command line), not {type(config).__name__}")
+        self.config = config
+        device = torch.device(config.device)
+        self.place = Place(Path(config.out), device, *distributed.setup(device))
+        if config.threads:
+            torch.set_num_threads(config.threads)
+        self.stop = StopSignal()  # a stop signal arrived (on any rank, once agreed by _done)
         self.skipped: List[Dict[str, int]] = []  # the batches every rank skipped together (non-finite loss)
         self.bad_in_a_row = 0
         self.metrics = MetricsLog(self.place.out / "metrics.jsonl")
-        self.run: Run = build_run(args, self.place, self.metrics)
-        self.factor = args.lr_factor or lr_factor(args.peak_lr, self.run.config.d_model, args.warmup)
+        self.run: Run = build_run(config, self.place, self.metrics)
+        self.evaluator = Evaluator(config, self.run, self.place)
+        self.publisher = Publisher(config, self.place, self.metrics)
+        self.factor = config.lr_factor or lr_factor(config.peak_lr, self.run.config.d_model, config.warmup)
 
     # ---------------------------------------------------------------- loop
     def _loss(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
-        return self.run.net(src, tgt_in, tgt_out, self.args.label_smoothing)  # fused projection + loss
+        return self.run.net(src, tgt_in, tgt_out, self.config.label_smoothing)  # fused projection + loss
 
     def _done(self) -> bool:
         """Whether to stop now: the same answer on every rank (a rank stopping alone would hang the others)."""
-        a, s = self.args, self.run.state
+        a, s = self.config, self.run.state
         out_of_time = a.max_minutes > 0 and s.wall_seconds >= a.max_minutes * 60
-        self.stop_requested, out_of_time = distributed.agree_to_stop(self.stop_requested, out_of_time, self.place.rank,
+        self.stop.requested, out_of_time = distributed.agree_to_stop(self.stop.requested, out_of_time, self.place.rank,
                                                                      self.place.world, self.place.device)
-        return self.stop_requested or out_of_time or s.step >= a.max_updates or s.epoch >= a.max_epochs
+        return self.stop.requested or out_of_time or s.step >= a.max_updates or s.epoch >= a.max_epochs
 
     def train(self) -> Optional[Path]:
         """Train until a limit is reached, then average, evaluate and save the final model (rank 0)."""
-        a, s = self.args, self.run.state
-        self._install_signal_handlers()
+        a, s = self.config, self.run.state
+        self.stop.install()
         self.last = time.perf_counter()
         self.bar = tqdm(total=a.max_updates, initial=s.step, desc="train", disable=not self.place.main,
                         dynamic_ncols=True)
@@ -95,7 +99,7 @@ class Trainer:
 
     def _train_step(self, index: int, batch: Tuple[torch.Tensor, ...]) -> bool:
         """One update on ``batch``; False when every rank skipped it (a non-finite loss on any of them)."""
-        a, s = self.args, self.run.state
+        a, s = self.config, self.run.state
         started = time.perf_counter()
         self.run.net.train()
         lr = scheduled_lr(s.step + 1, self.run.config.d_model, a.warmup, self.factor, a.max_updates,
@@ -140,192 +144,34 @@ class Trainer:
         if self.bad_in_a_row >= MAX_BAD_STEPS:
             raise RuntimeError(f"{MAX_BAD_STEPS} non-finite losses in a row: aborting (lower the lr?)")
 
-    # ---------------------------------------------------------------- evaluation and checkpoints
-    @torch.inference_mode()
-    def _loss_sum(self, examples: Sequence) -> Tuple[float, int]:
-        """Summed cross-entropy (no smoothing) over ``examples`` and their number of target tokens."""
-        self.run.model.eval()
-        total, count = 0.0, 0
-        for _, (src, tgt_in, tgt_out) in iterate_batches(examples, self.args.max_tokens, 0, 0, self.run.config.pad_id):
-            logits = self.run.model(src.to(self.place.device), tgt_in.to(self.place.device))
-            total += label_smoothed_cross_entropy(logits, tgt_out.to(self.place.device), self.run.config.pad_id, 0.0,
-                                                  reduction="sum").item()
-            count += int((tgt_out != self.run.config.pad_id).sum())
-        return total, count
-
-    def validate(self, bleu: bool = True) -> Dict[str, float]:
-        """Validation loss (per direction too, when multilingual) and greedy BLEU / chrF."""
-        multilingual, result = self.run.config.multilingual, {}
-        totals = [0.0, 0]
-        for direction in self.run.valid_sets:
-            name = direction.name
-            total, count = self._loss_sum([e for e in self.run.valid_examples if e.direction == name])
-            totals[0], totals[1] = totals[0] + total, totals[1] + count
-            if multilingual:
-                result[f"val_loss/{name}"] = total / max(count, 1)
-        mean = totals[0] / max(totals[1], 1)
-        result.update(val_loss=mean, val_ppl=math.exp(min(mean, 50)))
-        if bleu and not multilingual:
-            result.update(self.bleu(self.run.valid_pairs, *next(iter(self.run.valid_sets))))
-        elif bleu:
-            scores = [self.bleu(self.run.valid_sets[d], *d) for d in self._bleu_directions()]
-            for d, scored in zip(self._bleu_directions(), scores):
-                result[f"bleu/{d.name}"] = scored["bleu"]
-            result["bleu"] = sum(x["bleu"] for x in scores) / len(scores)
-            self.run.state.validations += 1
-        return result
-
-    def _bleu_directions(self) -> List[Track]:
-        """The directions this validation scores: the next ``--bleu-directions`` of them, in rotation."""
-        directions = list(self.run.valid_sets)
-        k = min(max(self.args.bleu_directions, 1), len(directions))
-        start = self.run.state.validations * k
-        return [directions[(start + i) % len(directions)] for i in range(k)]
-
-    def bleu(self, pairs: Sequence[Tuple[str, str]], src_lang: Optional[str], tgt_lang: Optional[str],
-             domain: str = "", **options) -> Dict[str, float]:
-        from ..decoding import translate
-
-        languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.run.config.pairs() else {}
-        if self.run.config.domains and domain:
-            languages["domain"] = domain
-        hypotheses = translate(self.run.model, [p[0] for p in pairs], batch_size=200, **languages, **options)
-        return score(hypotheses, [p[1] for p in pairs])
-
+    # ---------------------------------------------------------------- checkpoints and the end
     def _checkpoint(self, validate: bool, bleu: bool = True) -> None:
+        """Validate (when asked) and save a checkpoint (rank 0)."""
         if not self.place.main:
             return
         s = self.run.state
-        record = self.validate(bleu=bleu) if validate else {}
+        record = self.evaluator.validate(bleu=bleu) if validate else {}
         if record:
             self.metrics.append(kind="val", step=s.step, epoch=s.epoch, **record)
             tqdm.write(f"epoch {s.epoch} step {s.step}: " + ", ".join(f"{k} {v:.3f}" for k, v in record.items()))
-        if self.run.config.multilingual:  # BLEU rotates through directions: the loss is the comparable number
-            best = float("inf") if s.best_val_loss is None else s.best_val_loss
-            improved = "val_loss" in record and record["val_loss"] < best
-            if improved:
-                s.best_val_loss = record["val_loss"]
-        else:
-            improved = "bleu" in record and (s.best_bleu is None or record["bleu"] > s.best_bleu)
-            if improved:
-                s.best_bleu = record["bleu"]
-        path = ckpt.save_checkpoint(self.place.out / "checkpoints", self.run.model, self.run.optimizer, s, self.args.keep_last)
-        if improved:
-            ckpt.copy_as(path, self.place.out / "best")
-        plot_curves(self.metrics.read(), self.place.out / "training_curves.png", self.args.name or "transformer_hub")
-        if self.pusher is not None:
-            message = f"step {s.step}" + (f", val BLEU {record['bleu']:.2f}" if "bleu" in record else "")
-            self.pusher.push(path, message)
-
-    @property
-    def pusher(self) -> Optional[ckpt.HubPusher]:
-        if not self.args.push_to_hub or not self.place.main:
-            return None
-        if not hasattr(self, "_pusher"):
-            self._pusher = ckpt.HubPusher(self.args.push_to_hub, self.args.hub_private, self.args.hub_revision)
-        return self._pusher
-
-    def _install_signal_handlers(self) -> None:
-        def handler(signum, frame):  # finish the current update, checkpoint, exit
-            if self.stop_requested:
-                raise KeyboardInterrupt
-            self.stop_requested = True
-            tqdm.write(f"signal {signum}: saving a checkpoint after this update, then stopping")
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                signal.signal(sig, handler)
-            except ValueError:  # not in the main thread (e.g. under a test runner thread)
-                pass
+        self.publisher.checkpoint(self.run, record)
 
     def finish(self) -> Optional[Path]:
         """Average the last checkpoints into ``final/``, score it, write the card; push it if asked."""
-        a, s = self.args, self.run.state
-        if not self.place.main or self.stop_requested:  # interrupted: the checkpoint is saved, resume later
-            self._close()
-            return None
-        found = ckpt.list_checkpoints(self.place.out / "checkpoints")[-max(a.average_last, 1):]
-        ckpt.average_checkpoints(found, self.run.model)
-        results, training = [], {
-            "updates": s.step, "epochs": s.epoch, "train_wall_minutes": round(s.wall_seconds / 60, 1),
-            "train_compute_minutes": round(s.train_seconds / 60, 1),
-            "train_tokens_per_s": round(s.tokens / max(s.train_seconds, 1e-9)),
-            "averaged_checkpoints": len(found), "max_tokens_per_batch": a.max_tokens * self.place.world,
-            "peak_lr": a.peak_lr, "warmup": a.warmup, "label_smoothing": a.label_smoothing, "seed": a.seed,
-        }
-        if a.cooldown_updates:
-            training["cooldown_updates"] = a.cooldown_updates
-        if self.run.model.tokenizer.sampling is not None:
-            training["subword_sampling"] = self.run.model.tokenizer.sampling.describe()
-        if s.init:
-            training["init_from"] = shown_source(s.init["source"])
-        if a.final_beam:
-            results = self.evaluate_splits(beam=a.final_beam)
-        default_name = f"transformer_hub {'-'.join(self.run.langs)}" if self.run.langs else f"transformer_hub {a.src_lang}-{a.tgt_lang}"
-        corpora = [source.describe() for source in data_sources(a)]
-        self.run.model.card_data = {"name": a.name or default_name, "data": corpora,
-                                "datasets": [c["corpus"].lower() for c in corpora], "results": results,
-                                "training": training,
-                                "plot": str(self.place.out / "training_curves.png")}
-        if s.init:
-            self.run.model.card_data["provenance"] = provenance(s.init)
-        final = self.place.out / "final"
-        self.run.model.save_pretrained(final)
-        (final / "metrics.jsonl").write_text(self.metrics.path.read_text() if self.metrics.path.is_file() else "")
-        name = self.run.model.card_data["name"]
-        results_json.save(results_json.Results(
-            models=[results_json.ModelResult(name=name, path="final", parameters=self.run.model.num_parameters(),
-                                             training=training)],
-            results=results_json.scores_from_card(name, results)), self.place.out / "results.json")
-        if self.pusher is not None:
-            self.pusher.push(final, f"final model: average of {len(found)} checkpoints")
-        self._close()
-        return final
-
-    def evaluate_splits(self, beam: int) -> List[Dict]:
-        """Beam-search scores of the validation and test splits, every direction whose files exist."""
-        a, results = self.args, []
-        sets = [(a.valid_split, self.run.valid_sets)]
-        if not a.train_src:
-            sets += [(name, self._maybe_split(name)) for name in a.test_splits.split(",") if name]
-        for split, by_direction in sets:
-            for track, pairs in by_direction.items():
-                scores = self.bleu(pairs, *track, strategy="beam", beam_size=beam)
-                tqdm.write(f"{split} {track.name} (beam {beam}): "
-                           + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()))
-                results += result_records(scores, split, f"{track.src}-{track.tgt}", track.domain)
-        return results
-
-    def _maybe_split(self, name: str) -> Dict[Track, List[Tuple[str, str]]]:
-        found = {}
-        sources = {source.domain: source for source in data_sources(self.args)}
-        for track in self.run.valid_sets:
-            try:
-                found.update(load_mixed([sources[track.domain]], name, [track[:2]]))
-            except ValueError:  # e.g. no Czech test_2017 files: that direction is skipped
-                continue
-        return found
-
-    def _close(self) -> None:
-        if self.place.main and self.args.push_to_hub:
-            self.pusher.close()
+        final = None
+        if self.place.main and not self.stop.requested:  # interrupted: the checkpoint is saved, resume later
+            averaged = self.publisher.average(self.run)
+            results = self.evaluator.evaluate_splits(self.config.final_beam) if self.config.final_beam else []
+            final = self.publisher.final(self.run, averaged, results)
+        self.publisher.close()
         if self.place.world > 1 and dist.is_initialized():
             dist.destroy_process_group()
-
-
-def result_records(scores: Dict[str, float], split: str, direction: str, corpus: str = "") -> List[Dict]:
-    """Model-card result entries (one per metric) for one split and direction (of the corpus named ``corpus``;
-    unnamed: Multi30k)."""
-    dataset = {"dataset_name": corpus, "dataset_type": corpus} if corpus else \
-        {"dataset_name": "Multi30k", "dataset_type": "multi30k"}
-    return [{**dataset, "split": split, "direction": direction,
-             "metric": "bleu" if metric.startswith("bleu") else "chrf", "metric_name": results_json.METRICS[metric],
-             "value": round(value, 2)} for metric, value in scores.items()]
+        return final
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    args = build_parser().parse_args(argv)
-    Trainer(args).train()
+    Trainer(parse_config(argv)).train()
     return 0
 
 

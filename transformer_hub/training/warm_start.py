@@ -7,7 +7,6 @@ loader (config validated first, safetensors header checked, ``strict=True``, not
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import os
@@ -20,6 +19,7 @@ from ..errors import UserError
 from ..hub import WEIGHTS_FILE, CheckpointError, is_repo_id
 from ..transformer import Transformer
 from ..tokenizer import Tokenizer
+from .config import TrainingConfig
 
 # Options that describe the network; with --init-from they must agree with the saved config (or be left out).
 ARCHITECTURE = ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers", "max_len", "positional",
@@ -58,25 +58,25 @@ def weights_digest(source: str) -> Optional[str]:
     return digest.hexdigest()
 
 
-def conflicts(args: argparse.Namespace, config: TransformerConfig, tokenizer: Tokenizer,
+def conflicts(options: TrainingConfig, config: TransformerConfig, tokenizer: Tokenizer,
               directions: List[Tuple[str, str]]) -> List[str]:
-    """The options of ``args`` that contradict the saved ``config``/``tokenizer`` (empty: none)."""
-    found = [f"--{name.replace('_', '-')} {getattr(args, name)} (the model has {getattr(config, name)})"
-             for name in ARCHITECTURE if getattr(args, name, None) is not None
-             and getattr(args, name) != getattr(config, name)]
-    if args.preset is not None:
-        found.append(f"--preset {args.preset} (the architecture is the model's)")
-    if args.vocab_size is not None and args.vocab_size != tokenizer.tgt_vocab_size:
-        found.append(f"--vocab-size {args.vocab_size} (the model's vocabulary has {tokenizer.tgt_vocab_size} pieces)")
-    if args.separate_vocab and tokenizer.joint:
+    """The options of ``options`` that contradict the saved ``config``/``tokenizer`` (empty: none)."""
+    found = [f"--{name.replace('_', '-')} {getattr(options, name)} (the model has {getattr(config, name)})"
+             for name in ARCHITECTURE if getattr(options, name, None) is not None
+             and getattr(options, name) != getattr(config, name)]
+    if options.preset is not None:
+        found.append(f"--preset {options.preset} (the architecture is the model's)")
+    if options.vocab_size is not None and options.vocab_size != tokenizer.tgt_vocab_size:
+        found.append(f"--vocab-size {options.vocab_size} (the model's vocabulary has {tokenizer.tgt_vocab_size} pieces)")
+    if options.separate_vocab and tokenizer.joint:
         found.append("--separate-vocab (the model's vocabulary is joint)")
-    if args.no_share_embeddings and config.share_embeddings:
+    if options.no_share_embeddings and config.share_embeddings:
         found.append("--no-share-embeddings (the model shares its embeddings)")
-    if bool(args.langs) != config.multilingual:
-        found.append(f"--langs {args.langs}" if args.langs else
+    if bool(options.langs) != config.multilingual:
+        found.append(f"--langs {options.langs}" if options.langs else
                      f"no --langs (the model is multilingual: --langs {','.join(config.languages or [])})")
-    elif args.langs and set(args.langs.split(",")) != set(config.languages or []):
-        found.append(f"--langs {args.langs} (the model's languages are {','.join(config.languages or [])})")
+    elif options.langs and set(options.langs.split(",")) != set(config.languages or []):
+        found.append(f"--langs {options.langs} (the model's languages are {','.join(config.languages or [])})")
     else:
         served = config.pairs()
         found += [f"direction {s}-{t} (the model serves {', '.join(f'{a}-{b}' for a, b in served)})"
@@ -84,21 +84,21 @@ def conflicts(args: argparse.Namespace, config: TransformerConfig, tokenizer: To
     return found
 
 
-def run_config(args: argparse.Namespace, config: TransformerConfig, tokenizer: Tokenizer,
+def run_config(options: TrainingConfig, config: TransformerConfig, tokenizer: Tokenizer,
                directions: List[Tuple[str, str]], domains: Optional[List[str]] = None) -> TransformerConfig:
     """The config this run trains: the saved one (options checked against it), with this run's dropout; a model
     without domain tags that a run gives ``domains`` gets them (``tokenizer`` already holds their pieces)."""
-    found = conflicts(args, config, tokenizer, directions)
+    found = conflicts(options, config, tokenizer, directions)
     if config.domains is not None and domains != config.domains:
         found.append(f"--domain-tags with the corpora {','.join(domains or []) or '(none)'} (the model reads the "
                      f"domain tags {','.join(config.domains)}: name its --data-dir folders so, in that order)")
     if found:
-        raise UserError(f"--init-from {args.init_from} fixes the architecture and vocabulary; these options "
+        raise UserError(f"--init-from {options.init_from} fixes the architecture and vocabulary; these options "
                         f"contradict it: {'; '.join(found)}")
     if domains and config.domains is None:
         config = dataclasses.replace(config, domains=domains, src_vocab_size=tokenizer.src_vocab_size,
                                      tgt_vocab_size=tokenizer.tgt_vocab_size)
-    return dataclasses.replace(config, dropout=args.dropout) if args.dropout is not None else config
+    return dataclasses.replace(config, dropout=options.dropout) if options.dropout is not None else config
 
 
 def grow_vocabulary(weights: Dict, old_size: int, new_size: int) -> Dict:
