@@ -3,8 +3,9 @@
 #   MULTI30K=DIR LIBREOFFICE_HELP=DIR bash scripts/ship_multilingual_v3.sh RUN_DIR
 # 1. the weights in float16 (scripts.ship_model), 2. the domain classifier (domains.json), 3. the quality mode's
 # weights tuned on both domains' val (rerank.json), 4. both domains' results, v2 against v3, into
-# docs/domain_results.json and the card, 5. the tokenizer's pieces per word into the card, 6. the unsure flag
-# calibrated on both domains' val (docs/unsure_flag.json), 7. v3's CTranslate2 time per sentence against v2's.
+# docs/domain_results.json and the card, 5. the tokenizer's pieces per word into the card, 6. v3's CTranslate2
+# time per sentence against v2's. (The unsure flag's calibration, docs/unsure_flag.json, was made by
+# scripts/unsure_flag.py at commit 6d4edca, retired since.)
 # Every step is resumable or quick; WORKERS (default 2) decoding processes where it helps.
 set -euo pipefail
 run="${1:?usage: bash scripts/ship_multilingual_v3.sh RUN_DIR}"
@@ -23,7 +24,5 @@ python -m scripts.domain_results --model v2=space/models/multilingual --model "v
   --data-dir "captions=$captions" --data-dir "software=$software" --quality fast,best --slice 200 \
   --workers "$workers" --cache "$run/results-cache" --out docs/domain_results.json --card v3
 python -m scripts.pieces_per_word --out docs --card "$v3"
-python -m scripts.unsure_flag --model "$v3" --data "captions=$captions" --data "software=$software" \
-  --out docs/unsure_flag.json
 python -m benchmarks versions --old space/models/multilingual --new "$v3" --data-dir "captions=$captions" \
   --data-dir "software=$software" --out docs/v3_speed.json

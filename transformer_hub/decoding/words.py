@@ -137,7 +137,7 @@ def word_alternatives(model, text: str, word: int, k: int = 5, *, src_lang=None,
 
 # A sentence is unsure when its least likely word or its mean token probability is below these: chosen on the
 # val splits of both domains, Multi30k and LibreOffice's help (en<->de/fr/cs, the v3 model, beam 4), to flag each
-# domain's sentences of lowest chrF, by ``python -m scripts.unsure_flag`` (docs/unsure_flag.json; docs/design.md).
+# domain's sentences of lowest chrF, by scripts/unsure_flag.py at commit 6d4edca (docs/unsure_flag.json; docs/design.md).
 LOWEST_WORD_THRESHOLD = 0.005
 MEAN_THRESHOLD = 0.63
 
