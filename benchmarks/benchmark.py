@@ -339,8 +339,8 @@ benchmark("decode", "decoding speed: naive loop vs cached, batched greedy and be
 
 
 def _register_others() -> None:
-    """``train``, ``app`` (and ``app --rest``), ``trace`` and ``engines`` live in modules of their own."""
-    from . import app, hostile_bench, quality, rest, scale, versions
+    """Every benchmark but ``decode`` lives in a module of its own."""
+    from . import app, glossary, hostile_bench, inside, playground_start, quality, rest, scale, text, versions
     from .engines import add_engines_arguments, bench_engines
     from .trace import add_trace_arguments, bench_trace
     from .train import add_train_arguments, bench_train
@@ -362,6 +362,13 @@ def _register_others() -> None:
               scale.add_arguments)(scale.run)
     benchmark("hostile", "hostile documents: CPU, memory, /languages meanwhile; a /suggest flood",
               hostile_bench.add_arguments)(hostile_bench.run)
+    benchmark("text", "sentence splitting, language detection and the confidence flag", text.add_arguments)(text.run)
+    benchmark("inside", "the Inside tab's views and figures against the library calls alone",
+              inside.add_arguments)(inside.run)
+    benchmark("playground_start", "a playground run's start, cold against a warm spare",
+              playground_start.add_arguments)(playground_start.run)
+    benchmark("glossary", "constrained decoding and glossaries: term use, BLEU, time against plain beam",
+              glossary.add_arguments)(glossary.run)
 
 
 _register_others()

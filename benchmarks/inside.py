@@ -1,7 +1,7 @@
 """Time of each "Inside the Transformer" view for one sentence (not a test), of the beam tree at beam 8, and of
 the interactive attention figures against the static ones they replaced.
 
-    python -m benchmarks.inside [--model multilingual] [--words 15] [--repeat 3] [--parts views,figures,browser]
+    python -m benchmarks inside [--model multilingual] [--words 15] [--repeat 3] [--parts views,figures,browser]
                                 [--data-dir DIR] [--out docs/inside_benchmark.json]
 
 Calls each view's handler as the server does (the library function in the Space's decoding worker, then
@@ -185,8 +185,7 @@ def figures(model, text: str, pair: Tuple[str, str], repeat: int, browser: bool 
     return rows, shown
 
 
-def main(argv: List[str] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="multilingual", help="a model under space/models (picker name)")
     parser.add_argument("--words", type=int, default=15)
     parser.add_argument("--repeat", type=int, default=3)
@@ -195,7 +194,9 @@ def main(argv: List[str] = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=default_data_dir())
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "inside_benchmark.json",
                         help="where the results are written (the docs' tables are made from it)")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     parts = set(args.parts.split(","))
     torch.set_num_threads(1)
     store = ModelStore(DEFAULT_MODELS_DIR, [])
@@ -204,7 +205,7 @@ def main(argv: List[str] = None) -> int:
     model = Transformer.from_pretrained(store.spec(args.model).source)
     pair = ("en", "de")
     print(f"model {args.model}; sentence ({len(text.split())} words): {text}\nreference: {reference}\n")
-    report = {"command": "python -m benchmarks.inside " + " ".join(argv if argv is not None else sys.argv[1:]),
+    report = {"command": "python -m benchmarks inside " + " ".join(sys.argv[2:]),
               "model": args.model, "sentence": text, "repeat": args.repeat}
     try:
         if "figures" in parts:
@@ -251,6 +252,3 @@ def views(ctx, model, sentence: Tuple[str, str], pair: Tuple[str, str], args) ->
           f"{wall:.0f} ms wall, {data['ms']:.0f} ms decoding, {wall - data['ms']:.0f} ms drawing")
     return rows
 
-
-if __name__ == "__main__":
-    sys.exit(main())

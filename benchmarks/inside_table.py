@@ -1,4 +1,4 @@
-"""The docs' table of ``python -m benchmarks.inside``'s figures comparison, from its results file (no heavy
+"""The docs' table of ``python -m benchmarks inside``'s figures comparison, from its results file (no heavy
 imports: ``tests/test_stated_numbers.py`` rebuilds it to check docs/benchmarks.md against the file)."""
 from __future__ import annotations
 

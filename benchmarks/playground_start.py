@@ -1,6 +1,6 @@
 """How long a playground run takes to start, cold against warm (not a test), and what a warm spare costs.
 
-    python -m benchmarks.playground_start [--repeat 3] [--out docs/playground/warm_start.json]
+    python -m benchmarks playground_start [--repeat 3] [--out docs/playground/warm_start.json]
 
 Cold: ``TrainingProcess(config)``, a fresh interpreter that imports torch and the library and then builds the
 run; warm: a spare ``TrainingProcess()`` that has done the imports (``ready``) is given the same run with
@@ -18,11 +18,9 @@ import statistics
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-from space.playground.runs import SPARE_IDLE_SECONDS, SPARES  # noqa: E402
-from transformer_hub.playground import RunConfig, TrainingProcess  # noqa: E402
-from transformer_hub.playground.worker import WARM_UP  # noqa: E402
+from space.playground.runs import SPARE_IDLE_SECONDS, SPARES
+from transformer_hub.playground import RunConfig, TrainingProcess
+from transformer_hub.playground.worker import WARM_UP
 
 CONFIG = RunConfig(task="reverse", budget_seconds=5)
 
@@ -65,14 +63,16 @@ def measure(repeat: int) -> dict:
             "spare_rss_mib": round(statistics.median(memory), 0), "spares": SPARES,
             "spares_rss_mib": round(SPARES * statistics.median(memory), 0), "cpus": os.cpu_count(),
             "spare_idle_seconds": SPARE_IDLE_SECONDS, "warm_up_steps": WARM_UP.max_steps,
-            "command": "python -m benchmarks.playground_start"}
+            "command": "python -m benchmarks playground_start"}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path("docs/playground/warm_start.json"))
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # the runs' fresh interpreters, as on the Space
     result = measure(args.repeat)
     print(f"cold start (fresh interpreter) to the first event: median {result['cold_median_s']} s "
           f"{result['cold_seconds']}")
@@ -84,6 +84,3 @@ def main(argv=None) -> int:
     print(f"wrote {args.out}")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The text targets (sentences, languages, confidence), measured in one run: ``python -m benchmarks.text [--parts detect,paragraphs,speed,confidence]``.
+"""The text targets (sentences, languages, confidence), measured in one run: ``python -m benchmarks text [--parts detect,paragraphs,speed,confidence]``.
 
 * ``detect``: ``transformer_hub.text.detect_language`` among en/de/fr/cs on every test_2016_flickr sentence of the
   four languages (target: >= 99.0 % per language), and on 200 paragraphs of three consecutive test sentences
@@ -153,8 +153,7 @@ def confidence(args, model) -> None:
               f"| {_flagged(scores['out'], CONFIDENCE_THRESHOLD):.1f} % |")
 
 
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=str(ROOT / "space" / "models" / "multilingual"))
     p.add_argument("--data-dir", default=str(default_data_dir()))
     p.add_argument("--parts", default="detect,paragraphs,speed,confidence")
@@ -163,7 +162,9 @@ def main(argv=None) -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--confidence-n", type=int, default=300, help="val sentences per direction")
     p.add_argument("--threads", type=int, default=1)
-    args = p.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     parts = args.parts.split(",")
     if "detect" in parts:
@@ -173,6 +174,3 @@ def main(argv=None) -> None:
         if name in parts:
             fn(args, model)
 
-
-if __name__ == "__main__":
-    main()

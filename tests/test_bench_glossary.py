@@ -1,4 +1,4 @@
-"""scripts/bench_glossary.py and glossary_terms.py: phrase sampling, FreeDict reading, term selection, and docs/glossary.md == its JSON."""
+"""benchmarks/glossary.py and glossary_terms.py: phrase sampling, FreeDict reading, term selection, and docs/glossary.md == its JSON."""
 import gzip
 import json
 import statistics
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def bench():
-    from scripts import bench_glossary
+    from benchmarks import glossary as bench_glossary
 
     return bench_glossary
 
@@ -112,7 +112,7 @@ def test_the_published_tables_are_the_json(bench):
     report = json.loads((ROOT / "docs" / "glossary.json").read_text(encoding="utf-8"))
     text = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
     assert text.split("\n", 2)[2] == bench.markdown(report)
-    assert report["command"].startswith("python -m scripts.bench_glossary")
+    assert report["command"].startswith("python -m benchmarks glossary")
     assert report["sentences"] == 1000 or f"--limit {report['sentences']} " in report["command"]
     for row in report["results"]:
         assert row["targets"] == bench.targets_met(row)
@@ -164,9 +164,9 @@ def test_the_summary_gives_keeps_both_before_and_after_and_bleu_against_constrai
     row = {"model": "en-de", "tgt": "de", "plain": {"bleu": 40.0}, "reference_1": ref, "reference_2": ref,
            "dictionary": {"term_use": 1.0, "bleu": 41.25, "keeps_usual": 0.031, "replaced_terms": 32,
                           "unanchored": {"bleu": 40.5, "keeps_usual": 0.281}}}
-    report = {"sentences": 300, "command": "python -m scripts.bench_glossary --limit 300 --out docs", "rounds": 3,
+    report = {"sentences": 300, "command": "python -m benchmarks glossary --limit 300 --out docs", "rounds": 3,
               "speed_sentences": 120, "results": [row]}
     text = bench.summary(report)
-    assert "(`python -m scripts.bench_glossary --limit 300 --out docs`)" in text
+    assert "(`python -m benchmarks glossary --limit 300 --out docs`)" in text
     assert "FreeDict terms 100.0% (BLEU +1.25 against plain beam 5)" in text
     assert text.endswith("constrained search alone: en-de en-de 28.1% to 3.1% of 32 (BLEU +0.75).")

@@ -46,7 +46,7 @@ def test_every_run_kept_its_budget(report):
 
 
 def test_the_warm_start_figures_are_the_benchmarks():
-    """The "Starting a run" section quotes ``python -m benchmarks.playground_start``'s results file."""
+    """The "Starting a run" section quotes ``python -m benchmarks playground_start``'s results file."""
     start = json.loads((ROOT / "docs" / "playground" / "warm_start.json").read_text(encoding="utf-8"))
     text = DOC.read_text(encoding="utf-8")
     assert f"`{start['command']}`" in text

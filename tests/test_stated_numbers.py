@@ -124,7 +124,7 @@ def test_every_two_decimal_figure_of_the_results_page_tables_has_a_record():
 
 def test_the_inside_views_tables_are_the_benchmarks_results_file():
     """docs/benchmarks.md's table of the Inside views and its comparison of the static and the interactive
-    attention pictures are what ``python -m benchmarks.inside`` wrote to docs/inside_benchmark.json (the tables
+    attention pictures are what ``python -m benchmarks inside`` wrote to docs/inside_benchmark.json (the tables
     rebuilt from the file), and the prose's claim follows from it: browser's drawing counted, no picture is slower."""
     import json
 

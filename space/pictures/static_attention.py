@@ -1,6 +1,6 @@
 """The static (PNG) attention pictures the Space drew before its interactive ones (``attention_plots``).
 
-Kept as the reference ``python -m benchmarks.inside`` times the interactive figures against, in the same
+Kept as the reference ``python -m benchmarks inside`` times the interactive figures against, in the same
 run, for the same attention: the Attention tab's heatmap, BertViz's model view (every layer and head as one
 image of tiles) and the head view.  matplotlib's object API, as ``plots.py``.
 """

@@ -24,7 +24,7 @@ WORD_START = "\u2581"  # sentencepiece's mark of a piece that starts a word
 _BYTE = re.compile(r"<0x[0-9A-F]{2}>")
 # A word is the term's usual translation when this much of its attention is on the term, and at least
 # USUAL_RELATIVE of the best word's.  0.4 rather than 0.5: on Multi30k's val split (500 sentences, the four
-# directions of scripts/bench_glossary.py) words like "oben" for "top" (0.49) were missed at 0.5, and anchored
+# directions of benchmarks/glossary.py) words like "oben" for "top" (0.49) were missed at 0.5, and anchored
 # terms kept the usual word beside them more often, at no lower BLEU (and replacing only the :func:`head_words`
 # gained BLEU there in three directions of four).
 USUAL_SHARE = 0.4

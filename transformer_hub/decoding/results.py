@@ -10,7 +10,7 @@ import torch
 from ..tokenizer import EOS_ID
 
 # The mean-only unsure flag: the ``Hypothesis.confidence`` that flags 5 % of Multi30k val sentences
-# (en<->de/fr/cs, 300 each, the multilingual model, beam 4), from ``python -m benchmarks.text
+# (en<->de/fr/cs, 300 each, the multilingual model, beam 4), from ``python -m benchmarks text
 # --parts confidence``.  The Space's flag also looks at the least likely word: ``decoding.words.doubt`` (docs/design.md).
 CONFIDENCE_THRESHOLD = 0.58
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Constrained decoding and glossaries, measured: ``python -m scripts.bench_glossary [--limit N] [--out docs]``.
+"""Constrained decoding and glossaries, measured: ``python -m benchmarks glossary [--limit N] [--out docs]``.
 
 Two protocols on test_2016_flickr, English into German, French and Czech (the shipped multilingual model, and
 the en-de model for German), every system with beam 5:
@@ -18,7 +18,7 @@ the en-de model for German), every system with beam 5:
   with every constrained setting in turn (plain first, then last, alternately), so machine noise lands on both
   sides of each ratio; the figure is the median of the rounds' ratios.
 
-The phrases, the dictionaries and the words an output keeps are ``scripts/glossary_terms.py``'s.  Writes
+The phrases, the dictionaries and the words an output keeps are ``benchmarks/glossary_terms.py``'s.  Writes
 ``OUT/glossary.json`` and ``OUT/glossary.md`` (the table, made from the JSON; a test checks that they agree).
 """
 from __future__ import annotations
@@ -240,7 +240,7 @@ def summary(report: dict) -> str:
 
 def command(args: argparse.Namespace) -> str:
     """The command line that makes these results: the options that change what is measured, when not the default."""
-    parts = ["python -m scripts.bench_glossary"]
+    parts = ["python -m benchmarks glossary"]
     for option, value, default in (("--limit", args.limit, None), ("--speed-sentences", args.speed_sentences,
                                                                     SPEED_SENTENCES),
                                    ("--rounds", args.rounds, ROUNDS), ("--seed", args.seed, 0),
@@ -250,8 +250,7 @@ def command(args: argparse.Namespace) -> str:
     return " ".join(parts + ["--out docs"])
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", default=None, help="Multi30k folder (default: TRANSFORMER_HUB_DATA)")
     parser.add_argument("--models", default=str(ROOT / "space" / "models"), help="folder of the shipped models")
     parser.add_argument("--dict-dir", default=str(DICT_DIR), help="where the FreeDict .index/.dict.dz files are")
@@ -264,7 +263,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--rounds", type=int, default=ROUNDS,
                         help=f"interleaved timing rounds, plain and every constrained setting (default {ROUNDS})")
     parser.add_argument("--out", default=None, help="write glossary.json and glossary.md here (e.g. docs)")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     data = Path(args.data_dir) if args.data_dir else default_data_dir()
     read = lambda lang: read_lines(corpus_file(data, "test_2016_flickr", lang))[:args.limit]  # noqa: E731
@@ -298,6 +299,3 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(summary(report))
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""The glossaries ``scripts/bench_glossary.py`` measures: reference phrases, FreeDict dictionaries, and which words
+"""The glossaries ``benchmarks/glossary.py`` measures: reference phrases, FreeDict dictionaries, and which words
 an output keeps.
 
 * :func:`reference_phrases`: per reference, seeded phrases of 1-3 words (Post & Vilar's protocol);
