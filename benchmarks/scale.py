@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Dict, Iterator, List, Tuple
 
+from .scale_rest import bench_rest, print_rest
+
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "space" / "models"
@@ -252,8 +254,6 @@ def run(args: argparse.Namespace) -> Dict:
         if args.only in (None, "corpus"):
             report["corpus"] = bench_corpus(args, Path(folder))
         if args.only in (None, "rest"):
-            from .scale_rest import bench_rest
-
             report["rest"] = bench_rest(args)
     report["others_core_share"] = others.share
     report["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
@@ -287,7 +287,5 @@ def print_report(report: Dict) -> None:
               f"{paper['tokenise_lines_per_s']} lines/s, the driver {paper['driver_lines_per_s']} lines/s, "
               f"{paper['wire_bytes_per_line']} bytes per line on the wire")
     if report.get("rest"):
-        from .scale_rest import print_rest
-
         print_rest(report["rest"])
     print(f"other processes (not this benchmark's) used {report['others_core_share']} of a core on average")
