@@ -22,27 +22,8 @@ def model_card(model, has_plot: bool = False, weights_dtype: Optional[str] = Non
     info = model.card_data
     languages = list(cfg.languages or [lang for lang in (cfg.src_lang, cfg.tgt_lang) if lang])
     results = info.get("results", [])
-    eval_results = [EvalResult(task_type="translation", dataset_type=r.get("dataset_type", "multi30k"),
-                               dataset_name=r.get("dataset_name", "Multi30k"), dataset_split=r.get("split"),
-                               dataset_config=r.get("direction"),
-                               metric_type=r["metric"], metric_name=r.get("metric_name", r["metric"]),
-                               metric_value=float(r["value"])) for r in results]
-    base = model._hub_mixin_info.model_card_data.to_dict()
-    data = ModelCardData(
-        **{k: v for k, v in base.items() if k in ("library_name", "license", "pipeline_tag", "tags")},
-        language=languages or None, datasets=info.get("datasets"), metrics=["bleu", "chrf"],
-        model_name=info.get("name", "transformer_hub model"), eval_results=eval_results or None,
-        training=info.get("training") or None, provenance=info.get("provenance") or None,
-        quality=info.get("quality") or None, data=info.get("data") or None,
-        tokenizer=info.get("tokenizer") or None,
-    )
+    data = card_metadata(model, languages, results)
     pair = ", ".join(languages) if cfg.multilingual else f"{cfg.src_lang or 'source'} → {cfg.tgt_lang or 'target'}"
-    example = ('print(model.translate(["Ein Mann fährt Fahrrad."], src_lang="de", tgt_lang="fr", strategy="beam"))'
-               if cfg.multilingual else
-               'print(model.translate(["A man is riding a bicycle."], strategy="beam", beam_size=5))')
-    if cfg.multilingual and "software" in (cfg.domains or ()):  # a domain is asked for beside the languages
-        example += ('\nprint(model.translate(["Choose Format - Cells."], src_lang="en", tgt_lang="de", '
-                    'domain="software", strategy="beam"))')
     title = info.get("name", "transformer_hub model")
     lines = [
         "---", data.to_yaml(), "---", "",
@@ -51,7 +32,7 @@ def model_card(model, has_plot: bool = False, weights_dtype: Optional[str] = Non
         "written from scratch with transformer_hub.", "",
         "## Use", "", "```python", "from transformer_hub import Transformer", "",
         'model = Transformer.from_pretrained("<this repo or folder>")',
-        example, "```", "",
+        usage_example(cfg), "```", "",
     ]
     if weights_dtype != "float32":  # the file's precision is not the computation's: say both
         lines += [f"The weights are stored in {weights_dtype} (`model.safetensors`) and loaded as float32: the model "
@@ -66,13 +47,7 @@ def model_card(model, has_plot: bool = False, weights_dtype: Optional[str] = Non
                   for c in info["data"]] + [""]
     if info.get("tokenizer"):  # how finely the vocabulary cuts each domain's words
         lines += tokenizer_table(info["tokenizer"])
-    lines += ["## Architecture", "", "| setting | value |", "| --- | --- |"]
-    for key in ("layout", "positional", "norm", "feed_forward", "attention", "d_model", "n_heads", "d_ff",
-                "n_encoder_layers", "n_decoder_layers", "dropout", "share_embeddings",
-                "src_vocab_size", "tgt_vocab_size", "max_len", "languages"):
-        if getattr(cfg, key) is not None:  # a bilingual model has no list of languages (its pair is in the title)
-            lines.append(f"| {key} | {getattr(cfg, key)} |")
-    lines.append(f"| parameters | {sum(p.numel() for p in model.parameters()):,} |")
+    lines += architecture_table(model)
     if results:
         lines += ["", "## Results", ""] + results_table(results, pair)
     if info.get("training"):
@@ -81,6 +56,48 @@ def model_card(model, has_plot: bool = False, weights_dtype: Optional[str] = Non
     if has_plot:
         lines += ["", f"![training curves]({PLOT_FILE})"]
     return ModelCard("\n".join(lines) + "\n")
+
+
+def card_metadata(model, languages: List[str], results: List[Dict]) -> ModelCardData:
+    """The card's YAML: the Hub mixin's tags, the languages, datasets and model-index results, the card data."""
+    info = model.card_data
+    eval_results = [EvalResult(task_type="translation", dataset_type=r.get("dataset_type", "multi30k"),
+                               dataset_name=r.get("dataset_name", "Multi30k"), dataset_split=r.get("split"),
+                               dataset_config=r.get("direction"),
+                               metric_type=r["metric"], metric_name=r.get("metric_name", r["metric"]),
+                               metric_value=float(r["value"])) for r in results]
+    base = model._hub_mixin_info.model_card_data.to_dict()
+    return ModelCardData(
+        **{k: v for k, v in base.items() if k in ("library_name", "license", "pipeline_tag", "tags")},
+        language=languages or None, datasets=info.get("datasets"), metrics=["bleu", "chrf"],
+        model_name=info.get("name", "transformer_hub model"), eval_results=eval_results or None,
+        training=info.get("training") or None, provenance=info.get("provenance") or None,
+        quality=info.get("quality") or None, data=info.get("data") or None,
+        tokenizer=info.get("tokenizer") or None,
+    )
+
+
+def usage_example(cfg: TransformerConfig) -> str:
+    """The card's ``translate`` call: a direction for a multilingual model, and a domain when it has them."""
+    example = ('print(model.translate(["Ein Mann fährt Fahrrad."], src_lang="de", tgt_lang="fr", strategy="beam"))'
+               if cfg.multilingual else
+               'print(model.translate(["A man is riding a bicycle."], strategy="beam", beam_size=5))')
+    if cfg.multilingual and "software" in (cfg.domains or ()):  # a domain is asked for beside the languages
+        example += ('\nprint(model.translate(["Choose Format - Cells."], src_lang="en", tgt_lang="de", '
+                    'domain="software", strategy="beam"))')
+    return example
+
+
+def architecture_table(model) -> List[str]:
+    """The card's architecture rows: the config's settings that are set, and the parameter count."""
+    cfg = model.config
+    lines = ["## Architecture", "", "| setting | value |", "| --- | --- |"]
+    for key in ("layout", "positional", "norm", "feed_forward", "attention", "d_model", "n_heads", "d_ff",
+                "n_encoder_layers", "n_decoder_layers", "dropout", "share_embeddings",
+                "src_vocab_size", "tgt_vocab_size", "max_len", "languages"):
+        if getattr(cfg, key) is not None:  # a bilingual model has no list of languages (its pair is in the title)
+            lines.append(f"| {key} | {getattr(cfg, key)} |")
+    return lines + [f"| parameters | {sum(p.numel() for p in model.parameters()):,} |"]
 
 
 def save_card(model, folder) -> None:
