@@ -28,7 +28,8 @@ import requests
 from space.hosting.access import SUGGESTIONS_MAX_MB
 
 from .app import app_process, process_tree, stat_cpu_s
-from .hostile import hostile_cases, valid_documents
+from .documents import valid_documents
+from .hostile import hostile_cases
 from .hostile_table import TARGETS, flood_markdown, markdown, per_format
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,8 +12,9 @@ from odf import teletype
 from odf.opendocument import OpenDocumentPresentation, load
 from odf.text import H, P, Span
 
-from helpers.document_fixtures import (CHAPTER, SUBTITLES, docx_shape, epub_shape, make_docx, make_epub, make_odt, make_pptx,
-                               odf_shape, pptx_shape)
+from benchmarks.documents import (FORMATTED_CHAPTER, SUBTITLES, formatted_docx, formatted_epub, formatted_odt,
+                                  formatted_pptx)
+from helpers.document_fixtures import docx_shape, epub_shape, odf_shape, pptx_shape
 from transformer_hub.formats import (FORMATS, DocumentError, document_texts, translate_document, translate_html,
                                      translate_texts)
 from transformer_hub.formats.layout import Translated
@@ -146,7 +147,7 @@ def test_malformed_srt_is_refused_with_the_parsers_reason():
 
 
 def test_docx_keeps_paragraphs_runs_styles_tables_and_header():
-    data = make_docx()
+    data = formatted_docx()
     same = translate_document(data, ".docx", Recorder("upper"), "en")
     document, original = docx.Document(io.BytesIO(same)), docx.Document(io.BytesIO(data))
     assert [p.text for p in document.paragraphs] == [p.text.upper() for p in original.paragraphs]
@@ -178,7 +179,7 @@ def test_docx_that_is_not_a_zip_or_a_zip_bomb_is_refused():
 
 
 def test_pptx_keeps_slides_shapes_runs_tables_and_notes():
-    data = make_pptx()
+    data = formatted_pptx()
     same = pptx.Presentation(io.BytesIO(translate_document(data, ".pptx", Recorder("upper"), "en")))
     texts = [[s.text_frame.text for s in slide.shapes if s.has_text_frame] for slide in same.slides]
     assert texts == [[f"SLIDE {n} TITLE.", "FIRST POINT.\nMIXED BOLD WORDS."] for n in range(2)]
@@ -195,7 +196,7 @@ def test_pptx_keeps_slides_shapes_runs_tables_and_notes():
 
 
 def test_odt_keeps_paragraphs_spans_breaks_and_cells():
-    data = make_odt()
+    data = formatted_odt()
     same = load(io.BytesIO(translate_document(data, ".odt", Recorder("upper"), "en")))
     assert [teletype.extractText(p) for p in same.getElementsByType(P)] == \
            ["START WITH BOLD WORDS AND MORE.\nAFTER THE BREAK.", "LEFT CELL.", "RIGHT CELL."]
@@ -228,7 +229,7 @@ def test_odp_is_read_by_the_same_code():
 
 # --------------------------------------------------------------------------- epub
 def test_epub_chapters_translated_as_xhtml_and_every_other_member_kept():
-    data = make_epub()
+    data = formatted_epub()
     fake = Recorder("german")
     out = translate_document(data, ".epub", fake, "en")
     assert fake.calls == [["Chapter one.", "Chapter one.", "A dog runs in the park.", "It rains.", "Two & three."]]
@@ -239,7 +240,7 @@ def test_epub_chapters_translated_as_xhtml_and_every_other_member_kept():
     same = translate_document(data, ".epub", Recorder("upper"), "en")
     with zipfile.ZipFile(io.BytesIO(same)) as archive:
         upper = archive.read("OEBPS/ch1.xhtml").decode()
-    assert upper == CHAPTER.replace("Chapter one.", "CHAPTER ONE.").replace("A dog <em>runs</em> in the park.",
+    assert upper == FORMATTED_CHAPTER.replace("Chapter one.", "CHAPTER ONE.").replace("A dog <em>runs</em> in the park.",
         "A DOG <em>RUNS</em> IN THE PARK.").replace("It rains.", "IT RAINS.").replace("Two &amp; three.",
         "TWO &amp; THREE.")
     assert "Das ist two & three übersetzt." not in chapter and "Das ist two &amp; three übersetzt." in chapter
@@ -254,7 +255,7 @@ def test_epub_chapters_translated_as_xhtml_and_every_other_member_kept():
     with pytest.raises(DocumentError, match="declares XML entities"):
         translate_document(bomb.getvalue(), ".epub", fake)
     with pytest.raises(DocumentError, match=r"not a valid EPUB \(\.epub\) document: it has no META-INF/container.xml"):
-        translate_document(make_docx(), ".epub", fake)
+        translate_document(formatted_docx(), ".epub", fake)
 
 
 # --------------------------------------------------------------------------- the front door

@@ -12,7 +12,8 @@ import zipfile
 import pytest
 from lxml import etree
 
-from benchmarks.hostile import hostile_cases, make_docx, replace_member, valid_documents
+from benchmarks.documents import make_docx, replace_member, valid_documents
+from benchmarks.hostile import hostile_cases
 from transformer_hub.formats import DocumentError, read_document, translate_document, translate_html
 from transformer_hub.formats.budget import MAX_DEPTH, MAX_ELEMENTS, Budget, out_of_memory, scan_xml
 from transformer_hub.formats.layout import Translated

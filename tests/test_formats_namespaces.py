@@ -11,7 +11,7 @@ import pytest
 from lxml import etree
 from odf.opendocument import load
 
-from helpers.document_fixtures import make_docx, make_odt, make_pptx
+from benchmarks.documents import formatted_docx, formatted_odt, formatted_pptx
 from transformer_hub.formats import translate_document
 
 XHTML, EPUB_OPS, SVG, XLINK, MATHML = ("http://www.w3.org/1999/xhtml", "http://www.idpf.org/2007/ops",
@@ -99,9 +99,9 @@ def test_a_translated_epub_keeps_every_chapters_namespaces_and_python_reads_each
 
 
 @pytest.mark.parametrize("suffix, make, opens", [
-    (".docx", make_docx, lambda data: docx.Document(io.BytesIO(data))),
-    (".pptx", make_pptx, lambda data: pptx.Presentation(io.BytesIO(data))),
-    (".odt", make_odt, lambda data: load(io.BytesIO(data))),
+    (".docx", formatted_docx, lambda data: docx.Document(io.BytesIO(data))),
+    (".pptx", formatted_pptx, lambda data: pptx.Presentation(io.BytesIO(data))),
+    (".odt", formatted_odt, lambda data: load(io.BytesIO(data))),
 ])
 def test_office_documents_keep_every_xml_members_namespaces_and_open_in_their_library(suffix, make, opens):
     original = make()

@@ -16,8 +16,8 @@ import requests
 import srt
 from bs4 import BeautifulSoup
 
-from helpers.document_fixtures import (SUBTITLES, docx_shape, epub_shape, make_docx, make_epub, make_odt, make_pptx,
-                               odf_shape, pptx_shape)
+from benchmarks.documents import SUBTITLES, formatted_docx, formatted_epub, formatted_odt, formatted_pptx
+from helpers.document_fixtures import docx_shape, epub_shape, odf_shape, pptx_shape
 from helpers.space_fixtures import serving, untrained_model_dir
 from space.hosting.access import Access, AccessSettings, MovingWindow
 from space.hosting.limits import Limits
@@ -124,10 +124,10 @@ FILES = {  # name: (bytes, structure of a file's bytes)
     "notes.txt": (lambda: b"A dog runs.\n\nTwo children play. A man sits.\n", txt_shape),
     "page.html": (make_html, html_shape),
     "film.srt": (lambda: SUBTITLES.encode(), srt_shape),
-    "report.docx": (make_docx, docx_shape),
-    "slides.pptx": (make_pptx, pptx_shape),
-    "letter.odt": (make_odt, odf_shape),
-    "book.epub": (make_epub, epub_shape),
+    "report.docx": (formatted_docx, docx_shape),
+    "slides.pptx": (formatted_pptx, pptx_shape),
+    "letter.odt": (formatted_odt, odf_shape),
+    "book.epub": (formatted_epub, epub_shape),
 }
 
 
@@ -155,12 +155,12 @@ def test_translate_file_and_download_keep_each_formats_structure(served, name):
 
 
 def test_translated_docx_text_is_the_translation_of_its_sentences(served):
-    link = translate_file(served, "report.docx", make_docx()).json()["translatedFileUrl"]
+    link = translate_file(served, "report.docx", formatted_docx()).json()["translatedFileUrl"]
     document = docx.Document(io.BytesIO(requests.get(link, timeout=60).content))
     cells = ["Cell 0 0.", "Cell 0 1.", "Cell 1 0."]
     assert [c.text for c in document.tables[0].rows[0].cells] + [document.tables[0].cell(1, 0).text] == \
         translate(served, cells)["translatedText"]
-    link = translate_file(served, "s.pptx", make_pptx()).json()["translatedFileUrl"]
+    link = translate_file(served, "s.pptx", formatted_pptx()).json()["translatedFileUrl"]
     slides = pptx.Presentation(io.BytesIO(requests.get(link, timeout=60).content)).slides
     assert slides[0].shapes.title.text == translate(served, "Slide 0 title.")["translatedText"]
 

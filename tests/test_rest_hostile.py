@@ -13,7 +13,8 @@ import gradio as gr
 import pytest
 import requests
 
-from benchmarks.hostile import hostile_cases, make_docx, valid_documents
+from benchmarks.documents import make_docx, valid_documents
+from benchmarks.hostile import hostile_cases
 from helpers.space_fixtures import serving
 from space.hosting.access import Access, AccessSettings, MovingWindow
 from space.hosting.limits import Limits

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.hostile import make_docx, replace_member, valid_documents
+from benchmarks.documents import make_docx, replace_member, valid_documents
 from space.hosting.sandbox import DocumentWorker
 from transformer_hub.formats import DocumentError, read_document
 from transformer_hub.formats.layout import Translated
