@@ -80,6 +80,9 @@ def test_interrupted_and_resumed_run_ends_with_identical_weights(tmp_path, monke
     saved = [p.name for p in ckpt.list_checkpoints(run / "checkpoints")]
     assert saved[-1] == f"step_{stop_at + 1:07d}", "SIGTERM must checkpoint the finished update and stop"
     assert not (run / "final").exists()
+    last = ckpt.step_dir(run / "checkpoints", stop_at + 1) / ckpt.STATE_JSON  # written as before TrainingConfig:
+    old = {("args" if k == "options" else k): v for k, v in json.loads(last.read_text()).items()}  # its options
+    last.write_text(json.dumps(old, indent=1))  # under "args", which a resume still reads
     monkeypatch.setattr(Trainer, "_loss", original_loss)
     main(args_for(tmp_path, "interrupted", *common, "--resume"))
 
