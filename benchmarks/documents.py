@@ -70,14 +70,19 @@ def make_pptx(text: str = "A dog runs.") -> bytes:
     return out.getvalue()
 
 
+def odf_bytes(document) -> bytes:
+    """An odfpy document as the bytes of its file."""
+    out = io.BytesIO()
+    document.write(out)
+    return out.getvalue()
+
+
 def make_odt(text: str = "A dog runs.") -> bytes:
     document = OpenDocumentText()
     paragraph = P(text=text)
     paragraph.addElement(Span(text=" It is fast."))
     document.text.addElement(paragraph)
-    out = io.BytesIO()
-    document.write(out)
-    return out.getvalue()
+    return odf_bytes(document)
 
 
 def make_odp(text: str = "A dog runs.") -> bytes:
@@ -93,9 +98,7 @@ def make_odp(text: str = "A dog runs.") -> bytes:
     frame.addElement(box)
     page.addElement(frame)
     document.presentation.addElement(page)
-    out = io.BytesIO()
-    document.write(out)
-    return out.getvalue()
+    return odf_bytes(document)
 
 
 def make_epub(body: str = "<p>A dog runs.</p>") -> bytes:
@@ -191,9 +194,7 @@ def formatted_odt() -> bytes:
         row.addElement(cell)
     table.addElement(row)
     document.text.addElement(table)
-    out = io.BytesIO()
-    document.write(out)
-    return out.getvalue()
+    return odf_bytes(document)
 
 
 FORMATTED_CHAPTER = ('<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head>'

@@ -9,11 +9,11 @@ import pytest
 import srt
 from bs4 import BeautifulSoup
 from odf import teletype
-from odf.opendocument import OpenDocumentPresentation, load
+from odf.opendocument import load
 from odf.text import H, P, Span
 
 from benchmarks.documents import (FORMATTED_CHAPTER, SUBTITLES, formatted_docx, formatted_epub, formatted_odt,
-                                  formatted_pptx)
+                                  formatted_pptx, make_odp)
 from helpers.document_fixtures import docx_shape, epub_shape, odf_shape, pptx_shape
 from transformer_hub.formats import (FORMATS, DocumentError, document_texts, translate_document, translate_html,
                                      translate_texts)
@@ -206,24 +206,7 @@ def test_odt_keeps_paragraphs_spans_breaks_and_cells():
 
 
 def test_odp_is_read_by_the_same_code():
-    from odf.draw import Frame, Page, TextBox
-    from odf.style import MasterPage, PageLayout
-
-    document = OpenDocumentPresentation()
-    layout = PageLayout(name="L")
-    document.automaticstyles.addElement(layout)
-    master = MasterPage(name="M", pagelayoutname=layout)
-    document.masterstyles.addElement(master)
-    page = Page(masterpagename=master)
-    frame = Frame(width="10cm", height="2cm", x="1cm", y="1cm")
-    box = TextBox()
-    box.addElement(P(text="A slide sentence."))
-    frame.addElement(box)
-    page.addElement(frame)
-    document.presentation.addElement(page)
-    out = io.BytesIO()
-    document.write(out)
-    translated = load(io.BytesIO(translate_document(out.getvalue(), ".odp", Recorder(), "en")))
+    translated = load(io.BytesIO(translate_document(make_odp("A slide sentence."), ".odp", Recorder(), "en")))
     assert [teletype.extractText(p) for p in translated.getElementsByType(P)] == ["A SLIDE SENTENCE."]
 
 
