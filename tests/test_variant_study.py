@@ -176,7 +176,7 @@ def test_interrupted_variant_resumes_exactly(toy, tmp_path, monkeypatch):
 
     class StoppedAfterTwo(trainer):  # what SIGINT does: finish the update, checkpoint, return None
         def _done(self) -> bool:
-            self.stop_requested = self.stop_requested or self.run.state.step == 2
+            self.stop.requested = self.stop.requested or self.run.state.step == 2
             return super()._done()
 
     monkeypatch.setattr(study, "Trainer", StoppedAfterTwo)
