@@ -68,7 +68,7 @@ class TrainingConfig:
     clip_norm: float = 1.0
     max_updates: int = 8000
     max_epochs: int = 1000
-    max_minutes: float = 0.0                 # wall time summed over resumes (0 = no limit)
+    max_minutes: float = 0                   # wall time summed over resumes (0 = no limit)
     seed: int = 1
     # checkpoints, evaluation, publishing
     resume: bool = False                     # continue from the newest checkpoint in out
