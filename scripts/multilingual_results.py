@@ -184,8 +184,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--limit", type=int, default=0, help="score only the first N sentences of each split (0 = all)")
     p.add_argument("--out", type=Path, default=None, help="results JSON (default: <model>/multilingual_results.json)")
     p.add_argument("--card", action="store_true", help="also write the direct scores into the model card")
-    p.add_argument("--trained-by", default="bash scripts/train_multilingual.sh RUN_DIR",
-                   help="the training command, as the card states it")
+    p.add_argument("--trained-by", default="python -m transformer_hub train --out RUN_DIR ...",
+                   help="the training command, as the card states it (the shipped card's: its recorded command)")
     p.add_argument("--history", default="", help="with --card: a sentence on earlier stages (a run --init-from another)")
     args = p.parse_args(argv)
     if not args.data_dir.is_dir():
