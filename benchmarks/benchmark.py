@@ -16,6 +16,8 @@ with ``@benchmark("name", "help", add_arguments)`` on a ``run(args)`` function.
   and the ratio (see ``benchmarks/versions.py``).
 ``trace``: beam search with and without ``return_search`` / ``return_alternatives`` (see ``benchmarks/trace.py``).
 ``quality``: the page's Translate at quality "best" against "fast", time per sentence (see ``benchmarks/quality.py``).
+``text``, ``inside``, ``playground_start``, ``glossary``: sentences, languages and confidence; the Inside tab's views;
+  a playground run's cold and warm start; constrained decoding with glossaries (each module's docstring says more).
 ``hostile``: hostile documents (a zip bomb of empty elements, deep nesting, damaged members) against ``python app.py`` (CPU, memory above idle, ``/languages``
   meanwhile) and a /suggest flood (see ``benchmarks/hostile_bench.py``; results in docs/hostile.json).
 
