@@ -3,7 +3,7 @@ card and results file, and the Hub pushes of each (rank 0 only)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 from ..hub import results as results_json
 from . import checkpoint as ckpt
