@@ -1,0 +1,109 @@
+"""Placeholders, markup and accelerators: found, masked, put back exactly (transformer_hub/text/placeholders.py)."""
+import pytest
+
+from transformer_hub.text.placeholders import (accelerator_marker, find_pieces, mask, place_accelerator,
+                                               same_pieces, strip_accelerator)
+
+
+@pytest.mark.parametrize("text, pieces", [
+    ("Could not open file %s: %s", ["%s", "%s"]),
+    ("%1$s of %2$d, %-10.3f and %% done", ["%1$s", "%2$d", "%-10.3f", "%%"]),
+    ("Downloaded %(size)s of %(total)s", ["%(size)s", "%(total)s"]),
+    ("Hello {{person.name}}, you have {count} new messages.", ["{{person.name}}", "{count}"]),
+    ("{0} files in {1}", ["{0}", "{1}"]),
+    ("Run $(ARG1) with ${HOME} as $Username in %PRODUCTNAME", ["$(ARG1)", "${HOME}", "$Username", "%PRODUCTNAME"]),
+    ("Press <b><i>Save</i></b> &amp; go", ["<b>", "<i>", "</i>", "</b>", "&amp;"]),
+    ("Line one\\nline two\\t!", ["\\n", "\\t"]),
+    ("See https://example.org/a?b=1. Or write to help@example.org", ["https://example.org/a?b=1", "help@example.org"]),
+    ("Saved in ~/.config/app and /usr/share/doc/x", ["~/.config/app", "/usr/share/doc/x"]),
+    ("{n, plural, one {# file} other {# files}} left", ["{n, plural, one {# file} other {# files}}"]),
+])
+def test_every_kind_of_piece_is_found_whole(text, pieces):
+    assert [p.text for p in find_pieces(text)] == pieces
+
+
+@pytest.mark.parametrize("text", ["50% off today", "Rock & roll", "a { lone brace", "and/or", "100 $ a day",
+                                  "A dog runs in the park."])
+def test_plain_text_holds_no_pieces(text):
+    assert find_pieces(text) == []
+
+
+def test_the_model_sees_numbered_marks_and_they_come_back():
+    masked = mask("Could not open file %s: %s")
+    assert masked.text == "Could not open file \u20391\u203a: \u20392\u203a"
+    assert masked.unmask("Datei \u20391\u203a konnte nicht geöffnet werden: \u20392\u203a") == \
+        "Datei %s konnte nicht geöffnet werden: %s"
+
+
+@pytest.mark.parametrize("source, output", [
+    # LibreTranslate's reports: each piece mangled or lost by a model comes back exactly
+    ("Hello {{person.name}}, you have {count} new messages.", "Hallo \u20391\u203a, du hast neue Nachrichten."),
+    ("Value: %1$s", "Wert: %1"),
+    ("Welcome, $Username!", "Willkommen!"),
+    ("<b><i>Warning</i></b>: disk full", "\u20391\u203a\u20392\u203aWarnung\u20393\u203a: Platte voll \u20399\u203a"),
+])
+def test_lost_unknown_and_repeated_marks_are_repaired(source, output):
+    masked = mask(source)
+    result = masked.unmask(output)
+    assert result is not None and same_pieces(source, result)
+    assert sorted(p.text for p in find_pieces(result)) == sorted(p.text for p in find_pieces(source))
+
+
+def test_a_repeated_mark_counts_once():
+    masked = mask("Open %s")
+    assert masked.unmask("\u20391\u203a öffnen \u20391\u203a") == "%s öffnen"
+
+
+def test_printf_directives_without_positions_keep_their_order_or_nothing_is_returned():
+    masked = mask("%d of %s")
+    assert masked.unmask("\u20391\u203a von \u20392\u203a") == "%d von %s"
+    assert masked.unmask("\u20392\u203a von \u20391\u203a") is None  # "%s von %d": msgfmt --check would fail
+    positional = mask("%1$d of %2$s")
+    assert positional.unmask("\u20392\u203a von \u20391\u203a") == "%2$s von %1$d"  # positional ones may move
+
+
+def test_same_pieces_compares_counts_and_order():
+    assert same_pieces("%s and %s", "%s und %s")
+    assert not same_pieces("%s and %s", "%s und")
+    assert not same_pieces("{name}", "{Name}")
+    assert same_pieces("no pieces", "keine")
+
+
+@pytest.mark.parametrize("text, marker, stripped, letter", [
+    ("_Open Recent", "_", "Open Recent", "O"),
+    ("&Save As...", "&", "Save As...", "S"),
+    ("Save &As...", "&", "Save As...", "A"),
+    ("Tom &amp; &Jerry", "&", "Tom &amp; Jerry", "J"),
+    ("Fish && &Chips", "&", "Fish && Chips", "C"),
+    ("~Edit", "~", "Edit", "E"),
+    ("No marker", "_", "No marker", None),
+    ("snake__case", "_", "snake__case", None),
+])
+def test_an_accelerator_is_taken_off_with_its_letter(text, marker, stripped, letter):
+    assert strip_accelerator(text, marker) == (stripped, letter)
+
+
+@pytest.mark.parametrize("text, marker, letter, placed", [
+    ("Zuletzt geöffnet", "_", "Z", "_Zuletzt geöffnet"),
+    ("Speichern unter …", "&", "u", "Speichern &unter …"),  # the same letter at a word start
+    ("Enregistrer", "_", "g", "Enre_gistrer"),  # not at a word start: anywhere
+    ("Uložit", "_", "S", "_Uložit"),  # absent: the first letter
+    ("123", "_", "S", "123"),  # no letter: unchanged
+    ("Datei", "_", None, "Datei"),
+])
+def test_an_accelerator_goes_back_on_a_letter_of_the_translation(text, marker, letter, placed):
+    assert place_accelerator(text, marker, letter) == placed
+
+
+def test_the_marker_is_the_one_most_strings_use():
+    assert accelerator_marker(["_File", "_Edit", "Help"]) == "_"
+    assert accelerator_marker(["&File", "E&dit"]) == "&"
+    assert accelerator_marker(["File", "Edit"]) is None
+
+
+@pytest.mark.parametrize("hostile", ["a" * 50_000 + "@", "-" * 60_000, "x://" * 10_000, "<a " * 20_000,
+                                     "{" * 30_000 + "}" * 30_000, "%(" * 20_000, "/" + "a/" * 30_000])
+def test_long_hostile_strings_are_scanned(hostile):
+    # every pattern is linear: a quadratic one would take minutes on these
+    pieces = find_pieces(hostile)
+    assert all(hostile[p.start:p.end] == p.text for p in pieces)

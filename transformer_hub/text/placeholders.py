@@ -1,0 +1,186 @@
+"""What a translation must give back unchanged: placeholders, markup, escapes, links; and menu accelerators.
+
+Software strings are full of pieces a program fills in or reads: printf directives (``%s``, ``%1$s``,
+``%(size)s``, ``%-10.3f``, ``%%``), braces (``{0}``, ``{name}``, ``{{person.name}}``, ICU arguments),
+``$(ARG1)``, ``${var}``, ``$Username``, ``%PRODUCTNAME``, HTML/XML tags and entities, ``\\n`` escapes, URLs,
+e-mail addresses and paths.  A translation that drops or mangles one crashes the program ("%: %" where
+"%s: %s" was).  So they are masked before the model sees the string and put back after:
+
+    masked = mask("Could not open file %s: %s")
+    masked.text                                  # 'Could not open file ‹1›: ‹2›'
+    masked.unmask("Datei ‹1› konnte nicht geöffnet werden: ‹2›")   # '... %s ... %s'
+
+``unmask`` repairs what the model did to the marks (a mark lost is put back at the same relative place, an
+unknown or doubled one removed) and returns None when the result would still not hold exactly the source's
+pieces, in an order every printf directive without a position can take: then the caller keeps the source.
+Accelerators (``_File``, ``&File``, ``~File``) are a marker before one letter: taken off before translation,
+put back on a letter of the translation (``strip_accelerator``, ``place_accelerator``).
+
+Every pattern here is linear in the text: none can restart a scan inside a run it already read.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+# ``name`` comes before ``printf``: "%APPNAME" is one name, not "%A" (a printf hex float) and "PPNAME".
+# Each alternative starts at a character that cannot occur inside the run it matches, or is anchored by a
+# look-behind to the start of its run, so a failed match costs the run's length once, not once per start.
+_PATTERNS = [
+    ("name", r"%[A-Z][A-Z0-9_]+%?|\$\([^()\s]{1,64}\)|\$\{[^{}\s]{1,64}\}|(?<![\w$])\$[A-Za-z_]\w{0,64}"),
+    ("printf", r"%(?:\d+\$)?[-+#0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspn]"
+               r"|%\([A-Za-z_][\w.-]{0,64}\)[-+#0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]|%%"),
+    ("tag", r"</?[A-Za-z][\w:.-]{0,64}(?:\s[^<>]{0,1000})?/?>|&(?:[A-Za-z]{2,10}|#\d{1,7}|#x[0-9A-Fa-f]{1,6});"),
+    ("escape", r"\\[ntr\\\"']"),
+    ("url", r"(?<![\w+.-])(?:[A-Za-z][A-Za-z0-9+.-]{0,30}://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)]"),
+    ("email", r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+"),
+    ("path", r"(?<!\S)(?:~|\.\.?)?/[\w.+-]{1,255}(?:/[\w.+-]{1,255})*/?"),
+]
+_FIND = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _PATTERNS))
+# Marks the model sees instead: short, wordless, numbered; the brackets are ones software strings rarely hold.
+_OPEN, _CLOSE = "\u2039", "\u203a"  # ‹ ›
+_MARK = re.compile(f"{_OPEN}(\\d{{1,4}}){_CLOSE}")
+_SPACED_MARK = re.compile(f"( ?){_MARK.pattern}")
+_POSITIONAL = re.compile(r"%\d+\$|%\(")
+_ACCELERATED = {"_": re.compile(r"_(?=[^\W_])"), "&": re.compile(r"&(?=[^\W_])(?![A-Za-z]{2,10};|#\d)"),
+                "~": re.compile(r"~(?=[^\W_])")}
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One protected piece: its text, its kind (printf, name, brace, tag, escape, url, email, path), its span."""
+
+    text: str
+    kind: str
+    start: int
+    end: int
+
+
+def find_pieces(text: str) -> List[Piece]:
+    """The protected pieces of ``text``, left to right, none overlapping."""
+    pieces = [Piece(m.group(), m.lastgroup or "", m.start(), m.end()) for m in _FIND.finditer(text)]
+    return sorted(pieces + _braces(text, pieces), key=lambda p: p.start)
+
+
+def _braces(text: str, taken: Sequence[Piece]) -> List[Piece]:
+    """Balanced ``{...}`` groups (``{0}``, ``{{name}}``, a whole ICU argument), found by one scan with a depth
+    count; a group without words inside it (``{0}``) or one of identifiers (``{{person.name}}``) or an ICU
+    argument is one piece.  Unbalanced braces are text."""
+    busy = [False] * (len(text) + 1)
+    for piece in taken:
+        busy[piece.start:piece.end] = [True] * (piece.end - piece.start)
+    found, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if busy[i]:
+            continue
+        if ch == "{":
+            start = i if depth == 0 else start
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0 and i - start <= 1000:
+                found.append(Piece(text[start:i + 1], "brace", start, i + 1))
+    return found
+
+
+@dataclass(frozen=True)
+class Masked:
+    """A string with its pieces replaced by numbered marks (``text``), and how to put them back."""
+
+    source: str
+    text: str
+    pieces: Tuple[Piece, ...]
+
+    def unmask(self, translation: str) -> Optional[str]:
+        """``translation`` of ``text`` with the marks turned back into the pieces, repaired; None when the result
+        cannot hold exactly the source's pieces."""
+        if not self.pieces:
+            return translation
+        places = [self.text.find(f"{_OPEN}{n}{_CLOSE}") / max(len(self.text), 1) for n in range(1, len(self.pieces) + 1)]
+        repaired = _repair(translation, places)
+        result = _MARK.sub(lambda m: self.pieces[int(m.group(1)) - 1].text, repaired)
+        return result if same_pieces(self.source, result) else None
+
+
+def mask(text: str) -> Masked:
+    """``text`` with each protected piece replaced by ``‹N›`` (N from 1, in order)."""
+    pieces = tuple(find_pieces(text))
+    out, previous = [], 0
+    for number, piece in enumerate(pieces, 1):
+        out += [text[previous:piece.start], f"{_OPEN}{number}{_CLOSE}"]
+        previous = piece.end
+    out.append(text[previous:])
+    return Masked(text, "".join(out), pieces)
+
+
+def _repair(translation: str, places: Sequence[float]) -> str:
+    """The marks 1..N each exactly once in ``translation``: unknown and repeated ones dropped, missing ones
+    put at the word boundary nearest to the place they had in the source (``places``: fractions of its length)."""
+    seen, count = set(), len(places)
+
+    def keep(match: "re.Match[str]") -> str:  # a mark dropped takes the space before it along
+        number = int(match.group(2))
+        if 1 <= number <= count and number not in seen:
+            seen.add(number)
+            return match.group()
+        return ""
+
+    text = _SPACED_MARK.sub(keep, translation)
+    for number, place in enumerate(places, 1):
+        if number not in seen:
+            mark = f"{_OPEN}{number}{_CLOSE}"
+            where = _boundary_near(text, place * len(text))
+            text = " ".join(part for part in (text[:where].rstrip(), mark, text[where:].lstrip()) if part)
+    return text
+
+
+def _boundary_near(text: str, where: float) -> int:
+    """The word boundary of ``text`` (a space, its start or its end) nearest to ``where``."""
+    bounds = [0, len(text)] + [i for i, ch in enumerate(text) if ch == " "]
+    return min(bounds, key=lambda i: abs(i - where))
+
+
+def same_pieces(source: str, translation: str) -> bool:
+    """True when ``translation`` holds exactly ``source``'s pieces (as many of each), and its printf
+    directives without a position in the source's order (what ``msgfmt --check`` asks of a c-format string)."""
+    ours, theirs = find_pieces(source), find_pieces(translation)
+    if Counter(p.text for p in ours) != Counter(p.text for p in theirs):
+        return False
+    plain = [p.text for p in ours if p.kind == "printf" and p.text != "%%" and not _POSITIONAL.match(p.text)]
+    return plain == [p.text for p in theirs if p.kind == "printf" and p.text != "%%"
+                     and not _POSITIONAL.match(p.text)]
+
+
+# --------------------------------------------------------------------------- accelerators
+def strip_accelerator(text: str, marker: str) -> Tuple[str, Optional[str]]:
+    """``text`` without its accelerator marker (``_`` ``&`` or ``~`` before a letter) and the marked letter (None:
+    none).  A doubled marker (``&&``, ``__``) is a literal character, kept."""
+    pattern = _ACCELERATED[marker]
+    for match in pattern.finditer(text):
+        if match.start() > 0 and text[match.start() - 1] == marker:
+            continue
+        return text[:match.start()] + text[match.end():], text[match.end()]
+    return text, None
+
+
+def place_accelerator(text: str, marker: str, letter: Optional[str]) -> str:
+    """``text`` with ``marker`` before one letter: ``letter`` at a word start if it has one, else anywhere, else
+    the first letter of ``text``; ``text`` as it is when ``letter`` is None or there is no letter."""
+    if letter is None:
+        return text
+    starts = [m.start() for m in re.finditer(r"(?<![^\W_])[^\W\d_]", text)]
+    where = next((i for i in starts if text[i].lower() == letter.lower()), None)
+    if where is None:
+        where = next((i for i, ch in enumerate(text) if ch.lower() == letter.lower() and ch.isalpha()), None)
+    if where is None:
+        where = starts[0] if starts else None
+    return text if where is None else text[:where] + marker + text[where:]
+
+
+def accelerator_marker(texts: Sequence[str]) -> Optional[str]:
+    """The marker most of ``texts`` use (``_`` for gettext/GTK, ``&`` for Qt/KDE/Windows, ``~`` for LibreOffice),
+    or None when none is used."""
+    counts = Counter(marker for text in texts for marker in _ACCELERATED if strip_accelerator(text, marker)[1])
+    return counts.most_common(1)[0][0] if counts else None
