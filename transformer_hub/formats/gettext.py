@@ -57,7 +57,7 @@ def parse_catalog(data: bytes) -> polib.POFile:
     except UnicodeDecodeError as exc:
         raise DocumentError(f"The catalog is not valid {charset} (byte 0x{data[exc.start]:02x} at position "
                             f"{exc.start}): fix its charset and send it again.") from None
-    if text.count("msgid") > 2 * MAX_ENTRIES + 2:
+    if text.count("msgid ") > MAX_ENTRIES + 1:  # the header is an entry too
         raise DocumentError(f"The catalog holds more than {MAX_ENTRIES:,} entries: split it and send the parts.")
     try:
         # The trailing newline keeps polib from taking a one-line upload for a path on the server and reading it.
@@ -66,6 +66,13 @@ def parse_catalog(data: bytes) -> polib.POFile:
         raise DocumentError(f"The catalog does not parse: {str(exc).splitlines()[0] if str(exc) else exc}.") from None
     if len(catalog) > MAX_ENTRIES:
         raise DocumentError(f"The catalog holds {len(catalog):,} entries, the limit is {MAX_ENTRIES:,}: split it.")
+    keys = set()
+    for entry in catalog:  # msgfmt refuses a catalog that defines a message twice; so does this
+        key = (entry.msgctxt, entry.msgid, entry.obsolete)
+        if key in keys:
+            raise DocumentError(f"The catalog defines the message {entry.msgid[:60]!r} twice (line {entry.linenum}): "
+                                "merge the two entries (msguniq) and send it again.")
+        keys.add(key)
     return catalog
 
 

@@ -1,0 +1,282 @@
+"""Localization files: gettext catalogs and XLIFF 1.2 / 2.0, read and written back (formats/gettext.py, xliff.py),
+checked by tools that are not ours: GNU gettext's ``msgfmt --check``, translate-toolkit's ``pofilter`` and the
+OASIS schemas (as Debian's php-symfony-translation package ships them)."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polib
+import pytest
+from lxml import etree
+
+from helpers.corpus import cache_folder
+from transformer_hub.formats import gettext, xliff
+from transformer_hub.formats.layout import DocumentError, translate_texts
+
+PO = r'''# Demo catalog.
+msgid ""
+msgstr ""
+"Project-Id-Version: demo 1.0\n"
+"Language: \n"
+"MIME-Version: 1.0\n"
+"Content-Type: text/plain; charset=UTF-8\n"
+"Content-Transfer-Encoding: 8bit\n"
+"Plural-Forms: nplurals=INTEGER; plural=EXPRESSION;\n"
+
+#. A menu item
+#: src/main.c:10
+msgctxt "menu"
+msgid "_Open Recent"
+msgstr ""
+
+#: src/main.c:20
+#, c-format
+msgid "Could not open file %s: %s"
+msgstr ""
+
+#: src/main.c:30
+#, c-format
+msgid "%d file"
+msgid_plural "%d files"
+msgstr[0] ""
+msgstr[1] ""
+
+msgid "Save"
+msgstr "Uložit"
+
+#, fuzzy
+msgid "Quit"
+msgstr "Konec"
+
+#, python-format
+msgid "Downloaded %(size)s of %(total)s"
+msgstr ""
+
+#~ msgid "Old entry"
+#~ msgstr "Starý záznam"
+'''
+
+
+def fake(sentences):
+    """A translator that keeps what it is given, behind a Czech word: pieces and accelerators stay as they came."""
+    return [f"Přeloženo {s}" for s in sentences]
+
+
+def translate_po(data: bytes, tgt_lang="cs", translate=fake, **options) -> bytes:
+    document = gettext.read(data, tgt_lang, **options)
+    return document.write(translate_texts(document.texts, translate, lang="en"))
+
+
+def test_a_catalog_is_filled_for_the_targets_plural_forms_and_marked_for_review():
+    out = polib.pofile(translate_po(PO.encode()).decode() + "\n")
+    entries = {(e.msgctxt, e.msgid): e for e in out}
+    opened = entries[("menu", "_Open Recent")]
+    assert opened.msgstr == "Přeloženo _Open Recent" and opened.flags == ["fuzzy"]
+    assert opened.comment == "A menu item" and opened.occurrences == [("src/main.c", "10")]
+    plural = entries[(None, "%d file")]
+    assert plural.msgstr_plural == {0: "Přeloženo %d file", 1: "Přeloženo %d files", 2: "Přeloženo %d files"}
+    assert plural.flags == ["fuzzy", "c-format"]
+    assert entries[(None, "Save")].msgstr == "Uložit" and not entries[(None, "Save")].fuzzy  # kept
+    assert entries[(None, "Quit")].msgstr == "Konec"  # a translator's fuzzy entry is theirs to review
+    assert [e.msgid for e in out.obsolete_entries()] == ["Old entry"]
+    assert out.metadata["Language"] == "cs" and out.metadata["Plural-Forms"].startswith("nplurals=3;")
+    assert out.metadata["X-Generator"] == gettext.GENERATOR
+    assert [(e.msgctxt, e.msgid) for e in out] == [(e.msgctxt, e.msgid) for e in polib.pofile(PO)]  # nothing lost
+
+
+def test_the_accelerator_is_taken_off_before_translation_and_put_back():
+    document = gettext.read(PO.encode(), "cs")
+    assert "Open Recent" in document.texts and "_Open Recent" not in document.texts
+    out = polib.pofile(translate_po(PO.encode(), translate=lambda s: ["Otevřít nedávné" if x == "Open Recent"
+                                                                      else x for x in s]).decode() + "\n")
+    assert out.find("_Open Recent", msgctxt="menu").msgstr == "_Otevřít nedávné"
+
+
+def test_an_entry_that_would_lose_a_placeholder_stays_untranslated():
+    broken = translate_po(PO.encode(), translate=lambda s: [x.replace("%s", "%") for x in s])
+    entry = polib.pofile(broken.decode() + "\n").find("Could not open file %s: %s")
+    assert entry.msgstr == "" and "fuzzy" not in entry.flags
+
+
+def test_overwrite_translates_what_translators_wrote_too():
+    out = polib.pofile(translate_po(PO.encode(), overwrite=True).decode() + "\n")
+    assert out.find("Save").msgstr == "Přeloženo Save" and out.find("Save").fuzzy
+
+
+def test_a_catalog_with_nothing_to_translate_comes_back_with_the_same_entries():
+    done = translate_po(PO.encode())
+    again = translate_po(done)
+    assert [(e.msgctxt, e.msgid, e.msgstr, e.msgstr_plural, e.flags) for e in polib.pofile(again.decode() + "\n")] == \
+        [(e.msgctxt, e.msgid, e.msgstr, e.msgstr_plural, e.flags) for e in polib.pofile(done.decode() + "\n")]
+
+
+@pytest.mark.skipif(shutil.which("msgfmt") is None, reason="GNU gettext's msgfmt is not installed (apt-get install "
+                                                          "gettext)")
+def test_gnu_msgfmt_checks_the_output(tmp_path):
+    path = tmp_path / "out.po"
+    path.write_bytes(translate_po(PO.encode()))
+    done = subprocess.run(["msgfmt", "--check", "--use-fuzzy", "-o", "/dev/null", str(path)], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    path.write_text(path.read_text().replace('"Přeloženo Could not open file %s: %s"', '"Nelze otevřít %s"'))
+    assert subprocess.run(["msgfmt", "--check", "--use-fuzzy", "-o", "/dev/null", str(path)],
+                          capture_output=True).returncode != 0  # the check can fail
+
+
+def test_pofilter_finds_nothing_in_the_output_and_something_in_a_broken_one(tmp_path):
+    pytest.importorskip("translate.filters.pofilter")
+    good, bad = tmp_path / "good.po", tmp_path / "bad.po"
+    good.write_bytes(translate_po(PO.encode()))
+    bad.write_text(good.read_text().replace('"Přeloženo _Open Recent"', '"Přeloženo Open Recent"'))
+
+    def failures(path: Path) -> str:
+        out = path.with_suffix(".failures.po")
+        subprocess.run([sys.executable, "-m", "translate.filters.pofilter", "--gnome", "-t", "printf", "-t", "variables",
+                        "-t", "xmltags", "-t", "accelerators", str(path), str(out)], capture_output=True, check=True)
+        return out.read_text() if out.exists() else ""
+
+    assert "(pofilter)" not in failures(good)
+    assert "(pofilter) accelerators" in failures(bad)
+
+
+@pytest.mark.parametrize("data, message", [
+    (b'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=KLINGON\\n"\n', "charset 'KLINGON'"),
+    ('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "Müll"\nmsgstr ""\n'
+     .encode("latin-1"), "not valid UTF-8"),
+    (b"".join(b'msgid "s%d"\nmsgstr ""\n\n' % i for i in range(gettext.MAX_ENTRIES + 5)), "more than 20,000 entries"),
+    (b'msgid "a"\nmsgstr ""\ngarbage\n', "does not parse"),
+    (b'msgid "a"\nmsgstr ""\n\nmsgid "a"\nmsgstr "b"\n', "defines the message 'a' twice"),
+])
+def test_a_bad_catalog_is_refused_with_one_line(data, message):
+    with pytest.raises(DocumentError, match=message) as refused:
+        gettext.read(data, "de")
+    assert "\n" not in str(refused.value)
+
+
+def test_a_one_line_upload_is_never_read_as_a_path_on_the_server(tmp_path):
+    secret = tmp_path / "secret.po"
+    secret.write_text('msgid "server secret"\nmsgstr ""\n')
+    with pytest.raises(DocumentError, match="does not parse") as refused:  # polib alone would have read the file
+        gettext.read(str(secret).encode(), "de")
+    assert "secret" not in str(refused.value)
+
+
+# --------------------------------------------------------------------------- XLIFF
+XLIFF12 = '''<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file source-language="en" datatype="plaintext" original="ui.txt">
+    <body>
+      <trans-unit id="1">
+        <source>Click <g id="1">Save</g> to keep <x id="2"/> the file.</source>
+      </trans-unit>
+      <trans-unit id="2">
+        <source>Press <bpt id="3">&lt;b&gt;</bpt>Enter<ept id="3">&lt;/b&gt;</ept> now.</source>
+        <target>Drücken</target>
+      </trans-unit>
+      <trans-unit id="3" translate="no">
+        <source>ACME</source>
+      </trans-unit>
+      <trans-unit id="4">
+        <source><g id="a" ctype="bold">Nested <g id="b">bold</g> text</g></source>
+        <note>a note</note>
+      </trans-unit>
+    </body>
+  </file>
+</xliff>
+'''.encode()
+XLIFF20 = b'''<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en">
+  <file id="f1">
+    <unit id="u1">
+      <segment>
+        <source>Hello <pc id="1">world</pc>, <ph id="2"/> is here.</source>
+      </segment>
+    </unit>
+  </file>
+</xliff>
+'''
+
+
+def translate_xliff(data: bytes, translate=fake, tgt_lang="de") -> bytes:
+    document = xliff.read(data, tgt_lang)
+    return document.write(translate_texts(document.texts, translate, lang="en"))
+
+
+@pytest.fixture(scope="module")
+def schemas(request) -> Path:
+    """The OASIS XLIFF 1.2 (strict) and 2.0 schemas, from Debian's php-symfony-translation (cached)."""
+    from transformer_hub.corpus.debian import PackageError, apt_download, deb_files, read_deb
+
+    folder = (cache_folder(request, "xliff-schemas") or Path(request.config.rootpath) / ".pytest_cache")
+    wanted = ("xliff-core-1.2-strict.xsd", "xliff-core-2.0.xsd", "xml.xsd")
+    if not all((folder / name).is_file() for name in wanted):
+        try:
+            (deb,) = apt_download(["php-symfony-translation"], folder)
+        except (PackageError, ValueError) as exc:
+            pytest.skip(f"the XLIFF schemas come from Debian's php-symfony-translation, which could not be "
+                        f"downloaded: {exc}")
+        for name, data in deb_files(read_deb(deb), ["usr/share/php/Symfony/Component/Translation/Resources/schemas/"]):
+            (folder / Path(name).name).write_bytes(data)
+    return folder
+
+
+def validate(data: bytes, schema_folder: Path, name: str) -> None:
+    class Local(etree.Resolver):  # the schemas import xml.xsd from the W3C's site: read the local copy instead
+        def resolve(self, url, pubid, context):
+            return self.resolve_filename(str(schema_folder / "xml.xsd"), context) if url.endswith("xml.xsd") else None
+
+    parser = etree.XMLParser(no_network=True)
+    parser.resolvers.add(Local())
+    schema = etree.XMLSchema(etree.parse(str(schema_folder / name), parser))
+    assert schema.validate(etree.fromstring(data)), schema.error_log.last_error
+
+
+def test_xliff_12_targets_keep_inline_elements_and_validate(schemas):
+    out = translate_xliff(XLIFF12)
+    validate(out, schemas, "xliff-core-1.2-strict.xsd")
+    root = etree.fromstring(out)
+    ns = {"x": xliff.NS12}
+    (first,) = root.xpath("//x:trans-unit[@id='1']/x:target", namespaces=ns)
+    assert etree.tostring(first, encoding="unicode", with_tail=False).endswith(
+        '>Přeloženo Click <g id="1">Save</g> to keep <x id="2"/> the file.</target>')
+    assert first.get("state") == "needs-review-translation"
+    assert root.xpath("//x:trans-unit[@id='2']/x:target/text()", namespaces=ns) == ["Drücken"]  # kept
+    assert root.xpath("//x:trans-unit[@id='3']/x:target", namespaces=ns) == []  # translate="no"
+    (nested,) = root.xpath("//x:trans-unit[@id='4']/x:target/x:g", namespaces=ns)
+    assert nested.get("ctype") == "bold" and nested[0].get("id") == "b" and nested[0].text == "bold"
+    assert root.find(".//{%s}file" % xliff.NS12).get("target-language") == "de"
+
+
+def test_xliff_20_targets_validate(schemas):
+    out = translate_xliff(XLIFF20)
+    validate(out, schemas, "xliff-core-2.0.xsd")
+    root = etree.fromstring(out)
+    segment = root.find(".//{%s}segment" % xliff.NS20)
+    assert segment.get("state") == "translated" and root.get("trgLang") == "de"
+    target = segment.find("{%s}target" % xliff.NS20)
+    assert etree.tostring(target, encoding="unicode", with_tail=False).endswith(
+        '>Přeloženo Hello <pc id="1">world</pc>, <ph id="2"/> is here.</target>')
+
+
+@pytest.mark.parametrize("translation", ["<t1>Klicken</t1> <t1>Save</t1> <t2/>", "</t1>Save<t1> <t2/>",
+                                         "Klicken <t1>Save</t1>", "<t1>Save <t2/> <t9/></t1>"])
+def test_marks_that_do_not_nest_as_the_sources_leave_the_unit_untranslated(translation):
+    out = translate_xliff(XLIFF12, translate=lambda s: [translation if "Click" in x else x for x in s])
+    assert etree.fromstring(out).xpath("//x:trans-unit[@id='1']/x:target", namespaces={"x": xliff.NS12}) == []
+
+
+@pytest.mark.parametrize("data, message", [
+    (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+     b'<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2"><file><body><trans-unit id="1">'
+     b'<source>&b;</source></trans-unit></body></file></xliff>', None),
+    (b"<xliff>" + b"<g>" * 200 + b"</g>" * 200 + b"</xliff>", "nests elements more than"),
+    (b"<html><body>Hi</body></html>", "not XLIFF 1.2 or 2.0"),
+    (b"<xliff version='1.2'", "not well-formed"),
+])
+def test_hostile_xliff_is_refused_or_read_without_expanding_entities(data, message):
+    if message is None:
+        assert "aaaaaaaaaa" not in "".join(xliff.read(data, "de").texts)  # entities never expanded
+        return
+    with pytest.raises(DocumentError, match=message):
+        xliff.read(data, "de")
