@@ -1,4 +1,5 @@
-"""generate(..., split_sentences=True, src_lang="auto"): one batch of sentences, the layout kept, languages detected."""
+"""translate_texts(..., src_lang="auto"), split into sentences: one batch of them, the layout kept, languages detected;
+``generate`` is sentence-level."""
 from __future__ import annotations
 
 import math
@@ -11,7 +12,7 @@ from helpers.tolerances import f64
 from helpers.decoding_fixtures import synthetic_pairs, trained_model
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.decoding import engines, generate
-from transformer_hub.text import split_sentences
+from transformer_hub.text import split_sentences, translate_texts
 
 LANGS = ["en", "de", "fr", "cs"]
 ONE_PER_LANGUAGE = {
@@ -41,7 +42,7 @@ def test_split_sentences_translates_each_sentence_in_one_batch_and_keeps_the_lay
     monkeypatch.setattr(engines, "decode_batch", lambda model, rows, *a, **k: calls.append(len(rows)) or
                         original(model, rows, *a, **k))
     texts = [PARAGRAPHS, "One more sentence. And the last one!"]
-    results = generate(tiny_model, texts, split_sentences=True, max_length=8)
+    results = translate_texts(tiny_model, texts, max_length=8)
     assert calls == [5]  # every sentence of both texts in one batch
     layouts = [split_sentences(t, "en") for t in texts]
     for text, layout, result in zip(texts, layouts, results):
@@ -55,16 +56,16 @@ def test_split_sentences_translates_each_sentence_in_one_batch_and_keeps_the_lay
     assert results[0].text.count("\n\n") == 1 and results[0].text.endswith("\n")
 
 
-def test_split_sentences_default_off_and_prefix_refused(tiny_model):
-    whole = generate(tiny_model, [PARAGRAPHS.strip()], max_length=8)[0]
+def test_split_sentences_off_and_prefix_refused(tiny_model):
+    whole = translate_texts(tiny_model, [PARAGRAPHS.strip()], split_sentences=False, max_length=8)[0]
     assert whole.sentences is None and len(whole.source_ids) > 0
     with pytest.raises(ValueError, match="prefix forces the start of one sentence: it cannot be used with "
                                          "split_sentences=True"):
-        generate(tiny_model, [PARAGRAPHS], split_sentences=True, prefix="Ein")
+        translate_texts(tiny_model, [PARAGRAPHS], prefix="Ein")
 
 
 def test_blank_text_with_split_sentences_keeps_its_whitespace(tiny_model):
-    result = generate(tiny_model, ["\n \n"], split_sentences=True)[0]
+    result = translate_texts(tiny_model, ["\n \n"])[0]
     assert result.text == "\n \n" and result.sentences == []
 
 
@@ -74,7 +75,7 @@ def test_text_without_words_is_passed_through_not_decoded(multilingual, monkeypa
     monkeypatch.setattr(engines, "decode_batch", lambda model, rows, *a, **k: calls.append(len(rows)) or
                         original(model, rows, *a, **k))
     texts = ["😀 🎉", "12:45", "...", "♪ A dog runs. ♪"]
-    results = generate(multilingual, texts, split_sentences=True, src_lang="auto", tgt_lang="de", max_length=4)
+    results = translate_texts(multilingual, texts, src_lang="auto", tgt_lang="de", max_length=4)
     assert calls == [1]  # only "A dog runs." reaches the model
     assert [r.text for r in results[:3]] == texts[:3] and all(r.sentences == [] for r in results[:3])
     assert [r.src_lang for r in results[:3]] == [None] * 3  # nothing to detect, reported as not detected
@@ -84,8 +85,8 @@ def test_text_without_words_is_passed_through_not_decoded(multilingual, monkeypa
 
 def test_auto_detects_each_text_in_one_call(multilingual):
     targets = {"en": "de", "de": "fr", "fr": "cs", "cs": "en"}
-    results = generate(multilingual, list(ONE_PER_LANGUAGE.values()), src_lang="auto",
-                       tgt_lang=[targets[lang] for lang in ONE_PER_LANGUAGE], max_length=4)
+    results = translate_texts(multilingual, list(ONE_PER_LANGUAGE.values()), src_lang="auto", split_sentences=False,
+                              tgt_lang=[targets[lang] for lang in ONE_PER_LANGUAGE], max_length=4)
     assert [r.src_lang for r in results] == LANGS
     assert all(0.9 < r.src_lang_confidence <= 1.0 for r in results)
     # the detected code is what the model was told: the same output as naming the language
@@ -96,8 +97,8 @@ def test_auto_detects_each_text_in_one_call(multilingual):
 
 
 def test_auto_per_text_with_split_sentences(multilingual):
-    results = generate(multilingual, [ONE_PER_LANGUAGE["de"] + " Die Sonne scheint.", ONE_PER_LANGUAGE["en"]],
-                       src_lang=["auto", "en"], tgt_lang="fr", split_sentences=True, max_length=4)
+    results = translate_texts(multilingual, [ONE_PER_LANGUAGE["de"] + " Die Sonne scheint.", ONE_PER_LANGUAGE["en"]],
+                              src_lang=["auto", "en"], tgt_lang="fr", max_length=4)
     assert [r.src_lang for r in results] == ["de", "en"]
     assert [s.src_lang for s in results[0].sentences] == ["de", "de"]
     assert results[1].src_lang_confidence is None
@@ -106,10 +107,10 @@ def test_auto_per_text_with_split_sentences(multilingual):
 def test_bilingual_model_refuses_other_languages_with_a_clear_message(tiny_model):
     with pytest.raises(ValueError, match=r"text 1 looks like French \(fr\), which this model does not read; "
                                          r"it serves en, de"):
-        generate(tiny_model, ["Un homme descend la rue à vélo et un chien court derrière lui."], src_lang="auto")
+        translate_texts(tiny_model, [ONE_PER_LANGUAGE["fr"]], src_lang="auto")
     with pytest.raises(ValueError, match=r"text 2 is already in German \(detected, 1.00\), the target language"):
-        generate(tiny_model, ["A dog runs.", ONE_PER_LANGUAGE["de"]], src_lang="auto")
-    assert generate(tiny_model, ["A dog runs in the park."], src_lang="auto", max_length=4)[0].src_lang == "en"
+        translate_texts(tiny_model, ["A dog runs.", ONE_PER_LANGUAGE["de"]], src_lang="auto")
+    assert translate_texts(tiny_model, ["A dog runs in the park."], src_lang="auto", max_length=4)[0].src_lang == "en"
 
 
 def test_detection_is_not_run_when_the_language_is_given(tiny_model, monkeypatch):
@@ -121,17 +122,24 @@ def test_detection_is_not_run_when_the_language_is_given(tiny_model, monkeypatch
     monkeypatch.setattr(pipeline, "detect_language", fail)
     monkeypatch.setattr(pipeline, "unserved_language", fail)
     given = generate(tiny_model, ["Un chien."], src_lang="en", max_length=4)[0]
-    split = generate(tiny_model, ["Un chien. Un chat."], src_lang="en", max_length=4, split_sentences=True)[0]
+    split = translate_texts(tiny_model, ["Un chien. Un chat."], src_lang="en", max_length=4)[0]
     assert (split.src_lang, split.src_lang_confidence, len(split.sentences)) == ("en", None, 2)
     default = generate(tiny_model, ["Un chien."], max_length=4)[0]
     assert (given.src_lang, given.src_lang_confidence) == ("en", None)
     assert (default.src_lang, default.src_lang_confidence) == ("en", None)
 
 
+def test_generate_is_sentence_level(tiny_model):
+    with pytest.raises(ValueError, match="src_lang='auto' detects each text's language: use transformer_hub.text"):
+        generate(tiny_model, ["A dog."], src_lang="auto")
+    with pytest.raises(ValueError, match=r"unknown decoding options \['split_sentences'\]"):
+        generate(tiny_model, ["A dog. A cat."], split_sentences=True)
+
+
 def test_auto_needs_a_model_that_names_its_languages(make_model):
     model = make_model(src_lang=None, tgt_lang=None)
     with pytest.raises(ValueError, match="src_lang='auto' needs a model that names its languages"):
-        generate(model, ["A dog."], src_lang="auto")
+        translate_texts(model, ["A dog."], src_lang="auto")
 
 
 def test_confidence_in_domain_above_scrambled():

@@ -77,7 +77,7 @@ def test_the_floors_are_what_the_design_says():
     assert not {"decoding", "hub", "transformer", "training"} & found["model"]
     assert not {"export", "transformer", "training", "inside", "cli"} & found["decoding"]
     assert not {"model", "transformer", "decoding"} & found["hub"]
-    assert not {"text"} & found["decoding"]  # texts reach the pipeline through decoding's TEXT_PIPELINES
+    assert not {"text"} & found["decoding"]  # sentences go down to decoding, which never calls the text pipeline
 
 
 def test_the_class_defines_its_conveniences_and_the_package_attaches_nothing():

@@ -3,6 +3,7 @@ from .config import PRESETS, TransformerConfig
 from .decoding import STRATEGIES, DecodingConfig, Hypothesis, TranslationResult, generate
 from .model import DecoderOutput, EncoderState, KVCache
 from .registry import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL, Registry, load_plugins
+from .text import translate_texts
 from .tokenizer import Tokenizer
 from .transformer import Transformer
 
@@ -17,7 +18,6 @@ def register_builtin_parts() -> None:
     from .model import model, stacks, variants  # noqa: F401  (the paper's parts and layout; the alternatives)
     from .decoding import beam, engines, strategies  # noqa: F401  (greedy, sample, beam; the pytorch engine)
     from .export import engine  # noqa: F401  (the ctranslate2 engine; export/__init__ registers the formats)
-    from .text import pipeline  # noqa: F401  (the text pipeline behind generate's split_sentences / "auto")
 
 
 register_builtin_parts()
@@ -27,4 +27,5 @@ __all__ = [
     "TransformerConfig", "PRESETS", "Transformer", "Tokenizer", "EncoderState", "KVCache", "DecoderOutput",
     "Registry", "load_plugins", "POSITIONAL", "NORM", "FEED_FORWARD", "ATTENTION", "LAYOUT",
     "DecodingConfig", "Hypothesis", "TranslationResult", "STRATEGIES", "generate",
+    "translate_texts",
 ]

@@ -3,11 +3,11 @@ and ``translate``.  It sits above ``model/``, ``hub/`` and ``decoding/``, which 
 """
 from typing import Dict, List, Optional, Sequence
 
-from . import decoding
 from .config import TransformerConfig
 from .hub import HubMixin
 from .model import BaseTransformer
 from .registry import MODELS
+from .text.pipeline import generate_texts
 
 
 @MODELS.register("transformer")  # how a DecodingPool's workers find the class to load
@@ -23,7 +23,7 @@ class Transformer(
     """The full model: an ``nn.Module`` (``model/``) and a ``hub.HubMixin`` (huggingface_hub's
     ``PyTorchModelHubMixin`` with strict loading), so ``save_pretrained``, ``from_pretrained`` and
     ``push_to_hub`` store it as safetensors with its tokenizer and a model card; ``translate`` calls
-    ``decoding.translate``.
+    ``decoding.generate``, or the text pipeline where the options ask for it.
     """
 
     def __init__(self, config: TransformerConfig) -> None:  # annotated: the mixin rebuilds config.json with it
@@ -33,6 +33,7 @@ class Transformer(
         self.domain_data: Optional[Dict] = None  # domains.json: the domain classifier (text/domain.py), if any
 
     def translate(self, texts: Sequence[str], strategy: str = "greedy", **options) -> List[str]:
-        """The best output string for each text (``decoding.translate``; options are ``DecodingConfig`` fields)."""
-        return decoding.translate(self, texts, strategy, **options)
+        """The best output string for each text (options: ``DecodingConfig`` fields and ``generate``'s, or the text
+        pipeline's when they split sentences, detect the language or give a glossary: ``text.generate_texts``)."""
+        return [r.text for r in generate_texts(self, texts, strategy=strategy, **options)]
 

@@ -39,12 +39,12 @@ def evaluate_command(argv: List[str]) -> int:
     if not sources:
         raise CLIError(f"{args.src} is empty")
     model = load_model(args.model or best_model_for(args), args.revision, args.device)
-    from ..decoding import generate
+    from ..text.pipeline import generate_texts  # sentences, or detected with --src-lang auto
 
     with decoding_workers(args, model) as runner:  # started before the clock: the speed is the decoding's
         start = time.perf_counter()
-        results = generate(model, sources, config, progress=progress(args, len(sources)), **runner,
-                           **check_languages(args, model))
+        results = generate_texts(model, sources, config, progress=progress(args, len(sources)), **runner,
+                                 **check_languages(args, model))
         seconds = time.perf_counter() - start
     hypotheses = [one_line(r.text) for r in results]
     scores, signatures = score_with_signatures(hypotheses, references, lowercase=args.lowercase)

@@ -78,12 +78,12 @@ def translate_command(argv: List[str]) -> int:
 
 
 def _translate_with(args: argparse.Namespace, model, lines: List[str], config, engine, options: dict) -> list:
-    """Every line by ``model`` (``generate``: through the text pipeline when split or detected)."""
-    from ..decoding import generate
+    """Every line by ``model`` (``generate_texts``: through the text pipeline when split, detected or glossed)."""
+    from ..text.pipeline import generate_texts
 
     with decoding_workers(args, model, engine) as runner:
         try:
-            return generate(model, lines, config, **options, **runner, **check_languages(args, model))
+            return generate_texts(model, lines, config, **options, **runner, **check_languages(args, model))
         except ValueError as exc:  # a prefix longer than its sentence may be, an engine without prefixes
             raise CLIError(str(exc))
 

@@ -15,7 +15,6 @@ from typing import List, Optional, Sequence, Union
 
 import torch
 
-from ..registry import Registry
 from ..tokenizer import source_tags
 from .alignment import inner_tokens
 from .anchoring import decode_anchored
@@ -27,20 +26,11 @@ from .prefix import Prefix, PrefixArg, check_prefix_lengths, prefixes_for_ids, p
 from .results import Hypothesis, TranslationResult
 
 Tensor = torch.Tensor
-# Texts rather than sentences (split_sentences=True, src_lang="auto") go to the text pipeline, which
-# transformer_hub.text.pipeline registers as "default": it detects, splits, and calls generate per sentence.
-TEXT_PIPELINES: Registry = Registry("text pipeline")
-AUTO = "auto"
+AUTO = "auto"  # src_lang="auto" asks the text pipeline to detect: transformer_hub.text.translate_texts
 
 
-def _wants_detection(src_lang) -> bool:
-    """True when ``src_lang`` (one code or one per text) asks for detection anywhere."""
-    if src_lang is None or isinstance(src_lang, str):
-        return src_lang == AUTO
-    return any(lang == AUTO for lang in src_lang)
-
-
-def _resolve(config: Optional[DecodingConfig], overrides: dict) -> DecodingConfig:
+def resolve_config(config: Optional[DecodingConfig], overrides: dict) -> DecodingConfig:
+    """``config`` (None: the defaults) with ``overrides`` of its fields."""
     if config is None:
         config = DecodingConfig()
     elif not isinstance(config, DecodingConfig):
@@ -108,11 +98,16 @@ def _fill_text(model, results: List[List[Hypothesis]]) -> None:
                 hyp.text = tokenizer.decode(hyp.tokens, side="target")
 
 
-def _clean(text) -> str:
-    if not isinstance(text, str):
-        raise TypeError(f"expected strings to translate, got {type(text).__name__}")
-    # lone surrogates cannot be encoded as UTF-8: replace them instead of crashing the tokenizer
-    return text.encode("utf-8", errors="replace").decode("utf-8")
+def check_texts(texts: Sequence[str]) -> List[str]:
+    """``texts`` as a list, lone surrogates replaced (they cannot be encoded as UTF-8: the tokenizer would fail);
+    ``TypeError`` for a single string or an item that is not one."""
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings; wrap a single sentence in a list")
+    texts = list(texts)
+    for text in texts:
+        if not isinstance(text, str):
+            raise TypeError(f"expected strings to translate, got {type(text).__name__}")
+    return [text.encode("utf-8", errors="replace").decode("utf-8") for text in texts]
 
 
 Languages = Union[None, str, Sequence[Optional[str]]]
@@ -132,6 +127,8 @@ def _source_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Langua
     sources = one_per_text(src_lang, n, "src_lang", "one code")
     targets = one_per_text(tgt_lang, n, "tgt_lang", "one code")
     domains = one_per_text(domain, n, "domain", "one name")
+    if AUTO in sources:
+        raise ValueError("src_lang='auto' detects each text's language: use transformer_hub.text.translate_texts")
     for key in zip(sources, targets, domains):
         if key not in checked:
             _, target = model.config.check_pair(*key[:2])
@@ -142,76 +139,56 @@ def _source_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Langua
 
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, src_lang: Languages = None,
              tgt_lang: Languages = None, domain: Languages = None, progress: bool = False, workers: int = 1,
-             engine="pytorch", prefix: PrefixArg = None, split_sentences: bool = False, constraints=None,
-             glossary=None, **overrides) -> List[TranslationResult]:
-    """Translate ``texts`` with ``model.tokenizer``; one :class:`TranslationResult` per input, in input order.
+             engine="pytorch", prefix: PrefixArg = None, constraints=None, **overrides) -> List[TranslationResult]:
+    """Translate sentences with ``model.tokenizer``: one :class:`TranslationResult` per text, in input order.  Texts
+    to split into sentences, detect (``src_lang="auto"``) or match against a glossary go to the text pipeline,
+    ``transformer_hub.text.translate_texts``, which calls this for their sentences.
 
-    ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its
-    fields choose the strategy and its options; ``progress=True`` shows a tqdm
-    bar on stderr.  ``workers=2`` decodes two batches at once in threads (on a
-    CPU, usually faster than giving one batch two intra-op threads; see ``threads.py``
-    for whose thread count changes); ``engine=pool``, a :class:`DecodingPool` built from
-    this model, decodes them in its worker processes (faster still: no shared GIL).  The
-    results are the same either way.  Empty or whitespace-only texts give an empty result.  ``src_lang`` / ``tgt_lang``: a language code,
-    or a list with one per text (a multilingual model needs ``tgt_lang``; a bilingual one accepts only its own
-    pair); a sentence's result does not depend on the other sentences' languages.  ``domain``: for a model
-    trained with domain tags (``config.domains``), the domain the sources come from (one name or one per text;
-    None: the model's first, default domain); a model without domains accepts only None.  ``engine="ctranslate2"``
-    (or a ``transformer_hub.export.CTranslate2Engine``) decodes with CTranslate2 instead of PyTorch: same
-    results objects; see ``transformer_hub/export/engine.py`` for what it maps and refuses.
+    ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its fields choose the strategy and its
+    options; ``progress=True`` shows a tqdm bar on stderr.  ``workers=2`` decodes two batches at once in threads
+    (``threads.py``); ``engine``: "pytorch", "ctranslate2" (``transformer_hub/export/engine.py``) or an engine
+    object such as a ``DecodingPool`` of this model: the results are the same.  Empty or whitespace-only texts give
+    an empty result.  ``src_lang`` / ``tgt_lang`` / ``domain``: one value or one per text (a multilingual model
+    needs ``tgt_lang``; ``domain`` is one of a model's ``config.domains``, None its default); a sentence's result
+    does not depend on the other sentences' languages.
 
-    ``prefix``: a target text every output must start with, or a list with one per text (None or "": none).
-    It is tokenized as the start of a target sentence and forced; its tokens are part of each hypothesis and
-    their log-probabilities count in the scores.  A prefix ending inside a word (no space after it) lets the
-    model complete that word (see ``decoding/prefix.py``).  ``return_alternatives=K`` gives each hypothesis
-    its per-token ``alternatives``; ``return_search=True`` (beam) gives each result its ``search`` trace.
-
-    ``src_lang="auto"`` (or "auto" for some texts) detects each text's language among the model's own, and
-    ``split_sentences=True`` translates each sentence of a text on its own (all of them in one call) and puts
-    the outputs back in the text's layout: both are the text pipeline's (``transformer_hub.text.pipeline``).
-    Every result reports ``src_lang`` and, when detected, ``src_lang_confidence``; ``result.sentences`` holds
-    the per-sentence results.
-
-    ``constraints`` (beam search, PyTorch engine): one list of target phrases per text (None or []: none),
-    each of which the output must contain (lexically constrained decoding, ``decoding/constraints.py``).
-    Every hypothesis reports ``constraints_met``; a phrase that cannot fit the sentence's length budget is
-    left out and named in ``result.warnings``.  ``constraints=None`` is plain beam search, token for token.
-    ``glossary`` (a ``transformer_hub.text.glossary.Glossary``, a dict of source -> target terms, or TSV text)
-    goes to the text pipeline too: every entry whose source term occurs in a sentence adds its target term to
-    that sentence's constraints; ``result.glossary`` lists the entries that applied.
+    ``prefix``: a target text every output must start with (or one per text), forced and scored (``prefix.py``).
+    ``constraints`` (beam search, PyTorch engine): per text the target phrases its output must contain
+    (``constraints.py``); each hypothesis reports ``constraints_met``, and a phrase that cannot fit the length
+    budget is named in ``result.warnings``.  ``return_alternatives=K`` gives each hypothesis its per-token
+    ``alternatives``; ``return_search=True`` (beam) gives each result its ``search`` trace.
     """
-    config = _resolve(config, overrides)
-    if isinstance(texts, str):
-        raise TypeError("texts must be a list of strings; wrap a single sentence in a list")
+    config = resolve_config(config, overrides)
+    texts = check_texts(texts)
     tokenizer = getattr(model, "tokenizer", None)
     if tokenizer is None:
         raise ValueError("the model has no tokenizer attached (model.tokenizer is None); "
                          "attach one or call decode_ids with token ids")
-    texts = [_clean(t) for t in texts]
-    if split_sentences or glossary is not None or _wants_detection(src_lang):
-        return TEXT_PIPELINES.get("default")(model, texts, config, src_lang=src_lang, tgt_lang=tgt_lang,
-                                             split_sentences=split_sentences, prefix=prefix, progress=progress,
-                                             **({"domain": domain} if domain is not None else {}),
-                                             workers=workers, engine=engine, constraints=constraints,
-                                             glossary=glossary)
-    eos = model.config.eos_id
     tags = _source_tags(model, tokenizer, len(texts), src_lang, tgt_lang, domain)
+    eos = model.config.eos_id
     sources = [tag + tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t, tag in zip(texts, tags)]
     prefixes = prefixes_for_texts(model, tokenizer, prefix, len(texts))
     specs = constraints_for_texts(model, tokenizer, constraints, len(texts))
     hyps, truncated, used, caps = _run(model, sources, config, progress, workers, engine, prefixes, specs)
     _fill_text(model, hyps)
+    return _results(model, texts, hyps, truncated, used, caps, specs, src_lang)
+
+
+def _results(model, texts: List[str], hyps: List[List[Hypothesis]], truncated, used: List[List[int]],
+             caps: List[int], specs: Optional[List[Optional[Constraints]]], src_lang: Languages
+             ) -> List[TranslationResult]:
+    """Per text its result: the hypotheses, the source the encoder read, and the constraints asked and missed."""
     if getattr(model.config, "decoder_tags", False):  # the tag went to the decoder: give what the encoder read
         used = [ids[1:] for ids in used]
-    results = [TranslationResult(source=text, hypotheses=h, source_pieces=tokenizer.pieces(ids, side="source"),
-                                 source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None))
-               for i, (text, h, ids) in enumerate(zip(texts, hyps, used))]
+    langs = one_per_text(src_lang, len(texts), "src_lang", "one code")
+    results = [TranslationResult(source=text, hypotheses=h, source_pieces=model.tokenizer.pieces(ids, side="source"),
+                                 source_ids=ids, truncated=i in truncated, search=getattr(h, "search", None),
+                                 src_lang=lang if lang is not None else model.config.src_lang)
+               for i, (text, h, ids, lang) in enumerate(zip(texts, hyps, used, langs))]
     for result, spec, h, cap in zip(results, specs or [], hyps, caps):
         if spec is not None:
             result.constraints = [p.text for p in spec.phrases]
             result.warnings += _constraint_warnings(spec, h, cap)
-    for result, lang in zip(results, one_per_text(src_lang, len(texts), "src_lang", "one code")):
-        result.src_lang = lang if lang is not None else model.config.src_lang
     return results
 
 
@@ -230,7 +207,7 @@ def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, 
     A row of only padding gives one empty hypothesis.  ``prefix``: per row, target ids the output must start
     with (forced; they count in the scores).  With ``return_search=True`` each row's list has a ``search``.
     """
-    config = _resolve(config, overrides)
+    config = resolve_config(config, overrides)
     if not isinstance(src_ids, torch.Tensor) or src_ids.dim() != 2:
         raise ValueError("src_ids must be a (batch, length) tensor of token ids")
     if src_ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8, torch.int8):

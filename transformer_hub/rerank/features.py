@@ -20,7 +20,7 @@ every candidate, forward and reverse, with that domain's tag, through ``generate
 decoding does; a helper gets it where it was trained with that domain too, and reads its sources untagged (or
 with its own default) otherwise.
 
-With a ``glossary`` the beam search is the constrained one (``generate(..., glossary=...)``, through the text
+With a ``glossary`` the beam search is the constrained one (``generate_texts(..., glossary=...)``: the text
 pipeline): the list holds the candidates that contain every term of the entries found in the source (the
 constrained n-best's, and a helper's that happen to), so whatever the weights pick keeps the terms; when no
 candidate could fit them all, the list keeps every candidate and its ``warnings`` say so.
@@ -30,9 +30,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
-from ..decoding import generate
 from ..decoding.config import length_penalty
 from ..decoding.scoring import score_texts
+from ..text.pipeline import generate_texts
 from . import mbr
 
 FEATURES = ("forward", "reverse", "second", "second_reverse", "length_ratio", "mbr_chrf", "mbr_bleu")
@@ -87,9 +87,9 @@ def helper_domain(helper, domain: Optional[str]) -> Optional[str]:
 def _nbest(model, sources: List[str], src: str, tgt: str, settings: SearchSettings, progress: bool, batch_size: int,
            glossary=None, domain: Optional[str] = None):
     languages = {"src_lang": src, "tgt_lang": tgt} if model.config.multilingual else {}
-    return generate(model, sources, strategy="beam", beam_size=settings.beam_size, n_best=settings.beam_size,
-                    length_penalty=settings.length_penalty, batch_size=batch_size, progress=progress,
-                    glossary=glossary, domain=domain, **languages)  # glossary None: the plain search
+    return generate_texts(model, sources, strategy="beam", beam_size=settings.beam_size, n_best=settings.beam_size,
+                          length_penalty=settings.length_penalty, batch_size=batch_size, progress=progress,
+                          glossary=glossary, domain=domain, **languages)  # glossary None: the plain search
 
 
 def _kept(result) -> list:

@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 from ..decoding import Hypothesis, TranslationResult, generate
 from ..decoding.scoring import score_texts
 from ..text.models import check_quality
+from ..text.pipeline import generate_texts
 from .features import FEATURES, NBestList, SearchSettings, collect
 
 RERANK_FILE = "rerank.json"
@@ -202,9 +203,9 @@ class Reranker:
     def _beam(self, texts: Sequence[str], src_lang: Optional[str], tgt_lang: Optional[str], search: SearchSettings,
               progress: bool, glossary=None, domain: Optional[str] = None) -> List[Reranked]:
         languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.model.config.multilingual else {}
-        results = generate(self.model, list(texts), strategy="beam", beam_size=search.beam_size,
-                           length_penalty=search.length_penalty, progress=progress, glossary=glossary,
-                           domain=domain, **languages)
+        results = generate_texts(self.model, list(texts), strategy="beam", beam_size=search.beam_size,
+                                 length_penalty=search.length_penalty, progress=progress, glossary=glossary,
+                                 domain=domain, **languages)
         return [Reranked(t, r.text, [r.text] if t.strip() else [], [r.best.normalized_score] if t.strip() else [], {},
                          list(r.glossary), list(r.warnings)) for t, r in zip(texts, results)]
 

@@ -2,17 +2,18 @@
 its direction, one decoding call per model for every sentence of the call, the text put back together in its
 layout, and a record of what was done (``src_lang``, ``src_lang_confidence``, ``model``, ``engine``, ``unchanged``).
 
-``generate(..., split_sentences=True)`` and ``generate(..., src_lang="auto")`` (through ``TEXT_PIPELINES``), the
-CLI, and the Space's page, documents and REST routes all come here; none of them splits, detects, chooses or joins
-on its own.  Where sentences are decoded is a ``Models`` (``text.models``): ``OneModel`` (a model object), ``ModelSet`` (several,
-each direction served by the one whose card scores it best), ``rerank.RerankedModel`` (a model and its tuned
-reranker), or the Space's models behind its decoding worker.
+The front door for texts (``transformer_hub.text.translate_texts``): the Python API, the CLI, and the Space's page,
+documents and REST routes all come here; none of them splits, detects, chooses or joins on its own, and sentences
+go down to ``decoding.generate``, which never comes back up.  Where sentences are decoded is a ``Models``
+(``text.models``): ``OneModel`` (a model object, which may be passed as it is), ``ModelSet`` (several, each
+direction served by the one whose card scores it best), ``rerank.RerankedModel`` (a model and its tuned reranker),
+or the Space's models behind its decoding worker.
 
 ``quality`` is passed to the ``Models`` (``choose`` and ``decode``), which decides what it means: ``"fast"``
 (the default) decodes with the given ``DecodingConfig``; ``"best"`` is the reranked n-best of a model with tuned
 weights (``transformer_hub.rerank``), and a ``Models`` without them refuses it.  The pipeline itself never reranks.
 
-    results = translate_texts(OneModel(model), [paragraph], src_lang="auto", tgt_lang="de")
+    results = translate_texts(model, [paragraph], src_lang="auto", tgt_lang="de", strategy="beam")
     results[0].text, results[0].src_lang, results[0].model, [s.text for s in results[0].sentences]
 
 Detection runs once per *text* (a paragraph is one language far more often than it mixes them, and a whole
@@ -21,10 +22,11 @@ check, the language tag and the sentence splitter use.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from ..decoding import DecodingConfig, Hypothesis, TranslationResult
-from ..decoding.api import TEXT_PIPELINES
+from ..decoding import DecodingConfig, Hypothesis, TranslationResult, generate
+from ..decoding.api import check_texts, resolve_config
 from ..decoding.config import length_penalty, one_per_text
 from ..decoding.constraints import Term
 from .detection import detect_language, too_short_to_detect, unserved_language
@@ -38,6 +40,9 @@ AUTO = "auto"
 # below it the detection is unsure (short texts: "A dog." is 0.51 English among en/de/fr/cs) and the most
 # likely of the other languages is taken instead.
 SAME_AS_TARGET = 0.9
+CONFIG_FIELDS = frozenset(f.name for f in fields(DecodingConfig))  # the options that are decoding overrides
+
+
 class TextError(ValueError):
     """What stops one text of a call: ``index`` (0-based) names it; ``kind`` says why: "unserved" (written in a
     language no model reads: ``code``), "same-language" (already in its target, ``code``), "direction" (no model
@@ -119,75 +124,123 @@ def joined(text: str, part: List[TranslationResult], layout: Segmented, alpha: f
                              glossary=list(dict.fromkeys(e for r in part for e in r.glossary)))
 
 
-def translate_texts(models: Models, texts: Sequence[str], config: Optional[DecodingConfig] = None, *,
+def generate_texts(model: Any, texts: Sequence[str], config: Optional[DecodingConfig] = None, *,
+                   split_sentences: bool = False, glossary=None, **options: Any) -> List[TranslationResult]:
+    """``decoding.generate``, or ``translate_texts`` with ``model`` where the texts need this pipeline (sentences to
+    split, ``src_lang="auto"`` for any text, a glossary's terms to find): for callers whose options decide."""
+    src_lang = options.get("src_lang")
+    if split_sentences or glossary is not None or AUTO in ([src_lang] if isinstance(src_lang, str) else src_lang or []):
+        return translate_texts(model, texts, config, split_sentences=split_sentences, glossary=glossary, **options)
+    return generate(model, texts, config, **options)
+
+
+def translate_texts(models: Any, texts: Sequence[str], config: Optional[DecodingConfig] = None, *,
                     src_lang=None, tgt_lang=None, split_sentences: bool = True, prefix=None,
                     keep_target_language: bool = False, constraints=None, glossary=None,
                     check_size: Optional[Callable[[int], None]] = None,
                     on_chunk: Optional[Callable[[int, int], None]] = None, chunk_size: Optional[int] = None,
                     quality: str = "fast", domain=None, **options: Any) -> List[TranslationResult]:
-    """One result per text, in order: split (``split_sentences``) or whole, each sentence decoded by the model
-    chosen for its text's direction, all sentences of one model in one call (``chunk_size`` at a time when
-    given, ``on_chunk(done, total)`` before each); ``options`` go to that call (``progress``, ``workers``,
-    ``engine``, ...).  ``prefix`` (one per text) needs ``split_sentences=False``, and so do ``constraints``
-    (one list of target phrases per text).  ``glossary`` (a ``Glossary``, a dict of source -> target terms, or
-    TSV text): the target term of every entry found in a sentence (for its direction) is added to that
-    sentence's constraints; each result lists in ``glossary`` the entries that applied.  ``check_size(n)`` sees
-    the number of sentences to decode before any is (it raises to refuse them).  Each result's ``layout`` is
-    the ``Segmented`` its text was cut into (``layout.join`` puts sentence outputs back in place).  ``quality``
-    ("fast" or "best") goes to ``models.choose`` and ``models.decode``: what "best" means is theirs.  ``domain``
-    (one name or one per text; "auto": the models' domain classifier decides per text; None: the default) chooses
-    the model that scores the domain best and is the domain tag of a model trained with tags (``detect_domains``).
+    """One result per text, in order.  ``models``: a model object or a ``Models``; ``config`` and keyword
+    overrides of its fields as for ``decoding.generate``; the other ``options`` go to the decoding call
+    (``progress``, ``workers``, ``engine``, ...).  ``src_lang``: a code, "auto" (each text's language detected
+    among the models' own), or one per text; every result reports ``src_lang`` and, when detected,
+    ``src_lang_confidence``.
+
+    ``split_sentences``: each sentence of a text decoded on its own (``result.sentences``) and the outputs put back
+    in its layout (``result.layout``, a ``Segmented``), else the text is one sentence.  Each sentence is decoded by
+    the model chosen for its text's direction, all sentences of one model in one call (``chunk_size`` at a time
+    when given, ``on_chunk(done, total)`` before each).  ``prefix`` (one per text) needs ``split_sentences=False``,
+    and so do ``constraints`` (one list of target phrases per text).  ``glossary`` (a ``Glossary``, a dict of
+    source -> target terms, or TSV text): the target term of every entry found in a sentence (for its direction)
+    is added to that sentence's constraints; each result lists in ``glossary`` the entries that applied.
+    ``check_size(n)`` sees the number of sentences to decode before any is (it raises to refuse them).
+    ``quality`` ("fast" or "best") goes to ``models.choose`` and ``models.decode``: what "best" means is theirs.
+    ``domain`` (one name or one per text; "auto": the models' domain classifier decides per text; None: the
+    default) chooses the model that scores the domain best and is the domain tag of a model trained with tags.
 
     A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
     ``unchanged`` saying why; so does one too short to detect (``src_lang="auto"``), and one already in its
     target language with ``keep_target_language``."""
-    config = config or DecodingConfig()
-    texts = list(texts)
+    models = models if isinstance(models, Models) else OneModel(models)
+    config = resolve_config(config, {name: options.pop(name) for name in list(options) if name in CONFIG_FIELDS})
+    texts = check_texts(texts)
     options["quality"] = check_quality(quality)  # both the model's choice and its decoding see it
     if split_sentences and prefix not in (None, "") and (isinstance(prefix, str) or any(prefix)):
         raise ValueError("prefix forces the start of one sentence: it cannot be used with split_sentences=True")
     glossary = Glossary.coerce(glossary) if glossary is not None else None
     given = _given_constraints(constraints, len(texts), split_sentences)
+    plan = _plan(models, texts, src_lang, tgt_lang, keep_target_language, domain, split_sentences, prefix, quality)
+    if check_size is not None:
+        check_size(sum(len(layout.segments) for layout in plan.layouts))
+    chunks = _Chunks(sum(len(layout.segments) for layout in plan.layouts), chunk_size, on_chunk)
+    decoded, engines = _decode_all(models, plan, given, glossary, config, split_sentences, options, chunks)
+    return [_text_result(i, text, decoded.get(i, []), plan, engines, config.length_penalty, split_sentences)
+            for i, text in enumerate(texts)]
+
+
+@dataclass
+class _Plan:
+    """Per text of a call, in order: its direction, detected or not, its domain, the segments of its layout, the
+    model that decodes them (None: nothing to decode), its prefix, and why it stays as it is (else None)."""
+    sources: list
+    targets: list
+    confidences: List[Optional[float]]
+    domains: List[Optional[str]]
+    domain_confidences: List[Optional[float]]
+    prefixes: list
+    layouts: List[Segmented]
+    names: List[Optional[str]]
+    unchanged: List[Optional[str]]
+
+
+def _plan(models: Models, texts: List[str], src_lang, tgt_lang, keep_target_language: bool, domain,
+          split: bool, prefix, quality: str) -> _Plan:
+    """Each text's languages (detected where asked), domain, layout and model."""
     sources, confidences, unchanged = detect_sources(models, texts, src_lang, tgt_lang, keep_target_language)
     domains, domain_confidences = detect_domains(models, texts, domain)
     default_source, default_target = models.default_languages()
     sources = [default_source if lang is None else lang for lang in sources]
     targets = [default_target if lang is None else lang for lang in one_per_text(tgt_lang, len(texts), "tgt_lang")]
     prefixes = one_per_text(prefix, len(texts), "prefix")
-    layouts = [_layout(text, lang, split_sentences, why) for text, lang, why in zip(texts, sources, unchanged)]
+    layouts = [_layout(text, lang, split, why) for text, lang, why in zip(texts, sources, unchanged)]
     for i, layout in enumerate(layouts):
         if not layout.segments and unchanged[i] is None:
             unchanged[i] = "empty" if not texts[i].strip() else "no words to translate"
     names = [_choose(models, i, s, t, quality, domains[i]) if layout.segments else None
              for i, (s, t, layout) in enumerate(zip(sources, targets, layouts))]
-    if check_size is not None:
-        check_size(sum(len(layout.segments) for layout in layouts))
+    return _Plan(sources, targets, confidences, domains, domain_confidences, prefixes, layouts, names, unchanged)
+
+
+def _decode_all(models: Models, plan: _Plan, given: list, glossary: Optional[Glossary], config: DecodingConfig,
+                split: bool, options: Dict[str, Any], chunks: "_Chunks"
+                ) -> Tuple[Dict[int, List[TranslationResult]], Dict[str, str]]:
+    """Every sentence of the plan decoded, one call per model (cut in ``chunks``): per text its sentences' results
+    (each with the glossary entries that applied), and per model the engine that decoded."""
     decoded: Dict[int, List[TranslationResult]] = {}
     engines: Dict[str, str] = {}
-    chunks = _Chunks(sum(len(layout.segments) for layout in layouts), chunk_size, on_chunk)
-    for name in dict.fromkeys(n for n in names if n is not None):  # one call per model
-        flat = [(i, s) for i, n in enumerate(names) if n == name for s in layouts[i].segments]
-        phrases, applied = _sentence_constraints(glossary, given, flat, sources, targets)
-        rows = [(i, s, prefixes[i], p) for (i, s), p in zip(flat, phrases)]
-        done = 0
+    for name in dict.fromkeys(n for n in plan.names if n is not None):
+        flat = [(i, s) for i, n in enumerate(plan.names) if n == name for s in plan.layouts[i].segments]
+        phrases, applied = _sentence_constraints(glossary, given, flat, plan.sources, plan.targets)
+        rows = [(i, s, plan.prefixes[i], p, e) for (i, s), p, e in zip(flat, phrases, applied)]
         for part in chunks.split(rows):
-            results, engines[name] = _decode(models, name, part, sources, targets, config, split_sentences,
-                                             _domain_option(models, name, part, domains, options))
-            for (i, *_), result, entries in zip(part, results, applied[done:done + len(part)]):
+            results, engines[name] = _decode(models, name, part, plan, config, split,
+                                             _domain_option(models, name, part, plan.domains, options))
+            for (i, *_, entries), result in zip(part, results):
                 result.glossary = entries
                 decoded.setdefault(i, []).append(result)
-            done += len(part)
-    out = []
-    for i, text in enumerate(texts):
-        part = decoded.get(i, [])
-        result = joined(text, part, layouts[i], config.length_penalty) if split_sentences or not part else part[0]
-        result.model, result.engine, result.unchanged = names[i], engines.get(names[i]), unchanged[i]
-        result.layout = layouts[i]
-        for r in [result] + (result.sentences or []):
-            r.src_lang, r.src_lang_confidence = sources[i], confidences[i]
-            r.domain, r.domain_confidence = domains[i], domain_confidences[i]
-        out.append(result)
-    return out
+    return decoded, engines
+
+
+def _text_result(i: int, text: str, part: List[TranslationResult], plan: _Plan, engines: Dict[str, str],
+                 alpha: float, split: bool) -> TranslationResult:
+    """Text ``i``'s result from its sentences' (``part``), with the record of what was done."""
+    result = joined(text, part, plan.layouts[i], alpha) if split or not part else part[0]
+    result.model, result.engine, result.unchanged = plan.names[i], engines.get(plan.names[i]), plan.unchanged[i]
+    result.layout = plan.layouts[i]
+    for r in [result] + (result.sentences or []):
+        r.src_lang, r.src_lang_confidence = plan.sources[i], plan.confidences[i]
+        r.domain, r.domain_confidence = plan.domains[i], plan.domain_confidences[i]
+    return result
 
 
 def detect_domains(models: Models, texts: List[str], domain) -> Tuple[List[Optional[str]], List[Optional[float]]]:
@@ -282,16 +335,16 @@ class _Chunks:
             self.done += len(items[start:start + step])
 
 
-def _decode(models: Models, name: str, part: list, sources: list, targets: list, config: DecodingConfig,
-            split: bool, options: Dict[str, Any]) -> Tuple[List[TranslationResult], str]:
-    """One decoding call: the ``(text index, sentence, prefix, constraints)`` of ``part`` with model ``name``."""
-    extra: Dict[str, Any] = {} if split else {"prefix": [p for _, _, p, _ in part]}
-    if any(c for *_, c in part):  # else plain search, and engines without constrained search still serve the call
-        extra["constraints"] = [c for *_, c in part]
-    sentences, tokenizer = [s for _, s, _, _ in part], models.tokenizer(name, options) if split else None
+def _decode(models: Models, name: str, part: list, plan: _Plan, config: DecodingConfig, split: bool,
+            options: Dict[str, Any]) -> Tuple[List[TranslationResult], str]:
+    """One decoding call: the ``(text index, sentence, prefix, constraints, entries)`` of ``part`` with ``name``."""
+    extra: Dict[str, Any] = {} if split else {"prefix": [row[2] for row in part]}
+    if any(row[3] for row in part):  # else plain search, and engines without constrained search still serve the call
+        extra["constraints"] = [row[3] for row in part]
+    sentences, tokenizer = [row[1] for row in part], models.tokenizer(name, options) if split else None
     asked = with_attention(config, sentences) if tokenizer is not None else config  # to keep pieces verbatim
-    results, engine = models.decode(name, sentences, [sources[i] for i, *_ in part],
-                                    [targets[i] for i, *_ in part], asked, **extra, **options)
+    results, engine = models.decode(name, sentences, [plan.sources[row[0]] for row in part],
+                                    [plan.targets[row[0]] for row in part], asked, **extra, **options)
     if split:
         restore_results(results, tokenizer, keep_attention=config.return_attention)
     return results, engine
@@ -304,9 +357,3 @@ def _layout(text: str, lang: Optional[str], split: bool, unchanged: Optional[str
     if split:
         return split_sentences(text, lang)
     return Segmented((text,), ("", ""))  # the whole text is one sentence (an empty one gives an empty output)
-
-
-@TEXT_PIPELINES.register("default")
-def generate_texts(model, texts: List[str], config: DecodingConfig, **options: Any) -> List[TranslationResult]:
-    """What ``decoding.generate`` hands texts to when they ask for ``split_sentences`` or ``src_lang="auto"``."""
-    return translate_texts(OneModel(model), texts, config, **options)
