@@ -71,13 +71,12 @@ def test_every_event_has_a_named_endpoint(client):
 
 
 def library(app, text, **options):
-    """What the library's generate gives for the page's options (its sentences in one call, the layout kept)."""
-    from transformer_hub import Transformer
-    from transformer_hub.decoding import generate
+    """What the library's text pipeline gives for the page's options (its sentences in one call, the layout kept)."""
+    from transformer_hub import Transformer, translate_texts
 
     model = Transformer.from_pretrained(app.model_dir)
-    return generate(model, [text], src_lang="en", tgt_lang="de", split_sentences=True,
-                    max_length=LIMITS.max_output_tokens, **options)[0].text
+    return translate_texts(model, [text], src_lang="en", tgt_lang="de", max_length=LIMITS.max_output_tokens,
+                           **options)[0].text
 
 
 def test_translate_is_the_librarys_generate_and_takes_time(client, app):
@@ -278,8 +277,7 @@ def test_the_page_translates_through_the_pipeline_each_detected_direction_with_i
     """Source and model "auto": the text pipeline detects the language and picks the model for that direction
     (French -> German: only the multilingual model serves it), and the page shows what it chose."""
     from space.serving import service
-    from transformer_hub import Transformer
-    from transformer_hub.decoding import generate
+    from transformer_hub import Transformer, translate_texts
 
     calls = []
 
@@ -294,8 +292,8 @@ def test_the_page_translates_through_the_pipeline_each_detected_direction_with_i
                                   target_lang="de", engine="pytorch", api_name="/translate")
     assert re.search(r"Detected: French, (0\.9\d|1\.00)", note) and "model **multilingual**" in note, note
     model = Transformer.from_pretrained(multilingual_dir)
-    assert out == generate(model, [french], src_lang="fr", tgt_lang="de", split_sentences=True, strategy="greedy",
-                           length_penalty=0.6, max_length=LIMITS.max_output_tokens)[0].text
+    assert out == translate_texts(model, [french], src_lang="fr", tgt_lang="de", strategy="greedy",
+                                  length_penalty=0.6, max_length=LIMITS.max_output_tokens)[0].text
     assert [(r.src_lang, r.model, r.text) for (r,) in calls] == [("fr", "multilingual", out)]  # what the page showed
     english = "A man rides a bike down the street."
     _, _, note = client.predict(text=english, model="auto", strategy="greedy", source_lang="auto",

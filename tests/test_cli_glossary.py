@@ -6,7 +6,7 @@ import pytest
 from helpers.cli import run
 from helpers.decoding_fixtures import one_thread, random_model
 from transformer_hub.cli.options import one_line
-from transformer_hub.decoding import generate
+from transformer_hub.text import translate_texts
 
 LINES = ["a dog runs .", "the man sits .", "two people sit on a bench ."]
 
@@ -24,7 +24,8 @@ def test_glossary_terms_appear_in_the_translations(model_dir, tmp_path, monkeypa
                            "\n".join(LINES).encode(), monkeypatch, capsys)
     assert status == 0, err
     got = out.rstrip("\n").split("\n")
-    expected = generate(random_model(), LINES, strategy="beam", glossary={"dog": "wasser", "Bench": "gruen"})
+    expected = translate_texts(random_model(), LINES, strategy="beam", glossary={"dog": "wasser", "Bench": "gruen"},
+                               split_sentences=False)
     assert got == [one_line(r.text) for r in expected]
     assert "wasser" in got[0] and "gruen" in got[2]
     assert got[1] == one_line(random_model().translate([LINES[1]], strategy="beam")[0])

@@ -6,7 +6,7 @@ import pytest
 from helpers.cli import run
 from helpers.decoding_fixtures import one_thread, random_model
 from transformer_hub.cli.options import one_line
-from transformer_hub.decoding import generate
+from transformer_hub.text import translate_texts
 
 @pytest.fixture(autouse=True, scope="module")
 def _one_thread():
@@ -59,7 +59,7 @@ def test_split_sentences_json_lines_keep_each_line(model_dir, monkeypatch, capsy
                             "4"], "\n".join(lines).encode(), monkeypatch, capsys)
     assert status == 0, err
     records = [json.loads(line) for line in out.rstrip("\n").split("\n")]
-    expected = generate(random_model(), lines, split_sentences=True, max_length=4)
+    expected = translate_texts(random_model(), lines, max_length=4)
     assert [r["text"] for r in records] == [e.text for e in expected]
     assert [len(r["sentences"]) for r in records] == [2, 0, 1]
     assert records[0]["sentences"][1]["source"] == "The man sits."

@@ -172,8 +172,6 @@ def test_bad_uses_are_clear_errors(model):
         generate(model, TEXTS[:1], constraints=[["x" * 1001]], **BEAM)
     with pytest.raises(ValueError, match="33 constraints for one sentence; at most 32"):
         generate(model, TEXTS[:1], constraints=[[f"w{i}" for i in range(33)]], **BEAM)
-    with pytest.raises(ValueError, match="cannot be used with split_sentences=True"):
-        generate(model, TEXTS[:1], constraints=[["blau"]], split_sentences=True, **BEAM)
 
 
 def test_auto_engine_runs_pytorch_for_a_constrained_call():

@@ -1,4 +1,4 @@
-"""Glossaries: parsing and limits, term matching, and what generate does with them (transformer_hub/text/glossary.py)."""
+"""Glossaries: parsing and limits, term matching, and what the pipeline does with them (transformer_hub/text/glossary.py)."""
 import pytest
 
 from helpers.decoding_fixtures import one_thread, random_model, trained_model
@@ -78,23 +78,24 @@ def model():
         yield trained_model()
 
 
-def test_generate_applies_a_glossary_and_reports_the_entries(model):
+def test_the_pipeline_applies_a_glossary_and_reports_the_entries(model):
     glossary = Glossary.from_dict({"dog": "blau", "bench": "wasser"})
-    results = generate(model, ["a dog runs in the park .", "two people sit on a bench .", "the child plays ."],
-                       glossary=glossary, **BEAM)
+    results = translate_texts(model, ["a dog runs in the park .", "two people sit on a bench .", "the child plays ."],
+                              glossary=glossary, split_sentences=False, **BEAM)
     assert "blau" in results[0].text and "wasser" in results[1].text
     assert [[e.source for e in r.glossary] for r in results] == [["dog"], ["bench"], []]
     assert results[0].constraints == ["blau"] and results[2].constraints == []
     plain = generate(model, ["the child plays ."], **BEAM)
     assert results[2].best.tokens == plain[0].best.tokens  # no term: plain beam search
-    (tsv,) = generate(model, ["a dog runs ."], glossary="dog\tblau\n", constraints=[["rot"]], **BEAM)
+    (tsv,) = translate_texts(model, ["a dog runs ."], glossary="dog\tblau\n", constraints=[["rot"]],
+                             split_sentences=False, **BEAM)
     assert tsv.glossary == [Entry("dog", "blau")] and tsv.constraints == ["rot", "blau"]
     assert tsv.best.constraints_met == [True, True]
 
 
 def test_a_term_in_one_sentence_of_a_paragraph_constrains_that_sentence_only(model):
     text = "A dog runs in the park. Two people sit on a bench."
-    (result,) = generate(model, [text], glossary={"bench": "wasser"}, split_sentences=True, **BEAM)
+    (result,) = translate_texts(model, [text], glossary={"bench": "wasser"}, **BEAM)
     first, second = result.sentences
     assert first.glossary == [] and first.constraints == []
     assert second.glossary == [Entry("bench", "wasser")] and "wasser" in second.text
@@ -117,15 +118,15 @@ def test_the_pipeline_applies_each_directions_entries_to_its_model():
 
 def test_constraints_belong_to_whole_texts_and_a_bad_glossary_names_its_fault(model):
     with pytest.raises(ValueError, match="cannot be used with split_sentences=True"):
-        generate(model, ["A dog. A cat."], constraints=[["blau"]], split_sentences=True, **BEAM)
+        translate_texts(model, ["A dog. A cat."], constraints=[["blau"]], **BEAM)
     with pytest.raises(ValueError, match="glossary line 2: expected source<TAB>target, got 3 fields"):
-        generate(model, ["a dog ."], glossary="dog\tblau\ncat\trot\tx\n", **BEAM)
+        translate_texts(model, ["a dog ."], glossary="dog\tblau\ncat\trot\tx\n", **BEAM)
     with pytest.raises(ValueError, match="constraints need beam search"):
-        generate(model, ["a dog ."], glossary={"dog": "blau"}, strategy="greedy")
+        translate_texts(model, ["a dog ."], glossary={"dog": "blau"}, strategy="greedy")
 
 
 def test_a_glossary_term_and_a_verbatim_piece_both_come_through(model):
     text = "A dog runs to www.example.com today. Two people sit on a bench."
-    (result,) = generate(model, [text], glossary={"bench": "wasser"}, split_sentences=True, **BEAM)
+    (result,) = translate_texts(model, [text], glossary={"bench": "wasser"}, **BEAM)
     assert "www.example.com" in result.sentences[0].text and "wasser" in result.sentences[1].text
     assert result.glossary == [Entry("bench", "wasser")] and result.sentences[1].best.constraints_met == [True]

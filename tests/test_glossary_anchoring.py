@@ -17,6 +17,7 @@ from transformer_hub.decoding.alignment import (focus, head_words, inner_tokens,
 from transformer_hub.decoding.anchoring import anchor_for, decode_anchored, term_spans
 from transformer_hub.decoding.constraints import Anchor, BeamAllocation, Constraints, Phrase, Term
 from transformer_hub.decoding.results import Hypothesis
+from transformer_hub.text import translate_texts
 
 ROOT = Path(__file__).resolve().parents[1]
 EN_DE = ROOT / "space" / "models" / "en-de"
@@ -242,9 +243,10 @@ def en_de():
 
 
 def test_the_glossary_replaces_the_words_it_translates_on_the_shipped_model(en_de):
-    before = generate(en_de, [SENTENCE], strategy="beam", beam_size=5, glossary=TERMS, anchor_terms=False)[0].text
+    options = dict(strategy="beam", beam_size=5, glossary=TERMS, split_sentences=False)
+    before = translate_texts(en_de, [SENTENCE], anchor_terms=False, **options)[0].text
     assert "Fahrrad" in before or before.startswith(("Velo", "Gasse"))  # what constrained search alone gave
-    result = generate(en_de, [SENTENCE], strategy="beam", beam_size=5, glossary=TERMS)[0]
+    result = translate_texts(en_de, [SENTENCE], **options)[0]
     _check_replaced(result.text)
     assert [e.target for e in result.glossary] == ["Velo", "Gasse"] and not result.warnings
 

@@ -111,16 +111,16 @@ def test_a_text_too_short_to_detect_comes_back_as_it_was(models):
     assert translate_texts(chooser, ["Hi!"], src_lang="en", tgt_lang="de", max_length=6)[0].unchanged is None
 
 
-def test_generate_with_split_sentences_is_the_pipeline_over_its_one_model(models):
+def test_a_model_object_is_its_one_model_and_overrides_are_the_configs(models):
     model = models["en-de"]
     texts = [EN, "One dog.\nTwo cats."]
-    through_generate = generate(model, texts, split_sentences=True, strategy="beam", beam_size=2, n_best=2,
-                                max_length=6)
-    direct = translate_texts(OneModel(model), texts, strategy_config(), max_length=6)
-    assert [[h.text for h in r.hypotheses] for r in through_generate] == [[h.text for h in r.hypotheses] for r in direct]
-    assert [r.model for r in through_generate] == ["en-de", "en-de"]
-    second = [r.hypotheses[1].text for r in through_generate[1].sentences]  # the 2nd best: each sentence's 2nd
-    assert through_generate[1].hypotheses[1].text == "\n".join(second)
+    given = translate_texts(model, texts, strategy="beam", beam_size=2, n_best=2, length_penalty=1.0, max_length=6)
+    direct = translate_texts(OneModel(model), texts, strategy_config().replace(length_penalty=1.0), max_length=6)
+    hypotheses = [[(h.text, h.normalized_score) for h in r.hypotheses] for r in direct]
+    assert [[(h.text, h.normalized_score) for h in r.hypotheses] for r in given] == hypotheses
+    assert [r.model for r in given] == ["en-de", "en-de"]
+    second = [r.hypotheses[1].text for r in given[1].sentences]  # the 2nd best: each sentence's 2nd
+    assert given[1].hypotheses[1].text == "\n".join(second)
 
 
 def strategy_config():

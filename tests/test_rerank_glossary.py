@@ -5,8 +5,8 @@ import pytest
 from helpers.cli import run
 from helpers.decoding_fixtures import one_thread
 from helpers.scoring_models import MULTILINGUAL, random_model
-from transformer_hub.decoding import generate
 from transformer_hub.rerank import RERANK_FILE, DirectionWeights, Reranker, RerankFile, SearchSettings
+from transformer_hub.text import translate_texts
 from transformer_hub.text.glossary import Entry, Glossary
 
 TEXTS = ["a big dog .", "two small people near the water .", "green shirt ."]
@@ -31,8 +31,8 @@ def model():
 def constrained_nbest(model, text, glossary, beam=4):
     """The glossary's constrained search's n-best strings (terms anchored to their source words, as the library
     decodes a glossary) that contain every term, in beam order, each once."""
-    (result,) = generate(model, [text], strategy="beam", beam_size=beam, n_best=beam, length_penalty=0.6,
-                         src_lang="en", tgt_lang="de", glossary=glossary)
+    (result,) = translate_texts(model, [text], strategy="beam", beam_size=beam, n_best=beam, length_penalty=0.6,
+                                src_lang="en", tgt_lang="de", glossary=glossary, split_sentences=False)
     return list(dict.fromkeys(h.text for h in result.hypotheses if all(h.constraints_met)))
 
 
@@ -53,8 +53,8 @@ def test_the_reranked_output_keeps_the_glossary_terms_whatever_the_weights(model
 def test_quality_fast_with_a_glossary_is_the_constrained_beam(model):
     reranker = Reranker(model, RerankFile({"en-de": WEIGHTS["mixed"]}))
     fast = reranker.translate(TEXTS, "en", "de", quality="fast", glossary=TERMS)
-    want = generate(model, TEXTS, strategy="beam", beam_size=4, length_penalty=0.6, src_lang="en", tgt_lang="de",
-                    glossary=TERMS)
+    want = translate_texts(model, TEXTS, strategy="beam", beam_size=4, length_penalty=0.6, src_lang="en",
+                           tgt_lang="de", glossary=TERMS, split_sentences=False)
     assert fast == [r.text for r in want] and "wasser" in fast[0]
 
 
@@ -62,8 +62,8 @@ def test_a_term_that_cannot_fit_is_a_warning_and_every_candidate_stays(model):
     long_term = " ".join("qwertzuiopasdfghjklyxcvbnm" * 3)  # 78 one-letter words: past the length budget
     reranker = Reranker(model, RerankFile({"en-de": WEIGHTS["forward"]}))
     (out,) = reranker.generate(TEXTS[:1], "en", "de", glossary={"dog": long_term})
-    (want,) = generate(model, TEXTS[:1], strategy="beam", beam_size=4, n_best=4, length_penalty=0.6, src_lang="en",
-                       tgt_lang="de", glossary={"dog": long_term})
+    (want,) = translate_texts(model, TEXTS[:1], strategy="beam", beam_size=4, n_best=4, length_penalty=0.6,
+                              src_lang="en", tgt_lang="de", glossary={"dog": long_term}, split_sentences=False)
     assert out.warnings == want.warnings and "could not be placed" in out.warnings[0]
     assert out.candidates == list(dict.fromkeys(h.text for h in want.hypotheses))
 

@@ -40,13 +40,13 @@ def call(served, params, form: bool = False):
 
 
 def library(served, name, texts, **options):
-    """What the library's ``generate`` gives with the Space's /translate options."""
-    from transformer_hub import Transformer
-    from transformer_hub.decoding import DecodingConfig, generate
+    """What the library's text pipeline gives with the Space's /translate options."""
+    from transformer_hub import Transformer, translate_texts
+    from transformer_hub.decoding import DecodingConfig
 
     model = Transformer.from_pretrained(served.demo.space_context.store.spec(name).source)
     config = DecodingConfig(strategy="beam", beam_size=4, length_penalty=0.6, max_length=LIMITS.max_output_tokens)
-    return generate(model, texts, config, src_lang="en", tgt_lang="de", **options)
+    return translate_texts(model, texts, config, src_lang="en", tgt_lang="de", split_sentences=False, **options)
 
 
 def test_a_glossary_is_applied_as_the_library_applies_it_and_engine_auto_is_pytorch(served):

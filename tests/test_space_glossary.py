@@ -47,10 +47,10 @@ def page(client, app, text, glossary, entries_format="auto", max_length=0, engin
 
 def library(model, text, glossary, max_length=LIMITS.max_output_tokens):
     """The library's pipeline call with the page's options (beam 4, alpha 0.6, its sentences in one batch)."""
-    from transformer_hub.decoding import generate
+    from transformer_hub import translate_texts
 
-    return generate(model, [text], src_lang="en", tgt_lang="de", split_sentences=True, strategy="beam",
-                    beam_size=4, length_penalty=0.6, max_length=max_length, glossary=glossary)[0]
+    return translate_texts(model, [text], src_lang="en", tgt_lang="de", strategy="beam", beam_size=4,
+                           length_penalty=0.6, max_length=max_length, glossary=glossary)[0]
 
 
 def test_the_page_with_a_glossary_is_the_librarys_output_and_says_what_applied(client, app, model):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from transformer_hub.decoding import generate
+from transformer_hub.text import translate_texts
 from transformer_hub.text.verbatim import restore, wordless_pieces
 
 SOURCE = "Meet me at 12:45 now."
@@ -63,7 +64,7 @@ def test_what_is_kept_or_cannot_be_aligned():
 
 def test_the_split_path_keeps_pieces_inside_sentences_verbatim(tiny_model):
     texts = ["Mail anna@example.cz now.", "Meet me at 12:45 😀 by the river. A dog runs."]
-    results = generate(tiny_model, texts, split_sentences=True, max_length=12)
+    results = translate_texts(tiny_model, texts, max_length=12)
     plain = generate(tiny_model, ["Mail anna@example.cz now.", "Meet me at 12:45 😀 by the river.", "A dog runs."],
                      max_length=12)
     for result, pieces in zip(results, (["anna@example.cz"], ["12:45", "😀"])):
@@ -74,5 +75,5 @@ def test_the_split_path_keeps_pieces_inside_sentences_verbatim(tiny_model):
         assert [w for w in restored.split() if not wordless_pieces(w)] == kept
     assert results[1].sentences[1].text == plain[2].text  # a sentence without such pieces: untouched
     assert results[0].best.attention is None  # asked for only to align, not handed out
-    asked = generate(tiny_model, texts[:1], split_sentences=True, max_length=12, return_attention=True)
+    asked = translate_texts(tiny_model, texts[:1], max_length=12, return_attention=True)
     assert asked[0].sentences[0].best.attention is not None
