@@ -32,7 +32,7 @@ import torch
 from transformer_hub import Transformer
 from transformer_hub.training.data import corpus_file, default_data_dir, read_lines
 from transformer_hub.decoding import CONFIDENCE_THRESHOLD, generate
-from transformer_hub.text import detect_language, split_sentences, unserved_language
+from transformer_hub.text import detect_language, split_sentences, translate_texts, unserved_language
 
 LANGS = ["en", "de", "fr", "cs"]
 
@@ -83,7 +83,7 @@ def paragraphs(args, model) -> None:
         one_by_one = [r.text for r in generate(model, flat, **options)]
         per_line = [" ".join(one_by_one[i * 3:(i + 1) * 3]) for i in range(len(src))]
         joined = [" ".join(p) for p in src]
-        split = [r.text for r in generate(model, joined, split_sentences=True, **options)]
+        split = [r.text for r in translate_texts(model, joined, **options)]
         whole = [r.text for r in generate(model, joined, **options)]
         base = bleu(per_line, ref)
         for name, hyps in (("one sentence per line", per_line), ("paragraph, split_sentences=True", split),
@@ -109,7 +109,7 @@ def speed(args, model) -> None:
         generate(model, sents, **options)
         best["one per line"] = min(best["one per line"], time.perf_counter() - t)
         t = time.perf_counter()
-        generate(model, paras, split_sentences=True, **options)
+        translate_texts(model, paras, **options)
         best["split_sentences=True"] = min(best["split_sentences=True"], time.perf_counter() - t)
     base = best["one per line"]
     print(f"\n## speed: {len(sents)} val sentences ({len(paras)} texts, {count} segments found), greedy, "

@@ -120,10 +120,10 @@ def test_the_readme_example_prints_and_returns_what_it_says():
 
 
 def test_the_real_text_example_of_the_python_page(shipped):
-    from transformer_hub.decoding import generate
+    from transformer_hub import translate_texts
 
     block = block_with(page("python.md"), "src_lang=\"auto\"", "split_sentences=True", "print(r.text)")
-    namespace = {"generate": generate, "multi": shipped["multi"]}
+    namespace = {"translate_texts": translate_texts, "multi": shipped["multi"]}
     assert run_block(block, namespace) == 4  # German, its language, its confidences, French
     models = block_with(page("python.md"), "ModelSet(")
     assert run_block(models, dict(namespace, model=shipped["model"])) == 1
