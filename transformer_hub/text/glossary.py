@@ -5,7 +5,7 @@ The formats are DeepL's ``entries_format``: ``tsv`` (``source<TAB>target`` per l
 dict ``{source: target}``.  A term matches in a source sentence case-insensitively on word boundaries
 (a multi-word term's words separated by any whitespace; punctuation next to a term does not stop it):
 the longest matches are taken first, and a match never overlaps another.  Each matched entry's target
-term becomes a constraint of that sentence (``generate(..., glossary=...)``), and the result lists the
+term becomes a constraint of that sentence (``translate_texts(..., glossary=...)``), and the result lists the
 entries that applied.
 
     glossary = Glossary.parse("bicycle\\tFahrrad\\nred car\\tRotwagen\\n")
