@@ -1,29 +1,21 @@
-"""The translation pipeline: texts in; per text its language (given, or detected), its sentences, the model for
-its direction, one decoding call per model for every sentence of the call, the text put back together in its
-layout, and a record of what was done (``src_lang``, ``src_lang_confidence``, ``model``, ``engine``, ``unchanged``).
+"""The front door for texts, ``translate_texts``: per text its language (given, or detected once per text:
+docs/design.md says why), its sentences, the model for its direction, one decoding call per model for every
+sentence of the call, the text put back together in its layout, and a record of what was done (``src_lang``,
+``src_lang_confidence``, ``model``, ``engine``, ``unchanged``, ``layout``).
 
-The front door for texts (``transformer_hub.text.translate_texts``): the Python API, the CLI, and the Space's page,
-documents and REST routes all come here; none of them splits, detects, chooses or joins on its own, and sentences
-go down to ``decoding.generate``, which never comes back up.  Where sentences are decoded is a ``Models``
-(``text.models``): ``OneModel`` (a model object, which may be passed as it is), ``ModelSet`` (several, each
-direction served by the one whose card scores it best), ``rerank.RerankedModel`` (a model and its tuned reranker),
-or the Space's models behind its decoding worker.
-
-``quality`` is passed to the ``Models`` (``choose`` and ``decode``), which decides what it means: ``"fast"``
-(the default) decodes with the given ``DecodingConfig``; ``"best"`` is the reranked n-best of a model with tuned
-weights (``transformer_hub.rerank``), and a ``Models`` without them refuses it.  The pipeline itself never reranks.
+The Python API, the CLI and the Space's page, documents and REST routes all come here; none of them splits,
+detects, chooses or joins on its own, and sentences go down to ``decoding.generate``, which never comes back up.
+Where they are decoded is a ``Models`` (``text.models``: ``OneModel``, which a model object stands for,
+``ModelSet``, ``rerank.RerankedModel``, the Space's), which also decides what ``quality`` ("fast", "best") means:
+the pipeline itself never reranks.
 
     results = translate_texts(model, [paragraph], src_lang="auto", tgt_lang="de", strategy="beam")
     results[0].text, results[0].src_lang, results[0].model, [s.text for s in results[0].sentences]
-
-Detection runs once per *text* (a paragraph is one language far more often than it mixes them, and a whole
-text gives the detector more to go on than its shortest sentence); the detected code is then what the pair
-check, the language tag and the sentence splitter use.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..decoding import DecodingConfig, Hypothesis, TranslationResult, generate
 from ..decoding.api import check_texts, resolve_config
@@ -141,22 +133,18 @@ def translate_texts(models: Any, texts: Sequence[str], config: Optional[Decoding
                     on_chunk: Optional[Callable[[int, int], None]] = None, chunk_size: Optional[int] = None,
                     quality: str = "fast", domain=None, **options: Any) -> List[TranslationResult]:
     """One result per text, in order.  ``models``: a model object or a ``Models``; ``config`` and keyword
-    overrides of its fields as for ``decoding.generate``; the other ``options`` go to the decoding call
-    (``progress``, ``workers``, ``engine``, ...).  ``src_lang``: a code, "auto" (each text's language detected
-    among the models' own), or one per text; every result reports ``src_lang`` and, when detected,
-    ``src_lang_confidence``.
-
-    ``split_sentences``: each sentence of a text decoded on its own (``result.sentences``) and the outputs put back
-    in its layout (``result.layout``, a ``Segmented``), else the text is one sentence.  Each sentence is decoded by
-    the model chosen for its text's direction, all sentences of one model in one call (``chunk_size`` at a time
-    when given, ``on_chunk(done, total)`` before each).  ``prefix`` (one per text) needs ``split_sentences=False``,
-    and so do ``constraints`` (one list of target phrases per text).  ``glossary`` (a ``Glossary``, a dict of
-    source -> target terms, or TSV text): the target term of every entry found in a sentence (for its direction)
-    is added to that sentence's constraints; each result lists in ``glossary`` the entries that applied.
-    ``check_size(n)`` sees the number of sentences to decode before any is (it raises to refuse them).
-    ``quality`` ("fast" or "best") goes to ``models.choose`` and ``models.decode``: what "best" means is theirs.
-    ``domain`` (one name or one per text; "auto": the models' domain classifier decides per text; None: the
-    default) chooses the model that scores the domain best and is the domain tag of a model trained with tags.
+    overrides of its fields as for ``decoding.generate``, whose other ``options`` (``progress``, ``workers``,
+    ``engine``) go to the decoding call.  ``src_lang``: a code, "auto" (each text's language detected among the
+    models' own), or one per text.  ``split_sentences``: each sentence decoded on its own (``result.sentences``),
+    the outputs put back in the text's layout; else the text is one sentence.  Each model decodes all its sentences
+    in one call (``chunk_size`` at a time when given, ``on_chunk(done, total)`` before each).  ``prefix`` (one per
+    text) needs ``split_sentences=False``, and so do ``constraints`` (one list of target phrases per text).
+    ``glossary`` (a ``Glossary``, a dict of source -> target terms, or TSV text): the target term of every entry
+    found in a sentence (for its direction) is added to its constraints, and the result lists the entries in
+    ``glossary``.  ``check_size(n)`` sees the number of sentences to decode before any is (it raises to refuse
+    them).  ``quality`` ("fast" or "best") goes to ``models.choose`` and ``models.decode``.  ``domain`` (one name or
+    one per text; "auto": the models' domain classifier decides per text; None: the default) chooses the model
+    that scores the domain best and is the domain tag of a model trained with tags.
 
     A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
     ``unchanged`` saying why; so does one too short to detect (``src_lang="auto"``), and one already in its
@@ -172,16 +160,15 @@ def translate_texts(models: Any, texts: Sequence[str], config: Optional[Decoding
     plan = _plan(models, texts, src_lang, tgt_lang, keep_target_language, domain, split_sentences, prefix, quality)
     if check_size is not None:
         check_size(sum(len(layout.segments) for layout in plan.layouts))
-    chunks = _Chunks(sum(len(layout.segments) for layout in plan.layouts), chunk_size, on_chunk)
-    decoded, engines = _decode_all(models, plan, given, glossary, config, split_sentences, options, chunks)
+    decoded, engines = _decode_all(models, plan, given, glossary, config, split_sentences, options, chunk_size,
+                                   on_chunk)
     return [_text_result(i, text, decoded.get(i, []), plan, engines, config.length_penalty, split_sentences)
             for i, text in enumerate(texts)]
 
 
 @dataclass
 class _Plan:
-    """Per text of a call, in order: its direction, detected or not, its domain, the segments of its layout, the
-    model that decodes them (None: nothing to decode), its prefix, and why it stays as it is (else None)."""
+    """Per text of a call: its direction and domain, found or given, its prefix, layout and model (None: none)."""
     sources: list
     targets: list
     confidences: List[Optional[float]]
@@ -203,31 +190,36 @@ def _plan(models: Models, texts: List[str], src_lang, tgt_lang, keep_target_lang
     targets = [default_target if lang is None else lang for lang in one_per_text(tgt_lang, len(texts), "tgt_lang")]
     prefixes = one_per_text(prefix, len(texts), "prefix")
     layouts = [_layout(text, lang, split, why) for text, lang, why in zip(texts, sources, unchanged)]
-    for i, layout in enumerate(layouts):
-        if not layout.segments and unchanged[i] is None:
-            unchanged[i] = "empty" if not texts[i].strip() else "no words to translate"
+    unchanged = [why or (None if layout.segments else "no words to translate" if text.strip() else "empty")
+                 for text, layout, why in zip(texts, layouts, unchanged)]
     names = [_choose(models, i, s, t, quality, domains[i]) if layout.segments else None
              for i, (s, t, layout) in enumerate(zip(sources, targets, layouts))]
     return _Plan(sources, targets, confidences, domains, domain_confidences, prefixes, layouts, names, unchanged)
 
 
 def _decode_all(models: Models, plan: _Plan, given: list, glossary: Optional[Glossary], config: DecodingConfig,
-                split: bool, options: Dict[str, Any], chunks: "_Chunks"
-                ) -> Tuple[Dict[int, List[TranslationResult]], Dict[str, str]]:
-    """Every sentence of the plan decoded, one call per model (cut in ``chunks``): per text its sentences' results
-    (each with the glossary entries that applied), and per model the engine that decoded."""
+                split: bool, options: Dict[str, Any], chunk_size: Optional[int],
+                on_chunk: Optional[Callable[[int, int], None]]) -> Tuple[Dict[int, list], Dict[str, str]]:
+    """Every sentence of the plan decoded, one call per model (``chunk_size`` sentences at a time, ``on_chunk``
+    told before each): per text its sentences' results (with the glossary entries that applied), per model the
+    engine that decoded them."""
     decoded: Dict[int, List[TranslationResult]] = {}
     engines: Dict[str, str] = {}
+    done, total = 0, sum(len(layout.segments) for layout in plan.layouts)
     for name in dict.fromkeys(n for n in plan.names if n is not None):
         flat = [(i, s) for i, n in enumerate(plan.names) if n == name for s in plan.layouts[i].segments]
         phrases, applied = _sentence_constraints(glossary, given, flat, plan.sources, plan.targets)
         rows = [(i, s, plan.prefixes[i], p, e) for (i, s), p, e in zip(flat, phrases, applied)]
-        for part in chunks.split(rows):
+        step = max(1, chunk_size or len(rows))
+        for part in (rows[start:start + step] for start in range(0, len(rows), step)):
+            if on_chunk is not None:  # before the call, so a bar shows where a slow chunk is
+                on_chunk(done, total)
             results, engines[name] = _decode(models, name, part, plan, config, split,
                                              _domain_option(models, name, part, plan.domains, options))
             for (i, *_, entries), result in zip(part, results):
                 result.glossary = entries
                 decoded.setdefault(i, []).append(result)
+            done += len(part)
     return decoded, engines
 
 
@@ -318,21 +310,6 @@ def _sentence_constraints(glossary: Optional[Glossary], given: list, flat: List[
         phrases.append(own + [by_target[t] for t in dict.fromkeys(t.target for t in terms) if t not in own])
         applied.append(entries)
     return phrases, applied
-
-
-class _Chunks:
-    """Cuts each model's sentences into calls of ``size`` (None: one call), telling ``report(done, total)``."""
-
-    def __init__(self, total: int, size: Optional[int], report: Optional[Callable[[int, int], None]]) -> None:
-        self.total, self.size, self.report, self.done = total, size, report, 0
-
-    def split(self, items: list) -> Iterator[list]:
-        step = max(1, self.size or len(items))
-        for start in range(0, len(items), step):
-            if self.report is not None:  # before the call, so a bar shows where a slow chunk is
-                self.report(self.done, self.total)
-            yield items[start:start + step]
-            self.done += len(items[start:start + step])
 
 
 def _decode(models: Models, name: str, part: list, plan: _Plan, config: DecodingConfig, split: bool,
