@@ -140,23 +140,19 @@ def _source_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Langua
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, src_lang: Languages = None,
              tgt_lang: Languages = None, domain: Languages = None, progress: bool = False, workers: int = 1,
              engine="pytorch", prefix: PrefixArg = None, constraints=None, **overrides) -> List[TranslationResult]:
-    """Translate sentences with ``model.tokenizer``: one :class:`TranslationResult` per text, in input order.  Texts
-    to split into sentences, detect (``src_lang="auto"``) or match against a glossary go to the text pipeline,
-    ``transformer_hub.text.translate_texts``, which calls this for their sentences.
+    """Translate sentences with ``model.tokenizer``: one :class:`TranslationResult` per text, in input order (texts
+    to split, detect or match against a glossary: ``transformer_hub.text.translate_texts``, which calls this).
 
     ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its fields choose the strategy and its
-    options; ``progress=True`` shows a tqdm bar on stderr.  ``workers=2`` decodes two batches at once in threads
-    (``threads.py``); ``engine``: "pytorch", "ctranslate2" (``transformer_hub/export/engine.py``) or an engine
-    object such as a ``DecodingPool`` of this model: the results are the same.  Empty or whitespace-only texts give
-    an empty result.  ``src_lang`` / ``tgt_lang`` / ``domain``: one value or one per text (a multilingual model
-    needs ``tgt_lang``; ``domain`` is one of a model's ``config.domains``, None its default); a sentence's result
-    does not depend on the other sentences' languages.
-
-    ``prefix``: a target text every output must start with (or one per text), forced and scored (``prefix.py``).
-    ``constraints`` (beam search, PyTorch engine): per text the target phrases its output must contain
-    (``constraints.py``); each hypothesis reports ``constraints_met``, and a phrase that cannot fit the length
-    budget is named in ``result.warnings``.  ``return_alternatives=K`` gives each hypothesis its per-token
-    ``alternatives``; ``return_search=True`` (beam) gives each result its ``search`` trace.
+    options; ``progress=True`` shows a tqdm bar on stderr; ``workers=2`` decodes two batches at once in threads;
+    ``engine``: "pytorch", "ctranslate2" or an engine object such as a ``DecodingPool`` of this model, with the same
+    results.  Empty or whitespace-only texts give an empty result.  ``src_lang`` / ``tgt_lang`` / ``domain``: one
+    value or one per text (a multilingual model needs ``tgt_lang``; ``domain``: one of ``config.domains``, None
+    the default); a sentence's result does not depend on the others'.  ``prefix``: the target text each output
+    starts with (or one per text), forced and scored.  ``constraints`` (beam, PyTorch engine): per text the target
+    phrases its output must contain; each hypothesis reports ``constraints_met``, and ``result.warnings`` names a
+    phrase that cannot fit the length budget.  ``return_alternatives=K``: each hypothesis's per-token
+    ``alternatives``; ``return_search=True`` (beam): each result's ``search`` trace.
     """
     config = resolve_config(config, overrides)
     texts = check_texts(texts)
