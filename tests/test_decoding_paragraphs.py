@@ -129,17 +129,13 @@ def test_detection_is_not_run_when_the_language_is_given(tiny_model, monkeypatch
     assert (default.src_lang, default.src_lang_confidence) == ("en", None)
 
 
-def test_generate_is_sentence_level(tiny_model):
+def test_auto_needs_the_pipeline_and_a_model_that_names_its_languages(tiny_model, make_model):
     with pytest.raises(ValueError, match="src_lang='auto' detects each text's language: use transformer_hub.text"):
-        generate(tiny_model, ["A dog."], src_lang="auto")
+        generate(tiny_model, ["A dog."], src_lang="auto")  # generate is sentence-level
     with pytest.raises(ValueError, match=r"unknown decoding options \['split_sentences'\]"):
         generate(tiny_model, ["A dog. A cat."], split_sentences=True)
-
-
-def test_auto_needs_a_model_that_names_its_languages(make_model):
-    model = make_model(src_lang=None, tgt_lang=None)
     with pytest.raises(ValueError, match="src_lang='auto' needs a model that names its languages"):
-        translate_texts(model, ["A dog."], src_lang="auto")
+        translate_texts(make_model(src_lang=None, tgt_lang=None), ["A dog."], src_lang="auto")
 
 
 def test_confidence_in_domain_above_scrambled():

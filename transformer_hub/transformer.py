@@ -33,7 +33,6 @@ class Transformer(
         self.domain_data: Optional[Dict] = None  # domains.json: the domain classifier (text/domain.py), if any
 
     def translate(self, texts: Sequence[str], strategy: str = "greedy", **options) -> List[str]:
-        """The best output string for each text (options: ``DecodingConfig`` fields and ``generate``'s, or the text
-        pipeline's when they split sentences, detect the language or give a glossary: ``text.generate_texts``)."""
+        """The best output string for each text (``text.generate_texts``: ``generate``'s options, or the pipeline's)."""
         return [r.text for r in generate_texts(self, texts, strategy=strategy, **options)]
 
