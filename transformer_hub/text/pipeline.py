@@ -214,8 +214,7 @@ def _decode_all(models: Models, plan: _Plan, given: list, glossary: Optional[Glo
         for part in (rows[start:start + step] for start in range(0, len(rows), step)):
             if on_chunk is not None:  # before the call, so a bar shows where a slow chunk is
                 on_chunk(done, total)
-            results, engines[name] = _decode(models, name, part, plan, config, split,
-                                             _domain_option(models, name, part, plan.domains, options))
+            results, engines[name] = _decode(models, name, part, plan, config, split, options)
             for (i, *_, entries), result in zip(part, results):
                 result.glossary = entries
                 decoded.setdefault(i, []).append(result)
@@ -254,14 +253,6 @@ def detect_domains(models: Models, texts: List[str], domain) -> Tuple[List[Optio
         for i, (name, p) in zip(auto, classifier.predict([texts[i] for i in auto], default=known[0] if known else None)):
             domains[i], confidences[i] = (name, p) if name in known else (None, None)
     return domains, confidences
-
-
-def _domain_option(models: Models, name: str, part: list, domains: list, options: Dict[str, Any]) -> Dict[str, Any]:
-    """``options`` with each sentence's domain for a model trained with domain tags (the others have no tags)."""
-    own = models.domains(name)
-    if not own:
-        return options
-    return {**options, "domain": [domains[i] if domains[i] in own else None for i, *_ in part]}
 
 
 def _choose(models: Models, index: int, src_lang: Optional[str], tgt_lang: Optional[str], quality: str,
@@ -315,6 +306,9 @@ def _sentence_constraints(glossary: Optional[Glossary], given: list, flat: List[
 def _decode(models: Models, name: str, part: list, plan: _Plan, config: DecodingConfig, split: bool,
             options: Dict[str, Any]) -> Tuple[List[TranslationResult], str]:
     """One decoding call: the ``(text index, sentence, prefix, constraints, entries)`` of ``part`` with ``name``."""
+    own = models.domains(name)
+    if own:  # a model trained with domain tags reads each sentence's (the others have none)
+        options = {**options, "domain": [plan.domains[i] if plan.domains[i] in own else None for i, *_ in part]}
     extra: Dict[str, Any] = {} if split else {"prefix": [row[2] for row in part]}
     if any(row[3] for row in part):  # else plain search, and engines without constrained search still serve the call
         extra["constraints"] = [row[3] for row in part]
