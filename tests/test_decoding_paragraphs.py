@@ -1,5 +1,4 @@
-"""translate_texts(..., src_lang="auto"), split into sentences: one batch of them, the layout kept, languages detected;
-``generate`` is sentence-level."""
+"""translate_texts: a text's sentences in one batch, the layout kept, languages detected; generate is sentence-level."""
 from __future__ import annotations
 
 import math

@@ -26,7 +26,6 @@ from .prefix import Prefix, PrefixArg, check_prefix_lengths, prefixes_for_ids, p
 from .results import Hypothesis, TranslationResult
 
 Tensor = torch.Tensor
-AUTO = "auto"  # src_lang="auto" asks the text pipeline to detect: transformer_hub.text.translate_texts
 
 
 def resolve_config(config: Optional[DecodingConfig], overrides: dict) -> DecodingConfig:
@@ -127,7 +126,7 @@ def _source_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Langua
     sources = one_per_text(src_lang, n, "src_lang", "one code")
     targets = one_per_text(tgt_lang, n, "tgt_lang", "one code")
     domains = one_per_text(domain, n, "domain", "one name")
-    if AUTO in sources:
+    if "auto" in sources:  # detection is the text pipeline's
         raise ValueError("src_lang='auto' detects each text's language: use transformer_hub.text.translate_texts")
     for key in zip(sources, targets, domains):
         if key not in checked:
