@@ -12,7 +12,11 @@ start or continue an unmet phrase and its own best token (one gather over the wh
 falls into a *bank* by the constraint tokens it has met; the k beams are the best candidate whatever its
 bank, then the others dealt out across the banks, best first within each, highest bank first, so hypotheses
 that paid for a forced token are not all pruned by ones that did not, and the hypothesis the unconstrained
-search would keep first is not pruned either (with more banks than beams, the lowest banks get none).  A hypothesis may end (eos) only once it met all its phrases.  At the length cap the
+search would keep first is not pruned either (with more banks than beams, the lowest banks get none).  Only
+that one is protected: a plain beam search output whose path ranked second or lower at some step can lose its
+beam to a candidate of a higher bank, so even a constraint the plain best already meets may give another
+(worse) output; keeping it for sure would take a plain search beside the constrained one.  A hypothesis may end
+(eos) only once it met all its phrases.  At the length cap the
 candidates of the highest bank are kept; when that is not the top one, the result says which phrase
 could not fit (``Hypothesis.constraints_met``).  Sentences without phrases take the plain beam search path
 within the same batch, token for token.
