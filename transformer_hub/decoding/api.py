@@ -21,7 +21,7 @@ from .alignment import inner_tokens
 from .anchoring import decode_anchored
 from .batching import prepare_sources
 from .config import DecodingConfig, one_per_text
-from .constraints import Constraints, constraints_for_texts
+from .constraints import Anchoring, Constraints, constraints_for_texts
 from .engines import get_engine
 from .prefix import Prefix, PrefixArg, check_prefix_lengths, prefixes_for_ids, prefixes_for_texts
 from .results import Hypothesis, TranslationResult
@@ -49,7 +49,8 @@ def _resolve(config: Optional[DecodingConfig], overrides: dict) -> DecodingConfi
 
 
 def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool, workers: int, engine,
-         prefixes: Optional[List[Optional[Prefix]]] = None, constraints: Optional[List[Optional[Constraints]]] = None):
+         prefixes: Optional[List[Optional[Prefix]]] = None, constraints: Optional[List[Optional[Constraints]]] = None,
+         anchoring: Optional[Anchoring] = None):
     """Decode id lists (each ending in eos); returns (hypotheses per sentence, truncated indices, sources used,
     output caps)."""
     runner = get_engine(engine)
@@ -74,7 +75,8 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
     tokenizer, skip = model.tokenizer, 1 if getattr(model.config, "decoder_tags", False) else 0
     hyps = decode_anchored(decode, len(sources), list(constraints), config,
                            lambda i: tokenizer.pieces(sources[i][skip:], side="source"),
-                           lambda ids: tokenizer.pieces(ids, side="target"), _inner_tokens(tokenizer))
+                           lambda ids: tokenizer.pieces(ids, side="target"), _inner_tokens(tokenizer),
+                           anchoring or Anchoring())
     return hyps, truncated, sources, caps
 
 
@@ -143,7 +145,7 @@ def _source_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Langua
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, src_lang: Languages = None,
              tgt_lang: Languages = None, domain: Languages = None, progress: bool = False, workers: int = 1,
              engine="pytorch", prefix: PrefixArg = None, split_sentences: bool = False, constraints=None,
-             glossary=None, **overrides) -> List[TranslationResult]:
+             glossary=None, anchoring: Optional[Anchoring] = None, **overrides) -> List[TranslationResult]:
     """Translate ``texts`` with ``model.tokenizer``; one :class:`TranslationResult` per input, in input order.
 
     ``config`` (default ``DecodingConfig()``) and keyword ``overrides`` of its
@@ -178,7 +180,8 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     left out and named in ``result.warnings``.  ``constraints=None`` is plain beam search, token for token.
     ``glossary`` (a ``transformer_hub.text.glossary.Glossary``, a dict of source -> target terms, or TSV text)
     goes to the text pipeline too: every entry whose source term occurs in a sentence adds its target term to
-    that sentence's constraints; ``result.glossary`` lists the entries that applied.
+    that sentence's constraints; ``result.glossary`` lists the entries that applied.  Their terms are anchored
+    to their source words (``anchoring``: a ``constraints.Anchoring``; ``Anchoring(terms=False)``: placed anywhere).
     """
     config = _resolve(config, overrides)
     if isinstance(texts, str):
@@ -193,13 +196,13 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
                                              split_sentences=split_sentences, prefix=prefix, progress=progress,
                                              **({"domain": domain} if domain is not None else {}),
                                              workers=workers, engine=engine, constraints=constraints,
-                                             glossary=glossary)
+                                             glossary=glossary, **({"anchoring": anchoring} if anchoring else {}))
     eos = model.config.eos_id
     tags = _source_tags(model, tokenizer, len(texts), src_lang, tgt_lang, domain)
     sources = [tag + tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t, tag in zip(texts, tags)]
     prefixes = prefixes_for_texts(model, tokenizer, prefix, len(texts))
     specs = constraints_for_texts(model, tokenizer, constraints, len(texts))
-    hyps, truncated, used, caps = _run(model, sources, config, progress, workers, engine, prefixes, specs)
+    hyps, truncated, used, caps = _run(model, sources, config, progress, workers, engine, prefixes, specs, anchoring)
     _fill_text(model, hyps)
     if getattr(model.config, "decoder_tags", False):  # the tag went to the decoder: give what the encoder read
         used = [ids[1:] for ids in used]
