@@ -5,6 +5,7 @@ four-language one in a folder named ``multilingual`` whose output words say whic
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
 import time
@@ -108,7 +109,7 @@ def test_max_length_caps_the_output(client, app):
 
 
 def test_compare_returns_both_outputs_and_scores(client, app):
-    greedy, beam, table, nbest, verdict, data = client.predict(
+    greedy, beam, table, nbest, verdict, data, _, tree = client.predict(
         "A Boston Terrier is running on lush green grass in front of a white fence.", app.model, 4, 0.6, 3, 0,
         api_name="/compare")
     assert isinstance(greedy, str) and greedy.strip() and isinstance(beam, str) and beam.strip()
@@ -124,6 +125,34 @@ def test_compare_returns_both_outputs_and_scores(client, app):
     assert data["differ"] == (greedy != beam)
     assert ("differ" in verdict) == data["differ"] and ("agree" in verdict) == (not data["differ"])
     assert data["greedy"]["text"] == greedy and data["beam"]["text"] == beam
+    assert tree["translation"] == beam and tree["engine"] == "pytorch"  # the tree is the search beside it
+
+
+def test_beam_vs_greedy_runs_one_beam_search_for_the_result_and_the_tree(app, monkeypatch):
+    from space.page import comparisons
+
+    ctx = app.demo.space_context
+    searches = []
+    generate = ctx.decoder.generate
+
+    def counted(name, requests, config, **kwargs):
+        searches.append((config.strategy, config.return_search, kwargs.get("engine")))
+        return generate(name, requests, config, **kwargs)
+
+    monkeypatch.setattr(ctx.decoder, "generate", counted)
+    text = "Two dogs play in the snow."
+    *_, verdict, data, _, tree = comparisons.compare(ctx, text, app.model, 3, 0.6, 2, 0)
+    assert searches == [("greedy", False, "pytorch"), ("beam", True, "pytorch")]
+    assert tree["translation"] == data["beam"]["text"] and "keeps no trace" not in verdict
+    steps = tree["search"]["steps"]
+    chosen = tree["chosen"]
+    assert tree["chosen_path"][-1][1] == steps[chosen["step"]]["finished"][chosen["finished_index"]]["tokens"]
+    if importlib.util.find_spec("ctranslate2") is not None:  # an engine without a trace: PyTorch's tree, said so
+        searches.clear()
+        *_, verdict, data, _, tree = comparisons.compare(ctx, text, app.model, 3, 0.6, 2, 0, engine="ctranslate2")
+        assert searches == [("greedy", False, "ctranslate2"), ("beam", False, "ctranslate2"),
+                            ("beam", True, "pytorch")]
+        assert tree["engine"] == "pytorch" and "PyTorch's beam search" in verdict
 
 
 def test_models_table_and_variants_side_by_side(client, app):

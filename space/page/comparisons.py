@@ -12,6 +12,7 @@ from transformer_hub.hub import ModelLoadError
 from ..hosting.limits import clean_text, int_option
 from ..serving.context import SpaceContext
 from ..serving.service import DEFAULT_ENGINE, decoding_config, engine_note, languages_for, pick_engine, pick_model, run
+from .interactive import search_tree
 
 
 # ---------------------------------------------------------------------------- Beam vs greedy
@@ -34,7 +35,10 @@ def _verdict(g: Dict[str, Any], b: Dict[str, Any], beam_size: int) -> str:
 def compare(ctx: SpaceContext, text: str, model: str, beam_size: int = 4, length_penalty: float = 0.6,
             n_best: int = 4, max_length: int = 0, source_lang: str = "en", target_lang: str = "de",
             engine: str = DEFAULT_ENGINE):
-    """One sentence, decoded greedily and with beam search; returns outputs, a table, the n-best list, a verdict."""
+    """One sentence, decoded greedily and with beam search; returns outputs, a table, the n-best list, a verdict,
+    and the beam search as a tree (picture, trace; ``interactive.search_tree``) from that same search.  The tree
+    is PyTorch's: with another engine, which keeps no trace, PyTorch searches again for it, and the verdict says
+    so."""
     sentence = clean_text(text, ctx.limits, single=True).sentences[0]
     n_best = int_option("n-best", n_best, 1, ctx.limits.max_beam)
     beam_size = int_option("beam size", beam_size, 1, ctx.limits.max_beam)
@@ -46,7 +50,12 @@ def compare(ctx: SpaceContext, text: str, model: str, beam_size: int = 4, length
     name = pick_model(ctx, model, source_lang, target_lang)
     pair = languages_for(ctx, name, source_lang, target_lang)
     (greedy,), greedy_s = run(ctx, name, [sentence], greedy_config, pair, engine)
-    (beam,), beam_s = run(ctx, name, [sentence], beam_config, pair, engine)
+    # one beam search gives the result and the tree; an engine that keeps no trace gets PyTorch's for the tree
+    traced = beam_config.replace(return_search=True)
+    (beam,), beam_s = run(ctx, name, [sentence], traced if engine == "pytorch" else beam_config, pair, engine)
+    tree_result, tree_s = (beam, beam_s) if engine == "pytorch" else (
+        run(ctx, name, [sentence], traced, pair, "pytorch")[0][0], None)
+    tree = search_tree(ctx, name, sentence, tree_result, beam_size, beam_s if tree_s is None else tree_s)
     g, b = _summary(greedy.best, greedy_s), _summary(beam.best, beam_s)
     table = [[key, g[key], b[key]] for key in ("score", "normalized_score", "length", "ms")]
     nbest = [[rank, h.text, round(float(h.score), 4), round(float(h.normalized_score), 4), len(h)]
@@ -57,7 +66,9 @@ def compare(ctx: SpaceContext, text: str, model: str, beam_size: int = 4, length
             "n_best": [{"rank": r[0], "text": r[1], "score": r[2], "normalized_score": r[3], "length": r[4]}
                        for r in nbest]}
     verdict = _verdict(g, b, beam_size) + f"  \n{engine_note(engine, greedy_s + beam_s)} (both decodes)"
-    return g["text"], b["text"], table, nbest, verdict, data
+    if engine != "pytorch":
+        verdict += f"  \nThe tree below is PyTorch's beam search with the same options: {engine} keeps no trace."
+    return (g["text"], b["text"], table, nbest, verdict, data) + tree
 
 
 # ---------------------------------------------------------------------------- Architecture variants

@@ -103,26 +103,32 @@ def splice(whole: Dict[str, Any], sentence: int, part: Dict[str, Any]) -> Dict[s
 
 def beam_tree(ctx: SpaceContext, text: str, beam_size: int = 4, model: Optional[str] = None,
               source_lang: str = "en", target_lang: str = "de", length_penalty: float = 0.6, max_length: int = 0):
-    """Beam search as a tree: (picture, the trace as JSON with the chosen path).
+    """Beam search as a tree, for API callers: (picture, the trace as JSON with the chosen path).
 
-    Decoded with the same options as the beam search it is shown beside, so the paths are the same."""
+    PyTorch's beam search (no other engine keeps a trace); the Beam vs greedy tab draws its tree from the
+    beam search of its comparison instead (``comparisons.compare``)."""
     sentence = clean_text(text, ctx.limits, single=True).sentences[0]
     beam_size = int_option("beam size", beam_size, 1, ctx.limits.max_beam)
     name = pick_model(ctx, model, source_lang, target_lang)
     config = decoding_config(ctx, "beam", beam_size, length_penalty, max_length=max_length, return_search=True)
     (result,), seconds = run(ctx, name, [sentence], config, languages_for(ctx, name, source_lang, target_lang))
+    return search_tree(ctx, name, sentence, result, beam_size, seconds)
+
+
+def search_tree(ctx: SpaceContext, name: str, sentence: str, result, beam_size: int, seconds: float):
+    """A beam search's result (decoded with ``return_search=True``) as a tree: (picture, the trace as JSON)."""
     if result.search is None:
         raise gr.Error(f"Model {name!r} returned no search trace for this sentence.")
     tokenizer = ctx.store.tokenizer(name)
-    eos = ctx.store.config(name).eos_id
-    found = result.search.locate(result.best, eos)
+    search, eos = result.search, ctx.store.config(name).eos_id
+    found = search.locate(result.best, eos)
     path = [] if found is None else [[t, node.tokens] for t, node in
-                                     enumerate(result.search.path(found[0], result.search.steps[found[0]].finished[found[1]]))]
+                                     enumerate(search.path(found[0], search.steps[found[0]].finished[found[1]]))]
     from ..pictures.beam_tree import beam_tree_figure
 
-    figure = beam_tree_figure(result.search, lambda ids: tokenizer.pieces(ids, side="target"), found,
+    figure = beam_tree_figure(search, lambda ids: tokenizer.pieces(ids, side="target"), found,
                               title=f"Beam search, k={beam_size} · {name}: {result.best.text}")
     data = {"model": name, "source": sentence, "translation": result.best.text, "beam_size": beam_size,
-            "chosen": None if found is None else {"step": found[0], "finished_index": found[1]},
-            "chosen_path": path, "search": result.search.to_dict(), "ms": round(seconds * 1000.0, 1)}
+            "engine": "pytorch", "chosen": None if found is None else {"step": found[0], "finished_index": found[1]},
+            "chosen_path": path, "search": search.to_dict(), "ms": round(seconds * 1000.0, 1)}
     return figure, data
