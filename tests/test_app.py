@@ -210,8 +210,8 @@ def test_translate_takes_the_languages_by_name(client, source, target):
 
 
 def test_compare_and_attention_take_the_languages(client):
-    greedy, beam, *_, data = client.predict(text="dea deb dec", model="multilingual", source_lang="de",
-                                            target_lang="fr", api_name="/compare")
+    greedy, beam, _, _, _, data, *_ = client.predict(text="dea deb dec", model="multilingual", source_lang="de",
+                                                   target_lang="fr", api_name="/compare")
     assert languages_of(greedy) == languages_of(beam) == {"fr"} and data["target_lang"] == "fr"
     _, data, translation = client.predict(text="fra frb", model="multilingual", source_lang="fr",
                                           target_lang="cs", api_name="/attention")
