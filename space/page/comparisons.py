@@ -36,26 +36,24 @@ def compare(ctx: SpaceContext, text: str, model: str, beam_size: int = 4, length
             n_best: int = 4, max_length: int = 0, source_lang: str = "en", target_lang: str = "de",
             engine: str = DEFAULT_ENGINE):
     """One sentence, decoded greedily and with beam search; returns outputs, a table, the n-best list, a verdict,
-    and the beam search as a tree (picture, trace; ``interactive.search_tree``) from that same search.  The tree
-    is PyTorch's: with another engine, which keeps no trace, PyTorch searches again for it, and the verdict says
-    so."""
+    and that beam search as a tree (``interactive.search_tree``).  With an engine that keeps no trace, the tree is
+    PyTorch's search, and the verdict says so."""
     sentence = clean_text(text, ctx.limits, single=True).sentences[0]
     n_best = int_option("n-best", n_best, 1, ctx.limits.max_beam)
     beam_size = int_option("beam size", beam_size, 1, ctx.limits.max_beam)
+    engine = pick_engine(engine)
+    # one beam search gives the result and the tree, traced where the engine can ("auto" then picks PyTorch)
     beam_config = decoding_config(ctx, "beam", beam_size, length_penalty, max_length=max_length,
-                                  n_best=min(n_best, beam_size))
+                                  n_best=min(n_best, beam_size), return_search=engine in ("pytorch", "auto"))
     # greedy is scored under the same length penalty, so the normalised scores compare on one scale
     greedy_config = decoding_config(ctx, "greedy", length_penalty=length_penalty, max_length=max_length)
-    engine = pick_engine(engine)
     name = pick_model(ctx, model, source_lang, target_lang)
     pair = languages_for(ctx, name, source_lang, target_lang)
     (greedy,), greedy_s = run(ctx, name, [sentence], greedy_config, pair, engine)
-    # one beam search gives the result and the tree; an engine that keeps no trace gets PyTorch's for the tree
-    traced = beam_config.replace(return_search=True)
-    (beam,), beam_s = run(ctx, name, [sentence], traced if engine == "pytorch" else beam_config, pair, engine)
-    tree_result, tree_s = (beam, beam_s) if engine == "pytorch" else (
-        run(ctx, name, [sentence], traced, pair, "pytorch")[0][0], None)
-    tree = search_tree(ctx, name, sentence, tree_result, beam_size, beam_s if tree_s is None else tree_s)
+    (beam,), beam_s = run(ctx, name, [sentence], beam_config, pair, engine)
+    (traced,), tree_s = ((beam,), beam_s) if beam.search is not None else run(
+        ctx, name, [sentence], beam_config.replace(return_search=True), pair, "pytorch")
+    tree = search_tree(ctx, name, sentence, traced, beam_size, tree_s)
     g, b = _summary(greedy.best, greedy_s), _summary(beam.best, beam_s)
     table = [[key, g[key], b[key]] for key in ("score", "normalized_score", "length", "ms")]
     nbest = [[rank, h.text, round(float(h.score), 4), round(float(h.normalized_score), 4), len(h)]
@@ -66,7 +64,7 @@ def compare(ctx: SpaceContext, text: str, model: str, beam_size: int = 4, length
             "n_best": [{"rank": r[0], "text": r[1], "score": r[2], "normalized_score": r[3], "length": r[4]}
                        for r in nbest]}
     verdict = _verdict(g, b, beam_size) + f"  \n{engine_note(engine, greedy_s + beam_s)} (both decodes)"
-    if engine != "pytorch":
+    if traced is not beam:
         verdict += f"  \nThe tree below is PyTorch's beam search with the same options: {engine} keeps no trace."
     return (g["text"], b["text"], table, nbest, verdict, data) + tree
 

@@ -274,12 +274,6 @@ class BeamAllocation:
         """True when some sentence has anchored phrases: their gates read the decoder's cross-attention."""
         return any(c is not None and c.is_anchored for c in self.of)
 
-    def block_eos(self, log_probs: Tensor, sentences: Sequence[int], eos: int) -> None:
-        """Rows that have not met all their phrases cannot end (in place)."""
-        rows = [r for r, s in enumerate(sentences) if self.of[s] is not None and not self.of[s].done(self.states[r])]
-        if rows:
-            log_probs[torch.tensor(rows, device=self.device), eos] = NEG_INF
-
     def extend(self, ranked: list, log_probs: Tensor, live: Sequence[int], beam_scores: Sequence[List[float]],
                eos: int, row_best: Tensor) -> list:
         """Each constrained sentence's candidates plus the pairs its beams propose, dealt out across the banks.

@@ -85,12 +85,8 @@ class Forcing(Processor):
         self.prefixes, self.device = list(prefixes), device
         self.longest = max((len(p.forced) for p in prefixes if p is not None), default=0)
         self._allowed: Dict[str, Tensor] = {}
-        self.remaining = [self.start(r // per_sentence) for r in range(len(self.prefixes) * per_sentence)]
-
-    def start(self, sentence: int) -> str:
-        """A row's text to spell once its forced tokens are out."""
-        prefix = self.prefixes[sentence]
-        return prefix.partial if prefix is not None else ""
+        # per row: the text it must still spell once its forced tokens are out
+        self.remaining = [p.partial if p is not None else "" for p in self.prefixes for _ in range(per_sentence)]
 
     def allowed(self, sentence: int, remaining: str) -> Tensor:
         if remaining not in self._allowed:

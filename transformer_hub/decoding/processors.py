@@ -1,18 +1,16 @@
 """Logits processors: the per-step edits of the next-token log-probabilities that every strategy runs.
 
-A processor edits one step's (N, V) log-probabilities of the rows in the batch in place (a token masked
-with -inf, some lifted or pushed down) and may keep per-row state (how much of a prefix a row has
-written, which phrases it has met) that follows the rows as a strategy extends, reorders and drops them.
-Greedy, sampling and beam search call :class:`Processors` the same way: once per step before choosing,
-``follow`` after.  What is a search rather than an edit (beam search's banks for lexical constraints,
-``constraints.BeamAllocation``) stays in the strategy; its per-step edits are processors here.
-
-The order is fixed (``processors_for``): a forced prefix, glossary anchoring, then the rules that keep a
-row from ending (phrases not met, minimum length).  ``return_alternatives`` is read before any of them:
-it shows the model's own distribution.
+A processor edits one step's (N, V) log-probabilities in place and may keep per-row state (how much of a
+prefix a row has written, which phrases it met) that follows the rows as a strategy extends, reorders and
+drops them.  Greedy, sampling and beam search call :class:`Processors` alike: before choosing, ``follow``
+after.  A search (beam allocation for constraints, ``constraints.py``) stays in the strategy; its per-step
+edits are processors.  Their order (``stepper.processors_for``): a forced prefix (``prefix.Forcing``),
+anchored terms, unmet phrases, minimum length; ``return_alternatives`` reads the model's own distribution.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
@@ -23,18 +21,18 @@ Tensor = torch.Tensor
 NEG_INF = float("-inf")
 
 
+@dataclass
 class Step:
-    """What a processor sees of one step: its index ``t``, the rows' sentences (original index, worked out when
+    """What a processor sees of one step: its index, the rows' sentences (original indices, worked out when
     first asked) and the decoder's cross-attention (N, L, h, S) when some processor needs it."""
 
-    def __init__(self, t: int, sentence_of: Callable[[], List[int]], attention: Optional[Tensor] = None) -> None:
-        self.t, self.attention, self._sentence_of, self._sentences = t, attention, sentence_of, None
+    t: int
+    sentence_of: Callable[[], List[int]]
+    attention: Optional[Tensor] = None
 
-    @property
+    @cached_property
     def sentences(self) -> List[int]:
-        if self._sentences is None:
-            self._sentences = self._sentence_of()
-        return self._sentences
+        return self.sentence_of()
 
 
 class Processor:
@@ -62,14 +60,17 @@ class MinLength(Processor):
 
 
 class UnmetPhrases(Processor):
-    """Lexical constraints: a row that has not met all its phrases cannot end; it moves the rows' constraint
-    states (``allocation``, a ``constraints.BeamAllocation``) along with the search."""
+    """A row that has not met all its phrases cannot end; moves the rows' constraint states (``allocation``, a
+    ``constraints.BeamAllocation``) along with the search."""
 
     def __init__(self, allocation, eos: int) -> None:
         self.allocation, self.eos = allocation, eos
 
     def __call__(self, log_probs: Tensor, step: Step) -> None:
-        self.allocation.block_eos(log_probs, step.sentences, self.eos)
+        of, states = self.allocation.of, self.allocation.states
+        rows = [r for r, s in enumerate(step.sentences) if of[s] is not None and not of[s].done(states[r])]
+        if rows:
+            log_probs[torch.tensor(rows, device=log_probs.device), self.eos] = NEG_INF
 
     def follow(self, rows, tokens, step: Step) -> None:
         self.allocation.follow(rows, tokens, step.sentences)

@@ -162,11 +162,6 @@ class _SinglePath:
         return out
 
 
-def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choose: Chooser) -> List[List[Hypothesis]]:
-    """One token per row per step, ``copies`` rows per sentence (see ``_SinglePath``)."""
-    return _SinglePath(model, batch, config, copies).run(choose)
-
-
 def _argmax(log_probs: Tensor, t: int, rows: Tensor):
     best, tok = max_and_argmax(log_probs)
     return tok, best
@@ -175,7 +170,7 @@ def _argmax(log_probs: Tensor, t: int, rows: Tensor):
 @STRATEGIES.register("greedy")
 def greedy(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
     """The most probable next token at every step (beam search with one beam)."""
-    return _single_path(model, batch, config, 1, _argmax)
+    return _SinglePath(model, batch, config, 1).run(_argmax)
 
 
 # Sampling randomness: a counter-based stream per (seed, source, sample number), so a
@@ -248,5 +243,5 @@ def sample(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]
         tok = torch.searchsorted(cdf, u[:, None], right=True).squeeze(1).clamp(max=probs.size(-1) - 1)
         return tok, log_probs.gather(1, tok[:, None]).squeeze(1)
 
-    return _single_path(model, batch, config, config.n_best, choose)
+    return _SinglePath(model, batch, config, config.n_best).run(choose)
 
