@@ -1,9 +1,9 @@
 """The single-sentence comparisons of the Beam vs greedy and Architecture variants tabs: one fixed model (or
 several, side by side) decoding one input with each option, not the translation pipeline's per-direction choice;
-and the architecture diagram drawn from a model's config."""
+the beam search as a tree; and the architecture diagram drawn from a model's config."""
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import gradio as gr
 
@@ -12,7 +12,6 @@ from transformer_hub.hub import ModelLoadError
 from ..hosting.limits import clean_text, int_option
 from ..serving.context import SpaceContext
 from ..serving.service import DEFAULT_ENGINE, decoding_config, engine_note, languages_for, pick_engine, pick_model, run
-from .interactive import search_tree
 
 
 # ---------------------------------------------------------------------------- Beam vs greedy
@@ -36,7 +35,7 @@ def compare(ctx: SpaceContext, text: str, model: str, beam_size: int = 4, length
             n_best: int = 4, max_length: int = 0, source_lang: str = "en", target_lang: str = "de",
             engine: str = DEFAULT_ENGINE):
     """One sentence, decoded greedily and with beam search; returns outputs, a table, the n-best list, a verdict,
-    and that beam search as a tree (``interactive.search_tree``).  With an engine that keeps no trace, the tree is
+    and that beam search as a tree (``search_tree``).  With an engine that keeps no trace, the tree is
     PyTorch's search, and the verdict says so."""
     sentence = clean_text(text, ctx.limits, single=True).sentences[0]
     n_best = int_option("n-best", n_best, 1, ctx.limits.max_beam)
@@ -67,6 +66,39 @@ def compare(ctx: SpaceContext, text: str, model: str, beam_size: int = 4, length
     if traced is not beam:
         verdict += f"  \nThe tree below is PyTorch's beam search with the same options: {engine} keeps no trace."
     return (g["text"], b["text"], table, nbest, verdict, data) + tree
+
+
+def beam_tree(ctx: SpaceContext, text: str, beam_size: int = 4, model: Optional[str] = None,
+              source_lang: str = "en", target_lang: str = "de", length_penalty: float = 0.6, max_length: int = 0):
+    """Beam search as a tree, for API callers: (picture, the trace as JSON with the chosen path).
+
+    PyTorch's beam search (no other engine keeps a trace); the Beam vs greedy tab draws its tree from the
+    beam search of its comparison instead (``compare``)."""
+    sentence = clean_text(text, ctx.limits, single=True).sentences[0]
+    beam_size = int_option("beam size", beam_size, 1, ctx.limits.max_beam)
+    name = pick_model(ctx, model, source_lang, target_lang)
+    config = decoding_config(ctx, "beam", beam_size, length_penalty, max_length=max_length, return_search=True)
+    (result,), seconds = run(ctx, name, [sentence], config, languages_for(ctx, name, source_lang, target_lang))
+    return search_tree(ctx, name, sentence, result, beam_size, seconds)
+
+
+def search_tree(ctx: SpaceContext, name: str, sentence: str, result, beam_size: int, seconds: float):
+    """A beam search's result (decoded with ``return_search=True``) as a tree: (picture, the trace as JSON)."""
+    if result.search is None:
+        raise gr.Error(f"Model {name!r} returned no search trace for this sentence.")
+    tokenizer = ctx.store.tokenizer(name)
+    search, eos = result.search, ctx.store.config(name).eos_id
+    found = search.locate(result.best, eos)
+    path = [] if found is None else [[t, node.tokens] for t, node in
+                                     enumerate(search.path(found[0], search.steps[found[0]].finished[found[1]]))]
+    from ..pictures.beam_tree import beam_tree_figure
+
+    figure = beam_tree_figure(search, lambda ids: tokenizer.pieces(ids, side="target"), found,
+                              title=f"Beam search, k={beam_size} · {name}: {result.best.text}")
+    data = {"model": name, "source": sentence, "translation": result.best.text, "beam_size": beam_size,
+            "engine": "pytorch", "chosen": None if found is None else {"step": found[0], "finished_index": found[1]},
+            "chosen_path": path, "search": search.to_dict(), "ms": round(seconds * 1000.0, 1)}
+    return figure, data
 
 
 # ---------------------------------------------------------------------------- Architecture variants

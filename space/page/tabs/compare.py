@@ -4,7 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ...serving import service
-from .. import comparisons, interactive
+from .. import comparisons
 from ..registry import tab
 from ._common import bind, clear_on_failure, decode_event, sentence_inputs
 
@@ -53,6 +53,6 @@ def render(ctx) -> None:
                             **decode_event(ctx))
     clear_on_failure(compared, [greedy, beam, scores, nbest, data, tree, trace], verdict)
     tree_api = gr.Button(visible=False)  # /beam_tree for API callers: the page's tree comes with /compare
-    tree_api.click(bind(ctx, interactive.beam_tree), [text, beam_size, model, source, target, length_penalty,
+    tree_api.click(bind(ctx, comparisons.beam_tree), [text, beam_size, model, source, target, length_penalty,
                                                      max_length], [tree, trace], api_name="beam_tree",
                    **decode_event(ctx))
