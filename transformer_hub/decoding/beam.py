@@ -79,7 +79,8 @@ class BeamSearch:
         state = model.encode(batch.src).repeat(k)  # the k beams of a sentence share its encoder output
         self.allocation = BeamAllocation(batch.constraints, k, self.device) if batch.constraints else None
         self.processors = processors_for(batch, config, self.eos, k, self.allocation)
-        self.stepper = Stepper(model, state, config.use_cache, config.return_attention or self.processors.needs_attention)
+        need_weights = config.return_attention or self.processors.needs_attention  # anchored terms read attention
+        self.stepper = Stepper(model, state, config.use_cache, need_weights)
         # Ranking runs on tensors; the rest of a step's bookkeeping touches a few numbers per sentence, so it
         # is plain Python.  Per live sentence:
         self.caps = batch.max_steps.tolist()  # length caps

@@ -81,7 +81,8 @@ class AnchoredTerms(Processor):
     (``alignment.focus``) puts at least the gate on the phrase's source words (``allocation.closed`` records
     the others, for the proposals); there the phrase's first token scores as well as its usual translation
     would, a phrase under way continues at the row's best score, and the usual translation's tokens lose the
-    penalty (the gate and the penalty: the sentence's ``Constraints.anchoring``).  So the term is scored as the word it replaces, where that word would go."""
+    penalty (both the sentence's ``Constraints.anchoring``).  So the term is scored as the word it replaces,
+    where that word would go."""
 
     needs_attention = True
 
