@@ -93,7 +93,6 @@ class _SinglePath:
         self.alive = torch.ones(self.n_rows, dtype=torch.bool, device=device)  # rows still decoding
         self.seqs = batch.start_seqs(cfg.bos_id, sentence_of if copies > 1 else None)  # (R, 1 + start tokens)
         self.recorder = _Recorder(self.rows)
-        self.processors = processors_for(batch, config, self.eos, copies)
 
     def run(self, choose: Chooser) -> List[List[Hypothesis]]:
         for t in range(self.horizon):
