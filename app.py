@@ -18,6 +18,9 @@ if __name__ == "__main__":
     configure_torch()
     demo = build_demo(model_ids_from_env(args.model), models_dir=args.models_dir)
     try:
-        serve(build_app(demo), announce="Serving on {url} (the page, and LibreTranslate's /translate, /detect, /languages)")
+        serve(build_app(demo), announce="Serving on {url} (the page, and LibreTranslate's /translate, /detect, /languages)",
+              on_stop=demo.space_context.close)  # the decoding worker and the Playground's spares, with their queues
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn has shut down and raised it again; no traceback
+        raise SystemExit(130)
     finally:
-        demo.space_context.decoder.close()
+        demo.space_context.close()

@@ -39,7 +39,7 @@ from matplotlib.figure import Figure
 
 from benchmarks import inside_table
 from space.pictures import attention as attention_plots, static_attention
-from space.page import inside, interactive
+from space.page import comparisons, inside
 from space.serving.context import SpaceContext
 from space.serving.decoder import Decoder
 from space.hosting.limits import Limits
@@ -245,7 +245,7 @@ def views(ctx, model, sentence: Tuple[str, str], pair: Tuple[str, str], args) ->
         print(f"{name:16} {wall:8.0f} {data['ms']:8.0f} {wall - data['ms']:8.0f} "
               f"{(f'{ref:.0f}' if ref else '-'):>11} {ratio}")
     long = longest(args.data_dir, ctx.limits.max_chars)
-    wall, (_, data) = timed(lambda: interactive.beam_tree(ctx, long, 8, args.model, *pair), 1)
+    wall, (_, data) = timed(lambda: comparisons.beam_tree(ctx, long, 8, args.model, *pair), 1)
     rows["/beam_tree"] = {"wall_ms": round(wall, 1), "compute_ms": data["ms"], "draw_ms": round(wall - data["ms"], 1),
                           "library_ms": None, "words": len(long.split()), "steps": len(data["search"]["steps"])}
     print(f"\n/beam_tree, beam 8, {len(long.split())} words ({len(data['search']['steps'])} steps): "

@@ -91,9 +91,13 @@ def card_with_models(card: str, hub_models: Sequence[str]) -> str:
     return card[:end] + "\nmodels:" + listed + card[end:]
 
 
+CPU_TORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"  # the Space runs on CPU
+
+
 def space_requirements(requirements: Path) -> str:
-    """The project's runtime requirements without gradio (the Space's sdk_version provides it)."""
-    lines = []
+    """The project's runtime requirements without gradio (the Space's sdk_version provides it), torch from its CPU
+    index: the locked release, ``+cpu`` build (PyPI's is the CUDA build, several GB the Space would never use)."""
+    lines = [CPU_TORCH_INDEX]
     for line in requirements.read_text(encoding="utf-8").splitlines():
         name = re.split(r"[<>=!~\[; ]", line.strip(), 1)[0].lower()
         if name and not line.strip().startswith("#") and name not in ("gradio", "gradio-client", "gradio_client"):

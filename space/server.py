@@ -14,10 +14,11 @@ not, can choose the address its rate limit counts). A REST path asked with a met
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 import gradio as gr
 from transformer_hub import __version__
@@ -142,14 +143,23 @@ def connection_limits() -> Dict[str, int]:
             "timeout_keep_alive": env_number("SPACE_KEEP_ALIVE", 5)}
 
 
-def serve(app: FastAPI, announce: str = "", **uvicorn_options: Any) -> None:
+def serve(app: FastAPI, announce: str = "", on_stop: Optional[Callable[[], None]] = None,
+        **uvicorn_options: Any) -> None:
     """Run ``app`` with uvicorn until interrupted; ``announce`` (its ``{url}`` filled in) is printed once the
-    socket listens, so whoever waits for it can connect at once."""
+    socket listens, so whoever waits for it can connect at once.  ``on_stop`` runs once the server has shut down,
+    before uvicorn raises the signal that stopped it again: SIGTERM's default action ends the process with no
+    ``atexit``, so worker processes and their queues' semaphores must be let go here, not in a ``finally``."""
     import uvicorn
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets=None) -> None:
+            await super().shutdown(sockets)
+            if on_stop is not None:
+                await asyncio.to_thread(on_stop)
 
     host, port = host_and_port()
     # a bounded graceful shutdown: an open event stream (a page, a Gradio client) must not hold SIGTERM forever
-    server = uvicorn.Server(uvicorn.Config(app, **{"host": host, "port": port, "log_level": "warning",
+    server = Server(uvicorn.Config(app, **{"host": host, "port": port, "log_level": "warning",
                                                    "timeout_graceful_shutdown": 5, **connection_limits(),
                                                    **forwarding_options(), **uvicorn_options}))
     logs.configure()

@@ -1,7 +1,7 @@
 """Shared fixtures: sentence pairs, a tiny tokenizer and model, and the local Hub test double.
 
-* ``sentence_pairs`` (session): ~300 (English, German) pairs from Multi30k when the corpus is found
-  (``$TRANSFORMER_HUB_DATA``, see ``MULTI30K``), else varied synthetic pairs, so every test also runs without it.
+* ``sentence_pairs`` (session): 300 synthetic (English, German) pairs, the same on every machine, corpus or not
+  (tests that need Multi30k or the LibreOffice help corpus are marked ``data`` and skip without it).
 * ``tiny_tokenizer`` (session): a joint SentencePiece vocabulary (~500 pieces, byte fallback) trained on them.
 * ``make_model`` / ``tiny_model``: tiny Transformers (preset ``tiny``) sized to that tokenizer.
 * ``hub_server``: a :class:`hub_server.HubServer` on 127.0.0.1 with this process's ``huggingface_hub``
@@ -16,7 +16,7 @@ from typing import Callable, List, Optional, Tuple
 import pytest
 import torch
 
-from helpers.corpus import read_multi30k, synthetic_pairs
+from helpers.corpus import synthetic_pairs
 from helpers.hub_server import HubServer, use_hub
 
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
@@ -39,10 +39,7 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 @pytest.fixture(scope="session")
 def sentence_pairs() -> List[Tuple[str, str]]:
-    """~300 (en, de) pairs: Multi30k's first training sentences when available, synthetic otherwise."""
-    en, de = read_multi30k("train", "en", 300), read_multi30k("train", "de", 300)
-    if en and de:
-        return list(zip(en, de))
+    """300 synthetic (en, de) pairs: one world for the tests, whether a corpus is found or not."""
     return synthetic_pairs(300)
 
 

@@ -5,6 +5,7 @@ four-language one in a folder named ``multilingual`` whose output words say whic
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
 import time
@@ -107,7 +108,7 @@ def test_max_length_caps_the_output(client, app):
 
 
 def test_compare_returns_both_outputs_and_scores(client, app):
-    greedy, beam, table, nbest, verdict, data = client.predict(
+    greedy, beam, table, nbest, verdict, data, _, tree = client.predict(
         "A Boston Terrier is running on lush green grass in front of a white fence.", app.model, 4, 0.6, 3, 0,
         api_name="/compare")
     assert isinstance(greedy, str) and greedy.strip() and isinstance(beam, str) and beam.strip()
@@ -123,6 +124,34 @@ def test_compare_returns_both_outputs_and_scores(client, app):
     assert data["differ"] == (greedy != beam)
     assert ("differ" in verdict) == data["differ"] and ("agree" in verdict) == (not data["differ"])
     assert data["greedy"]["text"] == greedy and data["beam"]["text"] == beam
+    assert tree["translation"] == beam and tree["engine"] == "pytorch"  # the tree is the search beside it
+
+
+def test_beam_vs_greedy_runs_one_beam_search_for_the_result_and_the_tree(app, monkeypatch):
+    from space.page import comparisons
+
+    ctx = app.demo.space_context
+    searches = []
+    generate = ctx.decoder.generate
+
+    def counted(name, requests, config, **kwargs):
+        searches.append((config.strategy, config.return_search, kwargs.get("engine")))
+        return generate(name, requests, config, **kwargs)
+
+    monkeypatch.setattr(ctx.decoder, "generate", counted)
+    text = "Two dogs play in the snow."
+    *_, verdict, data, _, tree = comparisons.compare(ctx, text, app.model, 3, 0.6, 2, 0)
+    assert searches == [("greedy", False, "pytorch"), ("beam", True, "pytorch")]
+    assert tree["translation"] == data["beam"]["text"] and "keeps no trace" not in verdict
+    steps = tree["search"]["steps"]
+    chosen = tree["chosen"]
+    assert tree["chosen_path"][-1][1] == steps[chosen["step"]]["finished"][chosen["finished_index"]]["tokens"]
+    if importlib.util.find_spec("ctranslate2") is not None:  # an engine without a trace: PyTorch's tree, said so
+        searches.clear()
+        *_, verdict, data, _, tree = comparisons.compare(ctx, text, app.model, 3, 0.6, 2, 0, engine="ctranslate2")
+        assert searches == [("greedy", False, "ctranslate2"), ("beam", False, "ctranslate2"),
+                            ("beam", True, "pytorch")]
+        assert tree["engine"] == "pytorch" and "PyTorch's beam search" in verdict
 
 
 def test_models_table_and_variants_side_by_side(client, app):
@@ -180,8 +209,8 @@ def test_translate_takes_the_languages_by_name(client, source, target):
 
 
 def test_compare_and_attention_take_the_languages(client):
-    greedy, beam, *_, data = client.predict(text="dea deb dec", model="multilingual", source_lang="de",
-                                            target_lang="fr", api_name="/compare")
+    greedy, beam, _, _, _, data, *_ = client.predict(text="dea deb dec", model="multilingual", source_lang="de",
+                                                   target_lang="fr", api_name="/compare")
     assert languages_of(greedy) == languages_of(beam) == {"fr"} and data["target_lang"] == "fr"
     _, data, translation = client.predict(text="fra frb", model="multilingual", source_lang="fr",
                                           target_lang="cs", api_name="/attention")
@@ -656,7 +685,8 @@ def wait_for_output(proc, text: str, timeout: float) -> str:
 
 @pytest.mark.slow
 def test_app_py_serves_on_the_host_and_port_gradio_reads(model_dir, tmp_path):
-    """``python app.py``: GRADIO_SERVER_NAME/PORT choose where it listens; MODEL_IDS and --model add models."""
+    """``python app.py``: GRADIO_SERVER_NAME/PORT choose where it listens; MODEL_IDS and --model add models; SIGTERM
+    stops it with nothing on stderr."""
     import os
     import subprocess
     import sys
@@ -683,8 +713,10 @@ def test_app_py_serves_on_the_host_and_port_gradio_reads(model_dir, tmp_path):
                                    api_name="/translate")
         assert out.strip()
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        proc.terminate()  # SIGTERM, as a host stops it
+        rest, _ = proc.communicate(timeout=60)
+    # stopped cleanly: the decoding worker's queues let go (no "resource_tracker: ... leaked semaphore"), no traceback
+    assert "leaked" not in rest and "Traceback" not in rest, rest
 
 
 def test_variants_table_shows_configuration_and_measurements(tmp_path, make_model):

@@ -13,7 +13,7 @@ import pytest
 
 from helpers.browser import (SHOTS, TIMEOUT_MS, browser_page, choose, fill, open_tab, screenshot_on_failure,  # noqa: F401
                              textarea_value, wait_for_inner_text, wait_for_text)
-from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
+from helpers.corpus import cache_folder
 from helpers.multilingual import LEXICON, languages_of
 from helpers.space_fixtures import model_for_tests, multilingual_for_tests, running_app
 from space.page.examples import EXAMPLES
@@ -25,9 +25,8 @@ pytestmark = pytest.mark.slow  # a server and a browser: seconds per test
 @pytest.fixture(scope="module")
 def app(request):
     cache = cache_folder(request, "space")
-    data = None if MULTI30K.is_dir() else synthetic_pairs(2000)  # conftest's, when the corpus is absent
     # one sentence per progress step of a document: the upload test sees its progress bar move
-    with running_app(model_for_tests(cache, data=data), Limits(max_output_tokens=60, document_chunk=1),
+    with running_app(model_for_tests(cache), Limits(max_output_tokens=60, document_chunk=1),
                      extra=[multilingual_for_tests(cache)]) as running:
         yield running
 

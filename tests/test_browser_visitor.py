@@ -17,7 +17,7 @@ import pytest
 
 from helpers.browser import (TIMEOUT_MS, app_url, browser, open_page, screenshot_on_failure,  # noqa: F401  (skips without a browser)
                              sync_api)
-from helpers.corpus import MULTI30K
+from helpers.corpus import MULTI30K, MULTI30K_MISSING
 from space.serving.choice import ModelChooser
 from space.serving.store import ModelStore
 
@@ -169,11 +169,12 @@ def test_inside_opens_on_the_best_model_and_every_view_shows_every_model_it_offe
 def _words_of(lang: str) -> set:
     path = MULTI30K / f"train.{lang}.gz"
     if not path.is_file():
-        pytest.skip(f"{path} is missing: the vocabulary of words comes from Multi30k's training text")
+        pytest.skip(f"{MULTI30K_MISSING} (the vocabulary of words comes from its training text)")
     with gzip.open(path, "rt", encoding="utf-8") as f:
         return {w for line in f for w in re.findall(r"\w+", line)}
 
 
+@pytest.mark.data
 def test_a_clicked_words_alternatives_are_whole_words_and_picking_one_translates_again(page):
     if page.size != "desktop":
         pytest.skip("the word view's logic does not depend on the width; its phone layout is photographed above")

@@ -111,6 +111,7 @@ def test_score_is_sacrebleu_and_the_cli_uses_the_library_scorer():
     assert not hasattr(cli, "score")  # one scorer: transformer_hub.training.metrics
 
 
+@pytest.mark.data
 @pytest.mark.skipif(not (MULTI30K / "val.en.gz").is_file(), reason=MULTI30K_MISSING)
 def test_evaluate_reads_multi30k_gz(model_dir, monkeypatch, capsys):
     status, out, err = run(["evaluate", "--model", str(model_dir), "--src", str(MULTI30K / "val.en.gz"),

@@ -2,13 +2,16 @@
 import pytest
 import torch
 
-from helpers.decoding_fixtures import one_thread, trained_model
-from helpers.tolerances import score
+from helpers.decoding_fixtures import one_thread, pad_ids, trained_model
+from helpers.tolerances import exactly, score
+from test_decoding_beam import A, B, EOS, TableModel, exhaustive, lp, output
 from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.decoding import generate
+from transformer_hub.decoding.beam import beam
 from transformer_hub.decoding.constraints import START, Constraints, Phrase, deal
 from transformer_hub.export.engine import choose_engine
 from transformer_hub.decoding.config import DecodingConfig
+from transformer_hub.decoding.stepper import Batch
 
 TEXTS = ["a dog runs in the park .", "two people sit on a bench .", "the child plays with a red ball .",
          "a man in a blue shirt ."]
@@ -73,14 +76,6 @@ def test_multi_token_constraints_are_met_and_n_best_all_meet_them(model):
     for hyp in result.hypotheses:
         assert hyp.constraints_met == [True] and phrase in hyp.text and hyp.finished
         assert len(hyp.alternatives) == len(hyp.token_logprobs)
-
-
-def test_a_constraint_the_model_already_chooses_changes_nothing(model):
-    (plain,) = generate(model, [TEXTS[0]], **BEAM)
-    word = plain.text.split()[1]
-    (constrained,) = generate(model, [TEXTS[0]], constraints=[[word]], **BEAM)
-    assert constrained.best.tokens == plain.best.tokens
-    assert constrained.best.score == score(plain.best.score, len(plain.best))
 
 
 def test_no_constraints_is_plain_beam_search_token_for_token(model):
@@ -190,3 +185,64 @@ def test_a_decoding_pool_runs_the_same_constrained_search(model):
         got = generate(model, TEXTS, constraints=cases, engine=pool, **BEAM)
     assert [r.best.tokens for r in got] == [r.best.tokens for r in expected]
     assert [r.best.constraints_met for r in got] == [r.best.constraints_met for r in expected]
+
+
+# --------------------------------------------------------------------------- hand-built models: known answers
+def constrained_beam(table, k: int, constrained: bool = True, cap: int = 4, **options):
+    """Beam search on a :class:`TableModel` (see test_decoding_beam.py), the output bound to contain token b."""
+    spec = [Constraints([Phrase("b", ((B,),))])] if constrained else None
+    batch = Batch(pad_ids([[5, EOS]]), torch.tensor([2]), torch.tensor([cap]), constraints=spec)
+    config = DecodingConfig(strategy="beam", beam_size=k, n_best=1, max_length=cap, **options)
+    return beam(TableModel(table), batch, config)[0][0]
+
+
+def best_with_b(table, cap: int = 4, alpha: float = 0.6):
+    """The best output (exhaustive search) that contains b, with its normalised score."""
+    return next((s, seq) for s, seq in exhaustive(table, cap, alpha) if B in seq)
+
+
+# "a a b" is the best output and its path is the best candidate at every step; "b ..." meets the constraint
+# sooner, so a search that favoured the banks of met constraints over the scores would keep "b a" and "b b".
+PLAIN_BEST_HAS_B = {
+    (): {A: lp(0.55), B: lp(0.45)},
+    (A,): {A: lp(0.6), B: lp(0.4)},
+    (B,): {A: lp(0.5), B: lp(0.5)},
+    (A, A): {B: 0.0},
+    (A, B): {EOS: lp(0.5), A: lp(0.5)},
+    (B, A): {EOS: lp(0.6), A: lp(0.4)},
+}
+# the best output, "a a", has no b; the best that has one is "a b a" (eos is blocked until b is met)
+PLAIN_BEST_LACKS_B = {
+    (): {A: lp(0.7), B: lp(0.3)},
+    (A,): {A: lp(0.7), B: lp(0.3)},
+    (B,): {A: lp(0.5), B: lp(0.5)},
+    (A, A): {EOS: lp(0.9), A: lp(0.1)},
+    (A, B): {A: lp(0.95), EOS: lp(0.05)},
+    (B, A): {EOS: lp(0.5), A: lp(0.5)},
+    (A, B, A): {EOS: 0.0},
+}
+
+
+def test_a_constraint_the_plain_best_meets_changes_nothing():
+    """Dynamic beam allocation keeps the best candidate of every step whatever its bank, so an output whose
+    path is the best candidate at each step survives the constraint; here that output is also the optimum.
+    (It keeps no more than that: an output whose path ranks lower at some step may lose its beam to a
+    candidate of a higher bank, as it may lose it to a better-scored one in plain beam search.)"""
+    best_score, best = exhaustive(PLAIN_BEST_HAS_B, 4, 0.6)[0]
+    assert best == [A, A, B, EOS]
+    for k in (1, 2):  # one beam: the best candidate or the one that met b ("b" at step 0)
+        plain = constrained_beam(PLAIN_BEST_HAS_B, k=k, constrained=False)
+        got = constrained_beam(PLAIN_BEST_HAS_B, k=k)
+        assert output(plain) == output(got) == best and got.constraints_met == [True]
+        assert got.score == exactly(plain.score) and got.normalized_score == score(best_score, len(best))
+
+
+def test_a_constraint_the_plain_best_misses_gives_the_best_output_that_meets_it():
+    plain = constrained_beam(PLAIN_BEST_LACKS_B, k=2, constrained=False)
+    assert output(plain) == [A, A, EOS]  # no b
+    expected_score, expected = best_with_b(PLAIN_BEST_LACKS_B)
+    assert expected == [A, B, A, EOS]
+    for k in (2, 8):  # two beams (one of them dealt to the bank that met b), and a beam that prunes nothing
+        got = constrained_beam(PLAIN_BEST_LACKS_B, k=k, early_stopping="never")
+        assert output(got) == expected and got.constraints_met == [True]
+        assert got.normalized_score == score(expected_score, len(expected))

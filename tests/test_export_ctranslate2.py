@@ -105,6 +105,7 @@ def test_cli_export_ctranslate2_and_refusal(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_shipped_model_through_ctranslate2_translator_matches_our_greedy(tmp_path):
     if not VAL_EN.is_file():
         pytest.skip(MULTI30K_MISSING)

@@ -15,7 +15,8 @@ from transformer_hub.decoding import DecodingConfig, generate
 from transformer_hub.decoding.alignment import (focus, head_words, inner_tokens, source_spans,
                                                 usual_translation, words_of, writes_word)
 from transformer_hub.decoding.anchoring import anchor_for, decode_anchored, term_spans
-from transformer_hub.decoding.constraints import Anchor, BeamAllocation, Constraints, Phrase, Term
+from transformer_hub.decoding.constraints import Anchor, Anchoring, BeamAllocation, Constraints, Phrase, Term
+from transformer_hub.decoding.processors import AnchoredTerms, Step
 from transformer_hub.decoding.results import Hypothesis
 from transformer_hub.text import translate_texts
 
@@ -76,6 +77,10 @@ def test_inner_tokens_are_the_pieces_that_continue_a_word():
     assert inner_tokens(["<pad>", "▁Ve", "lo", "s", ".", "▁", "9"]).tolist() == [2, 3, 6]
 
 
+def _anchor(allocation, log_probs, attention, sentences):
+    AnchoredTerms(allocation)(log_probs, Step(0, lambda: sentences, attention))
+
+
 def _spec(anchors):
     return Constraints([Phrase("ab", ((5, 6),), "x"), Phrase("c", ((7,),))], anchors)
 
@@ -83,13 +88,13 @@ def _spec(anchors):
 def test_the_gate_closes_a_term_where_the_decoder_looks_elsewhere_and_the_usual_words_are_pushed_down():
     spec = _spec([Anchor((1, 2), frozenset({3, 5})), None])
     assert spec.avoid == {3}  # a term's own tokens are never pushed down
-    allocation = BeamAllocation([spec], k=2, device=torch.device("cpu"), gate=0.3, penalty=4.0)
+    allocation = BeamAllocation([spec], k=2, device=torch.device("cpu"))
     log_probs = torch.full((2, 10), -2.0)
     log_probs[:, 3] = -0.5  # the usual translation's token, the rows' favourite
     att = torch.zeros(2, 2, 1, 3)
     att[0, 1, 0, 1], att[0, 1, 0, 0] = 0.6, 0.4  # row 0 attends to the term's word
     att[1, 1, 0, 0] = 1.0  # row 1 does not
-    allocation.anchor(log_probs, att, [0, 0])
+    _anchor(allocation, log_probs, att, [0, 0])
     assert allocation.closed == {0: 0, 1: 1}  # the anchored phrase 0 may start in row 0 only
     assert log_probs[:, 3].tolist() == [-4.5, -0.5]  # pushed down only where the decoder is at the term's words
     assert log_probs[0, 5].item() == pytest.approx(-0.5)  # the term starts as well as the word it replaces would
@@ -100,12 +105,12 @@ def test_the_gate_closes_a_term_where_the_decoder_looks_elsewhere_and_the_usual_
 
 def test_the_usual_word_stays_down_at_the_terms_words_once_the_term_is_written():
     spec = Constraints([Phrase("a", ((5,),), "x")], [Anchor((1, 2), frozenset({3}))])
-    allocation = BeamAllocation([spec], k=1, device=torch.device("cpu"), gate=0.3, penalty=4.0)
+    allocation = BeamAllocation([spec], k=1, device=torch.device("cpu"))
     allocation.follow([0], [5], [0])  # the term written
     att = torch.zeros(1, 2, 1, 3)
     att[0, 1, 0, 1] = 1.0  # still at "x": no "Velo Fahrrad"
     log_probs = torch.full((1, 10), -1.0)
-    allocation.anchor(log_probs, att, [0])
+    _anchor(allocation, log_probs, att, [0])
     assert log_probs[0, 3].item() == -5.0 and allocation.closed == {0: 0}
 
 
@@ -135,21 +140,21 @@ def test_every_occurrence_of_a_term_in_the_source_is_a_span_of_its_anchor():
 
 def test_a_repeated_term_replaces_the_usual_word_at_its_second_occurrence_too():
     spec = Constraints([Phrase("linge", ((5,),), "cloth")], [Anchor((1, 2), frozenset({3}), ((4, 5),))])
-    allocation = BeamAllocation([spec], k=1, device=torch.device("cpu"), gate=0.3, penalty=4.0)
+    allocation = BeamAllocation([spec], k=1, device=torch.device("cpu"))
     allocation.follow([0], [5], [0])  # "linge" written for the first "cloth"
     att = torch.zeros(1, 2, 1, 6)
     att[0, 1, 0, 4] = 1.0  # now at the second "cloth"
     log_probs = torch.full((1, 10), -3.0)
     log_probs[0, 3] = -0.5  # the model's "tissu" again
-    allocation.anchor(log_probs, att, [0])
+    _anchor(allocation, log_probs, att, [0])
     assert log_probs[0, 3].item() == -4.5 and log_probs[0, 5].item() == pytest.approx(-0.5)
     once = Constraints([Phrase("linge", ((5,),), "cloth")], [Anchor((1, 2), frozenset({3}))])
-    allocation = BeamAllocation([once], k=1, device=torch.device("cpu"), gate=0.3, penalty=4.0)
+    allocation = BeamAllocation([once], k=1, device=torch.device("cpu"))
     allocation.follow([0], [5], [0])
     att[0, 1, 0, 4], att[0, 1, 0, 1] = 0.0, 1.0  # a term met, still at its only occurrence: not offered again
     log_probs = torch.full((1, 10), -3.0)
     log_probs[0, 3] = -0.5
-    allocation.anchor(log_probs, att, [0])
+    _anchor(allocation, log_probs, att, [0])
     assert log_probs[0, 3].item() == -4.5 and log_probs[0, 5].item() == -3.0
 
 
@@ -174,11 +179,11 @@ def test_a_term_under_way_continues_for_free_and_does_not_run_on_inside_the_word
     allocation = BeamAllocation([spec], k=1, device=torch.device("cpu"))
     allocation.follow([0], [5], [0])  # the term begun
     log_probs = torch.full((1, 10), -3.0)
-    allocation.anchor(log_probs, torch.zeros(1, 2, 1, 3), [0])
+    _anchor(allocation, log_probs, torch.zeros(1, 2, 1, 3), [0])
     assert log_probs[0, 6].item() == 0.0
     allocation.follow([0], [6], [0])  # met: the next word-inner pieces lose the penalty
     log_probs = torch.full((1, 10), -3.0)
-    allocation.anchor(log_probs, torch.zeros(1, 2, 1, 3), [0])
+    _anchor(allocation, log_probs, torch.zeros(1, 2, 1, 3), [0])
     assert log_probs[0, 8:].tolist() == [-7.0, -7.0] and log_probs[0, 7].item() == -3.0
 
 
@@ -213,18 +218,20 @@ def test_a_tiny_model_places_an_anchored_term_and_anchor_terms_false_is_plain_co
     anchored = generate(model, texts, config, constraints=terms)
     assert anchored[0].hypotheses[0].constraints_met == [True] and "x y" in anchored[0].text
     plain = generate(model, texts, config, constraints=[["x y"], []])
-    off = generate(model, texts, config.replace(anchor_terms=False), constraints=terms)
+    off = generate(model, texts, config, constraints=terms, anchoring=Anchoring(terms=False))
     assert [h.tokens for r in off for h in r.hypotheses] == [h.tokens for r in plain for h in r.hypotheses]
     assert anchored[1].text == plain[1].text  # a sentence without terms is not touched
 
 
-def test_decoding_config_checks_the_anchoring_options():
-    with pytest.raises(ValueError, match="anchor_gate is a share of attention"):
-        DecodingConfig(anchor_gate=1.5)
-    with pytest.raises(ValueError, match="anchor_penalty must be >= 0"):
-        DecodingConfig(anchor_penalty=-1)
-    with pytest.raises(ValueError, match="anchor_terms must be true or false"):
-        DecodingConfig(anchor_terms="yes")
+def test_the_anchoring_options_are_checked_and_are_no_decoding_options():
+    with pytest.raises(ValueError, match=r"anchoring's gate must be a number in \[0, 1.0\], got 1.5"):
+        Anchoring(gate=1.5)
+    with pytest.raises(ValueError, match=r"anchoring's penalty must be a number in \[0, inf\], got -1"):
+        Anchoring(penalty=-1)
+    with pytest.raises(ValueError, match="anchoring's terms must be true or false, got 'yes'"):
+        Anchoring(terms="yes")
+    with pytest.raises(ValueError, match="unknown decoding options"):
+        DecodingConfig().replace(anchor_gate=0.5)
 
 
 def _check_replaced(text: str) -> None:
@@ -244,7 +251,7 @@ def en_de():
 
 def test_the_glossary_replaces_the_words_it_translates_on_the_shipped_model(en_de):
     options = dict(strategy="beam", beam_size=5, glossary=TERMS, split_sentences=False)
-    before = translate_texts(en_de, [SENTENCE], anchor_terms=False, **options)[0].text
+    before = translate_texts(en_de, [SENTENCE], anchoring=Anchoring(terms=False), **options)[0].text
     assert "Fahrrad" in before or before.startswith(("Velo", "Gasse"))  # what constrained search alone gave
     result = translate_texts(en_de, [SENTENCE], **options)[0]
     _check_replaced(result.text)

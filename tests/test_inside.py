@@ -220,7 +220,8 @@ def test_where_greedy_leaves_the_reference():
     own = generate(model, [TEXT], strategy="greedy")[0].text
     assert teacher_forcing(model, TEXT, own).leaves_at is None
     words = own.split()
-    other = " ".join(words[:1] + ["wasser"] + words[2:])
+    assert len(words) >= 2, own
+    other = " ".join(words[:1] + ["wasser" if words[1] != "wasser" else "hund"] + words[2:])  # another 2nd word
     view = teacher_forcing(model, TEXT, other)
     first = len(model.tokenizer.encode(words[0], side="target"))
     assert view.leaves_at == first and view.greedy_pieces[:first] == view.reference_pieces[:first]

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
+from helpers.corpus import cache_folder
 from helpers.decoding_fixtures import one_thread
 from helpers.space_fixtures import model_for_tests, serving
 from space.hosting.limits import Limits
@@ -20,14 +20,14 @@ from transformer_hub.text.pipeline import OneModel, translate_texts
 LIMITS = Limits(max_chars=400, max_lines=6, max_sentences=8, max_output_tokens=60, max_beam=6, max_models=4)
 TEXTS = ["A dog runs in the park.", "Two men sit on a bench.", "A woman in a red coat walks down the street.",
          "Children play football on the grass."]
-# MBR weighted up: on the test model it moves two of the four choices off the beam's best
+# MBR weighted up, so that the choice may differ from the beam's best (whether it does depends on the trained model)
 WEIGHTS = DirectionWeights({"forward": 1.0, "mbr_chrf": 40.0}, 1.0, SearchSettings(4, 0.6))
 
 
 @pytest.fixture(scope="module")
 def folders(request, tmp_path_factory):
     """(the test model with an en-de rerank.json, the same model without one)."""
-    plain = model_for_tests(cache_folder(request, "space"), data=None if MULTI30K.is_dir() else synthetic_pairs(2000))
+    plain = model_for_tests(cache_folder(request, "space"))
     tuned = tmp_path_factory.mktemp("quality") / "tuned"
     shutil.copytree(plain, tuned)
     RerankFile({"en-de": WEIGHTS}, command="tests/test_quality.py").save(tuned / RERANK_FILE)
@@ -70,8 +70,7 @@ def test_the_pipeline_reranks_each_sentence_as_the_reranker_does(reranker):
     best = library(reranker, TEXTS)
     assert [s.text for s in whole.sentences] == best and whole.text == " ".join(best)
     assert [r.text for r in lines] == best and lines[0].engine == "pytorch"
-    if MULTI30K.is_dir():  # the weights were picked on the Multi30k-trained test model to move some choices
-        assert [r.text for r in fast] != best
+    assert [r.text for r in fast] == library(reranker, TEXTS, quality="fast")  # without quality: the beam's best
     for result, sentence in zip(lines, TEXTS):  # every candidate stays: the choice first, then the others
         ranked = reranker.generate([sentence], "en", "de")[0]
         assert [h.text for h in result.hypotheses] == sorted(ranked.candidates, key=lambda t: -ranked.scores[

@@ -19,17 +19,12 @@ SETTINGS = RestSettings(max_body_bytes=8192, queue=3)
 SENTENCE = "A man is riding a bicycle."
 
 
-def _sources(request):
-    from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
-
-    cache = cache_folder(request, "space")
-    return cache, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
-
-
 @pytest.fixture(scope="module")
 def served(request):
-    cache, data = _sources(request)
-    with serving([model_for_tests(cache, data=data), multilingual_for_tests(cache)], LIMITS, SETTINGS) as running:
+    from helpers.corpus import cache_folder
+
+    cache = cache_folder(request, "space")
+    with serving([model_for_tests(cache), multilingual_for_tests(cache)], LIMITS, SETTINGS) as running:
         yield running
 
 

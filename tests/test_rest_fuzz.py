@@ -27,10 +27,9 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 @pytest.fixture(scope="module")
 def served(request):
-    from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
+    from helpers.corpus import cache_folder
 
-    data = None if MULTI30K.is_dir() else synthetic_pairs(2000)
-    with serving([model_for_tests(cache_folder(request, "space"), data=data)], LIMITS,
+    with serving([model_for_tests(cache_folder(request, "space"))], LIMITS,
                  RestSettings(max_body_bytes=8192, queue=8)) as running:
         yield running
 

@@ -19,10 +19,9 @@ TERMS = {"dog": "Wasserball"}
 
 @pytest.fixture(scope="module")
 def served(request):
-    from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
+    from helpers.corpus import cache_folder
 
-    data = None if MULTI30K.is_dir() else synthetic_pairs(2000)
-    with serving([model_for_tests(cache_folder(request, "space"), data=data)], LIMITS) as running:
+    with serving([model_for_tests(cache_folder(request, "space"))], LIMITS) as running:
         yield running
 
 

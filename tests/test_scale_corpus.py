@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers.corpus import read_multi30k
+from helpers.corpus import MULTI30K_MISSING, read_multi30k
 
 from transformer_hub.cli import main
 from transformer_hub.decoding import DecodingConfig
@@ -83,7 +83,7 @@ def mixed_lines(n: int):
     """``n`` lines of Multi30k's test set, English, French and Czech in turn (to German)."""
     per = [read_multi30k("test_2016_flickr", lang, limit=n) for lang in ("en", "fr", "cs")]
     if any(lines is None for lines in per):
-        pytest.skip("Multi30k not found (../shared/data/multi30k or $TRANSFORMER_HUB_DATA)")
+        pytest.skip(MULTI30K_MISSING)
     return [per[i % 3][i // 3] for i in range(n)]
 
 
@@ -137,6 +137,7 @@ def test_without_ray_the_command_says_which_extra_to_install(tmp_path, monkeypat
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_300_mixed_lines_come_out_as_the_pipeline_translates_them_in_order(tmp_path, cluster):
     lines = mixed_lines(300)
     report = run_job(job(tmp_path, lines, block_lines=60))
@@ -146,6 +147,7 @@ def test_300_mixed_lines_come_out_as_the_pipeline_translates_them_in_order(tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_an_interrupted_job_resumed_skips_its_finished_blocks_and_gives_the_same_file(tmp_path, cluster):
     lines = mixed_lines(40)
     first = job(tmp_path, lines, block_lines=10)
@@ -163,6 +165,7 @@ def test_an_interrupted_job_resumed_skips_its_finished_blocks_and_gives_the_same
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_a_bad_line_is_reported_and_the_others_translated(tmp_path, cluster):
     good = mixed_lines(6)
     records = [{"text": t} for t in good[:3]] + [{"text": SPANISH}, {"body": "no text"}] + [{"text": t}
@@ -184,6 +187,7 @@ def test_a_bad_line_is_reported_and_the_others_translated(tmp_path, cluster):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_quality_best_lines_come_out_as_translate_quality_best_gives_them(tmp_path, cluster):
     from transformer_hub.rerank import RerankedModel
 

@@ -29,14 +29,13 @@ FILE_ARGS = ["auto", "beam", 4, 0.6, 1.0, 0.9, 0, "en", "de", "auto", False, "au
 
 @pytest.fixture(scope="module")
 def served(request, tmp_path_factory):
-    from helpers.corpus import MULTI30K, cache_folder, synthetic_pairs
+    from helpers.corpus import cache_folder
 
     cache = cache_folder(request, "space")
-    data = None if MULTI30K.is_dir() else synthetic_pairs(2000)
     uploads = tmp_path_factory.mktemp("uploads")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("GRADIO_TEMP_DIR", str(uploads))
-        with serving([model_for_tests(cache, data=data), multilingual_for_tests(cache)], LIMITS, SETTINGS) as running:
+        with serving([model_for_tests(cache), multilingual_for_tests(cache)], LIMITS, SETTINGS) as running:
             running.uploads = uploads
             yield running
 

@@ -59,6 +59,7 @@ def test_the_results_page_table_is_the_results_file(multilingual):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 @pytest.mark.skipif(not MULTI30K.is_dir(), reason=MULTI30K_MISSING)
 def test_a_whole_test_set_scores_what_the_results_file_says(multilingual):
     """German -> French on all of test_2016_flickr, beam 5 and length penalty 0.6 as the results command ran it:

@@ -72,6 +72,7 @@ def _same_data(saved, folder: Path, domain: str, split: str, langs) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.data
 @pytest.mark.parametrize("domain, folder, split, direction, missing", [
     ("software", LIBREOFFICE_HELP, "test", "en-de", LIBREOFFICE_HELP_MISSING),
     ("software", LIBREOFFICE_HELP, "test", "cs-en", LIBREOFFICE_HELP_MISSING),
@@ -86,7 +87,7 @@ def test_a_slice_of_the_test_split_scores_what_the_results_file_says(v3, saved, 
     if not (folder / f"{split}.{src}.gz").is_file():
         pytest.skip(missing)
     if not _same_data(saved, folder, domain, split, (src, tgt)):
-        pytest.skip(f"{folder} holds other {split} files than the ones scored (another package version?)")
+        pytest.skip(f"the {domain} corpus holds other {split} files than the ones scored (another package version?)")
     n = saved.settings["slice"]
     stored = {s.metric: s.value for s in saved.results
               if s.model == "v3" and s.split == f"{domain}/{split}[:{n}]" and s.direction == direction}

@@ -178,19 +178,6 @@ def test_the_page_names_no_single_direction(no_models):
     assert "En → De" not in texts and "English in" not in texts and "English, German, French, Czech" in texts
 
 
-def test_no_import_cycle_in_the_space():
-    import subprocess
-    import sys as _sys
-    from pathlib import Path
-
-    tool = Path(__file__).resolve().parents[2] / "shared" / "tools" / "import_cycles.py"
-    if not tool.is_file():
-        pytest.skip(f"no {tool}")
-    out = subprocess.run([_sys.executable, str(tool), "space"], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[1]).stdout
-    assert "cycle" not in out.replace("cycles among", ""), out
-
-
 def _view(words, probabilities, unsure=False):
     """The word view's data for one sentence whose pieces are whole words."""
     text = " ".join(words)

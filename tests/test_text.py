@@ -116,6 +116,7 @@ def test_unserved_language_names_the_other_language():
     assert unserved_language(texts, SERVED) == ["es", "it", None, None, None, "zh", "mk", None]
 
 
+@pytest.mark.data
 @pytest.mark.skipif(not MULTI30K.exists(), reason=MULTI30K_MISSING)
 @pytest.mark.parametrize("lang", SERVED)
 def test_no_validation_caption_is_called_unserved(lang):
@@ -134,6 +135,7 @@ def test_a_text_is_too_short_to_detect_only_when_short_and_unsure():
     assert too_short_to_detect("Ein langer Satz", Detected("de", 0.3)) is False  # long enough: kept however unsure
 
 
+@pytest.mark.data
 @pytest.mark.skipif(not MULTI30K.exists(), reason=MULTI30K_MISSING)
 @pytest.mark.parametrize("lang", SERVED)
 def test_no_validation_caption_is_too_short_to_detect(lang):

@@ -41,8 +41,7 @@ def test_round_trip_on_the_training_text(tiny_tokenizer, sentence_pairs):
 
 
 def test_round_trip_on_unseen_sentences(tiny_tokenizer):
-    held_out = (read_multi30k("val", "en", 100) or []) + (read_multi30k("val", "de", 100) or [])
-    held_out += [en for en, _ in synthetic_pairs(50, seed=7)] + ["Quick zephyrs blow, vexing daft Jim.",
+    held_out = [en for en, _ in synthetic_pairs(50, seed=7)] + ["Quick zephyrs blow, vexing daft Jim.",
                                                                   "Jörg wählt Quarz-Äxte; Übermut tut selten gut."]
     for text in held_out:
         ids = tiny_tokenizer.encode(text)
@@ -153,6 +152,7 @@ def test_foreign_special_ids_are_refused(tmp_path):
         Tokenizer(processor)
 
 
+@pytest.mark.data
 @pytest.mark.skipif(read_multi30k("train", "en", 1) is None, reason=MULTI30K_MISSING)
 def test_multi30k_vocabulary_covers_the_test_set():
     en, de = read_multi30k("train", "en", 2000), read_multi30k("train", "de", 2000)

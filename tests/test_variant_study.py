@@ -1,7 +1,7 @@
 """scripts/variant_study.py: every variant on one budget, results.json for the Space, shipped models, plot, resume.
 
 One toy study (preset ``tiny``, 3 updates, 300 training pairs, 20 val/test pairs, beam 2) runs once per module
-on Multi30k (conftest's ``MULTI30K``: ``$TRANSFORMER_HUB_DATA``), or on a synthetic corpus in the same layout when it is absent.
+on a synthetic corpus in Multi30k's layout (the same on every machine, whether the corpus is beside it or not).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.corpus import MULTI30K, synthetic_pairs
+from helpers.corpus import synthetic_pairs
 from scripts import variant_study as study
 from space.serving.store import ModelStore
 from transformer_hub import Transformer, TransformerConfig
@@ -31,10 +31,7 @@ PARTS = {"paper": ("encoder-decoder", "sinusoidal", "post", "relu"),
 
 
 def data_dir(tmp: Path) -> Path:
-    """Multi30k when present, else synthetic train/val/test_2016_flickr files."""
-    if all((MULTI30K / f"{split}.{lang}.gz").is_file() for split in ("train", "val", "test_2016_flickr")
-           for lang in ("en", "de")):
-        return MULTI30K
+    """Synthetic train/val/test_2016_flickr files in Multi30k's layout (the same on every machine)."""
     folder = tmp / "corpus"
     folder.mkdir()
     for split, (n, seed) in {"train": (300, 0), "val": (20, 1), "test_2016_flickr": (20, 2)}.items():

@@ -1,6 +1,6 @@
-"""Interactive translation: per-token probabilities and alternatives, continuing from a chosen word, the beam tree.
+"""Interactive translation: per-token probabilities and alternatives, continuing from a chosen word.
 
-Thin calls of ``generate`` with ``return_alternatives=K``, ``prefix=`` and ``return_search=True``; the
+Thin calls of ``generate`` with ``return_alternatives=K`` and ``prefix=``; the
 pieces are shown with the model's tokenizer (read in this process; the weights stay in the worker).
 """
 from __future__ import annotations
@@ -12,12 +12,12 @@ import gradio as gr
 from transformer_hub.decoding import words as word_level
 from transformer_hub.text import Segmented
 
-from ..hosting.limits import clean_text, int_option
+from ..hosting.limits import clean_text
 from ..pictures import word_view
 from ..serving.context import SpaceContext
 from ..serving.decoder import Request
 from ..serving.service import _special as special_ids  # noqa: PLC2701 - the ids the word view leaves out
-from ..serving.service import ALTERNATIVES, decode_text, decoding_config, languages_for, pick_model, run
+from ..serving.service import ALTERNATIVES, decode_text, decoding_config, languages_for
 
 COLOURS = word_view.COLOURS  # the word view's legend (labels -> colours)
 highlighted = word_view.highlighted
@@ -99,30 +99,3 @@ def splice(whole: Dict[str, Any], sentence: int, part: Dict[str, Any]) -> Dict[s
     joined = layout.join([s["translation"] for s in sentences])
     return {**whole, "tokens": whole["tokens"][:first] + new_tokens + whole["tokens"][end:], "words": words,
             "sentences": sentences, "translation": joined}
-
-
-def beam_tree(ctx: SpaceContext, text: str, beam_size: int = 4, model: Optional[str] = None,
-              source_lang: str = "en", target_lang: str = "de", length_penalty: float = 0.6, max_length: int = 0):
-    """Beam search as a tree: (picture, the trace as JSON with the chosen path).
-
-    Decoded with the same options as the beam search it is shown beside, so the paths are the same."""
-    sentence = clean_text(text, ctx.limits, single=True).sentences[0]
-    beam_size = int_option("beam size", beam_size, 1, ctx.limits.max_beam)
-    name = pick_model(ctx, model, source_lang, target_lang)
-    config = decoding_config(ctx, "beam", beam_size, length_penalty, max_length=max_length, return_search=True)
-    (result,), seconds = run(ctx, name, [sentence], config, languages_for(ctx, name, source_lang, target_lang))
-    if result.search is None:
-        raise gr.Error(f"Model {name!r} returned no search trace for this sentence.")
-    tokenizer = ctx.store.tokenizer(name)
-    eos = ctx.store.config(name).eos_id
-    found = result.search.locate(result.best, eos)
-    path = [] if found is None else [[t, node.tokens] for t, node in
-                                     enumerate(result.search.path(found[0], result.search.steps[found[0]].finished[found[1]]))]
-    from ..pictures.beam_tree import beam_tree_figure
-
-    figure = beam_tree_figure(result.search, lambda ids: tokenizer.pieces(ids, side="target"), found,
-                              title=f"Beam search, k={beam_size} · {name}: {result.best.text}")
-    data = {"model": name, "source": sentence, "translation": result.best.text, "beam_size": beam_size,
-            "chosen": None if found is None else {"step": found[0], "finished_index": found[1]},
-            "chosen_path": path, "search": result.search.to_dict(), "ms": round(seconds * 1000.0, 1)}
-    return figure, data

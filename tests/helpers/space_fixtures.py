@@ -1,7 +1,7 @@
 """Fixtures of the Space's tests: a small trained model, and the demo launched on loopback.
 
-``model_for_tests`` trains a tiny Transformer for a few seconds on Multi30k En->De pairs (or on given
-pairs) with the library's trainer, once per cache folder; ``running_app`` launches the demo in this
+``model_for_tests`` trains a tiny Transformer for a few seconds on synthetic En->De pairs (the same on every
+machine, corpus or not) with the library's trainer, once per cache folder; ``running_app`` launches the demo in this
 process on 127.0.0.1 and closes it (and its decoding worker) afterwards.
 """
 from __future__ import annotations
@@ -23,13 +23,11 @@ import torch
 from space.page.demo import build_demo, configure_torch, launch_options
 from space.hosting.limits import Limits
 from space.serving.store import is_model_folder
-from transformer_hub.training.data import default_data_dir, load_split
 from transformer_hub.training.trainer import main as train_main
 
-from .corpus import MULTI30K, cache_folder, synthetic_pairs
+from .corpus import cache_folder, synthetic_pairs
 from .multilingual import train_four_way
 
-DATA_DIR = default_data_dir()  # $TRANSFORMER_HUB_DATA, else data/multi30k
 TINY_UPDATES = 300  # about 30 s at one thread
 
 
@@ -54,16 +52,14 @@ def train_tiny(out: Path, pairs: List[Tuple[str, str]], updates: int = TINY_UPDA
     return out
 
 
-def model_for_tests(cache_root: Optional[os.PathLike] = None, updates: int = TINY_UPDATES,
-                    data: Optional[List[Tuple[str, str]]] = None) -> Path:
-    """A tiny En->De model trained once into ``cache_root`` (pytest's cache) or the temp folder.
-
-    ``data`` replaces the first 2,000 Multi30k pairs (for machines without the corpus)."""
+def model_for_tests(cache_root: Optional[os.PathLike] = None, updates: int = TINY_UPDATES) -> Path:
+    """A tiny En->De model trained once on 2,000 synthetic pairs into ``cache_root`` (pytest's cache) or the temp
+    folder."""
     root = Path(cache_root) if cache_root else Path(tempfile.gettempdir()) / "transformer_hub_space"
-    out = root / f"tiny-en-de-{updates}u{'' if data is None else '-synthetic'}"
+    out = root / f"tiny-en-de-{updates}u-synthetic"
     if is_model_folder(out):
         return out
-    pairs = list(data) if data is not None else load_split(DATA_DIR, "train", "en", "de")[:2000]
+    pairs = synthetic_pairs(2000)
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     train_tiny(tmp, pairs, updates=updates)
     try:
@@ -190,9 +186,8 @@ LIMITS = Limits(max_chars=300, max_lines=8, max_output_tokens=60, max_beam=6, ma
 
 
 def app_models(request):
-    """pytest's cache folder, and synthetic pairs (conftest's) when the Multi30k corpus is absent."""
-    cache = cache_folder(request, "space")
-    return cache, TINY_UPDATES, (None if MULTI30K.is_dir() else synthetic_pairs(2000))
+    """``model_for_tests``'s arguments: pytest's cache folder and the updates."""
+    return cache_folder(request, "space"), TINY_UPDATES
 
 
 def tiny_app(request) -> Iterator[RunningApp]:

@@ -6,6 +6,7 @@
     generate(model, ["A dog runs."], prefix="Ein Hu", return_alternatives=5)      # forced start; per-token choices
     generate(model, ["A dog runs."], strategy="beam", return_search=True)[0].search  # the beam search tree
     generate(model, ["A dog runs."], strategy="beam", constraints=[["Hund"]])       # phrases the output must hold
+    generate(model, ["A dog."], strategy="beam", constraints=[[Term("Köter", "dog")]], anchoring=Anchoring(gate=0.5))
 
 Strategies are registered by name in ``STRATEGIES`` (``@STRATEGIES.register("name")``);
 the options live in :class:`DecodingConfig`, apart from the model's config.
@@ -14,11 +15,12 @@ Engines (``ENGINES``: "pytorch", "ctranslate2"; or an engine object) do the deco
 """
 from .api import decode_ids, generate, translate
 from .config import DecodingConfig, length_penalty
+from .constraints import Anchoring
 from .engines import ENGINES, Engine, PyTorchEngine, get_engine
 from .pool import DecodingPool
 from .results import CONFIDENCE_THRESHOLD, Hypothesis, SearchNode, SearchStep, SearchTrace, TranslationResult
 from .strategies import STRATEGIES, Batch, Stepper
 
-__all__ = ["CONFIDENCE_THRESHOLD", "DecodingConfig", "DecodingPool", "Hypothesis", "TranslationResult", "STRATEGIES",
-           "generate", "translate", "decode_ids", "length_penalty", "Batch", "Stepper", "SearchTrace", "SearchStep",
+__all__ = ["Anchoring", "CONFIDENCE_THRESHOLD", "DecodingConfig", "DecodingPool", "Hypothesis", "TranslationResult",
+           "STRATEGIES", "generate", "translate", "decode_ids", "length_penalty", "Batch", "Stepper", "SearchTrace", "SearchStep",
            "SearchNode", "ENGINES", "Engine", "PyTorchEngine", "get_engine"]

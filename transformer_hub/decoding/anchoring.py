@@ -3,15 +3,15 @@
 Plain lexically constrained search only knows that "Velo" must appear somewhere: it may start the sentence
 with it, or put it where "Mann" belonged, and the model still writes "Fahrrad" for "bicycle" beside it.  A
 glossary entry says more, as DeepL's glossaries do: "bicycle" is to be translated as "Velo".  So each
-:class:`~.constraints.Term` is anchored (``DecodingConfig.anchor_terms``), in up to three passes over the
-sentences that have terms:
+:class:`~.constraints.Term` is anchored (``constraints.Anchoring``, ``generate(..., anchoring=)``), in up to
+three passes over the sentences that have terms:
 
 1. plain beam search with cross-attention; per term, :func:`~.alignment.usual_translation` reads off the
    words the model wrote while attending to the term's source words ("Fahrrad"), at every occurrence of them;
    a term is not anchored where there is nothing to replace: the model already wrote it (also elided, as in
    "l'accordéon"; else only its article would be pushed down), or no word it wrote attends to the term;
-2. constrained beam search where a term may start only at steps whose attention puts ``anchor_gate`` on its
-   source words, and the first tokens of its usual translation lose ``anchor_penalty`` nats (so the slot
+2. constrained beam search where a term may start only at steps whose attention puts the ``gate`` on its
+   source words, and the first tokens of its usual translation lose ``penalty`` nats (so the slot
    the sentence has for "bicycle" goes to the term, and the usual word is not written beside it); a term
    whose source words occur twice is offered again at the other occurrence ("linge" for both "cloth");
 3. a sentence whose best output still lacks a term (the gate never opened where the term could fit) is
@@ -28,7 +28,7 @@ import torch
 
 from .alignment import head_words, source_spans, usual_translation, writes_word
 from .config import DecodingConfig
-from .constraints import Anchor, Constraints
+from .constraints import Anchor, Anchoring, Constraints
 from .results import Hypothesis
 
 # (sentence indices, config, every sentence's constraints or None) -> those sentences' n-best lists, in order
@@ -89,12 +89,13 @@ def missing_terms(hyps: Sequence[Hypothesis]) -> bool:
 def decode_anchored(decode: Decode, n: int, specs: List[Optional[Constraints]], config: DecodingConfig,
                     pieces: Callable[[int], List[str]],
                     target_pieces: Callable[[List[int]], List[str]],
-                    inner: Optional[torch.Tensor] = None) -> List[List[Hypothesis]]:
+                    inner: Optional[torch.Tensor] = None, anchoring: Anchoring = Anchoring()) -> List[List[Hypothesis]]:
     """The n-best lists of ``n`` sentences with constraints ``specs``, terms anchored (the module docstring).
 
     ``pieces(i)``: sentence i's source pieces as the encoder reads them; ``target_pieces(ids)``: output pieces;
-    ``inner``: the target ids that continue a word (``alignment.inner_tokens``)."""
-    spans = term_spans(specs, pieces) if config.anchor_terms else {}
+    ``inner``: the target ids that continue a word (``alignment.inner_tokens``); ``anchoring``: whether terms
+    are anchored, with which gate and penalty."""
+    spans = term_spans(specs, pieces) if anchoring.terms else {}
     if not spans:
         return decode(list(range(n)), config, specs)
     termed = sorted(spans)
@@ -104,7 +105,7 @@ def decode_anchored(decode: Decode, n: int, specs: List[Optional[Constraints]], 
     for i, hyps in zip(termed, plain):
         best = hyps[0] if hyps else None
         anchored[i] = specs[i].anchored([anchor_for(span, best, target_pieces, phrase.variants, phrase.text)
-                                          for span, phrase in zip(spans[i], specs[i].phrases)], inner)
+                                          for span, phrase in zip(spans[i], specs[i].phrases)], inner, anchoring)
     out = decode(list(range(n)), config, anchored)
     missed = [i for i in termed if missing_terms(out[i])]
     if missed:

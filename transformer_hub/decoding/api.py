@@ -20,7 +20,7 @@ from .alignment import inner_tokens
 from .anchoring import decode_anchored
 from .batching import prepare_sources
 from .config import DecodingConfig, one_per_text
-from .constraints import Constraints, constraints_for_texts
+from .constraints import Anchoring, Constraints, constraints_for_texts
 from .engines import get_engine
 from .prefix import Prefix, PrefixArg, check_prefix_lengths, prefixes_for_ids, prefixes_for_texts
 from .results import Hypothesis, TranslationResult
@@ -38,7 +38,8 @@ def resolve_config(config: Optional[DecodingConfig], overrides: dict) -> Decodin
 
 
 def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool, workers: int, engine,
-         prefixes: Optional[List[Optional[Prefix]]] = None, constraints: Optional[List[Optional[Constraints]]] = None):
+         prefixes: Optional[List[Optional[Prefix]]] = None, constraints: Optional[List[Optional[Constraints]]] = None,
+         anchoring: Optional[Anchoring] = None):
     """Decode id lists (each ending in eos); returns (hypotheses per sentence, truncated indices, sources used,
     output caps)."""
     runner = get_engine(engine)
@@ -63,7 +64,8 @@ def _run(model, sources: List[List[int]], config: DecodingConfig, progress: bool
     tokenizer, skip = model.tokenizer, 1 if getattr(model.config, "decoder_tags", False) else 0
     hyps = decode_anchored(decode, len(sources), list(constraints), config,
                            lambda i: tokenizer.pieces(sources[i][skip:], side="source"),
-                           lambda ids: tokenizer.pieces(ids, side="target"), _inner_tokens(tokenizer))
+                           lambda ids: tokenizer.pieces(ids, side="target"), _inner_tokens(tokenizer),
+                           anchoring or Anchoring())
     return hyps, truncated, sources, caps
 
 
@@ -138,7 +140,8 @@ def _source_tags(model, tokenizer, n: int, src_lang: Languages, tgt_lang: Langua
 
 def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = None, *, src_lang: Languages = None,
              tgt_lang: Languages = None, domain: Languages = None, progress: bool = False, workers: int = 1,
-             engine="pytorch", prefix: PrefixArg = None, constraints=None, **overrides) -> List[TranslationResult]:
+             engine="pytorch", prefix: PrefixArg = None, constraints=None, anchoring: Optional[Anchoring] = None,
+             **overrides) -> List[TranslationResult]:
     """Translate sentences with ``model.tokenizer``: one :class:`TranslationResult` per text, in input order (texts
     to split, detect or match against a glossary: ``transformer_hub.text.translate_texts``, which calls this).
 
@@ -150,8 +153,9 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     the default); a sentence's result does not depend on the others'.  ``prefix``: the target text each output
     starts with (or one per text), forced and scored.  ``constraints`` (beam, PyTorch engine): per text the target
     phrases its output must contain; each hypothesis reports ``constraints_met``, and ``result.warnings`` names a
-    phrase that cannot fit the length budget.  ``return_alternatives=K``: each hypothesis's per-token
-    ``alternatives``; ``return_search=True`` (beam): each result's ``search`` trace.
+    phrase that cannot fit the length budget; ``anchoring`` (a ``constraints.Anchoring``) places a term's phrase
+    at its source words.  ``return_alternatives=K``: each hypothesis's per-token ``alternatives``;
+    ``return_search=True`` (beam): each result's ``search`` trace.
     """
     config = resolve_config(config, overrides)
     texts = check_texts(texts)
@@ -164,7 +168,7 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     sources = [tag + tokenizer.encode(t, side="source") + [eos] if t.strip() else [] for t, tag in zip(texts, tags)]
     prefixes = prefixes_for_texts(model, tokenizer, prefix, len(texts))
     specs = constraints_for_texts(model, tokenizer, constraints, len(texts))
-    hyps, truncated, used, caps = _run(model, sources, config, progress, workers, engine, prefixes, specs)
+    hyps, truncated, used, caps = _run(model, sources, config, progress, workers, engine, prefixes, specs, anchoring)
     _fill_text(model, hyps)
     return _results(model, texts, hyps, truncated, used, caps, specs, src_lang)
 

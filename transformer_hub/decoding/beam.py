@@ -29,9 +29,9 @@ from ..model.kernels import topk
 from .config import STRATEGIES, DecodingConfig
 from .constraints import BeamAllocation
 from .hypotheses import FinishedHypotheses
-from .prefix import Forcing
+from .processors import Step
 from .results import Hypothesis, NBest, SearchNode, SearchStep, SearchTrace
-from .stepper import Batch, Stepper, alternatives_at, make_hypothesis, most_likely, next_tokens
+from .stepper import Batch, Stepper, alternatives_at, make_hypothesis, most_likely, processors_for
 
 Tensor = torch.Tensor
 NEG_INF = float("-inf")
@@ -55,18 +55,12 @@ class _Rows:
     tokens: List[List[int]]
     logprobs: List[List[float]]
     alternatives: List[list]  # per row, per step: (ids, log-probs) of the most likely tokens
-    remaining: List[str]  # the prefix text a row must still spell (see prefix.py)
 
-    def follow(self, rows: List[int], tokens: List[int], logprobs: List[float], alternatives, t: int,
-               forcing: Optional[Forcing], sentences: List[int]) -> "_Rows":
+    def follow(self, rows: List[int], tokens: List[int], logprobs: List[float], alternatives) -> "_Rows":
         """The next beams: row ``rows[i]`` extended by ``tokens[i]``."""
-        remaining = [self.remaining[r] for r in rows] if self.remaining else []
-        if forcing is not None and any(remaining):
-            remaining = forcing.advance(t, sentences, remaining, tokens)
         return _Rows([self.tokens[r] + [tok] for r, tok in zip(rows, tokens)],
                      [self.logprobs[r] + [lp] for r, lp in zip(rows, logprobs)],
-                     [self.alternatives[r] + [alternatives[r]] for r in rows] if alternatives else self.alternatives,
-                     remaining)
+                     [self.alternatives[r] + [alternatives[r]] for r in rows] if alternatives else self.alternatives)
 
 
 @STRATEGIES.register("beam")
@@ -83,11 +77,10 @@ class BeamSearch:
         self.config, self.bos, self.eos, self.k = config, cfg.bos_id, cfg.eos_id, config.beam_size
         self.device, k, n = batch.src.device, config.beam_size, batch.size
         state = model.encode(batch.src).repeat(k)  # the k beams of a sentence share its encoder output
-        self.forcing = Forcing(batch.prefixes, self.device) if batch.prefixes else None
-        self.allocation = BeamAllocation(batch.constraints, k, self.device, config.anchor_gate,
-                                         config.anchor_penalty) if batch.constraints else None
-        anchoring = self.allocation is not None and self.allocation.needs_attention  # its gates read attention
-        self.stepper = Stepper(model, state, config.use_cache, config.return_attention or anchoring)
+        self.allocation = BeamAllocation(batch.constraints, k, self.device) if batch.constraints else None
+        self.processors = processors_for(batch, config, self.eos, k, self.allocation)
+        need_weights = config.return_attention or self.processors.needs_attention  # anchored terms read attention
+        self.stepper = Stepper(model, state, config.use_cache, need_weights)
         # Ranking runs on tensors; the rest of a step's bookkeeping touches a few numbers per sentence, so it
         # is plain Python.  Per live sentence:
         self.caps = batch.max_steps.tolist()  # length caps
@@ -96,9 +89,7 @@ class BeamSearch:
         self.finished = [FinishedHypotheses(k, config.length_penalty, config.early_stopping, cap) for cap in self.caps]
         self.results = list(self.finished)  # by original index (``finished`` follows the live sentences)
         self.traces = [SearchTrace() for _ in range(n)] if config.return_search else None
-        remaining = [self.forcing.start(s) for s in range(n) for _ in range(k)] if self.forcing else []
-        self.rows = _Rows([[] for _ in range(n * k)], [[] for _ in range(n * k)], [[] for _ in range(n * k)],
-                          remaining)
+        self.rows = _Rows([[] for _ in range(n * k)], [[] for _ in range(n * k)], [[] for _ in range(n * k)])
         self.history_att: Optional[Tensor] = None  # (rows, L, h, t, S)
         start = batch.start_seqs(self.bos)  # bos and any start tokens (a decoder-start tag), per sentence
         self.starts = start.tolist()
@@ -122,14 +113,9 @@ class BeamSearch:
         if K:  # the model's distribution, before any masking
             values, ids = most_likely(log_probs, K)
             alternatives = list(zip(ids.tolist(), values.tolist()))
-        if self.forcing is not None and self.forcing.busy(t, self.rows.remaining):
-            sentences = [self.sentence[r // self.k] for r in range(len(self.rows.tokens))]
-            self.forcing.apply(log_probs, t, sentences, self.rows.remaining)
-        if self.allocation is not None:
-            sentences = [self.sentence[r // self.k] for r in range(log_probs.size(0))]
-            self.allocation.anchor(log_probs, step_att, sentences)
-            self.allocation.block_eos(log_probs, sentences, self.eos)
-        ranked = self.rank(log_probs, t)
+        self.processors(log_probs, Step(t, lambda: [self.sentence[r // self.k] for r in range(log_probs.size(0))],
+                                        step_att))
+        ranked = self.rank(log_probs)
         if self.allocation is not None:
             ranked = self.allocation.extend(ranked, log_probs, self.sentence, self.beam_scores, self.eos,
                                             self.row_best)
@@ -151,17 +137,12 @@ class BeamSearch:
         self.advance(t, live, rows, tokens, logprobs, att, alternatives)
         return True
 
-    def rank(self, log_probs: Tensor, t: int) -> List[_Candidates]:
+    def rank(self, log_probs: Tensor) -> List[_Candidates]:
         """Each live sentence's 2k best (beam, token) pairs, best first."""
         k, n, V = self.k, len(self.sentence), log_probs.size(-1)
         per_beam = min(2 * k, V)  # a sentence's 2k best pairs are among each beam's own 2k best tokens
         n_cand = min(2 * k, k * per_beam)
-
-        def best_tokens(lp: Tensor, step: int, rows: Optional[Tensor]):
-            values, tokens = topk(lp, per_beam)
-            return tokens, values
-
-        top_tok, top_lp = next_tokens(log_probs, t, None, best_tokens, self.eos, self.config.min_len)
+        top_lp, top_tok = topk(log_probs, per_beam)
         self.row_best = top_tok[:, 0]  # each row's most likely token (constrained search proposes it)
         sums = torch.tensor(self.beam_scores, dtype=torch.float64, device=self.device).view(-1, 1)
         scores, index = (sums + top_lp.double()).view(n, -1).topk(n_cand, dim=1)  # (n, 2k), best first
@@ -232,9 +213,8 @@ class BeamSearch:
             self.sentence, self.caps, self.beam_scores, self.finished = (
                 [values[b] for b in live] for values in (self.sentence, self.caps, self.beam_scores, self.finished))
         sentences = [self.sentence[i // self.k] for i in range(len(rows))]
-        if self.allocation is not None:
-            self.allocation.follow(rows, tokens, sentences)
-        self.rows = self.rows.follow(rows, tokens, logprobs, alternatives, t, self.forcing, sentences)
+        self.processors.follow(rows, tokens, Step(t, lambda: sentences))
+        self.rows = self.rows.follow(rows, tokens, logprobs, alternatives)
         index = torch.tensor(rows, device=self.device)
         self.seqs = torch.tensor(tokens, device=self.device).view(-1, 1)
         if self.stepper.cache is None:  # the reference path re-decodes whole prefixes

@@ -47,10 +47,6 @@ class DecodingConfig:
     early_stopping: Union[bool, str] = False  # beam: when a sentence stops; see ``hypotheses.FinishedHypotheses``
     return_alternatives: int = 0    # K > 0: each output token's K most likely tokens with probabilities
     return_search: bool = False     # beam: attach the search trace (``results.SearchTrace``) to each result
-    # glossary terms (``constraints.Term``) anchored to their source words by cross-attention (``anchoring.py``):
-    anchor_terms: bool = True       # False: a term is placed wherever constrained search finds room for it
-    anchor_gate: float = 0.3        # a term may start where this much attention is on its source words
-    anchor_penalty: float = 4.0     # nats taken from the words the model writes for the term unconstrained
 
     def __post_init__(self) -> None:
         self.validate()
@@ -72,11 +68,7 @@ class DecodingConfig:
             raise ValueError(f"temperature must be > 0, got {self.temperature}")
         if not 0.0 < _number(self, "top_p") <= 1.0:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
-        if not 0.0 <= _number(self, "anchor_gate") <= 1.0:
-            raise ValueError(f"anchor_gate is a share of attention, in [0, 1], got {self.anchor_gate}")
-        if _number(self, "anchor_penalty") < 0:
-            raise ValueError(f"anchor_penalty must be >= 0, got {self.anchor_penalty}")
-        for name in ("return_attention", "use_cache", "return_search", "anchor_terms"):
+        for name in ("return_attention", "use_cache", "return_search"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.early_stopping not in (True, False, "never") or not isinstance(self.early_stopping, (bool, str)):

@@ -12,14 +12,18 @@ start or continue an unmet phrase and its own best token (one gather over the wh
 falls into a *bank* by the constraint tokens it has met; the k beams are the best candidate whatever its
 bank, then the others dealt out across the banks, best first within each, highest bank first, so hypotheses
 that paid for a forced token are not all pruned by ones that did not, and the hypothesis the unconstrained
-search would keep first is not pruned either (with more banks than beams, the lowest banks get none).  A hypothesis may end (eos) only once it met all its phrases.  At the length cap the
+search would keep first is not pruned either (with more banks than beams, the lowest banks get none).  Only
+that one is protected: a plain beam search output whose path ranked second or lower at some step can lose its
+beam to a candidate of a higher bank, so even a constraint the plain best already meets may give another
+(worse) output; keeping it for sure would take a plain search beside the constrained one.  A hypothesis may end
+(eos) only once it met all its phrases.  At the length cap the
 candidates of the highest bank are kept; when that is not the top one, the result says which phrase
 could not fit (``Hypothesis.constraints_met``).  Sentences without phrases take the plain beam search path
 within the same batch, token for token.
 
 A glossary's phrase is a :class:`Term`: it also names the source words it translates.  Such a phrase can be
 *anchored* (``anchoring.py``): its start is proposed only at steps where the decoder attends to those source
-words, and the words the model usually writes for them lose ``anchor_penalty`` nats, so the term takes their
+words, and the words the model usually writes for them lose ``Anchoring.penalty`` nats, so the term takes their
 place instead of landing anywhere beside them.
 """
 from __future__ import annotations
@@ -28,8 +32,6 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 import torch
-
-from .alignment import focus
 
 Tensor = torch.Tensor
 NEG_INF = float("-inf")
@@ -46,6 +48,23 @@ class Term:
 
     target: str
     source: str
+
+
+@dataclass(frozen=True)
+class Anchoring:
+    """How glossary terms are anchored to their source words (``anchoring.py``, ``processors.AnchoredTerms``)."""
+
+    terms: bool = True  # False: a term is placed wherever constrained search finds room for it
+    gate: float = 0.3  # a term may start where this much attention is on its source words
+    penalty: float = 4.0  # nats taken from the words the model writes for the term unconstrained
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.terms, bool):
+            raise ValueError(f"anchoring's terms must be true or false, got {self.terms!r}")
+        for name, high in (("gate", 1.0), ("penalty", float("inf"))):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= high:
+                raise ValueError(f"anchoring's {name} must be a number in [0, {high}], got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -109,7 +128,7 @@ class Constraints:
     """One sentence's phrases, and the automaton its hypotheses' states move through (memoised)."""
 
     def __init__(self, phrases: Sequence[Phrase], anchors: Optional[Sequence[Optional[Anchor]]] = None,
-                 inner: Optional[Tensor] = None) -> None:
+                 inner: Optional[Tensor] = None, anchoring: Anchoring = Anchoring()) -> None:
         if len(phrases) > MAX_PHRASES:
             raise ValueError(f"{len(phrases)} constraints for one sentence; at most {MAX_PHRASES}")
         self.phrases = tuple(phrases)
@@ -117,6 +136,7 @@ class Constraints:
         if len(self.anchors) != len(self.phrases):
             raise ValueError(f"{len(self.anchors)} anchors for {len(self.phrases)} phrases: give one per phrase")
         self.inner = inner  # ids of the target tokens that continue a word (not starting one), or None
+        self.anchoring = anchoring  # the gate and penalty of the anchored phrases
         self.avoid = frozenset().union(*(a.avoid for a in self.anchors if a is not None)) - {
             t for p in self.phrases for v in p.variants for t in v}  # a term's own tokens are never pushed down
         self.all = (1 << len(self.phrases)) - 1
@@ -129,10 +149,11 @@ class Constraints:
     def __len__(self) -> int:
         return len(self.phrases)
 
-    def anchored(self, anchors: Sequence[Optional[Anchor]], inner: Optional[Tensor] = None) -> "Constraints":
+    def anchored(self, anchors: Sequence[Optional[Anchor]], inner: Optional[Tensor] = None,
+                 anchoring: Anchoring = Anchoring()) -> "Constraints":
         """The same phrases with these anchors (one per phrase, None: placed anywhere); ``inner``: the target
-        token ids that continue a word, held back right after an anchored phrase."""
-        return Constraints(self.phrases, anchors, inner)
+        token ids that continue a word, held back right after an anchored phrase; ``anchoring``: gate, penalty."""
+        return Constraints(self.phrases, anchors, inner, anchoring)
 
     @property
     def is_anchored(self) -> bool:
@@ -241,69 +262,17 @@ def deal(banks: Sequence[int], count: int) -> List[int]:
 class BeamAllocation:
     """Dynamic beam allocation for one batch's beam search: per row (k per live sentence) its constraint state."""
 
-    def __init__(self, constraints: Sequence[Optional[Constraints]], k: int, device: torch.device,
-                 gate: float = 0.3, penalty: float = 4.0) -> None:
+    def __init__(self, constraints: Sequence[Optional[Constraints]], k: int, device: torch.device) -> None:
         self.of, self.k, self.device = list(constraints), k, device  # ``of``: by original sentence index
         self.states: List[State] = [START] * (len(self.of) * k)
-        self.gate, self.penalty = gate, penalty  # see DecodingConfig.anchor_gate / anchor_penalty
-        self.closed: Dict[int, int] = {}  # per row this step: the anchored phrases it may not start
+        self.closed: Dict[int, int] = {}  # per row this step: the anchored phrases it may not start (set by
+        # ``processors.AnchoredTerms``, the per-step edit of anchored phrases)
         self.fresh: List[int] = [0] * len(self.states)  # per row: the phrases its last token met
 
     @property
     def needs_attention(self) -> bool:
         """True when some sentence has anchored phrases: their gates read the decoder's cross-attention."""
         return any(c is not None and c.is_anchored for c in self.of)
-
-    def anchor(self, log_probs: Tensor, attention: Optional[Tensor], sentences: Sequence[int]) -> None:
-        """Anchored phrases, this step (in place): a row may start one only while its attention
-        (``alignment.focus``) puts at least ``gate`` on the phrase's source words (``closed`` records the
-        others); there the phrase's first token scores as well as its usual translation would, a phrase under
-        way continues at the row's best score, and the usual translation's tokens lose ``penalty``.  So the
-        term is scored as the word it replaces, where that word would go."""
-        self.closed = {}
-        rows = [r for r, s in enumerate(sentences) if self.of[s] is not None and self.of[s].is_anchored]
-        if not rows or attention is None:
-            return
-        index = torch.tensor(rows, device=log_probs.device)
-        focused = focus(attention[index.to(attention.device)]).tolist()  # (n, S)
-        for n, row in enumerate(rows):
-            self.closed[row] = self._anchor_row(log_probs, row, self.of[sentences[row]], focused[n])
-
-    def _anchor_row(self, log_probs: Tensor, row: int, spec: "Constraints", focused: List[float]) -> int:
-        """``anchor`` for one row; returns its closed phrases (a bitmask)."""
-        met, partial = self.states[row]
-        lifted: Dict[int, float] = {}  # token -> the score it is lifted to
-        for p, v, j in partial:  # a term begun at its anchor is finished: its next token costs nothing
-            if spec.anchors[p] is not None:
-                lifted[spec.phrases[p].variants[v][j]] = 0.0
-        if spec.inner is not None and any(self.fresh[row] >> i & 1 for i, a in enumerate(spec.anchors) if a):
-            log_probs[row, spec.inner.to(log_probs.device)] -= self.penalty  # "Velo", not "Velos" / "Velomm"
-        closed, under_way, pushed = 0, {p for p, _, _ in partial}, set()
-        for i, a in enumerate(spec.anchors):
-            if a is None:
-                continue
-            open_here = any(sum(focused[start:end]) >= self.gate for start, end in a.spans)
-            if open_here:  # the decoder is at the term's words: its usual translation goes down, met or not
-                pushed |= a.avoid & spec.avoid
-            if not open_here:
-                closed |= 0 if met >> i & 1 else 1 << i
-            elif a.avoid and i not in under_way and (not met >> i & 1 or a.also and spec.phrases[i].length == 1):
-                usual = float(log_probs[row, torch.tensor(sorted(a.avoid), device=log_probs.device)].max())
-                first = spec.phrases[i].variants[0][0]
-                lifted[first] = max(lifted.get(first, usual), usual)  # met: again if its source recurs
-        if pushed and self.penalty:  # only there: elsewhere the same word (an article, a "Rad") is the model's
-            log_probs[row, torch.tensor(sorted(pushed), device=log_probs.device)] -= self.penalty
-        if lifted:
-            tokens = torch.tensor(list(lifted), device=log_probs.device)
-            values = torch.tensor(list(lifted.values()), dtype=log_probs.dtype, device=log_probs.device)
-            log_probs[row, tokens] = torch.maximum(log_probs[row, tokens], values)
-        return closed
-
-    def block_eos(self, log_probs: Tensor, sentences: Sequence[int], eos: int) -> None:
-        """Rows that have not met all their phrases cannot end (in place)."""
-        rows = [r for r, s in enumerate(sentences) if self.of[s] is not None and not self.of[s].done(self.states[r])]
-        if rows:
-            log_probs[torch.tensor(rows, device=self.device), eos] = NEG_INF
 
     def extend(self, ranked: list, log_probs: Tensor, live: Sequence[int], beam_scores: Sequence[List[float]],
                eos: int, row_best: Tensor) -> list:

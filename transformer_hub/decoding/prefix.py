@@ -24,6 +24,7 @@ from typing import Dict, List, Optional, Sequence, Union
 import torch
 
 from .config import one_per_text
+from .processors import Processor, Step
 
 Tensor = torch.Tensor
 WORD_START = "\u2581"  # SentencePiece's word-boundary marker
@@ -77,18 +78,15 @@ def advance(remaining: str, piece: str) -> str:
     return remaining[len(piece):] if remaining.startswith(piece) else ""
 
 
-class Forcing:
-    """Applies the sentences' prefixes to each step's log-probabilities, in place."""
+class Forcing(Processor):
+    """The sentences' prefixes as a processor: each row's text still to spell follows the row."""
 
-    def __init__(self, prefixes: Sequence[Optional[Prefix]], device: torch.device) -> None:
+    def __init__(self, prefixes: Sequence[Optional[Prefix]], device: torch.device, per_sentence: int = 1) -> None:
         self.prefixes, self.device = list(prefixes), device
         self.longest = max((len(p.forced) for p in prefixes if p is not None), default=0)
         self._allowed: Dict[str, Tensor] = {}
-
-    def start(self, sentence: int) -> str:
-        """A row's text to spell once its forced tokens are out."""
-        prefix = self.prefixes[sentence]
-        return prefix.partial if prefix is not None else ""
+        # per row: the text it must still spell once its forced tokens are out
+        self.remaining = [p.partial if p is not None else "" for p in self.prefixes for _ in range(per_sentence)]
 
     def allowed(self, sentence: int, remaining: str) -> Tensor:
         if remaining not in self._allowed:
@@ -97,19 +95,21 @@ class Forcing:
             self._allowed[remaining] = torch.tensor(ids, dtype=torch.long, device=self.device)
         return self._allowed[remaining]
 
-    def apply(self, log_probs: Tensor, t: int, sentences: Sequence[int], remaining: Sequence[str]) -> None:
-        """Rows (of ``sentences``) still in their forced tokens get only that token; rows spelling a word get
-        only the pieces that continue it.  The kept entries keep the model's log-probabilities."""
+    def __call__(self, log_probs: Tensor, step: Step) -> None:
+        """Rows still in their forced tokens get only that token; rows spelling a word get only the pieces that
+        continue it.  The kept entries keep the model's log-probabilities."""
+        if step.t >= self.longest and not any(self.remaining):
+            return
         rows, tokens = [], []
-        for row, s in enumerate(sentences):
+        for row, s in enumerate(step.sentences):
             prefix = self.prefixes[s]
             if prefix is None:
                 continue
-            if t < len(prefix.forced):
+            if step.t < len(prefix.forced):
                 rows.append(row)
-                tokens.append(prefix.forced[t])
-            elif remaining[row]:
-                allowed = self.allowed(s, remaining[row])
+                tokens.append(prefix.forced[step.t])
+            elif self.remaining[row]:
+                allowed = self.allowed(s, self.remaining[row])
                 if allowed.numel():
                     kept = log_probs[row, allowed]
                     log_probs[row] = float("-inf")
@@ -121,18 +121,17 @@ class Forcing:
             log_probs[index] = float("-inf")
             log_probs[index, token] = kept
 
-    def advance(self, t: int, sentences: Sequence[int], remaining: List[str], tokens: Sequence[int]) -> List[str]:
-        """Each row's remaining text after it emitted ``tokens[row]`` at step ``t``."""
-        out = list(remaining)
-        for row, s in enumerate(sentences):
+    def follow(self, rows: Optional[Sequence[int]], tokens, step: Step) -> None:
+        """Each row's remaining text after it emitted its token at ``step.t``."""
+        if rows is not None:
+            self.remaining = [self.remaining[r] for r in rows]
+        if tokens is None or not any(self.remaining):
+            return
+        tokens = tokens.tolist() if isinstance(tokens, Tensor) else tokens
+        for row, s in enumerate(step.sentences):
             prefix = self.prefixes[s]
-            if out[row] and prefix is not None and t >= len(prefix.forced):
-                out[row] = advance(out[row], prefix.pieces[tokens[row]])
-        return out
-
-    def busy(self, t: int, remaining: Sequence[str]) -> bool:
-        """Whether any row is still constrained at step ``t``."""
-        return t < self.longest or any(remaining)
+            if self.remaining[row] and prefix is not None and step.t >= len(prefix.forced):
+                self.remaining[row] = advance(self.remaining[row], prefix.pieces[tokens[row]])
 
 
 PrefixArg = Union[None, str, Sequence[Union[str, Sequence[int], None]]]

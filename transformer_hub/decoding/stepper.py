@@ -1,4 +1,5 @@
-"""What every strategy shares: the batch it receives, the decoder stepper, and how a hypothesis is made."""
+"""What every strategy shares: the batch it receives, the decoder stepper, its logits processors, and how a
+hypothesis is made."""
 from __future__ import annotations
 
 import bisect
@@ -10,11 +11,11 @@ import torch
 
 from ..model.kernels import Projection, topk
 from .config import length_penalty
-from .prefix import Prefix
+from .prefix import Forcing, Prefix
+from .processors import AnchoredTerms, MinLength, Processors, UnmetPhrases
 from .results import Hypothesis
 
 Tensor = torch.Tensor
-NEG_INF = float("-inf")
 
 
 @dataclass
@@ -96,18 +97,25 @@ class Stepper:
             self.cache.reorder(index, state_index, source_moved=moved)
 
 
-# (log-probs, step, rows) -> (tokens (N,) or (N, c), their log-probs); may overwrite the log-probs
+# (log-probs, step, rows) -> (tokens (N,) or (N, c), their log-probs); may overwrite the log-probs; it sees them
+# after the processors' edits
 Chooser = Callable[[Tensor, int, Optional[Tensor]], Tuple[Tensor, Tensor]]
 
 
-def next_tokens(log_probs: Tensor, t: int, rows: Optional[Tensor], choose: Chooser, eos: int, min_len: int):
-    """A chooser's tokens, (N,) or (N, c), and their log-probabilities under the model; used by every strategy.
-
-    Before ``min_len`` tokens eos is blocked: it cannot be chosen, and the
-    other tokens keep the log-probabilities of the model's distribution."""
-    if t < min_len:
-        log_probs[:, eos] = NEG_INF
-    return choose(log_probs, t, rows)
+def processors_for(batch: Batch, config, eos: int, per_sentence: int, allocation=None) -> Processors:
+    """A batch's logits processors, in their order (``processors.py``): the forced prefixes, then, with
+    ``allocation`` (beam search's ``constraints.BeamAllocation``), anchored terms and unmet phrases, then the
+    minimum length.  ``per_sentence``: rows per sentence at the start."""
+    out = Processors()
+    if batch.prefixes:
+        out.append(Forcing(batch.prefixes, batch.src.device, per_sentence))
+    if allocation is not None:
+        if allocation.needs_attention:
+            out.append(AnchoredTerms(allocation))
+        out.append(UnmetPhrases(allocation, eos))
+    if config.min_len:
+        out.append(MinLength(eos, config.min_len))
+    return out
 
 
 def most_likely(log_probs: Tensor, k: int) -> Tuple[Tensor, Tensor]:

@@ -35,10 +35,9 @@ import torch
 
 from ..model.kernels import max_and_argmax
 from .config import STRATEGIES, DecodingConfig
-from .prefix import Forcing
+from .processors import Step
 from .results import Hypothesis
-from .stepper import (Batch, Chooser, Stepper, alternatives_at, make_hypothesis, most_likely,  # noqa: F401
-                      next_tokens)
+from .stepper import Batch, Chooser, Stepper, alternatives_at, make_hypothesis, most_likely, processors_for
 
 Tensor = torch.Tensor
 NEG_INF = float("-inf")
@@ -86,15 +85,14 @@ class _SinglePath:
         self.cap = batch.max_steps.to(device)[sentence_of]  # (R,) each row's length cap
         self.horizon, self.min_cap = int(self.cap.max()), int(self.cap.min())
         state = model.encode(batch.src)
+        self.processors = processors_for(batch, config, self.eos, copies)
         self.stepper = Stepper(model, state.index_select(sentence_of) if copies > 1 else state, config.use_cache,
-                               config.return_attention)
+                               config.return_attention or self.processors.needs_attention)
         self.lengths = torch.zeros(self.n_rows, dtype=torch.long, device=device)
         self.rows = torch.arange(self.n_rows, device=device)  # the output row of each row in the batch
         self.alive = torch.ones(self.n_rows, dtype=torch.bool, device=device)  # rows still decoding
         self.seqs = batch.start_seqs(cfg.bos_id, sentence_of if copies > 1 else None)  # (R, 1 + start tokens)
         self.recorder = _Recorder(self.rows)
-        self.forcing = Forcing(batch.prefixes, device) if batch.prefixes else None
-        self.remaining = [self.forcing.start(r // copies) for r in range(self.n_rows)] if self.forcing else []
 
     def run(self, choose: Chooser) -> List[List[Hypothesis]]:
         for t in range(self.horizon):
@@ -106,15 +104,13 @@ class _SinglePath:
         """Decode step ``t`` for the rows in the batch; True when every row has ended."""
         log_probs, att = self.stepper.step(self.seqs)
         alt = most_likely(log_probs, self.config.return_alternatives) if self.config.return_alternatives else None
-        forcing = self.forcing is not None and self.forcing.busy(t, self.remaining)
-        if forcing:
-            sentences = (self.rows // self.copies).tolist()
-            self.forcing.apply(log_probs, t, sentences, self.remaining)
-        tok, lp = next_tokens(log_probs, t, self.rows, choose, self.eos, self.config.min_len)
+        step = Step(t, lambda: (self.rows // self.copies).tolist(), att)
+        self.processors(log_probs, step)
+        tok, lp = choose(log_probs, t, self.rows)
         self.recorder.record(tok=tok, lp=lp, att=att, alt_lp=None if alt is None else alt[0],
                              alt_id=None if alt is None else alt[1])
-        if forcing:
-            self.remaining = self.forcing.advance(t, sentences, self.remaining, tok.tolist())
+        if self.processors:
+            self.processors.follow(None, tok, step)
         self.seqs = torch.cat([self.seqs, tok[:, None]], dim=1)
         hit = tok == self.eos
         if t + 1 >= self.min_cap:
@@ -135,7 +131,8 @@ class _SinglePath:
     def drop_ended(self, t: int) -> None:
         keep = self.alive.nonzero().squeeze(1)
         self.rows, self.seqs, self.cap, self.alive = self.rows[keep], self.seqs[keep], self.cap[keep], self.alive[keep]
-        self.remaining = [self.remaining[i] for i in keep.tolist()] if self.remaining else []
+        if self.processors:
+            self.processors.follow(keep.tolist(), None, Step(t, lambda: (self.rows // self.copies).tolist()))
         self.min_cap = int(self.cap.min())
         self.recorder.cut(self.rows, t + 1)
         self.stepper.keep(keep)
@@ -164,11 +161,6 @@ class _SinglePath:
         return out
 
 
-def _single_path(model, batch: Batch, config: DecodingConfig, copies: int, choose: Chooser) -> List[List[Hypothesis]]:
-    """One token per row per step, ``copies`` rows per sentence (see ``_SinglePath``)."""
-    return _SinglePath(model, batch, config, copies).run(choose)
-
-
 def _argmax(log_probs: Tensor, t: int, rows: Tensor):
     best, tok = max_and_argmax(log_probs)
     return tok, best
@@ -177,7 +169,7 @@ def _argmax(log_probs: Tensor, t: int, rows: Tensor):
 @STRATEGIES.register("greedy")
 def greedy(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]]:
     """The most probable next token at every step (beam search with one beam)."""
-    return _single_path(model, batch, config, 1, _argmax)
+    return _SinglePath(model, batch, config, 1).run(_argmax)
 
 
 # Sampling randomness: a counter-based stream per (seed, source, sample number), so a
@@ -250,5 +242,5 @@ def sample(model, batch: Batch, config: DecodingConfig) -> List[List[Hypothesis]
         tok = torch.searchsorted(cdf, u[:, None], right=True).squeeze(1).clamp(max=probs.size(-1) - 1)
         return tok, log_probs.gather(1, tok[:, None]).squeeze(1)
 
-    return _single_path(model, batch, config, config.n_best, choose)
+    return _SinglePath(model, batch, config, config.n_best).run(choose)
 

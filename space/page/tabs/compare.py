@@ -4,7 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ...serving import service
-from .. import comparisons, interactive
+from .. import comparisons
 from ..registry import tab
 from ._common import bind, clear_on_failure, decode_event, sentence_inputs
 
@@ -40,16 +40,19 @@ def render(ctx) -> None:
     with gr.Accordion("All of it as JSON", open=False):
         data = gr.JSON(label="compare result")
     inputs = [text, model, beam_size, length_penalty, n_best, max_length, source, target, engine]
-    gr.Markdown("#### The beam search as a tree\nSteps run down the page. Kept beams in blue, the two best pruned "
-                "candidates of each step in grey, finished hypotheses as green squares, the returned translation's "
-                "path in red; labels: the piece and the total log-probability so far.")
+    gr.Markdown("#### The beam search as a tree\nThe beam search above, step by step (PyTorch's search: with another "
+                "engine PyTorch searches again for the tree, as that engine keeps no trace). Steps run down the page. "
+                "Kept beams in blue, the two best pruned candidates of each step in grey, finished hypotheses as "
+                "green squares, the returned translation's path in red; labels: the piece and the total "
+                "log-probability so far.")
     tree = gr.Plot(show_label=False, elem_id="compare-tree")  # the heading above names it: no label over the legend
     with gr.Accordion("The search trace as JSON", open=False):
         trace = gr.JSON(label="beam search steps")
-    compared = button.click(bind(ctx, comparisons.compare), inputs, [greedy, beam, scores, nbest, verdict, data],
-                            api_name="compare", **decode_event(ctx))
+    compared = button.click(bind(ctx, comparisons.compare), inputs,
+                            [greedy, beam, scores, nbest, verdict, data, tree, trace], api_name="compare",
+                            **decode_event(ctx))
     clear_on_failure(compared, [greedy, beam, scores, nbest, data, tree, trace], verdict)
-    compared.success(
-        bind(ctx, interactive.beam_tree), [text, beam_size, model, source, target, length_penalty, max_length],
-        [tree, trace],
-        api_name="beam_tree", **decode_event(ctx))
+    tree_api = gr.Button(visible=False)  # /beam_tree for API callers: the page's tree comes with /compare
+    tree_api.click(bind(ctx, comparisons.beam_tree), [text, beam_size, model, source, target, length_penalty,
+                                                     max_length], [tree, trace], api_name="beam_tree",
+                   **decode_event(ctx))
