@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
-from ..model.kernels import no_dropout
+from ..model import no_dropout
 from ..tokenizer import source_tags
 
 Tensor = torch.Tensor

@@ -15,20 +15,56 @@ parts as modules; no layer grows boolean flags.  What ``encode`` hands to
 Shapes: B batch, S source length, T target length, h heads, d_k = d_model / h.
 Masks are boolean and broadcast to (B, h, T_q, T_k); ``True`` means "may attend".
 """
+import contextlib
 import math
+import threading
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Iterator, Optional
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from ..config import TransformerConfig, part_parameters
-from .kernels import Dropout  # inverted dropout (section 5.4); its 16-bit mask is a speed-only kernel
 from ..registry import ATTENTION, FEED_FORWARD, NORM, POSITIONAL
 
 Tensor = torch.Tensor
 Rotate = Callable[[Tensor], Tensor]  # applies rotary positions to (B, h, T, d_k); identity otherwise
+
+
+# --------------------------------------------------------------------------- 5.4 Residual dropout
+_LOCAL = threading.local()
+
+
+@contextlib.contextmanager
+def no_dropout() -> Iterator[None]:
+    """In this thread, every ``Dropout`` acts as in eval mode; no module flag is touched (other threads unaffected)."""
+    before = getattr(_LOCAL, "off", False)
+    _LOCAL.off = True
+    try:
+        yield
+    finally:
+        _LOCAL.off = before
+
+
+def dropout_disabled() -> bool:
+    """True inside ``no_dropout()`` in this thread."""
+    return getattr(_LOCAL, "off", False)
+
+
+class Dropout(nn.Dropout):
+    """``nn.Dropout`` (P_drop, section 5.4) that also stands aside inside ``no_dropout()``: decoding switches it off
+    in its own thread without flipping ``training``, which a thread training the same model reads."""
+
+    def __init__(self, p: float) -> None:
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1), got {p}")
+        super().__init__(p)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not self.training or self.p == 0.0 or dropout_disabled():
+            return x
+        return super().forward(x)
 
 
 # --------------------------------------------------------------------------- 3.4 Embeddings

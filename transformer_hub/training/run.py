@@ -18,6 +18,7 @@ import torch.distributed as dist
 from ..config import TransformerConfig
 from ..errors import UserError
 from ..hub import CONFIG_JSON, read_config
+from ..model.kernels import use_speed_kernels
 from ..tokenizer import SubwordSampling, Tokenizer, seed_sampling, source_tags
 from ..transformer import Transformer
 from . import checkpoint as ckpt
@@ -104,6 +105,8 @@ def build_run(options: TrainingConfig, place: Place, metrics: MetricsLog) -> Run
     torch.manual_seed(options.seed)
     random.seed(options.seed)
     model = Transformer(config).to(place.device)
+    if args.speed_kernels:
+        use_speed_kernels(model)
     if weights is not None:
         model.load_state_dict(weights, strict=True)
     model.tokenizer = tok

@@ -13,8 +13,7 @@ import torch.nn as nn
 
 from ...config import TransformerConfig
 from ..cache import EncoderState, KVCache
-from ..kernels import Dropout
-from ..model import Embeddings, Parts, Tensor
+from ..model import Dropout, Embeddings, Parts, Tensor
 from ..stacks import DecoderOutput, EncoderLayer, causal_mask
 from ...registry import LAYOUT
 
