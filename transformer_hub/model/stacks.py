@@ -92,6 +92,15 @@ def causal_mask(t_new: int, past: int, device: torch.device) -> Tensor:
 class EncoderDecoder(nn.Module):
     """The paper's model: N encoder layers over the source, N decoder layers over the target."""
 
+    label = "encoder-decoder"
+    has_encoder = True
+    exports = {"ctranslate2": {}, "marian": {}}
+
+    @staticmethod
+    def check(config: TransformerConfig) -> None:
+        if config.n_encoder_layers < 1:
+            raise ValueError("the encoder-decoder layout needs n_encoder_layers >= 1")
+
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         parts = Parts(config)
