@@ -116,7 +116,8 @@ def test_subword_sampling_changes_training_pieces_each_epoch_and_never_decoding(
 
 def test_speed_kernels_are_opt_in(tmp_path):
     """The paper's model trains on its references (nn.Dropout, F.cross_entropy) unless --speed-kernels asks."""
-    for flag, loss, dropout in (((), "SmoothedLoss", "Dropout"), (("--speed-kernels",), "FusedSmoothedLoss", "Dropout16")):
+    for flag, loss, dropout in (((), "SmoothedLoss", "Dropout"),
+                                (("--speed-kernels",), "FusedSmoothedLoss", "Dropout16")):
         model = Trainer(parse_config(args_for(tmp_path, f"run{len(flag)}", "--dropout", "0.1", *flag))).run.model
         assert type(model.loss).__name__ == loss
         assert {type(m).__name__ for m in model.modules() if isinstance(m, torch.nn.Dropout)} == {dropout}

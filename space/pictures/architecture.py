@@ -89,7 +89,8 @@ def architecture_figure(config: TransformerConfig, title: str = "") -> Figure:
     ax.set_ylim(0, top)
     fig.set_size_inches(fig.get_figwidth(), 0.55 * top + 0.9)
     facts = (f"d_model={config.d_model} · heads={config.n_heads} · d_ff={config.d_ff} · "
-             f"{NORM.about(config.norm, 'label')} · {config.positional} · {config.feed_forward}" + ("\n" if decoder_only else " · ") +
+             f"{NORM.about(config.norm, 'label')} · {config.positional} · {config.feed_forward}"
+             + ("\n" if decoder_only else " · ") +
              f"~{config.num_parameters() / 1e6:.2f} M parameters")
     fig.suptitle((title + "\n" if title else "") + facts, fontsize=10)
     return fig

@@ -6,8 +6,8 @@ Nothing here imports decoding, the Hub or training: they take the model they are
 meet, ``transformer_hub.Transformer``, adds saving/loading and ``translate`` on top of ``BaseTransformer``.
 """
 from .cache import EncoderState, KeyValueBuffer, KVCache
-from .model import (Dropout, Embeddings, MathAttention, MultiHeadAttention, Parts, PositionalEncoding, PositionwiseFeedForward,
-                    PostNorm, Rotate, SinusoidalPositionalEncoding, Tensor, no_dropout, scaled_dot_product_attention,
+from .model import (Dropout, Embeddings, MathAttention, MultiHeadAttention, Parts, PositionalEncoding,
+                    PositionwiseFeedForward, PostNorm, Rotate, SinusoidalPositionalEncoding, Tensor, no_dropout, scaled_dot_product_attention,
                     sinusoid_table)
 from .stacks import BaseTransformer, DecoderLayer, DecoderOutput, EncoderDecoder, EncoderLayer, causal_mask
 

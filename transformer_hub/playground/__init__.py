@@ -16,5 +16,5 @@ from .trainer import Event, evaluate, parse_source, predict, snapshot, train
 from .worker import TrainingProcess
 
 __all__ = ["LESSONS", "SWITCH_NOTES", "Lesson", "NORMS", "POSITIONS", "build_model", "label", "MAX_BUDGET_SECONDS",
-           "MAX_PARAMETERS", "RunConfig", "TASKS", "VOCAB", "get_task", "number_words", "Event", "evaluate", "parse_source", "predict",
-           "snapshot", "train", "TrainingProcess"]
+           "MAX_PARAMETERS", "RunConfig", "TASKS", "VOCAB", "get_task", "number_words", "Event", "evaluate",
+           "parse_source", "predict", "snapshot", "train", "TrainingProcess"]
