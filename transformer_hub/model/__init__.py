@@ -7,8 +7,8 @@ meet, ``transformer_hub.Transformer``, adds saving/loading and ``translate`` on 
 """
 from .cache import EncoderState, KeyValueBuffer, KVCache
 from .model import (Dropout, Embeddings, MathAttention, MultiHeadAttention, Parts, PositionalEncoding,
-                    PositionwiseFeedForward, PostNorm, Rotate, SinusoidalPositionalEncoding, Tensor, no_dropout, scaled_dot_product_attention,
-                    sinusoid_table)
+                    PositionwiseFeedForward, PostNorm, Rotate, SinusoidalPositionalEncoding, Tensor, no_dropout,
+                    scaled_dot_product_attention, sinusoid_table)
 from .stacks import BaseTransformer, DecoderLayer, DecoderOutput, EncoderDecoder, EncoderLayer, causal_mask
 
 __all__ = [
