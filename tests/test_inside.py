@@ -19,7 +19,7 @@ from transformer_hub.decoding import decode_ids, generate
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.inside import (attention_maps, positional_encoding, smoothed_target, step_by_step,
                                      teacher_forcing, training_recipe)
-from transformer_hub.model.kernels import no_dropout
+from transformer_hub.model import no_dropout
 from transformer_hub.model.losses import label_smoothed_cross_entropy, smoothed_targets
 from transformer_hub.training.metrics import MetricsLog
 from transformer_hub.model import causal_mask

@@ -1,11 +1,17 @@
-"""transformer_hub.model.kernels: each speed-only kernel against the plain reference it must equal."""
+"""transformer_hub.model.kernels: each speed-only kernel against the plain reference it must equal, the switch that
+swaps them into a model, and the guard around PyTorch's private oneDNN operators."""
+import ast
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
 
-from helpers.tolerances import f32_close, magnitude, sum_close
-from transformer_hub.model import kernels
+from helpers.tolerances import f32_close, f64, magnitude, sum_close
+from transformer_hub import Transformer, TransformerConfig
+from transformer_hub.model import Dropout, kernels, no_dropout, onednn
 from transformer_hub.model.kernels import BLOCK, Projection, max_and_argmax, output_logits, prepared, topk
+from transformer_hub.model.model import dropout_disabled
 
 SIZES = [7, 2 * BLOCK, 5 * BLOCK, 5 * BLOCK + 37, 10_000]
 
@@ -150,27 +156,50 @@ def test_output_logits_equal_linear_and_a_row_does_not_depend_on_the_batch():
         assert torch.equal(output_logits(weight, hidden[77:78]), full[77:78])
 
 
+# --------------------------------------------------------------------------- the private oneDNN operators
+def test_missing_or_broken_onednn_operators_fall_back_to_mm(monkeypatch):
+    def missing(*args):
+        raise AttributeError("_reorder_linear_weight")  # what torch.ops says of an operator it lacks
+
+    torch.manual_seed(0)
+    weight, hidden = nn.Linear(16, 300, bias=False).weight, torch.randn(3, 16)
+    expected = nn.functional.linear(hidden, weight)
+    for name, broken in (("_pack", missing), ("_linear", lambda hidden, packed: hidden[:, :1])):  # absent, wrong
+        onednn._works.cache_clear()
+        monkeypatch.setattr(onednn, name, broken)
+        try:
+            assert not onednn.available()
+            with torch.inference_mode():
+                assert prepared(weight) is None
+                assert f32_close(output_logits(weight, hidden), expected, scale=magnitude(expected))
+        finally:
+            monkeypatch.undo()
+            onednn._works.cache_clear()
+    assert onednn.available() == torch.backends.mkldnn.is_available()
+
+
 # --------------------------------------------------------------------------- dropout
 def test_dropout_kernel_equals_the_reference_given_its_mask_and_keeps_one_minus_p():
     torch.manual_seed(0)
     x = torch.randn(300, 500, requires_grad=True)
-    drop = kernels.Dropout(0.3)
+    drop = kernels.Dropout16(0.3)
     torch.manual_seed(1)
     y = drop(x)
     torch.manual_seed(1)
     keep = kernels.keep_mask16(x.shape, 0.3)
-    assert f32_close(y, kernels.dropout_reference(x, keep, 0.3), scale=magnitude(x))
+    assert f32_close(y, x * keep / 0.7, scale=magnitude(x))  # what nn.Dropout computes given its keep mask
     assert abs(float(keep.float().mean()) - 0.7) < 0.005  # 150k draws: the standard error is ~0.0012
-    reference_keep = nn.functional.dropout(torch.ones(300, 500), 0.3) != 0
+    reference_keep = Dropout(0.3)(torch.ones(300, 500)) != 0
     assert abs(float(keep.float().mean()) - float(reference_keep.float().mean())) < 0.01
     y.sum().backward()
     assert f32_close(x.grad, keep / 0.7, scale=1 / 0.7)
 
 
-def test_no_dropout_is_thread_local_and_leaves_module_flags_alone():
+@pytest.mark.parametrize("kind", [Dropout, kernels.Dropout16])
+def test_no_dropout_is_thread_local_and_leaves_module_flags_alone(kind):
     import threading
 
-    drop = kernels.Dropout(0.5).train()
+    drop = kind(0.5).train()
     x = torch.ones(1000)
     seen = {}
     inside, go_on = threading.Event(), threading.Event()
@@ -182,11 +211,46 @@ def test_no_dropout_is_thread_local_and_leaves_module_flags_alone():
 
     worker = threading.Thread(target=other_thread)
     worker.start()
-    with kernels.no_dropout():
-        assert drop.training and kernels.dropout_disabled()
+    with no_dropout():
+        assert drop.training and dropout_disabled()
         assert drop(x) is x
         inside.set()
         go_on.wait(5)
     worker.join(5)
-    assert seen["other"] is True and not kernels.dropout_disabled()
+    assert seen["other"] is True and not dropout_disabled()
     assert bool((drop(x) == 0).any())
+
+
+# --------------------------------------------------------------------------- the switch
+def test_use_speed_kernels_swaps_dropout_and_loss_and_nothing_else():
+    torch.manual_seed(0)
+    model = Transformer(TransformerConfig.preset("tiny", dropout=0.1)).double().train()
+    model.body.extra = nn.Dropout(0.2)  # not the model's own Dropout: left alone
+    before = {name: t.clone() for name, t in model.state_dict().items()}
+    kinds = lambda: sorted({type(m).__name__ for m in model.modules()})  # noqa: E731
+    reference = kinds()
+    assert "Dropout16" not in reference and "FusedSmoothedLoss" not in reference
+    src, tgt = torch.randint(4, 64, (3, 7)), torch.randint(4, 64, (3, 6))
+    tgt[2, 3:] = 0  # padding
+    with no_dropout():
+        expected = model(src, tgt[:, :-1], tgt[:, 1:], label_smoothing=0.1)
+        assert kernels.use_speed_kernels(model) is model
+        got = model(src, tgt[:, :-1], tgt[:, 1:], label_smoothing=0.1)
+    assert type(model.loss) is kernels.FusedSmoothedLoss and type(model.body.extra) is nn.Dropout
+    assert all(type(m) is not Dropout for m in model.modules()) and all(m.training for m in model.modules())
+    assert got.item() == f64(expected.item(), scale=expected.item())  # the model in float64
+    assert kernels.use_speed_kernels(model, on=False) is model and kinds() == reference
+    assert all(torch.equal(before[name], t) for name, t in model.state_dict().items())
+
+
+def test_the_papers_model_never_imports_the_kernels():
+    import transformer_hub.model as package
+
+    root = Path(package.__file__).parent
+    for path in [*root.glob("*.py"), *root.glob("variants/*.py")]:
+        if path.name in ("kernels.py", "onednn.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [alias.name for alias in node.names]
+                assert not any(n.split(".")[-1] in ("kernels", "onednn") for n in names), (path, names)

@@ -1,10 +1,12 @@
-"""Label-smoothed cross-entropy (section 5.4): the fused loss and the fused projection + loss against PyTorch."""
+"""Label-smoothed cross-entropy (section 5.4): the speed kernels (the fused loss, the fused projection + loss)
+against the reference, PyTorch's ``F.cross_entropy``."""
 import pytest
 import torch
 import torch.nn.functional as F
 
 from helpers.tolerances import f32, f64, f64_close, magnitude
-from transformer_hub.model.losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
+from transformer_hub.model.kernels import fused_label_smoothed_cross_entropy as label_smoothed_cross_entropy
+from transformer_hub.model.kernels import linear_label_smoothed_cross_entropy
 
 
 @pytest.mark.parametrize("eps", [0.0, 0.1, 0.3])

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 import torch
 
-from transformer_hub import POSITIONAL, Transformer, TransformerConfig, load_plugins, registry
+from transformer_hub import NORM, POSITIONAL, Transformer, TransformerConfig, load_plugins, registry
 
 PLUGIN_MODULE = '''
 """A transformer_hub plugin: the paper's sinusoids with one learned scale per dimension."""
@@ -144,3 +144,37 @@ def test_plugin_in_a_fresh_interpreter(plugin_dist):
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["off: False", "on: True"]
+
+
+def test_a_plugin_part_is_drawn_and_exported_only_as_it_describes_itself(plugin_dist):
+    """No guesses: the diagram asks the part its label and an export its options, and a part that does not say
+    is refused by name; once the class says, the diagram draws what it says."""
+    from space.pictures.architecture import architecture_figure
+    from transformer_hub import PartDescriptionError
+    from transformer_hub.export import UnsupportedModelError, check_exportable
+
+    cfg = TransformerConfig.preset("tiny", positional=NAME)  # built, trained, saved and loaded without any of it
+    plugin_class = POSITIONAL.get(NAME)
+    with pytest.raises(PartDescriptionError, match=rf"positional encoding '{NAME}' .*defines no 'label'"):
+        architecture_figure(cfg)
+    with pytest.raises(UnsupportedModelError, match=rf"cannot export positional='{NAME}' to ctranslate2: .*names no"):
+        check_exportable(cfg, "ctranslate2")
+    plugin_class.label = "scaled sinusoids (added)"
+    plugin_class.exports = {"marian": "its scales have no place in MarianMTModel"}
+    try:
+        texts = [t.get_text() for t in architecture_figure(cfg).axes[0].texts]
+        assert texts.count("scaled sinusoids (added)") == 2  # the encoder's and the decoder's
+        with pytest.raises(UnsupportedModelError, match="its scales have no place in MarianMTModel"):
+            check_exportable(cfg, "marian")
+    finally:
+        del plugin_class.label, plugin_class.exports
+
+
+def test_a_norm_is_drawn_in_the_order_it_states():
+    from space.pictures.architecture import architecture_figure
+
+    for norm, first in (("post", "Multi-head self-attention (h=4)"), ("pre", "LayerNorm")):
+        figure = architecture_figure(TransformerConfig.preset("tiny", norm=norm))
+        texts = [t.get_text() for t in figure.axes[0].texts if t.get_text()]  # (arrows are empty texts)
+        steps = NORM.about(norm, "steps")
+        assert texts[2] == first and texts.count(steps[-1]) == 2 + 3  # a layer of each stack: 2 and 3 sub-layers

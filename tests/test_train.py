@@ -114,6 +114,15 @@ def test_subword_sampling_changes_training_pieces_each_epoch_and_never_decoding(
     assert [tok.encode(s) + [2] for s in sources] == plain  # and neither is encode (what decoding uses)
 
 
+def test_speed_kernels_are_opt_in(tmp_path):
+    """The paper's model trains on its references (nn.Dropout, F.cross_entropy) unless --speed-kernels asks."""
+    for flag, loss, dropout in (((), "SmoothedLoss", "Dropout"),
+                                (("--speed-kernels",), "FusedSmoothedLoss", "Dropout16")):
+        model = Trainer(parse_config(args_for(tmp_path, f"run{len(flag)}", "--dropout", "0.1", *flag))).run.model
+        assert type(model.loss).__name__ == loss
+        assert {type(m).__name__ for m in model.modules() if isinstance(m, torch.nn.Dropout)} == {dropout}
+
+
 def test_subword_sampling_is_saved_with_the_model_and_kept_on_resume(tmp_path):
     main(args_for(tmp_path, "run", "--max-updates", "3", "--bleu-every", "100", *SAMPLING))
     final = Transformer.from_pretrained(tmp_path / "run" / "final")

@@ -1,6 +1,8 @@
-"""Every combination of the built-in variants trains (forward, loss, backward), and each variant does what it says."""
+"""Every combination of the registered parts trains (forward, loss, backward), each part describes itself, and
+each variant does what it says."""
 import itertools
 import math
+import re
 
 import pytest
 import torch
@@ -8,28 +10,47 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from helpers.tolerances import f32, f32_close, magnitude
-from transformer_hub import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL, Transformer, TransformerConfig
+from transformer_hub import LAYOUT, NORM, PARTS, Transformer, TransformerConfig
+from transformer_hub.export import check_exportable
+from transformer_hub.export.common import TAG_POSITIONS, UnsupportedModelError
 from transformer_hub.model.variants.feed_forward import GELUFeedForward, SwiGLUFeedForward
 from transformer_hub.model.variants.positional import LearnedPositionalEncoding, RotaryPositionalEncoding
 
-BUILT_IN = {
-    "positional": ["sinusoidal", "learned", "rope"], "norm": ["post", "pre"],
-    "feed_forward": ["relu", "gelu", "swiglu"], "attention": ["math", "sdpa"],
-    "layout": ["encoder-decoder", "decoder-only"],
-}
-COMBINATIONS = [dict(zip(BUILT_IN, values)) for values in itertools.product(*BUILT_IN.values())]
+REGISTERED = {field: registry.names() for field, registry in PARTS.items()}  # the built-in parts (no plugin here)
+COMBINATIONS = [dict(zip(REGISTERED, values)) for values in itertools.product(*REGISTERED.values())]
+LAYOUTS = REGISTERED["layout"]
 
 
-def test_the_built_in_variants_are_all_registered():
-    for registry, field in ((POSITIONAL, "positional"), (NORM, "norm"), (FEED_FORWARD, "feed_forward"),
-                            (ATTENTION, "attention"), (LAYOUT, "layout")):
-        assert set(BUILT_IN[field]) <= set(registry.names())
+@pytest.mark.parametrize("field, name", [(field, name) for field, names in REGISTERED.items() for name in names])
+def test_every_registered_part_describes_itself(field, name):
+    registry = PARTS[field]
+    assert isinstance(registry.about(name, "label"), str) and registry.about(name, "label")
+    exports = registry.about(name, "exports")
+    assert set(exports) <= set(TAG_POSITIONS) and all(isinstance(v, (dict, str)) for v in exports.values())
+    if field == "norm":
+        assert registry.about(name, "steps").count("sublayer") == 1
+        assert isinstance(registry.about(name, "final_norm"), bool)
+    if field == "layout":
+        assert isinstance(registry.about(name, "has_encoder"), bool)
+
+
+@pytest.mark.parametrize("variant", COMBINATIONS, ids=lambda v: "-".join(v.values()))
+def test_an_export_takes_a_combination_exactly_when_each_part_says_so(variant):
+    for fmt in TAG_POSITIONS:
+        said = [PARTS[field].about(name, "exports").get(fmt) for field, name in variant.items()]
+        if all(isinstance(options, dict) for options in said):
+            options = check_exportable(_tiny(**variant), fmt)
+            assert options == {k: v for part in said for k, v in part.items()}
+        else:
+            reason = next(s for s in said if isinstance(s, str))
+            with pytest.raises(UnsupportedModelError, match=re.escape(reason)):
+                check_exportable(_tiny(**variant), fmt)
 
 
 def _tiny(**variant):
     fields = dict(src_vocab_size=60, tgt_vocab_size=60, n_encoder_layers=1, n_decoder_layers=2, dropout=0.1,
                   max_len=32)
-    if variant.get("layout") == "decoder-only":
+    if not LAYOUT.about(variant.get("layout", "encoder-decoder"), "has_encoder"):
         fields.update(n_encoder_layers=0, share_embeddings=True)
     return TransformerConfig.preset("tiny", **{**fields, **variant})
 
@@ -53,7 +74,7 @@ def test_every_combination_trains(variant):
     assert model.num_parameters() == model.config.num_parameters()
 
 
-@pytest.mark.parametrize("layout", BUILT_IN["layout"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_a_tiny_model_can_memorise_a_batch(layout):
     """End to end: 40 Adam steps on one batch bring the loss far down (the parts are wired to learn)."""
     torch.manual_seed(0)
@@ -115,13 +136,14 @@ def test_rope_scores_depend_only_on_relative_position():
 
 
 # --------------------------------------------------------------------------- norms, feed-forward blocks, kernels
-@pytest.mark.parametrize("layout", BUILT_IN["layout"])
-def test_pre_norm_stacks_end_with_a_layer_norm(layout):
-    pre, post = Transformer(_tiny(layout=layout, norm="pre")), Transformer(_tiny(layout=layout, norm="post"))
-    final = ["decoder_norm", "encoder_norm"] if layout == "encoder-decoder" else ["final_norm"]
-    for name in final:
-        assert isinstance(getattr(pre.body, name), nn.LayerNorm)
-        assert isinstance(getattr(post.body, name), nn.Identity)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("norm", REGISTERED["norm"])
+def test_stacks_end_with_a_layer_norm_when_the_norm_says_so(layout, norm):
+    model = Transformer(_tiny(layout=layout, norm=norm))
+    final = ["decoder_norm", "encoder_norm"] if LAYOUT.about(layout, "has_encoder") else ["final_norm"]
+    expected = nn.LayerNorm if NORM.about(norm, "final_norm") else nn.Identity
+    assert all(type(getattr(model.body, name)) is expected for name in final)
+    assert NORM.about("pre", "final_norm") and not NORM.about("post", "final_norm")  # the paper's: none
 
 
 def test_gelu_feed_forward():
@@ -144,7 +166,7 @@ def test_swiglu_feed_forward():
     assert ffn.w_13.bias is None and ffn.w_2.bias is None
 
 
-@pytest.mark.parametrize("layout", BUILT_IN["layout"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_sdpa_kernel_gives_the_same_model(layout):
     torch.manual_seed(0)
     math_model = Transformer(_tiny(layout=layout, attention="math", dropout=0.0)).eval()

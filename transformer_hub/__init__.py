@@ -2,7 +2,8 @@
 from .config import PRESETS, TransformerConfig
 from .decoding import STRATEGIES, DecodingConfig, Hypothesis, TranslationResult, generate
 from .model import DecoderOutput, EncoderState, KVCache
-from .registry import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL, Registry, load_plugins
+from .registry import (ATTENTION, FEED_FORWARD, LAYOUT, NORM, PARTS, POSITIONAL, PartDescriptionError, Registry,
+                       load_plugins)
 from .text import translate_texts
 from .tokenizer import Tokenizer
 from .transformer import Transformer
@@ -25,7 +26,7 @@ register_builtin_parts()
 __version__ = "0.1.0"
 __all__ = [
     "TransformerConfig", "PRESETS", "Transformer", "Tokenizer", "EncoderState", "KVCache", "DecoderOutput",
-    "Registry", "load_plugins", "POSITIONAL", "NORM", "FEED_FORWARD", "ATTENTION", "LAYOUT",
-    "DecodingConfig", "Hypothesis", "TranslationResult", "STRATEGIES", "generate",
-    "translate_texts",
+    "Registry", "PartDescriptionError", "PARTS", "load_plugins", "POSITIONAL", "NORM", "FEED_FORWARD", "ATTENTION",
+    "LAYOUT",
+    "DecodingConfig", "Hypothesis", "TranslationResult", "STRATEGIES", "generate", "translate_texts",
 ]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from itertools import permutations
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .registry import ATTENTION, FEED_FORWARD, LAYOUT, NORM, POSITIONAL
+from .registry import LAYOUT, PARTS
 
 # Documented sanity bounds: anything beyond them is refused before allocation.
 MAX_VOCAB_SIZE = 1_000_000
@@ -114,16 +114,13 @@ class TransformerConfig:
         self._validate_variants()
         self._validate_languages()
         self._validate_domains()
-        if self.layout == "encoder-decoder" and self.n_encoder_layers < 1:
-            raise ValueError("the encoder-decoder layout needs n_encoder_layers >= 1")
-        if self.layout == "decoder-only" and self.n_encoder_layers != 0:
-            raise ValueError("the decoder-only layout has no encoder: set n_encoder_layers=0 "
-                             "(its single stack has n_decoder_layers layers)")
-        if (self.share_embeddings or self.layout == "decoder-only") and self.src_vocab_size != self.tgt_vocab_size:
-            raise ValueError("share_embeddings and the decoder-only layout need one shared vocabulary "
+        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError("share_embeddings needs one shared vocabulary "
                              f"(src_vocab_size={self.src_vocab_size} != tgt_vocab_size={self.tgt_vocab_size})")
-        if self.positional == "rope" and (self.d_model // self.n_heads) % 2:
-            raise ValueError("rotary positions need an even head size (d_model / n_heads)")
+        for field_name, reg in PARTS.items():  # what each part needs from the rest of the config
+            check = reg.about(getattr(self, field_name), "check", None)
+            if check is not None:
+                check(self)
         if self.num_parameters() > MAX_PARAMETERS:
             raise ValueError(f"this config has ~{self.num_parameters():,} parameters, over the limit of "
                              f"{MAX_PARAMETERS:,}; refusing to allocate it")
@@ -131,8 +128,7 @@ class TransformerConfig:
     def _validate_variants(self) -> None:
         # The registries are filled by register_builtin_parts(), which the package's __init__ calls; Python
         # runs that before any submodule (this one included) can be imported, so the names are there.
-        for field_name, reg in (("positional", POSITIONAL), ("norm", NORM), ("feed_forward", FEED_FORWARD),
-                                ("attention", ATTENTION), ("layout", LAYOUT)):
+        for field_name, reg in PARTS.items():
             name = getattr(self, field_name)
             if name not in reg:
                 raise ValueError(f"unknown {reg.kind} {name!r} for {field_name}; registered: {', '.join(reg.names())}")
@@ -140,7 +136,8 @@ class TransformerConfig:
     def _validate_languages(self) -> None:
         if self.tag_position not in TAG_POSITIONS:
             raise ValueError(f"tag_position must be one of {', '.join(TAG_POSITIONS)}, got {self.tag_position!r}")
-        if self.tag_position == "decoder" and (self.languages is None or self.layout != "encoder-decoder"):
+        if self.tag_position == "decoder" and (self.languages is None
+                                               or not LAYOUT.about(self.layout, "has_encoder")):
             raise ValueError("tag_position 'decoder' is for multilingual encoder-decoder models (languages=[...])")
         for name in ("src_lang", "tgt_lang"):
             value = getattr(self, name)

@@ -8,23 +8,38 @@ exists.  Outside packages add parts through the entry-point group
 ``transformer_hub.plugins``; set ``TRANSFORMER_HUB_DISABLE_PLUGINS=1`` to skip
 loading them.
 
-An architecture part may state its size: a ``parameter_count(config) -> int``
-defined on the class itself lets ``TransformerConfig`` refuse absurd sizes
-without building anything; a part without one is counted on a ``meta``-device
-instance (exact, nothing allocated, but slower).
+An architecture part describes itself with attributes its own class defines (a subclass states its own,
+since it may compute something else), read through :meth:`Registry.about`:
+
+* ``label``: what people are shown (the diagram, the Playground);
+* ``exports``: ``{format: options}`` for each export that takes it (CTranslate2 spec options, MarianConfig
+  fields), or ``{format: "why not"}``; a format it does not name refuses it;
+* ``check(config)``: what it needs from the config (``ValueError`` otherwise); none: nothing;
+* ``parameter_count(config) -> int``: its size, so ``TransformerConfig`` refuses absurd sizes without building
+  anything; without one it is counted on a ``meta``-device instance (exact, nothing allocated, but slower);
+* per kind: a norm's ``final_norm`` (each stack ends with a LayerNorm) and ``steps`` (its block in order,
+  ``"sublayer"`` marking the sub-layer); a layout's ``encoder`` (an encoder and encoder-decoder attention).
+
+A plugin part needs none of these to be built, trained, saved and loaded; whatever asks for a description it
+lacks (the diagram, an export) gets a :class:`PartDescriptionError` naming it, never a guess.
 """
 from __future__ import annotations
 
 import importlib.metadata
 import logging
 import os
-from typing import Callable, Dict, Generic, Iterator, List, TypeVar
+from typing import Any, Callable, Dict, Generic, Iterator, List, TypeVar
 
 T = TypeVar("T")
 ENTRY_POINT_GROUP = "transformer_hub.plugins"
 DISABLE_ENV = "TRANSFORMER_HUB_DISABLE_PLUGINS"
 logger = logging.getLogger(__name__)
 _loaded_plugins: set[str] = set()
+_REQUIRED = object()
+
+
+class PartDescriptionError(ValueError):
+    """A registered part was asked for a description (``label``, ``steps``...) its class does not give."""
 
 
 class Registry(Generic[T]):
@@ -58,6 +73,19 @@ class Registry(Generic[T]):
         if name not in self._items:
             raise ValueError(f"unknown {self.kind} {name!r}; registered: {', '.join(self.names()) or '(none)'}")
         return self._items[name]
+
+    def about(self, name: str, attribute: str, default: Any = _REQUIRED) -> Any:
+        """What the entry ``name`` says of itself: ``attribute`` as its own class defines it (not inherited).
+
+        Undeclared: ``default`` when one is given, else :class:`PartDescriptionError` naming what is missing.
+        """
+        entry = self.get(name)
+        if attribute in vars(entry):
+            return getattr(entry, attribute)
+        if default is not _REQUIRED:
+            return default
+        raise PartDescriptionError(f"{self.kind} {name!r} ({getattr(entry, '__qualname__', entry)!r}) does not "
+                                   f"describe itself: its class defines no {attribute!r}")
 
     def names(self) -> List[str]:
         load_plugins()
@@ -105,3 +133,6 @@ FEED_FORWARD: Registry = Registry("feed-forward")
 ATTENTION: Registry = Registry("attention kernel")
 LAYOUT: Registry = Registry("layout")
 MODELS: Registry = Registry("model class")  # what loads a save_pretrained folder (for code below the model)
+# The config field that names a part of each kind (``TransformerConfig.positional`` is a POSITIONAL name...).
+PARTS: Dict[str, Registry] = {"positional": POSITIONAL, "norm": NORM, "feed_forward": FEED_FORWARD,
+                              "attention": ATTENTION, "layout": LAYOUT}

@@ -1,4 +1,9 @@
-"""The diagram of an architecture, drawn from a model's config alone (matplotlib)."""
+"""The diagram of an architecture, drawn from a model's config alone (matplotlib).
+
+Every part is asked how it is drawn (``Registry.about``: its label, a norm's steps and final norm, whether the
+layout has an encoder); a part that does not say raises ``PartDescriptionError`` instead of being drawn as
+another.
+"""
 from __future__ import annotations
 
 from typing import List
@@ -6,13 +11,11 @@ from typing import List
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
-from transformer_hub import TransformerConfig
+from transformer_hub import FEED_FORWARD, LAYOUT, NORM, POSITIONAL, TransformerConfig
 
 # ---------------------------------------------------------------------------- architecture diagram
 _COLOURS = {"attn": "#fde2b8", "cross": "#f9c9a0", "ffn": "#c6e5f7", "norm": "#e5e1f5", "embed": "#fbd3d3",
             "pos": "#ffffff", "out": "#d6f0d0"}
-_FFN = {"relu": "ReLU", "gelu": "GELU", "swiglu": "SwiGLU"}
-_POS = {"sinusoidal": "sinusoidal positions", "learned": "learned positions", "rope": "rotary positions (in attention)"}
 
 
 def _box(ax, x: float, y: float, w: float, h: float, text: str, colour: str, size: int = 9) -> None:
@@ -26,19 +29,14 @@ def _arrow(ax, x: float, y0: float, y1: float) -> None:
 
 
 def _sublayers(kind: str, config: TransformerConfig, causal: bool) -> List[tuple]:
-    ffn = f"Feed-forward ({_FFN.get(config.feed_forward, config.feed_forward)}, d_ff={config.d_ff})"
+    ffn = f"Feed-forward ({FEED_FORWARD.about(config.feed_forward, 'label')}, d_ff={config.d_ff})"
     heads = f"h={config.n_heads}"
     parts = [(f"{'Masked m' if causal else 'M'}ulti-head self-attention ({heads})", "attn")]
     if kind == "decoder":
         parts.append((f"Encoder-decoder attention ({heads})", "cross"))
     parts.append((ffn, "ffn"))
-    rows = []
-    for text, colour in parts:
-        if config.norm == "pre":
-            rows += [("LayerNorm", "norm"), (text, colour), ("Add (residual)", "norm")]
-        else:
-            rows += [(text, colour), ("Add & LayerNorm", "norm")]
-    return rows
+    steps = NORM.about(config.norm, "steps")  # the residual block in order, "sublayer" where the sub-layer goes
+    return [(text, colour) if step == "sublayer" else (step, "norm") for text, colour in parts for step in steps]
 
 
 def _stack(ax, x: float, width: float, title: str, n_layers: int, rows: List[tuple], config: TransformerConfig,
@@ -46,8 +44,7 @@ def _stack(ax, x: float, width: float, title: str, n_layers: int, rows: List[tup
     y = 0.2
     _box(ax, x, y, width, 0.55, embed, _COLOURS["embed"])
     y += 0.75
-    pos = _POS.get(config.positional, config.positional)
-    _box(ax, x, y, width, 0.45, "+ " + pos if config.positional != "rope" else pos, _COLOURS["pos"], 8)
+    _box(ax, x, y, width, 0.45, POSITIONAL.about(config.positional, "label"), _COLOURS["pos"], 8)
     _arrow(ax, x + width / 2, 0.75, y)
     y += 0.65
     start = y
@@ -70,10 +67,10 @@ def _stack(ax, x: float, width: float, title: str, n_layers: int, rows: List[tup
 
 def architecture_figure(config: TransformerConfig, title: str = "") -> Figure:
     """A block diagram of ``config``: the paper's Figure 1 redrawn for its layout, norm, positions, FFN."""
-    decoder_only = config.layout == "decoder-only"
-    final_norm = config.norm == "pre"
+    decoder_only = not LAYOUT.about(config.layout, "has_encoder")
+    final_norm = NORM.about(config.norm, "final_norm")
     n_sub = 2 if decoder_only else 3
-    height = 3.4 + 0.7 * n_sub * (3 if config.norm == "pre" else 2) + (0.65 if final_norm else 0)
+    height = 3.4 + 0.7 * n_sub * len(NORM.about(config.norm, "steps")) + (0.65 if final_norm else 0)
     fig = Figure(figsize=(9.5 if not decoder_only else 7.5, 0.55 * height + 0.9), dpi=100, layout="constrained")
     ax = fig.add_subplot()
     ax.set_axis_off()
@@ -92,7 +89,8 @@ def architecture_figure(config: TransformerConfig, title: str = "") -> Figure:
     ax.set_ylim(0, top)
     fig.set_size_inches(fig.get_figwidth(), 0.55 * top + 0.9)
     facts = (f"d_model={config.d_model} · heads={config.n_heads} · d_ff={config.d_ff} · "
-             f"{config.norm}-norm · {config.positional} · {config.feed_forward}" + ("\n" if decoder_only else " · ") +
+             f"{NORM.about(config.norm, 'label')} · {config.positional} · {config.feed_forward}"
+             + ("\n" if decoder_only else " · ") +
              f"~{config.num_parameters() / 1e6:.2f} M parameters")
     fig.suptitle((title + "\n" if title else "") + facts, fontsize=10)
     return fig

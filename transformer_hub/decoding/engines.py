@@ -17,7 +17,7 @@ from typing import Any, List, Optional, Protocol, Sequence, runtime_checkable
 import torch
 from torch import nn
 
-from ..model.kernels import no_dropout
+from ..model import Dropout, no_dropout
 from ..registry import Registry
 from .batching import decode_in_batches, with_seed
 from .config import STRATEGIES, DecodingConfig
@@ -61,9 +61,10 @@ def _device(model) -> torch.device:
 def check_no_foreign_dropout(model) -> None:
     """Refuse modules in training mode that ``no_dropout`` cannot switch off (torch's dropout and batch norm)."""
     for name, module in model.named_modules():
-        if module.training and isinstance(module, (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._BatchNorm)):
+        if (module.training and isinstance(module, (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._BatchNorm))
+                and not isinstance(module, Dropout)):
             raise ValueError(f"module {name} ({type(module).__name__}) is in training mode and would change decoding: "
-                             "call model.eval() first, or use transformer_hub.model.kernels.Dropout")
+                             "call model.eval() first, or use transformer_hub.model.Dropout")
 
 
 def decode_batch(model, rows: List[List[int]], caps: List[int], config: DecodingConfig,

@@ -16,7 +16,8 @@ from typing import List, Optional, Sequence
 
 import torch
 
-from ..model.kernels import Projection, no_dropout
+from ..model import no_dropout
+from ..model.kernels import Projection
 from ..tokenizer import source_tags
 from .batching import Budget, prepare_sources
 from .config import DecodingConfig

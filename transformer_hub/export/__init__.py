@@ -7,14 +7,14 @@
 
 ``ctranslate2`` and ``transformers`` are optional: they are imported only when
 an export or the engine runs, and their absence is reported with the command
-that installs them.  Which variants each format represents: ``SUPPORTED``.
+that installs them.  Which parts each format takes: the parts' own ``exports`` (``check_exportable``).
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
 
-from .common import SUPPORTED, MissingDependencyError, PathLike, UnsupportedModelError, check_exportable, load, require
+from .common import MissingDependencyError, PathLike, UnsupportedModelError, check_exportable, load, require
 from ..registry import Registry
 from .engine import CHOICES, CTranslate2Engine, choose_engine, engine_available
 
@@ -54,4 +54,4 @@ def export(model, out: PathLike, format: str, quantization: Optional[str] = None
 
 
 __all__ = ["export", "export_ctranslate2", "export_marian", "CTranslate2Engine", "engine_available", "choose_engine",
-           "CHOICES", "FORMATS", "SUPPORTED", "check_exportable", "UnsupportedModelError", "MissingDependencyError"]
+           "CHOICES", "FORMATS", "check_exportable", "UnsupportedModelError", "MissingDependencyError"]

@@ -9,48 +9,22 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
-from typing import Dict, List, Union
+from typing import Any, Dict, List, Union
 
 import torch
 
 from ..config import TransformerConfig
+from ..registry import PARTS
 
 INSTALL = {  # module -> what to install (the package, or this project's extra that carries it)
     "ctranslate2": "pip install ctranslate2  (or: pip install 'transformer_hub[fast]')",
     "transformers": "pip install transformers  (or: pip install 'transformer_hub[export]')",
 }
 
-# Per format, the variant names it represents exactly; anything else (a plugin's part too) is refused.
-SUPPORTED: Dict[str, Dict[str, tuple]] = {
-    "ctranslate2": dict(layout=("encoder-decoder",), positional=("sinusoidal", "learned", "rope"),
-                        norm=("post", "pre"), feed_forward=("relu", "gelu", "swiglu"), attention=("math", "sdpa"),
-                        tag_position=("source", "decoder")),
-    "marian": dict(layout=("encoder-decoder",), positional=("sinusoidal",), norm=("post",),
-                   feed_forward=("relu", "gelu"), attention=("math", "sdpa"), tag_position=("source",)),
-}
-
-# Why a built-in variant does not fit a format: the piece of the format that is missing.
-MISSING: Dict[tuple, str] = {
-    ("ctranslate2", "layout", "decoder-only"):
-        "CTranslate2's TransformerSpec (ctranslate2.Translator) needs an encoder and encoder-decoder attention, and "
-        "this exporter writes no language-model package (TransformerDecoderModelSpec for ctranslate2.Generator) for "
-        "the decoder-only layout's single causal stack over source and target",
-    ("marian", "layout", "decoder-only"):
-        "transformers' MarianMTModel needs an encoder and encoder-decoder attention; the decoder-only layout has neither",
-    ("marian", "positional", "learned"):
-        "MarianMTModel has only fixed sinusoidal positions (recomputed on load, never stored): no learned position "
-        "table; use --format ctranslate2",
-    ("marian", "positional", "rope"):
-        "MarianMTModel has no rotary positions (only fixed sinusoids added to the embeddings); use --format ctranslate2",
-    ("marian", "norm", "pre"):
-        "MarianMTModel is post-norm only (no pre-norm residual blocks, no final LayerNorm); use --format ctranslate2",
-    ("marian", "tag_position", "decoder"):
-        "MarianMTModel.generate starts every output from decoder_start_token_id alone; a tag forced after it "
-        "(forced_bos_token_id) is one per call, and is returned and scored as part of the output",
-    ("marian", "feed_forward", "swiglu"):
-        "MarianMTModel's feed-forward has two matrices and one activation, no gated unit for SwiGLU; "
-        "use --format ctranslate2",
-}
+# Per format, the target-language tag positions it represents (the parts say for themselves: their ``exports``).
+TAG_POSITIONS: Dict[str, tuple] = {"ctranslate2": ("source", "decoder"), "marian": ("source",)}
+TAG_MISSING = ("MarianMTModel.generate starts every output from decoder_start_token_id alone; a tag forced after it "
+               "(forced_bos_token_id) is one per call, and is returned and scored as part of the output")
 
 
 class UnsupportedModelError(ValueError):
@@ -70,20 +44,26 @@ def require(module: str, purpose: str) -> ModuleType:
                                      f"{INSTALL.get(module, 'pip install ' + module)}") from exc
 
 
-def check_exportable(config: TransformerConfig, fmt: str) -> None:
-    """Raise :class:`UnsupportedModelError` naming what ``fmt`` lacks for this config; None when it fits."""
-    if fmt not in SUPPORTED:
-        raise ValueError(f"unknown export format {fmt!r}; formats: {', '.join(SUPPORTED)}")
-    for field, names in SUPPORTED[fmt].items():
-        value = getattr(config, field)
-        if value in names:
+def check_exportable(config: TransformerConfig, fmt: str) -> Dict[str, Any]:
+    """The options ``fmt`` takes for this config: each part's ``exports[fmt]`` together (see ``registry.py``).
+
+    A part that gives a reason instead, or names no ``fmt`` at all (a plugin's part, unless it says), raises
+    :class:`UnsupportedModelError` naming it and what is missing.
+    """
+    if fmt not in TAG_POSITIONS:
+        raise ValueError(f"unknown export format {fmt!r}; formats: {', '.join(TAG_POSITIONS)}")
+    options: Dict[str, Any] = {}
+    for field, registry in PARTS.items():
+        name = getattr(config, field)
+        said = registry.about(name, "exports", {})
+        if isinstance(said.get(fmt), dict):
+            options.update(said[fmt])
             continue
-        reason = MISSING.get((fmt, field, value))
-        if reason is None:
-            others = [f for f in SUPPORTED if f != fmt and value in SUPPORTED[f][field]]
-            hint = f"; use --format {others[0]}" if others else ""
-            reason = f"the {fmt} format has no equivalent of it (it represents {field} in {list(names)}){hint}"
-        raise UnsupportedModelError(f"cannot export {field}={value!r} to {fmt}: {reason}")
+        reason = said.get(fmt) or f"the {registry.kind} {name!r} names no {fmt} export (its class's ``exports``)"
+        raise UnsupportedModelError(f"cannot export {field}={name!r} to {fmt}: {reason}")
+    if config.tag_position not in TAG_POSITIONS[fmt]:
+        raise UnsupportedModelError(f"cannot export tag_position={config.tag_position!r} to {fmt}: {TAG_MISSING}")
+    return options
 
 
 def load(model_or_path) -> "torch.nn.Module":
@@ -117,13 +97,6 @@ def vocabulary(model, side: str) -> List[str]:
 def state(model) -> Dict[str, torch.Tensor]:
     """The model's float32 CPU weights by state-dict name (tied names point at the same tensor)."""
     return {name: t.detach().float().cpu() for name, t in model.state_dict().items()}
-
-
-def sinusoids(model) -> torch.Tensor:
-    """The model's own (max_len, d_model) sinusoid table (section 3.5, interleaved sin/cos)."""
-    from ..model import sinusoid_table
-
-    return sinusoid_table(model.config.max_len, model.config.d_model)
 
 
 PathLike = Union[str, os.PathLike]

@@ -8,13 +8,12 @@ How our parts map (checked against CTranslate2 4.8; the parity tests decode
 with both and compare tokens):
 
 * the encoder and decoder specs are built here, not with ``TransformerSpec.from_config``,
-  which exposes no rotary options; ``pre_norm`` follows ``config.norm`` (post-norm:
-  LayerNorm(x + sublayer(x)), no final norm);
-* positions: our sinusoid table (section 3.5, interleaved sin/cos) is written out
-  explicitly, since CTranslate2's default table orders it differently; a learned
-  table is written as it is; rotary positions rotate whole heads (``rotary_dim=0``)
-  in our rotate-half layout (``rotary_interleave=False``), and the position-encoding
-  slot the encoder spec still declares is removed;
+  which exposes no rotary options; their options are what our parts declare (their
+  ``exports["ctranslate2"]``: ``pre_norm``, the activation, ``ffn_glu``, rotary settings);
+* positions: a table our encoding adds (``added_table``: the sinusoids of section 3.5,
+  interleaved sin/cos, which CTranslate2's default orders differently; a learned table)
+  is written out; without one (rotary positions, rotating whole heads in our rotate-half
+  layout) the position-encoding slot the encoder spec still declares is removed;
 * self-attention ``linear[0]`` is our packed q;k;v projection as it is, cross-attention
   ``linear[0]`` its q rows and ``linear[1]`` its k;v rows; the last linear is W^O;
 * ReLU / GELU (erf) feed-forward as ``linear_0`` / ``linear_1``; SwiGLU as ``ffn_glu``
@@ -37,10 +36,9 @@ import torch
 from ctranslate2.converters import Converter
 from ctranslate2.specs import common_spec, transformer_spec
 
-from .common import PathLike, check_exportable, sinusoids, vocabulary
+from ..registry import NORM
+from .common import PathLike, check_exportable, vocabulary
 
-ACTIVATIONS = {"relu": common_spec.Activation.RELU, "gelu": common_spec.Activation.GELU,
-               "swiglu": common_spec.Activation.SWISH}
 LAYER_NORM_EPSILON = 1e-5  # torch.nn.LayerNorm's default, which every norm of ours uses
 
 
@@ -71,8 +69,8 @@ def _cross_attention(spec, attention) -> None:
     _linear(spec.linear[2], attention.out_proj.weight, attention.out_proj.bias)
 
 
-def _feed_forward(spec, ffn, kind: str) -> None:
-    if kind == "swiglu":
+def _feed_forward(spec, ffn, glu: bool) -> None:
+    if glu:
         gate, value = ffn.w_13.weight.chunk(2, dim=0)
         _linear(spec.linear_0, gate)
         _linear(spec.linear_0_noact, value)
@@ -82,46 +80,41 @@ def _feed_forward(spec, ffn, kind: str) -> None:
         _linear(spec.linear_1, ffn.w_2.weight, ffn.w_2.bias)
 
 
-def _positions(spec, model, body) -> None:
-    """Our additive positions into the stack's slot; rotary positions need none (the slot is removed)."""
-    kind = model.config.positional
-    if kind == "rope":
+def _positions(spec, body) -> None:
+    """The table our positions add into the stack's slot; positions that add none need no slot (it is removed)."""
+    table = body.positional.added_table()
+    if table is None:
         if hasattr(spec, "position_encodings"):
             delattr(spec, "position_encodings")
         return
-    table = sinusoids(model) if kind == "sinusoidal" else body.positional.embedding.weight
     spec.position_encodings.encodings = _array(table)
 
 
 def build_spec(model) -> transformer_spec.TransformerSpec:
     """The ``TransformerSpec`` holding ``model``'s weights (vocabularies and config included)."""
-    cfg = model.config
-    check_exportable(cfg, "ctranslate2")
-    body = model.body
-    options = dict(pre_norm=cfg.norm == "pre", activation=ACTIVATIONS[cfg.feed_forward],
-                   ffn_glu=cfg.feed_forward == "swiglu")
-    if cfg.positional == "rope":
-        options.update(rotary_dim=0, rotary_interleave=False, rotary_base=10000.0)
+    cfg, body = model.config, model.body
+    options = check_exportable(cfg, "ctranslate2")
+    options["activation"] = common_spec.Activation[options.get("activation", "RELU")]
     encoder = transformer_spec.TransformerEncoderSpec(cfg.n_encoder_layers, cfg.n_heads, **options)
     decoder = transformer_spec.TransformerDecoderSpec(cfg.n_decoder_layers, cfg.n_heads, **options)
     for stack, embed in ((encoder, body.src_embed), (decoder, body.tgt_embed)):
         embeddings = stack.embeddings[0] if isinstance(stack.embeddings, list) else stack.embeddings
         embeddings.weight = _array(embed.lut.weight)
         stack.scale_embeddings = True  # x sqrt(d_model), section 3.4
-        _positions(stack, model, body)
+        _positions(stack, body)
     for layer_spec, layer in zip(encoder.layer, body.encoder):
         _self_attention(layer_spec.self_attention, layer.self_attn)
         _norm(layer_spec.self_attention.layer_norm, layer.residuals[0].norm)
-        _feed_forward(layer_spec.ffn, layer.feed_forward, cfg.feed_forward)
+        _feed_forward(layer_spec.ffn, layer.feed_forward, options.get("ffn_glu", False))
         _norm(layer_spec.ffn.layer_norm, layer.residuals[1].norm)
     for layer_spec, layer in zip(decoder.layer, body.decoder):
         _self_attention(layer_spec.self_attention, layer.self_attn)
         _norm(layer_spec.self_attention.layer_norm, layer.residuals[0].norm)
         _cross_attention(layer_spec.attention, layer.cross_attn)
         _norm(layer_spec.attention.layer_norm, layer.residuals[1].norm)
-        _feed_forward(layer_spec.ffn, layer.feed_forward, cfg.feed_forward)
+        _feed_forward(layer_spec.ffn, layer.feed_forward, options.get("ffn_glu", False))
         _norm(layer_spec.ffn.layer_norm, layer.residuals[2].norm)
-    if cfg.norm == "pre":
+    if NORM.about(cfg.norm, "final_norm"):  # each stack ends with a LayerNorm
         _norm(encoder.layer_norm, body.encoder_norm)
         _norm(decoder.layer_norm, body.decoder_norm)
     _linear(decoder.projection, body.generator.weight)

@@ -48,7 +48,7 @@ from ..decoding.config import DecodingConfig, length_penalty
 from ..caching import WeakVersionCache
 from ..decoding.engines import ENGINES, get_engine
 from ..decoding.results import Hypothesis
-from .common import SUPPORTED, PathLike, require, vocabulary
+from .common import PathLike, check_exportable, require, vocabulary
 
 CHOICES = ("auto", "pytorch", "ctranslate2")  # what a caller may ask for: "auto" resolves with choose_engine
 # DecodingConfig fields the CTranslate2 engine maps; any other field must keep its default value.
@@ -83,12 +83,11 @@ def choose_engine(engine: str, config: DecodingConfig, model_config=None, constr
         return engine
     if constrained or not engine_available("ctranslate2"):
         return "pytorch"
-    if model_config is not None and any(getattr(model_config, part) not in names
-                                        for part, names in SUPPORTED["ctranslate2"].items()):
-        return "pytorch"
     try:
+        if model_config is not None:
+            check_exportable(model_config, "ctranslate2")
         get_engine("ctranslate2").check(config)
-    except ValueError:
+    except ValueError:  # UnsupportedModelError included
         return "pytorch"
     return "ctranslate2"
 

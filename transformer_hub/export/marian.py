@@ -36,13 +36,14 @@ def permutation(d_model: int) -> torch.Tensor:
 
 
 def marian_config(config, transformers):
-    """The ``MarianConfig`` of our config, every special id and default set on purpose."""
+    """The ``MarianConfig`` of our config, every special id and default set on purpose; the parts' own fields
+    (``exports["marian"]``: the activation) from ``check_exportable``."""
     cfg = config
-    return transformers.MarianConfig(
+    return transformers.MarianConfig(**check_exportable(cfg, "marian"),
         vocab_size=cfg.src_vocab_size, decoder_vocab_size=cfg.tgt_vocab_size, d_model=cfg.d_model,
         encoder_layers=cfg.n_encoder_layers, decoder_layers=cfg.n_decoder_layers,
         encoder_attention_heads=cfg.n_heads, decoder_attention_heads=cfg.n_heads,
-        encoder_ffn_dim=cfg.d_ff, decoder_ffn_dim=cfg.d_ff, activation_function=cfg.feed_forward,
+        encoder_ffn_dim=cfg.d_ff, decoder_ffn_dim=cfg.d_ff,
         max_position_embeddings=cfg.max_len, scale_embedding=True,
         dropout=cfg.dropout, attention_dropout=0.0, activation_dropout=0.0,  # our dropout: residual + embeddings only
         pad_token_id=cfg.pad_id, bos_token_id=cfg.bos_id, eos_token_id=cfg.eos_id,

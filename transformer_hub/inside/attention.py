@@ -10,7 +10,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
-from ..model.kernels import no_dropout
+from ..model import no_dropout
+from ..registry import LAYOUT
 from ..tokenizer import source_tags
 
 Tensor = torch.Tensor
@@ -55,7 +56,7 @@ def _tokenizer(model):
 
 def check_layout(model) -> None:
     """The three kinds of attention exist in the encoder-decoder layout only (ValueError otherwise)."""
-    if model.config.layout != "encoder-decoder":
+    if not LAYOUT.about(model.config.layout, "has_encoder"):
         raise ValueError(f"the {model.config.layout} layout has no encoder and decoder: the three kinds of "
                          "attention exist in the encoder-decoder layout only")
 

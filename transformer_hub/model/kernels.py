@@ -1,68 +1,56 @@
-"""Speed-only kernels, each beside the plain reference it must equal (``tests/test_kernels.py`` compares them).
+"""Speed-only kernels, each against the plain reference it must equal (``tests/test_kernels.py`` compares them).
 
-Nothing here changes what the model computes; each kernel is a faster way
-to compute its reference on the CPU:
+Nothing here changes what is computed; each kernel is a faster way to compute its reference on the CPU.  The
+paper's model uses only the references; ``use_speed_kernels(model)`` swaps in the two training kernels
+(``python -m transformer_hub train --speed-kernels``), and decoding uses the other three.
 
-* ``Dropout``: inverted dropout whose mask comes from 16 random bits per
-  element (reference: ``dropout_reference``, ``x * keep / (1 - p)``, with the
-  same keep probability as ``nn.Dropout`` up to p's rounding to 1/65536);
-  ``bernoulli_``'s 32-bit draw plus conversion dominated the masks' cost.
-  It also honours ``no_dropout()``, a thread-local switch that decoding uses
-  instead of flipping ``module.training`` (which other threads may read).
-* ``output_logits``: the bias-free output layer ``hidden @ weight.T``
-  (reference: ``F.linear``).  ``torch.mm`` with the stored (V, d_model)
-  weight repacks the whole matrix at every call; the weight is instead
-  packed once in oneDNN's layout (``prepared``; remade when it changes).
-  The same kernel serves every row count, so a row's logits do not depend
-  on how many rows are projected with it (tested bit for bit).
-* ``Projection``: ``output_logits`` then ``log_softmax`` into buffers reused
-  across decoding steps (fresh (N, V) tensors fault in new pages each step).
-* ``max_and_argmax`` / ``topk`` (references: ``torch.max`` / ``torch.topk``):
-  block maxima first (one vectorised ``amax`` pass), then only the winning
-  blocks are searched; PyTorch's CPU ``argmax`` / ``topk`` scan a row element
-  by element.  Exact; the algorithm depends on the vocabulary size and k,
-  never on the number of rows.
+* ``Dropout16`` (reference: the model's ``Dropout``, i.e. ``nn.Dropout``): the keep mask from 16 random bits
+  per element (p rounded to 1/65536); ``bernoulli_``'s 32-bit draw plus conversion dominated the masks' cost.
+* ``FusedSmoothedLoss`` (reference: ``losses.SmoothedLoss``, ``F.cross_entropy`` with label smoothing):
+  ``F.cross_entropy`` makes about eight passes over the (tokens x vocabulary) logits, a third of a CPU training
+  step at a 10k vocabulary; fused with the bias-free output layer, the logits are made a slab of rows at a
+  time and never stored, the gradient softmax - (1 - eps) onehot - eps / V built in place.
+* ``output_logits`` (reference: ``F.linear``): the bias-free output layer with the weight packed once in
+  oneDNN's layout (``prepared``; remade when it changes; ``onednn.py`` holds the private operators), where
+  ``torch.mm`` repacks the whole matrix at every call.  One kernel for every row count, so a row's logits do
+  not depend on the others (tested bit for bit).  ``Projection``: then ``log_softmax``, into reused buffers.
+* ``max_and_argmax`` / ``topk`` (references: ``torch.max`` / ``torch.topk``): block maxima first, then only
+  the winning blocks are searched (PyTorch's CPU versions scan a row element by element).  Exact; the
+  algorithm depends on the vocabulary size and k, never on the number of rows.
 """
 from __future__ import annotations
 
-import contextlib
-import threading
-from typing import Iterator, NamedTuple, Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..caching import WeakVersionCache
+from . import onednn
+from .losses import SmoothedLoss, check_reduction
+from .model import Dropout, dropout_disabled
 
 Tensor = torch.Tensor
 
 
+def use_speed_kernels(model: nn.Module, on: bool = True) -> nn.Module:
+    """Swap ``model``'s dropout and loss for their kernels (``on``) or back to the references; returns ``model``.
+
+    Only the exact reference and kernel classes are swapped (a plugin's subclass is left alone); no weight,
+    buffer or training flag changes, so a checkpoint is the same either way.
+    """
+    swaps = {Dropout: Dropout16, SmoothedLoss: FusedSmoothedLoss}
+    if not on:
+        swaps = {kernel: reference for reference, kernel in swaps.items()}
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) in swaps:
+                new = swaps[type(child)](child.p) if isinstance(child, Dropout) else swaps[type(child)]()
+                setattr(parent, name, new.train(child.training))
+    return model
+
+
 # --------------------------------------------------------------------------- dropout
-_LOCAL = threading.local()
-
-
-@contextlib.contextmanager
-def no_dropout() -> Iterator[None]:
-    """In this thread, every ``Dropout`` acts as in eval mode; no module flag is touched (other threads unaffected)."""
-    before = getattr(_LOCAL, "off", False)
-    _LOCAL.off = True
-    try:
-        yield
-    finally:
-        _LOCAL.off = before
-
-
-def dropout_disabled() -> bool:
-    """True inside ``no_dropout()`` in this thread."""
-    return getattr(_LOCAL, "off", False)
-
-
-def dropout_reference(x: Tensor, keep: Tensor, p: float) -> Tensor:
-    """Inverted dropout given its keep mask: kept elements scaled by 1 / (1 - p), the rest zero."""
-    return x * keep.to(x.dtype) / (1.0 - p)
-
-
 def keep_mask16(shape: torch.Size, p: float) -> Tensor:
     """A CPU bool mask, each element True with probability 1 - round(p * 65536) / 65536, from 16 random bits."""
     n = 1
@@ -73,25 +61,105 @@ def keep_mask16(shape: torch.Size, p: float) -> Tensor:
     return words.view(torch.int16)[:n].view(shape) >= threshold
 
 
-class Dropout(nn.Module):
-    """Inverted dropout (the paper's section 5.4, P_drop): same contract as ``nn.Dropout``, a 16-bit mask on the CPU."""
-
-    def __init__(self, p: float) -> None:
-        super().__init__()
-        if not 0.0 <= p < 1.0:
-            raise ValueError(f"dropout probability must be in [0, 1), got {p}")
-        self.p = p
+class Dropout16(Dropout):
+    """The model's ``Dropout`` (reference: ``nn.Dropout``) with its CPU mask drawn from 16 random bits per element."""
 
     def forward(self, x: Tensor) -> Tensor:
-        if not self.training or self.p == 0.0 or dropout_disabled():
-            return x
-        if x.device.type != "cpu":
-            return F.dropout(x, self.p, training=True)
+        if not self.training or self.p == 0.0 or dropout_disabled() or x.device.type != "cpu":
+            return super().forward(x)
         keep = keep_mask16(x.shape, self.p)
-        return x * (keep * (1.0 / (1.0 - self.p))).to(x.dtype)  # one fused scale: equal to dropout_reference
+        return x * (keep * (1.0 / (1.0 - self.p))).to(x.dtype)  # inverted dropout, the scale fused into the mask
 
-    def extra_repr(self) -> str:
-        return f"p={self.p}"
+
+# --------------------------------------------------------------------------- the smoothed loss
+class _LabelSmoothedNLL(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits: Tensor, target: Tensor, eps: float) -> Tensor:  # (N, V), (N,) -> ()
+        lse = torch.logsumexp(logits, dim=-1)  # (N,)
+        loss = lse - (1.0 - eps) * logits.gather(1, target[:, None]).squeeze(1) - eps * logits.mean(dim=-1)
+        ctx.save_for_backward(logits, lse, target)
+        ctx.eps = eps
+        return loss.sum()
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        logits, lse, target = ctx.saved_tensors
+        eps, vocab = ctx.eps, logits.size(-1)
+        g = torch.exp(logits - lse[:, None])  # softmax, (N, V)
+        g.sub_(eps / vocab)
+        g.scatter_add_(1, target[:, None], torch.full_like(lse[:, None], -(1.0 - eps)))
+        return g.mul_(grad), None, None
+
+
+def _real(values: Tensor, target: Tensor, pad_id: int) -> Tuple[Tensor, Tensor]:
+    """(..., X), (...) -> the (N, X) rows and (N,) targets whose target is not padding."""
+    values, target = values.reshape(-1, values.size(-1)), target.reshape(-1)
+    keep = target != pad_id
+    return (values, target) if bool(keep.all()) else (values[keep], target[keep])
+
+
+def fused_label_smoothed_cross_entropy(logits: Tensor, target: Tensor, pad_id: int, eps: float = 0.1,
+                                       reduction: str = "mean") -> Tensor:
+    """``losses.label_smoothed_cross_entropy`` in one autograd function (logsumexp, mean, gather)."""
+    check_reduction(reduction)
+    logits, target = _real(logits, target, pad_id)
+    total = _LabelSmoothedNLL.apply(logits, target, float(eps))
+    return total / max(target.numel(), 1) if reduction == "mean" else total
+
+
+class _LinearLabelSmoothedNLL(torch.autograd.Function):
+    """The pre-softmax linear map and the smoothed loss together, a slab of rows at a time; the gradients for
+    the hidden states and the weight are accumulated in the forward pass, backward only scales them."""
+
+    @staticmethod
+    def forward(ctx, hidden: Tensor, weight: Tensor, target: Tensor, eps: float, rows: int) -> Tensor:
+        vocab = weight.size(0)
+        grad_hidden = torch.empty_like(hidden)  # (N, d)
+        grad_weight = torch.zeros_like(weight)  # (V, d)
+        total = hidden.new_zeros(())
+        smooth = torch.full((1, 1), -(1.0 - eps), dtype=hidden.dtype, device=hidden.device)
+        for start in range(0, hidden.size(0), rows):
+            h, t = hidden[start:start + rows], target[start:start + rows, None]  # (n, d), (n, 1)
+            logits = h @ weight.t()  # (n, V)
+            mean, picked = logits.mean(dim=-1), logits.gather(1, t).squeeze(1)
+            top = logits.amax(dim=-1, keepdim=True)
+            probs = logits.sub_(top).exp_()  # in place: unnormalised softmax
+            norm = probs.sum(dim=-1, keepdim=True)
+            lse = (top + norm.log()).squeeze(1)
+            total += (lse - (1.0 - eps) * picked - eps * mean).sum()
+            grad = probs.div_(norm).sub_(eps / vocab)  # (n, V)
+            grad.scatter_add_(1, t, smooth.expand(t.size(0), 1))
+            torch.mm(grad, weight, out=grad_hidden[start:start + rows])
+            grad_weight.addmm_(grad.t(), h)
+        ctx.save_for_backward(grad_hidden, grad_weight)
+        return total
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        grad_hidden, grad_weight = ctx.saved_tensors
+        return grad_hidden * grad, grad_weight * grad, None, None, None
+
+
+def linear_label_smoothed_cross_entropy(hidden: Tensor, weight: Tensor, target: Tensor, pad_id: int,
+                                        eps: float = 0.1, rows: int = 256) -> Tensor:
+    """``label_smoothed_cross_entropy(hidden @ weight.T, target, pad_id, eps)`` (mean over real tokens).
+
+    ``hidden`` (..., d), ``weight`` (V, d) without bias, ``target`` (...); padding is dropped before the
+    projection, and the logits are made ``rows`` at a time and never kept.
+    """
+    hidden, target = _real(hidden, target, pad_id)
+    total = _LinearLabelSmoothedNLL.apply(hidden, weight, target, float(eps), int(rows))
+    return total / max(target.numel(), 1)
+
+
+class FusedSmoothedLoss(SmoothedLoss):
+    """``SmoothedLoss`` fused with a bias-free output layer (the paper's); any other layer's logits fused alone."""
+
+    def forward(self, out, target: Tensor, pad_id: int, eps: float) -> Tensor:
+        generator = out.generator
+        if isinstance(generator, nn.Linear) and generator.bias is None:
+            return linear_label_smoothed_cross_entropy(out.hidden, generator.weight, target, pad_id, eps)
+        return fused_label_smoothed_cross_entropy(out.logits, target, pad_id, eps)
 
 
 # --------------------------------------------------------------------------- max and top-k over a vocabulary
@@ -155,10 +223,7 @@ class Prepared(NamedTuple):
 
 
 def _pack(weight: Tensor) -> Prepared:
-    try:
-        return Prepared(torch.ops.mkldnn._reorder_linear_weight(weight.detach(), None))
-    except (AttributeError, NotImplementedError, RuntimeError):  # a PyTorch without these oneDNN operators
-        return Prepared(None)
+    return Prepared(onednn.pack(weight))
 
 
 # a weight's packed copy, remade when the weight is written in place, dropped when the weight is freed
@@ -173,7 +238,7 @@ def prepared(weight: Tensor) -> Optional[Prepared]:
     tell whether it changed).
     """
     if (weight.device.type != "cpu" or weight.dtype != torch.float32 or weight.is_inference()
-            or not torch.backends.mkldnn.is_available()):
+            or not onednn.available()):
         return None
     ready = _PREPARED.get(weight, _pack)
     return ready if ready.packed is not None else None
@@ -187,7 +252,7 @@ def output_logits(weight: Tensor, hidden: Tensor, out: Optional[Tensor] = None) 
     """
     ready = prepared(weight)
     if ready is not None:
-        return torch.ops.mkldnn._linear_pointwise(hidden.contiguous(), ready.packed, None, "none", [], "")
+        return onednn.linear(hidden, ready.packed)
     return torch.mm(hidden, weight.t(), out=out)
 
 

@@ -15,20 +15,56 @@ parts as modules; no layer grows boolean flags.  What ``encode`` hands to
 Shapes: B batch, S source length, T target length, h heads, d_k = d_model / h.
 Masks are boolean and broadcast to (B, h, T_q, T_k); ``True`` means "may attend".
 """
+import contextlib
 import math
+import threading
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Iterator, Optional
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from ..config import TransformerConfig, part_parameters
-from .kernels import Dropout  # inverted dropout (section 5.4); its 16-bit mask is a speed-only kernel
 from ..registry import ATTENTION, FEED_FORWARD, NORM, POSITIONAL
 
 Tensor = torch.Tensor
 Rotate = Callable[[Tensor], Tensor]  # applies rotary positions to (B, h, T, d_k); identity otherwise
+
+
+# --------------------------------------------------------------------------- 5.4 Residual dropout
+_LOCAL = threading.local()
+
+
+@contextlib.contextmanager
+def no_dropout() -> Iterator[None]:
+    """In this thread, every ``Dropout`` acts as in eval mode; no module flag is touched (other threads unaffected)."""
+    before = getattr(_LOCAL, "off", False)
+    _LOCAL.off = True
+    try:
+        yield
+    finally:
+        _LOCAL.off = before
+
+
+def dropout_disabled() -> bool:
+    """True inside ``no_dropout()`` in this thread."""
+    return getattr(_LOCAL, "off", False)
+
+
+class Dropout(nn.Dropout):
+    """``nn.Dropout`` (P_drop, section 5.4) that also stands aside inside ``no_dropout()``: decoding switches it off
+    in its own thread without flipping ``training``, which a thread training the same model reads."""
+
+    def __init__(self, p: float) -> None:
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1), got {p}")
+        super().__init__(p)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not self.training or self.p == 0.0 or dropout_disabled():
+            return x
+        return super().forward(x)
 
 
 # --------------------------------------------------------------------------- 3.4 Embeddings
@@ -71,6 +107,10 @@ class PositionalEncoding(nn.Module):
         """A function rotating (..., T, d_k) queries/keys at ``positions``, or None when this encoding adds instead."""
         return None
 
+    def added_table(self) -> Optional[Tensor]:
+        """The (max_len, d_model) vectors ``forward`` adds at each position, or None when it adds none."""
+        return None
+
 
 def sinusoid_table(max_len: int, d_model: int) -> Tensor:
     """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(...)  (section 3.5)."""
@@ -87,12 +127,18 @@ def sinusoid_table(max_len: int, d_model: int) -> Tensor:
 class SinusoidalPositionalEncoding(PositionalEncoding):
     """The paper's fixed encoding; a buffer, not a parameter (and not saved)."""
 
+    label = "sinusoidal positions (added)"
+    exports = {"ctranslate2": {}, "marian": {}}  # the table is written out (CTranslate2) or permuted into (Marian)
+
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__(config)
         self.register_buffer("table", sinusoid_table(config.max_len, config.d_model), persistent=False)
 
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:  # (B, T, d), (B|1, T)
         return x + self.table[positions]
+
+    def added_table(self) -> Tensor:
+        return self.table
 
     @staticmethod
     def parameter_count(config: TransformerConfig) -> int:
@@ -116,6 +162,9 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Optional
 @ATTENTION.register("math")
 class MathAttention(nn.Module):
     """Equation 1 written out; always able to return the attention weights."""
+
+    label = "equation 1 written out"
+    exports = {"ctranslate2": {}, "marian": {}}  # a kernel only computes: every runtime has its own
 
     def forward(self, q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], need_weights: bool = False):
         out, weights = scaled_dot_product_attention(q, k, v, mask)
@@ -204,6 +253,8 @@ class MultiHeadAttention(nn.Module):
 class PositionwiseFeedForward(nn.Module):
     """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2  (equation 2)."""
 
+    label = "ReLU"
+    exports = {"ctranslate2": {"activation": "RELU"}, "marian": {"activation_function": "relu"}}
     activation: Callable[[Tensor], Tensor] = staticmethod(F.relu)
 
     def __init__(self, d_model: int, d_ff: int) -> None:
@@ -223,7 +274,10 @@ class PositionwiseFeedForward(nn.Module):
 class PostNorm(nn.Module):
     """LayerNorm(x + Dropout(Sublayer(x)))  (sections 3.1 and 5.4). Stacks need no final norm."""
 
+    label = "post-norm"
     final_norm = False
+    steps = ("sublayer", "Add & LayerNorm")
+    exports = {"ctranslate2": {"pre_norm": False}, "marian": {}}
 
     def __init__(self, d_model: int, dropout: float) -> None:
         super().__init__()
@@ -254,7 +308,7 @@ class Parts:
         return NORM.get(self.config.norm)(self.config.d_model, self.config.dropout)
 
     def final_norm(self) -> nn.Module:
-        needs_norm = NORM.get(self.config.norm).final_norm
+        needs_norm = NORM.about(self.config.norm, "final_norm")
         return nn.LayerNorm(self.config.d_model) if needs_norm else nn.Identity()
 
     def positional(self) -> PositionalEncoding:
@@ -268,6 +322,6 @@ class Parts:
             + part_parameters(ATTENTION.get(c.attention), c, lambda: ATTENTION.get(c.attention)()),
             "feed_forward": part_parameters(FEED_FORWARD.get(c.feed_forward), c, self.feed_forward),
             "residual": part_parameters(NORM.get(c.norm), c, self.residual),
-            "final_norm": 2 * c.d_model if NORM.get(c.norm).final_norm else 0,
+            "final_norm": 2 * c.d_model if NORM.about(c.norm, "final_norm") else 0,
             "positional": part_parameters(POSITIONAL.get(c.positional), c, self.positional),
         }

@@ -13,9 +13,8 @@ import torch.nn as nn
 from ..config import TransformerConfig
 from ..registry import LAYOUT
 from .cache import EncoderState, KVCache
-from .kernels import Dropout
-from .losses import label_smoothed_cross_entropy, linear_label_smoothed_cross_entropy
-from .model import Embeddings, Parts, Rotate, Tensor
+from .losses import SmoothedLoss
+from .model import Dropout, Embeddings, Parts, Rotate, Tensor
 
 
 # --------------------------------------------------------------------------- 3.1 Encoder and decoder stacks
@@ -92,6 +91,15 @@ def causal_mask(t_new: int, past: int, device: torch.device) -> Tensor:
 @LAYOUT.register("encoder-decoder")
 class EncoderDecoder(nn.Module):
     """The paper's model: N encoder layers over the source, N decoder layers over the target."""
+
+    label = "encoder-decoder"
+    has_encoder = True
+    exports = {"ctranslate2": {}, "marian": {}}
+
+    @staticmethod
+    def check(config: TransformerConfig) -> None:
+        if config.n_encoder_layers < 1:
+            raise ValueError("the encoder-decoder layout needs n_encoder_layers >= 1")
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
@@ -191,6 +199,7 @@ class BaseTransformer(nn.Module):
             raise TypeError(f"config must be a TransformerConfig, got {type(config).__name__}")
         self.config = config
         self.body = LAYOUT.get(config.layout)(config)
+        self.loss = SmoothedLoss()  # section 5.4; kernels.use_speed_kernels swaps in the fused one
 
     def _check_length(self, ids: Tensor, what: str) -> None:
         if ids.dim() != 2:
@@ -227,18 +236,13 @@ class BaseTransformer(nn.Module):
                 label_smoothing: float = 0.0) -> Tensor:
         """Teacher forcing: (B, S), (B, T) -> logits (B, T, tgt_vocab).
 
-        With ``tgt_out`` (B, T) it returns the label-smoothed cross-entropy (section 5.4),
-        averaged over non-padding targets, computed without storing the logits
-        (``losses.linear_label_smoothed_cross_entropy``); equal to the loss of the logits.
+        With ``tgt_out`` (B, T) it returns the label-smoothed cross-entropy (section 5.4) of ``self.loss``,
+        averaged over non-padding targets.
         """
         out = self.decode(tgt_in, self.encode(src))
         if tgt_out is None:
             return out.logits
-        generator = out.generator
-        if getattr(generator, "bias", None) is not None:  # the fused loss knows no bias
-            return label_smoothed_cross_entropy(out.logits, tgt_out, self.config.pad_id, label_smoothing)
-        return linear_label_smoothed_cross_entropy(out.hidden, generator.weight, tgt_out, self.config.pad_id,
-                                                   label_smoothing)
+        return self.loss(out, tgt_out, self.config.pad_id, label_smoothing)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())  # shared tensors are counted once

@@ -9,12 +9,12 @@
 visitor's input with a trained model.
 """
 from .lessons import LESSONS, SWITCH_NOTES, Lesson
-from .parts import POSITIONS, build_model
+from .parts import NORMS, POSITIONS, build_model, label
 from .run import MAX_BUDGET_SECONDS, MAX_PARAMETERS, RunConfig
 from .tasks import TASKS, VOCAB, get_task, number_words
 from .trainer import Event, evaluate, parse_source, predict, snapshot, train
 from .worker import TrainingProcess
 
-__all__ = ["LESSONS", "SWITCH_NOTES", "Lesson", "POSITIONS", "build_model", "MAX_BUDGET_SECONDS", "MAX_PARAMETERS",
-           "RunConfig", "TASKS", "VOCAB", "get_task", "number_words", "Event", "evaluate", "parse_source", "predict",
-           "snapshot", "train", "TrainingProcess"]
+__all__ = ["LESSONS", "SWITCH_NOTES", "Lesson", "NORMS", "POSITIONS", "build_model", "label", "MAX_BUDGET_SECONDS",
+           "MAX_PARAMETERS", "RunConfig", "TASKS", "VOCAB", "get_task", "number_words", "Event", "evaluate",
+           "parse_source", "predict", "snapshot", "train", "TrainingProcess"]

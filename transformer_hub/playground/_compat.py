@@ -6,8 +6,9 @@ from ..config import TransformerConfig
 from ..decoding import decode_ids
 from ..model import PositionalEncoding, Tensor, scaled_dot_product_attention
 from ..model.losses import label_smoothed_cross_entropy
+from ..registry import NORM, POSITIONAL
 from ..training.schedule import lr_factor, noam_lr
 from ..transformer import Transformer
 
-__all__ = ["TransformerConfig", "Transformer", "PositionalEncoding", "Tensor", "scaled_dot_product_attention",
-           "decode_ids", "label_smoothed_cross_entropy", "lr_factor", "noam_lr"]
+__all__ = ["NORM", "POSITIONAL", "TransformerConfig", "Transformer", "PositionalEncoding", "Tensor",
+           "scaled_dot_product_attention", "decode_ids", "label_smoothed_cross_entropy", "lr_factor", "noam_lr"]

@@ -19,9 +19,19 @@ from typing import Callable, List, Optional
 
 import torch.nn as nn
 
-from ._compat import PositionalEncoding, Tensor, Transformer, TransformerConfig, scaled_dot_product_attention
+from ._compat import (NORM, POSITIONAL, PositionalEncoding, Tensor, Transformer, TransformerConfig,
+                      scaled_dot_product_attention)
 
-POSITIONS = ("sinusoidal", "learned", "rope", "none")
+NO_POSITIONS = "none"  # the lesson's own choice: no positional encoding at all
+POSITIONS = (*POSITIONAL.names(), NO_POSITIONS)  # the registered encodings, then the lesson's
+NORMS = tuple(NORM.names())
+
+
+def label(field: str, name: str) -> str:
+    """What people are shown for a choice of ``positions`` or ``norm``: the registered part's own label."""
+    if field == "positions":
+        return "none (no positions)" if name == NO_POSITIONS else POSITIONAL.about(name, "label")
+    return NORM.about(name, "label")
 
 
 class DecoderSelfAttention(nn.Module):
@@ -57,11 +67,11 @@ def build_model(config: TransformerConfig, positions: str = "sinusoidal", causal
     """The project's ``Transformer`` for ``config``, with the lesson's parts swapped in."""
     if positions not in POSITIONS:
         raise ValueError(f"unknown positions {positions!r}; choose one of {', '.join(POSITIONS)}")
-    if positions != "none" and config.positional != positions:
+    if positions != NO_POSITIONS and config.positional != positions:
         raise ValueError(f"config.positional is {config.positional!r} but positions={positions!r}")
     model = Transformer(config)
     body = model.body
-    if positions == "none":
+    if positions == NO_POSITIONS:
         body.positional = PositionalEncoding(config)
     for layer in body.decoder:
         layer.self_attn.kernel = DecoderSelfAttention(causal=causal_mask)

@@ -11,12 +11,11 @@ from dataclasses import dataclass, fields
 from typing import Any, Dict, Optional
 
 from ._compat import TransformerConfig
-from .parts import POSITIONS
+from .parts import NO_POSITIONS, NORMS, POSITIONS
 from .tasks import VOCAB, get_task
 
 MAX_PARAMETERS = 1_000_000  # a run must fit a shared CPU: the default size has ~0.2 M
 MAX_BUDGET_SECONDS = 600.0
-NORMS = ("post", "pre")
 HEADS = (1, 2, 4, 8)
 BOUNDS: Dict[str, tuple] = {  # inclusive ranges of the numeric settings
     "min_len": (1, None), "max_len": (1, None), "d_model": (8, 256), "n_layers": (1, 4), "d_ff": (8, 1024),
@@ -76,9 +75,7 @@ class RunConfig:
             raise ValueError(f"unknown norm {self.norm!r}; choose one of {', '.join(NORMS)}")
         if self.n_heads not in HEADS or self.d_model % self.n_heads:
             raise ValueError(f"n_heads={self.n_heads} must be one of {HEADS} and divide d_model={self.d_model}")
-        if self.positions == "rope" and (self.d_model // self.n_heads) % 2:
-            raise ValueError("rotary positions need an even head size (d_model / n_heads)")
-        count = self.model_config().num_parameters()  # from the sizes alone: nothing is allocated
+        count = self.model_config().num_parameters()  # the parts' own checks run first; nothing is allocated
         if count > MAX_PARAMETERS:
             raise ValueError(f"this model has {count:,} parameters, over the playground's cap of {MAX_PARAMETERS:,}; "
                              "make d_model, d_ff or n_layers smaller")
@@ -103,7 +100,7 @@ class RunConfig:
             src_vocab_size=len(VOCAB), tgt_vocab_size=len(VOCAB), d_model=self.d_model, n_heads=self.n_heads,
             d_ff=self.d_ff, n_encoder_layers=self.n_layers, n_decoder_layers=self.n_layers, dropout=self.dropout,
             max_len=2 * get_task(self.task).max_length + 2, norm=self.norm,
-            positional="sinusoidal" if self.positions == "none" else self.positions)
+            positional="sinusoidal" if self.positions == NO_POSITIONS else self.positions)
 
     def replace(self, **changes: Any) -> "RunConfig":
         return dataclasses.replace(self, **changes)

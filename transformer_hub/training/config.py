@@ -65,6 +65,7 @@ class TrainingConfig:
     warmup: int = 2000
     cooldown_updates: int = 0                # linear fall to 0 over the last K updates
     label_smoothing: float = 0.1
+    speed_kernels: bool = False              # the fused loss and 16-bit dropout masks (model/kernels.py)
     clip_norm: float = 1.0
     max_updates: int = 8000
     max_epochs: int = 1000

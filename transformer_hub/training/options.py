@@ -99,6 +99,8 @@ def _optimisation(p: argparse.ArgumentParser) -> None:
                    help="the rate falls linearly to 0 over the last K updates before --max-updates (0 = none); "
                    "a resumed run may add one to end on a low rate")
     o.add_argument("--label-smoothing", type=float)
+    o.add_argument("--speed-kernels", action="store_true", help="train with the fused loss and the 16-bit dropout "
+                   "mask (transformer_hub.model.kernels: the same numbers, a faster CPU step)")
     o.add_argument("--clip-norm", type=float)
     o.add_argument("--max-updates", type=int)
     o.add_argument("--max-epochs", type=int)

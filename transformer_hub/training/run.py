@@ -18,6 +18,8 @@ import torch.distributed as dist
 from ..config import TransformerConfig
 from ..errors import UserError
 from ..hub import CONFIG_JSON, read_config
+from ..model.kernels import use_speed_kernels
+from ..registry import LAYOUT
 from ..tokenizer import SubwordSampling, Tokenizer, seed_sampling, source_tags
 from ..transformer import Transformer
 from . import checkpoint as ckpt
@@ -104,12 +106,15 @@ def build_run(options: TrainingConfig, place: Place, metrics: MetricsLog) -> Run
     torch.manual_seed(options.seed)
     random.seed(options.seed)
     model = Transformer(config).to(place.device)
+    if options.speed_kernels:
+        use_speed_kernels(model)
     if weights is not None:
         model.load_state_dict(weights, strict=True)
     model.tokenizer = tok
     net = torch.nn.parallel.DistributedDataParallel(model) if place.world > 1 else model
     optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
-    budget = config.max_len if config.layout != "decoder-only" else config.max_len // 2
+    # per side: without an encoder, source and target share the one stack's positions
+    budget = config.max_len if LAYOUT.about(config.layout, "has_encoder") else config.max_len // 2
     state = ckpt.RunState(options=options.to_dict(), init=init_record)
     if found:
         state = ckpt.load_checkpoint(found[-1], model, optimizer)

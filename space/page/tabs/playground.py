@@ -5,7 +5,8 @@ from typing import Dict, List
 
 import gradio as gr
 
-from transformer_hub.playground import LESSONS, MAX_BUDGET_SECONDS, POSITIONS, SWITCH_NOTES, TASKS, RunConfig
+from transformer_hub.playground import (LESSONS, MAX_BUDGET_SECONDS, NORMS, POSITIONS, SWITCH_NOTES, TASKS, RunConfig,
+                                        label)
 
 from ...playground import service
 from ..registry import tab
@@ -24,14 +25,14 @@ def _switches(prefix: str, notes: bool) -> Dict[str, gr.components.Component]:
     """The paper's ideas as controls, for run A or B; A's carry the note on what each does."""
     info = (lambda name: SWITCH_NOTES[name]) if notes else (lambda name: None)
     return {
-        "positions": gr.Radio(list(POSITIONS), value=DEFAULTS.positions, label="Positional encoding",
-                              info=info("positions"), elem_id=f"{prefix}-positions"),
+        "positions": gr.Radio([(label("positions", n), n) for n in POSITIONS], value=DEFAULTS.positions,
+                              label="Positional encoding", info=info("positions"), elem_id=f"{prefix}-positions"),
         "causal_mask": gr.Checkbox(value=DEFAULTS.causal_mask, label="Causal mask in the decoder",
                                    info=info("causal_mask"), elem_id=f"{prefix}-causal"),
         "n_heads": gr.Radio([1, 2, 4], value=DEFAULTS.n_heads, label="Heads (d_model 64)", info=info("n_heads"),
                             elem_id=f"{prefix}-heads"),
-        "norm": gr.Radio(["post", "pre"], value=DEFAULTS.norm, label="Layer norm", info=info("norm"),
-                         elem_id=f"{prefix}-norm"),
+        "norm": gr.Radio([(label("norm", n), n) for n in NORMS], value=DEFAULTS.norm, label="Layer norm",
+                         info=info("norm"), elem_id=f"{prefix}-norm"),
         "residual": gr.Checkbox(value=DEFAULTS.residual, label="Residual connections", info=info("residual"),
                                 elem_id=f"{prefix}-residual"),
         "warmup": gr.Checkbox(value=DEFAULTS.warmup, label="Learning-rate warm-up", info=info("warmup"),

@@ -13,6 +13,9 @@ from ...registry import ATTENTION
 class SDPAttention(nn.Module):
     """Fused attention; falls back to equation 1 written out when the weights are asked for."""
 
+    label = "PyTorch's fused scaled_dot_product_attention"
+    exports = {"ctranslate2": {}, "marian": {}}  # a kernel only computes: every runtime has its own
+
     def forward(self, q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], need_weights: bool = False):
         if need_weights:
             return scaled_dot_product_attention(q, k, v, mask)

@@ -13,8 +13,7 @@ import torch.nn as nn
 
 from ...config import TransformerConfig
 from ..cache import EncoderState, KVCache
-from ..kernels import Dropout
-from ..model import Embeddings, Parts, Tensor
+from ..model import Dropout, Embeddings, Parts, Tensor
 from ..stacks import DecoderOutput, EncoderLayer, causal_mask
 from ...registry import LAYOUT
 
@@ -22,6 +21,24 @@ from ...registry import LAYOUT
 @LAYOUT.register("decoder-only")
 class DecoderOnly(nn.Module):
     """``n_decoder_layers`` self-attention + feed-forward blocks, causal, over source and target."""
+
+    label = "decoder-only"
+    has_encoder = False
+    exports = {
+        "ctranslate2": "CTranslate2's TransformerSpec (ctranslate2.Translator) needs an encoder and encoder-decoder "
+        "attention, and this exporter writes no language-model package (TransformerDecoderModelSpec for "
+        "ctranslate2.Generator) for the decoder-only layout's single causal stack over source and target",
+        "marian": "transformers' MarianMTModel needs an encoder and encoder-decoder attention; the decoder-only "
+        "layout has neither"}
+
+    @staticmethod
+    def check(config: TransformerConfig) -> None:
+        if config.n_encoder_layers != 0:
+            raise ValueError("the decoder-only layout has no encoder: set n_encoder_layers=0 "
+                             "(its single stack has n_decoder_layers layers)")
+        if config.src_vocab_size != config.tgt_vocab_size:
+            raise ValueError("the decoder-only layout needs one shared vocabulary "
+                             f"(src_vocab_size={config.src_vocab_size} != tgt_vocab_size={config.tgt_vocab_size})")
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()

@@ -11,6 +11,9 @@ from ...registry import FEED_FORWARD
 class GELUFeedForward(PositionwiseFeedForward):
     """Equation 2 with GELU in place of ReLU."""
 
+    label = "GELU"
+    exports = {"ctranslate2": {"activation": "GELU"}, "marian": {"activation_function": "gelu"}}  # both erf GELU
+
     activation = staticmethod(F.gelu)
     parameter_count = staticmethod(PositionwiseFeedForward.parameter_count)  # equation 2's matrices
 
@@ -22,6 +25,11 @@ class SwiGLUFeedForward(nn.Module):
     The hidden size is 2/3 of ``d_ff`` (rounded up to a multiple of 8), so the
     three matrices hold about as many parameters as the paper's two.
     """
+
+    label = "SwiGLU"
+    exports = {"ctranslate2": {"activation": "SWISH", "ffn_glu": True},
+               "marian": "MarianMTModel's feed-forward has two matrices and one activation, no gated unit for "
+               "SwiGLU; use --format ctranslate2"}
 
     def __init__(self, d_model: int, d_ff: int) -> None:
         super().__init__()

@@ -12,7 +12,11 @@ from ...registry import NORM
 class PreNorm(nn.Module):
     """Normalise the sub-layer's input, not the sum; each stack then ends with one LayerNorm."""
 
+    label = "pre-norm"
     final_norm = True
+    steps = ("LayerNorm", "sublayer", "Add (residual)")
+    exports = {"ctranslate2": {"pre_norm": True}, "marian": "MarianMTModel is post-norm only (no pre-norm residual "
+               "blocks, no final LayerNorm); use --format ctranslate2"}
 
     def __init__(self, d_model: int, dropout: float) -> None:
         super().__init__()

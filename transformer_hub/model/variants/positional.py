@@ -11,6 +11,10 @@ from ...registry import POSITIONAL
 class LearnedPositionalEncoding(PositionalEncoding):
     """One learned vector per position, added to the embeddings (Table 3, row E)."""
 
+    label = "learned positions (added)"
+    exports = {"ctranslate2": {}, "marian": "MarianMTModel has only fixed sinusoidal positions (recomputed on load, "
+               "never stored): no learned position table; use --format ctranslate2"}
+
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__(config)
         self.embedding = nn.Embedding(config.max_len, config.d_model)
@@ -18,6 +22,9 @@ class LearnedPositionalEncoding(PositionalEncoding):
 
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:  # (B, T, d), (B|1, T)
         return x + self.embedding(positions)
+
+    def added_table(self) -> Tensor:
+        return self.embedding.weight
 
     @staticmethod
     def parameter_count(config: TransformerConfig) -> int:
@@ -32,6 +39,17 @@ class RotaryPositionalEncoding(PositionalEncoding):
     Pairs are (i, i + d_k/2), the "rotate half" convention:
     rot(x) = x * [cos, cos] + roll(x, d_k/2) * [-sin, sin].
     """
+
+    label = "rotary positions (in attention)"
+    # whole heads rotated (rotary_dim=0), in the rotate-half layout (rotary_interleave=False)
+    exports = {"ctranslate2": {"rotary_dim": 0, "rotary_interleave": False, "rotary_base": 10000.0},
+               "marian": "MarianMTModel has no rotary positions (only fixed sinusoids added to the embeddings); "
+               "use --format ctranslate2"}
+
+    @staticmethod
+    def check(config: TransformerConfig) -> None:
+        if (config.d_model // config.n_heads) % 2:
+            raise ValueError("rotary positions need an even head size (d_model / n_heads)")
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__(config)
