@@ -7,7 +7,7 @@ GRADIO_SERVER_PORT; MODEL_IDS (comma-separated) and --model add models to the sh
 import argparse
 
 from space.page.demo import build_demo, configure_torch
-from space.serving.store import model_ids_from_env
+from space.serving.model_store import model_ids_from_env
 from space.server import build_app, serve
 
 if __name__ == "__main__":

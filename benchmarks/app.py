@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 REPO_ROOT = Path(__file__).resolve().parent.parent  # where app.py is
 
 from space.page.examples import EXAMPLES
-from space.serving.store import DEFAULT_MODELS_DIR, SHIPPED
+from space.serving.model_store import DEFAULT_MODELS_DIR, SHIPPED
 from transformer_hub.training.data import default_data_dir, read_lines
 
 DATA_DIR = default_data_dir()  # $TRANSFORMER_HUB_DATA, else data/multi30k

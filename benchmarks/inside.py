@@ -43,7 +43,7 @@ from space.page import comparisons, inside
 from space.serving.context import SpaceContext
 from space.serving.decoder import Decoder
 from space.hosting.limits import Limits
-from space.serving.store import DEFAULT_MODELS_DIR, ModelStore
+from space.serving.model_store import DEFAULT_MODELS_DIR, ModelStore
 from transformer_hub import Transformer
 from transformer_hub.training.data import default_data_dir, read_lines
 from transformer_hub.inside import attention_maps, positional_encoding, step_by_step, teacher_forcing

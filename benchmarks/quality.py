@@ -62,7 +62,7 @@ def page_call(ctx, text: str, src: str, tgt: str, best: bool) -> Tuple[float, st
 def run(args: argparse.Namespace) -> Dict:
     from space.serving.context import SpaceContext
     from space.serving.decoder import Decoder
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
 
     store = ModelStore(args.models_dir)
     ctx = SpaceContext(store, decoder=Decoder(store, threads=args.threads))

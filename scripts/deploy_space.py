@@ -106,7 +106,7 @@ def space_requirements(requirements: Path) -> str:
 
 
 def available_models(models_dir: Path) -> List[str]:
-    from space.serving.store import discover
+    from space.serving.model_store import discover
 
     return [spec.name for spec in discover(models_dir)]
 

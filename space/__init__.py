@@ -8,7 +8,7 @@ The names below are imported on first use, so importing ``space`` alone does not
 from importlib import import_module
 
 _EXPORTS = {"build_demo": "page.demo", "configure_torch": "page.demo", "launch_options": "page.demo",
-            "ModelStore": "serving.store", "TAB_ENTRY_POINT_GROUP": "page.plugins", "TABS": "page.registry",
+            "ModelStore": "serving.model_store", "TAB_ENTRY_POINT_GROUP": "page.plugins", "TABS": "page.registry",
             "Tab": "page.registry", "ordered_tabs": "page.plugins", "tab": "page.registry"}
 __all__ = list(_EXPORTS)
 

@@ -408,7 +408,7 @@ def test_concurrent_requests_all_succeed(app):
 
 # ---------------------------------------------------------------------------- the parts behind the app (no server)
 def test_model_ids_parse_folders_repos_and_revisions(tmp_path, monkeypatch):
-    from space.serving.store import model_ids_from_env, parse_model_id
+    from space.serving.model_store import model_ids_from_env, parse_model_id
 
     assert parse_model_id("user/repo@v1.0").source == "user/repo"
     assert parse_model_id("user/repo@v1.0").revision == "v1.0"
@@ -427,7 +427,7 @@ def _fake_model_folder(path):
 
 
 def test_store_discovers_every_model_folder_then_variants(tmp_path):
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
 
     for name in ("multilingual", "en-de", "variants/pre-norm", "variants/paper", "variants/not-a-model/x", "empty/x"):
         _fake_model_folder(tmp_path / name)
@@ -439,7 +439,7 @@ def test_store_discovers_every_model_folder_then_variants(tmp_path):
 
 
 def test_the_default_model_is_the_one_serving_most_directions(tmp_path, make_model):
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
 
     make_model().save_pretrained(tmp_path / "en-de")
     assert ModelStore(tmp_path).default() == "en-de"
@@ -448,7 +448,7 @@ def test_the_default_model_is_the_one_serving_most_directions(tmp_path, make_mod
 
 
 def test_the_server_process_reads_configs_and_never_loads_weights(tmp_path, make_model, monkeypatch):
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
     from transformer_hub import Transformer
 
     make_model(languages=["en", "de"], src_lang=None, tgt_lang=None).save_pretrained(tmp_path / "m")
@@ -466,7 +466,7 @@ def test_the_server_process_reads_configs_and_never_loads_weights(tmp_path, make
 def test_results_json_is_read_through_the_library_schema(tmp_path):
     import json
 
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
     from transformer_hub.hub import results as results_json
 
     _fake_model_folder(tmp_path / "variants" / "paper")
@@ -488,7 +488,7 @@ def test_a_broken_model_gives_a_clear_message(tmp_path, make_model):
 
     from space.serving import describe, service
     from space.serving.context import SpaceContext
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
 
     make_model().save_pretrained(tmp_path / "en-de")
     (tmp_path / "en-de" / "model.safetensors").write_bytes(b"not safetensors")
@@ -511,7 +511,7 @@ def test_a_hub_model_with_a_revision_is_served(hub_server, make_model, tmp_path)
 
     from space.serving import service
     from space.serving.context import SpaceContext
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
 
     model = make_model()
     model.save_pretrained(tmp_path / "v1")
@@ -635,7 +635,7 @@ def test_one_broken_model_does_not_hide_the_others_in_the_variants_table(tmp_pat
     from space.page import comparisons
     from space.serving import service
     from space.serving.context import SpaceContext
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
 
     make_model().save_pretrained(tmp_path / "good")
     make_model(seed=1).save_pretrained(tmp_path / "broken")
@@ -650,7 +650,7 @@ def test_one_broken_model_does_not_hide_the_others_in_the_variants_table(tmp_pat
 
 
 def test_a_slow_model_download_does_not_hold_up_the_others(tmp_path, make_model):
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
 
     make_model().save_pretrained(tmp_path / "en-de")
     store = ModelStore(tmp_path)
@@ -722,7 +722,7 @@ def test_app_py_serves_on_the_host_and_port_gradio_reads(model_dir, tmp_path):
 def test_variants_table_shows_configuration_and_measurements(tmp_path, make_model):
     from space.serving import describe
     from space.serving.context import SpaceContext
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
     from transformer_hub.hub import results as results_json
 
     make_model().save_pretrained(tmp_path / "en-de")
@@ -747,7 +747,7 @@ def test_variants_table_shows_configuration_and_measurements(tmp_path, make_mode
 def test_variants_table_reads_a_models_own_card_for_its_measurements(tmp_path, make_model):
     from space.serving import describe
     from space.serving.context import SpaceContext
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
 
     model = make_model()
     results = [("val", "bleu", "sacreBLEU (cased)", 40.5), ("test_2016_flickr", "bleu", "sacreBLEU (cased)", 41.06),

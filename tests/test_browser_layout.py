@@ -19,7 +19,7 @@ import pytest
 
 from helpers.browser import TIMEOUT_MS, app_url, browser, open_page, screenshot_on_failure  # noqa: F401  (skips without a browser)
 from space.serving.choice import ModelChooser
-from space.serving.store import ModelStore
+from space.serving.model_store import ModelStore
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "space" / "models"

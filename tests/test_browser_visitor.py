@@ -19,7 +19,7 @@ from helpers.browser import (TIMEOUT_MS, app_url, browser, open_page, screenshot
                              sync_api)
 from helpers.corpus import MULTI30K, MULTI30K_MISSING
 from space.serving.choice import ModelChooser
-from space.serving.store import ModelStore
+from space.serving.model_store import ModelStore
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "space" / "models"

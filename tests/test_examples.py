@@ -15,7 +15,7 @@ import pytest
 
 from space.page.examples import DOCUMENTATION, DOCUMENTATION_DOMAIN, EXAMPLES
 from space.serving.choice import ModelChooser
-from space.serving.store import ModelStore
+from space.serving.model_store import ModelStore
 
 MODELS = Path(__file__).resolve().parent.parent / "space" / "models"
 MIN_CHRF = 40.0

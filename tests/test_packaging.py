@@ -33,3 +33,15 @@ def test_the_promised_torch_range_starts_at_the_version_ci_installs():
     floor = [s.version for s in promised.specifier if s.operator == ">="]
     assert version in promised.specifier and floor and tuple(map(int, floor[0].split("."))) >= \
         tuple(map(int, version.split(".")[:len(floor[0].split("."))]))
+
+
+def test_the_distribution_is_the_library_and_the_space_runs_from_the_checkout():
+    """``pip install`` ships ``transformer_hub`` only: the Space's ``space`` would be a top-level package of a name
+    any other project may take (it runs from the repository's root, as app.py and ``python -m space.scale`` do)."""
+    from setuptools import find_packages
+
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    shipped = find_packages(str(ROOT), include=find["include"], exclude=find.get("exclude", ()))
+    assert "transformer_hub" in shipped and "transformer_hub.formats" in shipped
+    assert {name.split(".")[0] for name in shipped} == {"transformer_hub"}, shipped
+    assert (ROOT / "space" / "__init__.py").is_file()  # the Space is there, only not shipped

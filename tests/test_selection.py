@@ -53,7 +53,7 @@ def test_a_scored_model_beats_an_unscored_one_and_order_breaks_ties(make_model):
 
 def test_the_space_picks_the_better_model_per_direction_and_names_it(two_models):
     from space.serving.context import SpaceContext
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
     from space.serving.service import pick_model
 
     ctx = SpaceContext(ModelStore(two_models))

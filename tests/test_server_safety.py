@@ -294,7 +294,7 @@ def test_the_hosting_page_lists_every_setting_of_the_server_with_its_default():
     import re
 
     from space.hosting import access
-    from space.serving import context, store as models_store
+    from space.serving import context, model_store as models_store
     from space.page import demo
     from space.rest import files
     from space import server

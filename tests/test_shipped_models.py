@@ -33,7 +33,7 @@ def test_the_multilingual_model_serves_all_twelve_directions(multilingual):
 
 
 def test_the_space_serves_the_multilingual_model_by_default():
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
 
     store = ModelStore(MODELS)
     assert {"multilingual", "en-de"} <= set(store.names()) and store.default() == "multilingual"
@@ -89,7 +89,7 @@ def v3_beside_v2():
     if not (V3 / "model.safetensors").is_file():
         pytest.skip("space/models/multilingual-v3 is not shipped in this checkout")
     from space.serving.choice import ModelChooser
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
 
     store = ModelStore(MODELS)
     return store, ModelChooser(store)

@@ -10,7 +10,7 @@ import pytest
 from space.page import documents
 from space.serving.context import SpaceContext
 from space.hosting.limits import Limits
-from space.serving.store import ModelStore
+from space.serving.model_store import ModelStore
 
 DOCUMENT = "A dog runs in the park. Two children play.\n\nA man sits on a bench.\n"
 

@@ -14,7 +14,7 @@ import pytest
 
 from helpers.corpus import synthetic_pairs
 from scripts import variant_study as study
-from space.serving.store import ModelStore
+from space.serving.model_store import ModelStore
 from transformer_hub import Transformer, TransformerConfig
 from transformer_hub.hub import results as results_json
 

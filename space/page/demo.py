@@ -13,7 +13,7 @@ from ..serving.context import DECODE_WORKERS, SpaceContext
 from ..serving.decoder import Decoder
 from ..serving.languages import LANGUAGES
 from ..serving.service import domain_choices
-from ..serving.store import ModelStore, model_ids_from_env
+from ..serving.model_store import ModelStore, model_ids_from_env
 from . import keys
 from .plugins import ordered_tabs
 from .tools import add_tools, hide_page_events

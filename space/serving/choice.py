@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Tuple
 
 from transformer_hub.hub.selection import Candidate, best_model, candidate
 
-from .store import ModelStore
+from .model_store import ModelStore
 
 logger = logging.getLogger(__name__)
 AUTO = "auto"  # the model name that asks for the best model of the direction

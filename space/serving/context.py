@@ -8,7 +8,7 @@ from ..hosting.limits import Limits
 from ..playground.runs import PlaygroundRunner
 from .choice import ModelChooser
 from .decoder import Decoder
-from .store import ModelStore
+from .model_store import ModelStore
 
 # Requests admitted to the decoding handlers at once (Gradio's concurrency limit of their group): those
 # beyond the decoder's one running call wait inside the micro-batcher, where concurrent requests with the

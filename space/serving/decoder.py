@@ -15,7 +15,7 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 from transformer_hub.decoding import DecodingConfig, DecodingPool, TranslationResult
 
 from .batching import MicroBatcher
-from .store import ModelStore
+from .model_store import ModelStore
 
 PROCESSES = 1  # measured: two decoding processes served fewer requests/s on 2 cores than one with merged batches
 

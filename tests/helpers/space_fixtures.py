@@ -22,7 +22,7 @@ import torch
 
 from space.page.demo import build_demo, configure_torch, launch_options
 from space.hosting.limits import Limits
-from space.serving.store import is_model_folder
+from space.serving.model_store import is_model_folder
 from transformer_hub.training.trainer import main as train_main
 
 from .corpus import cache_folder, synthetic_pairs
@@ -214,7 +214,7 @@ def untrained_model_dir(root: Path, tokenizer) -> Path:
 def model_context(folder: Path, model, limits: Limits) -> Iterator["SpaceContext"]:
     """A ``SpaceContext`` over ``model`` saved as ``folder/en-de`` (no page, no server), its decoder closed after."""
     from space.serving.context import SpaceContext
-    from space.serving.store import ModelStore
+    from space.serving.model_store import ModelStore
 
     model.save_pretrained(folder / "en-de")
     context = SpaceContext(store=ModelStore(folder, []), limits=limits)

@@ -102,7 +102,7 @@ def default_engine() -> "CTranslate2Engine":
     return _DEFAULT.setdefault("ctranslate2", CTranslate2Engine())
 
 
-def weights_digest(model) -> str:
+def conversion_digest(model) -> str:
     """BLAKE2 digest of what a conversion reads: the config, every weight (bytes, shape, dtype), the vocabulary."""
     h = hashlib.blake2b(digest_size=16)
     h.update(json.dumps(model.config.to_dict(), sort_keys=True).encode())
@@ -210,7 +210,7 @@ class CTranslate2Engine:
         """
         ct2 = require("ctranslate2", "engine='ctranslate2'")
         with self._lock:
-            digest = self._digests.get(model, weights_digest)
+            digest = self._digests.get(model, conversion_digest)
             converted = self._converted.get(digest)
             if converted is None:
                 converted = _Converted(self._files(model, digest), model)
