@@ -15,9 +15,9 @@ from odf.text import H, P, Span
 from benchmarks.documents import (FORMATTED_CHAPTER, SUBTITLES, formatted_docx, formatted_epub, formatted_odt,
                                   formatted_pptx, make_odp)
 from helpers.document_fixtures import docx_shape, epub_shape, odf_shape, pptx_shape
-from transformer_hub.formats import (FORMATS, DocumentError, document_texts, translate_document, translate_html,
-                                     translate_texts)
-from transformer_hub.formats.layout import Translated
+from transformer_hub.formats import (DOCUMENT_FORMATS, DocumentError, document_formats, document_texts, extensions,
+                                     register_format, translate_document, translate_document_texts, translate_html)
+from transformer_hub.formats.layout import Document, Translated
 
 
 class Recorder:
@@ -37,7 +37,7 @@ class Recorder:
 # --------------------------------------------------------------------------- the layout map
 def test_positions_stay_in_their_sentence_and_between_sentences_nothing_moves():
     fake = Recorder("german")
-    done, = translate_texts(["  Hello big world. Bye now!\n\nEnd."], fake, "en")
+    done, = translate_document_texts(["  Hello big world. Bye now!\n\nEnd."], fake, "en")
     assert fake.calls == [["Hello big world.", "Bye now!", "End."]]
     assert done.target == "  Das ist hello big world übersetzt. Das ist bye now übersetzt.\n\nDas ist end übersetzt."
     assert done.position(0) == 0 and done.position(2) == 2                   # leading spaces
@@ -49,7 +49,7 @@ def test_positions_stay_in_their_sentence_and_between_sentences_nothing_moves():
 
 
 def test_pieces_cut_the_translation_where_the_runs_were():
-    done, = translate_texts(["Hello big world."], Recorder("upper"), "en")
+    done, = translate_document_texts(["Hello big world."], Recorder("upper"), "en")
     assert done.pieces([0, 6, 9, 16]) == ["HELLO ", "BIG", " WORLD."]
     with pytest.raises(ValueError, match="bounds must rise"):
         done.pieces([0, 9, 6, 16])
@@ -57,12 +57,12 @@ def test_pieces_cut_the_translation_where_the_runs_were():
 
 def test_one_call_for_all_texts_and_a_wrong_count_is_an_error():
     fake = Recorder()
-    translate_texts(["One. Two.", "", "   ", "Three."], fake, "en")
+    translate_document_texts(["One. Two.", "", "   ", "Three."], fake, "en")
     assert fake.calls == [["One.", "Two.", "Three."]]
     with pytest.raises(ValueError, match="returned 1 translations for 2 sentences"):
-        translate_texts(["One. Two."], lambda s: ["x"], "en")
+        translate_document_texts(["One. Two."], lambda s: ["x"], "en")
     with pytest.raises(DocumentError, match="3 sentences to translate, the limit is 2"):
-        translate_texts(["One. Two. Three."], fake, "en", max_sentences=2)
+        translate_document_texts(["One. Two. Three."], fake, "en", max_sentences=2)
 
 
 # --------------------------------------------------------------------------- html
@@ -243,7 +243,10 @@ def test_epub_chapters_translated_as_xhtml_and_every_other_member_kept():
 
 # --------------------------------------------------------------------------- the front door
 def test_formats_listed_and_others_refused():
-    assert FORMATS == (".txt", ".html", ".htm", ".srt", ".docx", ".pptx", ".odt", ".odp", ".epub")
+    assert extensions() == (".txt", ".html", ".htm", ".srt", ".docx", ".pptx", ".odt", ".odp", ".epub")
+    assert [f.title for f in document_formats()] == [
+        "Plain text (.txt)", "HTML (.html, .htm)", "SubRip subtitles (.srt)", "Word (.docx)", "PowerPoint (.pptx)",
+        "OpenDocument (.odt, .odp)", "EPUB (.epub)"]
     with pytest.raises(DocumentError, match=r"\.pdf is not a format that can be translated; use one of .txt"):
         translate_document(b"%PDF-1.4", ".pdf", Recorder())
     with pytest.raises(DocumentError, match="too large: 11 bytes, the limit is 10"):
@@ -253,6 +256,23 @@ def test_formats_listed_and_others_refused():
     assert document_texts(SUBTITLES.encode(), ".SRT") == ["A dog runs across the park.", "Hello.",
                                                           "Two sentences. In one cue."]
 
+
+def test_a_format_is_one_registration():
+    """A registered format is read, listed and written back without another change; a bad extension is refused."""
+    def read(data: bytes) -> Document:
+        return Document([data.decode("utf-8")], lambda done: done[0].target.encode("utf-8"))
+
+    register_format("shout", "Shouted text", (".shout",), read, order=15)
+    try:
+        assert extensions()[:2] == (".txt", ".shout") and document_formats()[1].label == "Shouted text"
+        assert translate_document(b"A dog runs. Bye.", ".SHOUT", Recorder("upper"), "en") == b"A DOG RUNS. BYE."
+        with pytest.raises(ValueError, match="document format 'shout' is already registered"):
+            register_format("shout", "Again", (".again",), read)
+    finally:
+        DOCUMENT_FORMATS.unregister("shout")
+    assert ".shout" not in extensions()
+    with pytest.raises(ValueError, match=r"lower case and start with a dot, got \['PO'\]"):
+        register_format("po", "Gettext", ("PO",), read)
 
 def test_translated_positions_reject_offsets_outside_the_text():
     done = Translated("ab", "AB", ((0, 2, 0, 2),))

@@ -1,4 +1,4 @@
-"""Documents: an upload (.txt .html .srt .docx .pptx .odt .odp .epub) translated with its structure kept
+"""Documents: an upload (any format of ``transformer_hub.formats``) translated with its structure kept
 (``space/rest/files.py``, the code ``POST /translate_file`` runs), given back as a file to download.
 
 The file is checked before anything is decoded (size, format, number of sentences: ``Limits``), and the
@@ -18,7 +18,7 @@ from typing import Any, Tuple, Union
 import gradio as gr
 from gradio.utils import get_upload_folder
 
-from transformer_hub.formats import FORMATS, DocumentError
+from transformer_hub.formats import DocumentError, extensions
 
 from ..pictures.word_view import DOMAIN_NOTE
 from ..rest import files
@@ -54,13 +54,13 @@ def _uploaded(value: Any) -> Path:
 
 
 def read_upload(value: Any, max_bytes: int) -> Tuple[Path, bytes]:
-    """The uploaded document's path and bytes (one of ``FORMATS``, at most ``max_bytes``); the upload is deleted
+    """The uploaded document's path and bytes (one of the formats' ``extensions``, at most ``max_bytes``); the upload is deleted
     once read (or refused)."""
     path = _uploaded(value)
     try:
-        if path.suffix.lower() not in FORMATS:
+        if path.suffix.lower() not in extensions():
             raise gr.Error(f"{path.suffix or 'A file without an extension'} files cannot be translated; upload one "
-                           f"of {', '.join(FORMATS)}.")
+                           f"of {', '.join(extensions())}.")
         size = path.stat().st_size
         if size > max_bytes:
             raise gr.Error(f"The file is too large: {size:,} bytes, the limit is {max_bytes:,}. Split it into "
@@ -75,8 +75,8 @@ def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str =
                        max_length: int = 0, source_lang: str = "en", target_lang: str = "de",
                        engine: str = TRANSLATE_ENGINE, quality: Union[bool, str] = False, domain: str = AUTO,
                        progress=gr.Progress()) -> Tuple[str, str]:
-    """Translate an uploaded document (.txt .html .srt .docx .pptx .odt .odp .epub, through ``files.translate_file``,
-    the code ``/translate_file`` runs); returns (the translated file's path, a note).  ``quality``: the page's
+    """Translate an uploaded document (any registered format, through ``files.translate_file``, the code
+    ``/translate_file`` runs); returns (the translated file's path, a note).  ``quality``: the page's
     "Best quality" box (or "fast" / "best"); ``domain``: the page's Domain menu ("auto": told from the whole
     document's text)."""
     path, data = read_upload(file, ctx.limits.max_file_bytes)

@@ -1,10 +1,10 @@
-"""Documents for the page's document box and ``POST /translate_file``: one code path for every format of
-``transformer_hub.formats`` (.txt .html .srt .docx .pptx .odt .odp .epub), and the server's own folder of translations.
+"""Documents for the page's document box and ``POST /translate_file``: one code path for every format registered in
+``transformer_hub.formats`` (``DOCUMENT_FORMATS``), and the server's own folder of translations.
 
 ``translate_file`` detects the language when asked ("auto": from the document's own texts, by the text pipeline's
-detection), hands the format's sentences to the text pipeline (``translate_texts``: the model for the direction,
-the shared decoder, ``limits.document_chunk`` at a time, each step reported to ``progress``) and writes the
-document back with its structure kept.
+detection), hands the format's sentences to the text pipeline (``translate_document_texts``: the model for the
+direction, the shared decoder, ``limits.document_chunk`` at a time, each step reported to ``progress``) and writes
+the document back with its structure kept.
 
 ``OutputFolder`` keeps the translations that ``GET /download_file/<name>`` serves: a folder of its own, each file
 under a random name (never one a client chose), forgotten and deleted ``SPACE_FILE_TTL`` seconds (default 1800,
@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from transformer_hub.decoding import DecodingConfig
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.decoding.words import doubt
-from transformer_hub.formats import FORMATS, DocumentError, translate_texts
+from transformer_hub.formats import DocumentError, format_of, translate_document_texts
 from transformer_hub.text.pipeline import detect_sources
 
 from ..hosting.sandbox import DocumentWorker
@@ -81,9 +81,7 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
     left). Raises ``DocumentError`` (a ``ValueError``) for a file that cannot be translated, ``gr.Error`` for a bad
     choice."""
     stem, suffix = os.path.splitext(os.path.basename(filename or ""))
-    if suffix.lower() not in FORMATS:
-        raise DocumentError(f"{suffix or 'A file without an extension'} is not a format that can be translated; "
-                            f"use one of {', '.join(FORMATS)}.")
+    format_of(suffix)  # a DocumentError naming the formats there are
     cancelled = cancelled or (lambda: False)
     limits = ctx.limits
     with DocumentWorker(data, suffix, limits.max_file_bytes, limits.document_seconds, limits.document_memory_mb,
@@ -100,9 +98,9 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
                 progress((done, total), desc="Translating", unit="sentences")
 
         start = time.perf_counter()
-        done = translate_texts(texts, models, source, limits.max_file_sentences, tgt_lang=target, config=config,
-                               on_chunk=on_chunk, chunk_size=max(1, limits.document_chunk), quality=quality,
-                               domain=domain)
+        done = translate_document_texts(texts, models, source, limits.max_file_sentences, tgt_lang=target,
+                                        config=config, on_chunk=on_chunk, chunk_size=max(1, limits.document_chunk),
+                                        quality=quality, domain=domain)
         seconds = time.perf_counter() - start
         translated = worker.write(done)
     ran = [t.result for t in done if t.result is not None and t.result.model is not None]

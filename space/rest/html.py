@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from transformer_hub.formats import Document, Translated, translate_texts
+from transformer_hub.formats import Document, Translated, translate_document_texts
 from transformer_hub.formats.html import read_markup
 
 from transformer_hub.text.pipeline import AUTO, detect_domains, detect_sources
@@ -35,7 +35,7 @@ def read_markups(raw: List[str], batch: bool, limits: Limits, where: Callable[[i
 def translate(api, job, domain: str = AUTO) -> Dict[str, Any]:
     """The answer to an html job (``rest.Job`` with ``documents``): each document's language (``source=auto``) and
     domain (``domain=auto``) told from its whole visible text, then the blocks of every document to translate
-    through the pipeline in one call (``formats.translate_texts``); the model and engine reported per document."""
+    through the pipeline in one call (``formats.translate_document_texts``); the model and engine reported per document."""
     picks = [i for i, d in enumerate(job.documents) if d is not None]
     sources, confidences, unchanged = api.run(job, lambda models: detect_sources(
         models, [job.texts[i] for i in picks], job.source, job.target, keep_target_language=True), picks)
@@ -43,7 +43,7 @@ def translate(api, job, domain: str = AUTO) -> Dict[str, Any]:
     # a document already in the target language, too short to detect, or without words stays as it is
     moving = [k for k in range(len(picks)) if unchanged[k] is None and sources[k] is not None]
     blocks = [(k, block) for k in moving for block in job.documents[picks[k]].texts]
-    done = api.run(job, lambda models: translate_texts(
+    done = api.run(job, lambda models: translate_document_texts(
         [b for _, b in blocks], models, [sources[k] for k, _ in blocks], tgt_lang=job.target,
         config=api.config(job), glossary=job.glossary, check_size=api.check_size,
         domain=[domains[k] for k, _ in blocks]), picks) if blocks else []

@@ -24,7 +24,7 @@ from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 
-from transformer_hub.formats import FORMATS
+from transformer_hub.formats import extensions
 
 from ..hosting.access import Access, AccessDenied, client_address
 from ..serving import service
@@ -81,7 +81,7 @@ class LibreAPI:
         if access["charLimit"] == -1:  # a text's lines are each at most max_chars: the one length always accepted
             access["charLimit"] = self.ctx.limits.max_chars
         return {**access, "frontendTimeout": FRONTEND_TIMEOUT_MS, "filesTranslation": True,
-                "supportedFilesFormat": list(FORMATS),
+                "supportedFilesFormat": list(extensions()),
                 "language": {"source": {"code": "auto", "name": "Auto Detect"},
                              "target": {"code": target, "name": LANGUAGES[target]}}}
 
@@ -133,8 +133,9 @@ class LibreAPI:
             source, target = required(form, "source", text=True), required(form, "target", text=True)
             if not upload.filename:
                 raise RestError(400, "Invalid request: empty file")
-            if os.path.splitext(upload.filename)[1].lower() not in FORMATS:
-                raise RestError(400, f"Invalid request: file format not supported (use one of {', '.join(FORMATS)})")
+            if os.path.splitext(upload.filename)[1].lower() not in extensions():
+                raise RestError(400, "Invalid request: file format not supported "
+                                     f"(use one of {', '.join(extensions())})")
             source, target = read_language(source, auto=True), read_language(target, auto=True)
             data = await upload.read()
             chars = self.access.settings.char_limit  # LibreTranslate's cost of a file: its bytes / the char limit

@@ -8,14 +8,14 @@ import zipfile
 from typing import Dict, List
 
 from .html import read_xhtml
-from .layout import Document, Translated
+from .layout import Document, Translated, register_format
 from .office import check_archive
 
 CHAPTERS = (".xhtml", ".html", ".htm")
 
 
 def read(data: bytes) -> Document:
-    check_archive(data, "EPUB (.epub)", "META-INF/container.xml")
+    check_archive(data, FORMAT.title, "META-INF/container.xml")
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         members = archive.infolist()
         contents: Dict[str, bytes] = {m.filename: archive.read(m) for m in members}
@@ -34,3 +34,6 @@ def read(data: bytes) -> Document:
         return out.getvalue()
 
     return Document([text for chapter in chapters for text in chapter.texts], write)
+
+
+FORMAT = register_format("ebook", "EPUB", (".epub",), read, order=70)

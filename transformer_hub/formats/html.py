@@ -21,7 +21,7 @@ from bs4.element import PreformattedString
 from bs4.formatter import HTMLFormatter
 
 from .budget import Budget, scan_tree
-from .layout import Document, DocumentError, Translate, Translated, translate_texts
+from .layout import Document, DocumentError, Translate, Translated, register_format, translate_document_texts
 
 INLINE = frozenset("a abbr b bdi bdo big cite data del dfn em font i ins label mark q s small span strike strong "
                    "sub sup time tt u".split())
@@ -202,7 +202,7 @@ def translate_html(markup: str, translate: Translate, lang: Optional[str] = None
     """``markup`` (a fragment or a whole page) with its text translated and its markup kept; a fragment comes
     back as a fragment."""
     document = read_markup(markup)
-    return document.write(translate_texts(document.texts, translate, lang, max_sentences)).decode("utf-8")
+    return document.write(translate_document_texts(document.texts, translate, lang, max_sentences)).decode("utf-8")
 
 
 def read(data: bytes) -> Document:
@@ -239,3 +239,6 @@ def read_xhtml(data: bytes) -> Document:
         return soup.encode("utf-8", formatter="minimal")  # XML's own escaping (XML has no &nbsp;)
 
     return Document([u.text for u in units], write)
+
+
+FORMAT = register_format("html", "HTML", (".html", ".htm"), read, order=20)

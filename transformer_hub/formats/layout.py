@@ -1,5 +1,6 @@
 """The one step every document format shares: its texts cut into sentences, all translated in one batch, and a
-map from positions in each original text to positions in its translation.
+map from positions in each original text to positions in its translation; and the registry of formats
+(``DOCUMENT_FORMATS``: each format registers itself with ``register_format``).
 
 The sentences are the text pipeline's (``transformer_hub.text.pipeline``: its split, its model per direction, one
 decoding call per model, its join); ``translate`` is either the pipeline's ``Models`` or a plain function from
@@ -11,7 +12,7 @@ relative position in the source sentence, snapped to the nearest word boundary o
 (keeping whether it followed a space). A mark at a sentence's start or end stays exactly there, and text between
 sentences (spaces, line breaks) is kept as it was, so no mark ever leaves its sentence.
 
-    done = translate_texts(["Hello <b>world</b>. Bye."-as-plain-text], translate, lang="en")
+    done = translate_document_texts(["Hello <b>world</b>. Bye."-as-plain-text], translate, lang="en")
     done[0].target                # the translated text, the original layout between its sentences
     done[0].position(6)           # where source offset 6 lands in the target
     done[0].pieces([0, 6, 11])    # the target cut where the source was cut: one piece per source run
@@ -25,8 +26,9 @@ from dataclasses import field
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from ..decoding import DecodingConfig, Hypothesis, TranslationResult
+from ..registry import Registry
 from ..text.models import Models
-from ..text.pipeline import AUTO, detect_domains, translate_texts as pipeline_texts
+from ..text.pipeline import AUTO, detect_domains, translate_texts
 
 Translate = Callable[[List[str]], List[str]]  # sentences -> their translations, same length and order
 
@@ -93,6 +95,35 @@ class Document:
     write: Callable[[List[Translated]], bytes]  # one Translated per text, in order -> the translated file
 
 
+@dataclass(frozen=True)
+class DocumentFormat:
+    """A kind of document: its name for people, its file extensions, its reader (whose ``Document`` writes the
+    file back translated) and its place in the lists the Space shows (``order``, lowest first)."""
+
+    label: str
+    extensions: Tuple[str, ...]
+    read: Callable[..., Document]  # the file's bytes -> the Document (a format may take options after them)
+    order: int = 100
+
+    @property
+    def title(self) -> str:
+        """How messages name it: "Word (.docx)"."""
+        return f"{self.label} ({', '.join(self.extensions)})"
+
+
+DOCUMENT_FORMATS: Registry[DocumentFormat] = Registry("document format")
+
+
+def register_format(name: str, label: str, extensions: Sequence[str], read: Callable[..., Document],
+                    order: int = 100) -> DocumentFormat:
+    """Add a format to ``DOCUMENT_FORMATS``: the one step that makes the library, the page's document box and
+    ``POST /translate_file`` take its extensions (lower case, with their dot)."""
+    bad = [e for e in extensions if not e.startswith(".") or e != e.lower()]
+    if not extensions or bad:
+        raise ValueError(f"a format's extensions are lower case and start with a dot, got {list(extensions)!r}")
+    return DOCUMENT_FORMATS.register(name)(DocumentFormat(label, tuple(extensions), read, order))
+
+
 class CallbackModels(Models):
     """A function from sentences to their translations as the pipeline's ``Models``: one model, any direction."""
 
@@ -120,9 +151,9 @@ class CallbackModels(Models):
                 for s, t in zip(sentences, translations)], "function"
 
 
-def translate_texts(texts: Sequence[str], translate: Union[Translate, Models], lang: Any = None,
-                    max_sentences: Optional[int] = None, *, tgt_lang: Any = None,
-                    config: Optional[DecodingConfig] = None, **options: Any) -> List[Translated]:
+def translate_document_texts(texts: Sequence[str], translate: Union[Translate, Models], lang: Any = None,
+                             max_sentences: Optional[int] = None, *, tgt_lang: Any = None,
+                             config: Optional[DecodingConfig] = None, **options: Any) -> List[Translated]:
     """Every text of ``texts`` through the text pipeline: cut into sentences (``lang``'s rules: one code, or one
     per text), the sentences decoded (a plain ``translate`` function gets them all in ONE call), and each text put
     back together with its layout between the sentences.  ``options`` go to the pipeline (``glossary``,
@@ -141,8 +172,8 @@ def translate_texts(texts: Sequence[str], translate: Union[Translate, Models], l
         if check is not None:
             check(count)
 
-    results = pipeline_texts(models, list(texts), config, src_lang=lang, tgt_lang=tgt_lang, check_size=check_size,
-                             **options)
+    results = translate_texts(models, list(texts), config, src_lang=lang, tgt_lang=tgt_lang, check_size=check_size,
+                              **options)
     for result in results if told is not None else ():
         result.domain_confidence = told
     return [_assemble(text, r.layout.segments, r.layout.separators, [s.text for s in r.sentences or []], r)

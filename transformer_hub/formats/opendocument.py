@@ -14,7 +14,7 @@ from odf.element import Element, Text
 from odf.namespaces import DRAWNS, OFFICENS, TEXTNS
 from odf.opendocument import load
 
-from .layout import Document
+from .layout import Document, register_format
 from .office import Piece, office_document, open_package
 
 _PARAGRAPHS = {(TEXTNS, "p"), (TEXTNS, "h")}
@@ -48,11 +48,14 @@ def _walk(element: Element, found: List[Element]) -> List[Element]:
     return found
 
 
-def read(data: bytes, kind: str = "OpenDocument (.odt, .odp)") -> Document:
-    document = open_package(data, kind, "content.xml", load,
+def read(data: bytes) -> Document:
+    document = open_package(data, FORMAT.title, "content.xml", load,
                             (KeyError, ValueError, zipfile.BadZipFile, xml.sax.SAXException))
     # odfpy keeps the manifest's entry for the package root ("/") as an opaque member and writes it again beside
     # its own: the written manifest would list "/" twice.
     document._extra = [member for member in document._extra if member.filename != "/"]
     paragraphs = [_pieces(p, []) for p in _walk(document.body, [])]
     return office_document(paragraphs, document.write)
+
+
+FORMAT = register_format("opendocument", "OpenDocument", (".odt", ".odp"), read, order=60)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import List
 
-from .layout import Document, DocumentError, Translated
+from .layout import Document, DocumentError, Translated, register_format
 
 
 def read(data: bytes) -> Document:
@@ -21,3 +21,6 @@ def read(data: bytes) -> Document:
         return (b"\xef\xbb\xbf" if bom else b"") + out.encode("utf-8")
 
     return Document([text.replace("\r\n", "\n").replace("\r", "\n")], write)
+
+
+FORMAT = register_format("plain", "Plain text", (".txt",), read, order=10)

@@ -13,7 +13,7 @@ from lxml import etree
 from pptx.exc import PackageNotFoundError
 from pptx.oxml.ns import qn
 
-from .layout import Document
+from .layout import Document, register_format
 from .office import Piece, office_document, open_package
 
 _TEXT, _BREAK, _FIELD = qn("a:t"), qn("a:br"), qn("a:fld")
@@ -36,7 +36,7 @@ def _pieces(paragraph) -> List[Piece]:
 
 
 def read(data: bytes) -> Document:
-    presentation = open_package(data, "PowerPoint (.pptx)", "ppt/presentation.xml", pptx.Presentation,
+    presentation = open_package(data, FORMAT.title, "ppt/presentation.xml", pptx.Presentation,
                                 (PackageNotFoundError, KeyError, ValueError, etree.XMLSyntaxError))
     trees = []
     for slide in presentation.slides:
@@ -45,3 +45,6 @@ def read(data: bytes) -> Document:
             trees.append(slide.notes_slide.element)
     paragraphs = [_pieces(p) for tree in trees for p in tree.iter(qn("a:p"))]
     return office_document(paragraphs, presentation.save)
+
+
+FORMAT = register_format("slides", "PowerPoint", (".pptx",), read, order=50)

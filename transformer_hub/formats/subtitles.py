@@ -12,7 +12,7 @@ from typing import List, Tuple
 
 import srt
 
-from .layout import Document, DocumentError, Translated
+from .layout import Document, DocumentError, Translated, register_format
 
 _TIMING = re.compile(r"^\s*\d+:\d+:\d+[,.]\d+\s*-->\s*\d+:\d+:\d+[,.]\d+")
 
@@ -71,3 +71,6 @@ def _rebreak(lines: List[str], done: Translated) -> List[str]:
     bounds.append(len(done.source))
     broken = [piece.strip() for piece in done.pieces(bounds)]
     return [piece for piece in broken if piece] or [""]
+
+
+FORMAT = register_format("subtitles", "SubRip subtitles", (".srt",), read, order=30)

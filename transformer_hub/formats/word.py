@@ -14,7 +14,7 @@ from docx.opc.part import XmlPart
 from docx.oxml.ns import qn
 from lxml import etree
 
-from .layout import Document
+from .layout import Document, register_format
 from .office import Piece, office_document, open_package
 
 _TEXT, _BREAKS = qn("w:t"), {qn("w:tab"), qn("w:br"), qn("w:cr")}
@@ -42,9 +42,12 @@ def _pieces(paragraph) -> List[Piece]:
 
 
 def read(data: bytes) -> Document:
-    document = open_package(data, "Word (.docx)", "word/document.xml", docx.Document,
+    document = open_package(data, FORMAT.title, "word/document.xml", docx.Document,
                             (PackageNotFoundError, KeyError, ValueError, etree.XMLSyntaxError))
     parts = [part for part in document.part.package.iter_parts() if isinstance(part, XmlPart)
              and str(part.partname).rsplit("/", 1)[-1].startswith(_STORIES)]
     paragraphs = [_pieces(p) for part in parts for p in part.element.iter(qn("w:p"))]
     return office_document(paragraphs, document.save)
+
+
+FORMAT = register_format("word", "Word", (".docx",), read, order=40)

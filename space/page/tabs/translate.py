@@ -3,10 +3,11 @@ the model serves (the source detected by default), with each word coloured by th
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import gradio as gr
 
-from transformer_hub.formats import FORMATS
+from transformer_hub.formats import document_formats, extensions
 
 from ...pictures import word_view
 from ...serving import service
@@ -19,110 +20,149 @@ from ._common import (UI, bind, clear_on_failure, decode_event, examples, exampl
 
 @tab("translate", title="Translate", order=10, description="any direction the model serves")
 def render(ctx) -> None:
+    labels = ", ".join(f.label for f in document_formats())
     gr.Markdown("Type or paste a text: its sentences are translated together, as one batch, and come back in "
-                "the text's layout. Or upload a document below (.txt, .html, .srt, .docx, .pptx, .odt, .odp, .epub).")
+                f"the text's layout. Or upload a document below ({labels}).")
     with gr.Row(equal_height=False):
         with gr.Column(scale=1):
-            model = model_picker(ctx, elem_id="translate-model", auto=True)
-            source, target = language_pickers(ctx, model, "translate", detect=True)
-            text = text_input(ctx, "Source text", value=examples_of(None)[0][0], lines=4,
-                              elem_id="translate-input")
-            # the button right under the text (on the first screen at 1280x900 and 390x844); the
-            # examples and the decoding settings follow it
-            button = gr.Button("Translate", variant="primary", elem_id="translate-button")
-            domains = service.domain_choices(ctx)  # a model trained with domain tags reads its text with one
-            examples(text, source, "translate", [value for _, value in domains])
-            strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
-            domain = gr.Dropdown(domains or [("Automatic", "auto")], value="auto", label="Domain",
-                                 visible=bool(domains), elem_id="translate-domain", info=service.DOMAIN_INFO)
-            with gr.Accordion("Decoding options", open=False):
-                engine = gr.Radio(list(service.ENGINE_CHOICES), value=service.TRANSLATE_ENGINE, label="Engine",
-                                  info="pytorch: this project's decoder; ctranslate2: the same weights, converted; "
-                                       "auto: ctranslate2 when installed and able to run the options",
-                                  elem_id="translate-engine")
-                beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size (beam)")
-                length_penalty = gr.Slider(0.0, 2.0, value=0.6, step=0.1,
-                                           label="Length penalty α (beam; GNMT, paper: 0.6)")
-                temperature = gr.Slider(0.1, 2.0, value=1.0, step=0.05, label="Temperature (sample)")
-                top_p = gr.Slider(0.05, 1.0, value=0.9, step=0.05, label="Top-p (sample)")
-                max_length = gr.Slider(0, ctx.limits.max_output_tokens, value=0, step=1,
-                                       label="Max output tokens (0 = source length + 50, capped)")
-            # the reranker's choice among the n-best: slower (docs/benchmarks.md#quality), so the box starts off
-            best = gr.Checkbox(False, label="Best quality", elem_id="translate-quality",
-                               info="rerank each sentence's n-best with the weights tuned on val (slower; the "
-                                    "decoding options do not apply); the time it took is shown under the translation")
-            with gr.Accordion("Glossary", open=False, elem_id="translate-glossary-box"):
-                glossary = gr.Textbox("", label="Terms the translation must use", lines=3, max_lines=12,
-                                      placeholder="bicycle\tFahrrad\nred car\tRotwagen",
-                                      info="One entry per line: source term, a tab, target term (TSV), or "
-                                           "source,target (CSV). A source term found in a sentence (any case, whole "
-                                           "words) puts its target term in that sentence's translation "
-                                           "(beam search, PyTorch).", elem_id="translate-glossary")
-                glossary_format = gr.Radio(list(page_glossary.ENTRY_FORMATS), value=page_glossary.AUTO,
-                                           label="Entries format", info="auto: TSV when a line has a tab, else CSV",
-                                           elem_id="translate-glossary-format")
-            with gr.Accordion("Translate a document (.txt .html .srt .docx .pptx .odt .odp .epub)", open=False,
-                              elem_id="translate-document"):
-                # the limits in text that wraps: the file box's label is one line, cut at the box's width
-                gr.Markdown(f"A document, its structure kept (at most {ctx.limits.max_file_bytes:,} bytes, "
-                            f"{ctx.limits.max_file_sentences:,} sentences).", elem_id="translate-file-limits")
-                upload = gr.File(label="A document", file_types=list(FORMATS), elem_id="translate-file")
-                file_button = gr.Button("Translate the document", elem_id="translate-file-button")
-                translated = gr.File(label="Translated document", interactive=False, elem_id="translate-file-output")
-                file_note = gr.Markdown(elem_id="translate-file-note")
-                file_text = gr.Textbox(label="The translated document", lines=6, max_lines=20, interactive=False,
-                                       visible=False, buttons=["copy"], elem_id="translate-file-text")
+            parts = {**_source(ctx), **_decoding_options(ctx), **_glossary_box(), **_document_box(ctx)}
         with gr.Column(scale=1):
-            output = gr.Textbox(label="Translation", lines=4, interactive=False, elem_id="translate-output",
-                                buttons=["copy"])
-            # the time is in the note under the translation; this field serves the API (/translate's second output)
-            elapsed = gr.Number(label="Time taken (ms)", visible=False, precision=1, elem_id="translate-time")
-            note = gr.Markdown(elem_id="translate-engine-note")
-            gr.Markdown("**Word by word**: the translation above, each word coloured by the model's probability "
-                        "(⚠ marks a sentence the model is unsure of). Click a word to see what else it considered; "
-                        "pick one and the rest of its sentence is translated again to fit.")
-            words = gr.HighlightedText(label="How sure the model is", show_legend=True, combine_adjacent=False,
-                                       color_map=word_view.COLOURS, interactive=False, elem_id="translate-tokens")
-            alternatives = gr.Radio([], label="Alternatives for the clicked word", visible=False,
-                                    elem_id="translate-alternatives")
-            undo = gr.Button("Undo", size="sm", elem_id="translate-undo", interactive=False)
-            prefix = gr.Textbox(visible=False, elem_id="translate-prefix")  # /continue's prefix: the kept words
-            sentence = gr.Textbox(visible=False, elem_id="translate-sentence")  # /continue's text: that sentence
-            # /continue's outputs (one sentence), spliced into the whole translation by the next step
-            part = (gr.Textbox(visible=False), gr.HighlightedText(visible=False, color_map=word_view.COLOURS),
-                    gr.JSON(visible=False))
-            tokens_api = gr.Button(visible=False)  # /tokens for API callers: the page gets its words from /translate
-            with gr.Accordion("Words, probabilities and alternatives (JSON)", open=False):
-                data = gr.JSON(label="tokens", elem_id="translate-tokens-json")
-    inputs = [text, model, strategy, beam_size, length_penalty, temperature, top_p, max_length, source, target,
-              engine]  # the document's too (after its file), and both take the "Best quality" box
-    history, picked, shown, at = gr.State([]), gr.State(None), gr.State(None), gr.State(None)
-    # the glossary rides in the same /translate call, after the "Best quality" box (documents take neither)
-    translated_text = button.click(bind(ctx, service.translate_view),
-                                   inputs + [best, glossary, glossary_format, domain],
-                                   [output, elapsed, note, shown], api_name="translate", **decode_event(ctx))
+            parts.update(_outputs())
+    ui = SimpleNamespace(**parts)
+    ui.history, ui.picked, ui.shown, ui.at = gr.State([]), gr.State(None), gr.State(None), gr.State(None)
+    _translate_events(ctx, ui)
+    _word_events(ctx, ui)
+
+
+def _source(ctx) -> dict:
+    """The model, the languages, the text and its button, the examples, the strategy and the domain."""
+    model = model_picker(ctx, elem_id="translate-model", auto=True)
+    source, target = language_pickers(ctx, model, "translate", detect=True)
+    text = text_input(ctx, "Source text", value=examples_of(None)[0][0], lines=4, elem_id="translate-input")
+    # the button right under the text (on the first screen at 1280x900 and 390x844); the
+    # examples and the decoding settings follow it
+    button = gr.Button("Translate", variant="primary", elem_id="translate-button")
+    domains = service.domain_choices(ctx)  # a model trained with domain tags reads its text with one
+    examples(text, source, "translate", [value for _, value in domains])
+    strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
+    domain = gr.Dropdown(domains or [("Automatic", "auto")], value="auto", label="Domain",
+                         visible=bool(domains), elem_id="translate-domain", info=service.DOMAIN_INFO)
+    return dict(model=model, source=source, target=target, text=text, button=button, strategy=strategy,
+                domain=domain)
+
+
+def _decoding_options(ctx) -> dict:
+    """The engine and the strategies' numbers (folded), and the "Best quality" box."""
+    with gr.Accordion("Decoding options", open=False):
+        engine = gr.Radio(list(service.ENGINE_CHOICES), value=service.TRANSLATE_ENGINE, label="Engine",
+                          info="pytorch: this project's decoder; ctranslate2: the same weights, converted; "
+                               "auto: ctranslate2 when installed and able to run the options",
+                          elem_id="translate-engine")
+        beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size (beam)")
+        length_penalty = gr.Slider(0.0, 2.0, value=0.6, step=0.1, label="Length penalty α (beam; GNMT, paper: 0.6)")
+        temperature = gr.Slider(0.1, 2.0, value=1.0, step=0.05, label="Temperature (sample)")
+        top_p = gr.Slider(0.05, 1.0, value=0.9, step=0.05, label="Top-p (sample)")
+        max_length = gr.Slider(0, ctx.limits.max_output_tokens, value=0, step=1,
+                               label="Max output tokens (0 = source length + 50, capped)")
+    # the reranker's choice among the n-best: slower (docs/benchmarks.md#quality), so the box starts off
+    best = gr.Checkbox(False, label="Best quality", elem_id="translate-quality",
+                       info="rerank each sentence's n-best with the weights tuned on val (slower; the "
+                            "decoding options do not apply); the time it took is shown under the translation")
+    return dict(engine=engine, beam_size=beam_size, length_penalty=length_penalty, temperature=temperature,
+                top_p=top_p, max_length=max_length, best=best)
+
+
+def _glossary_box() -> dict:
+    with gr.Accordion("Glossary", open=False, elem_id="translate-glossary-box"):
+        glossary = gr.Textbox("", label="Terms the translation must use", lines=3, max_lines=12,
+                              placeholder="bicycle\tFahrrad\nred car\tRotwagen",
+                              info="One entry per line: source term, a tab, target term (TSV), or "
+                                   "source,target (CSV). A source term found in a sentence (any case, whole "
+                                   "words) puts its target term in that sentence's translation "
+                                   "(beam search, PyTorch).", elem_id="translate-glossary")
+        glossary_format = gr.Radio(list(page_glossary.ENTRY_FORMATS), value=page_glossary.AUTO,
+                                   label="Entries format", info="auto: TSV when a line has a tab, else CSV",
+                                   elem_id="translate-glossary-format")
+    return dict(glossary=glossary, glossary_format=glossary_format)
+
+
+def _document_box(ctx) -> dict:
+    """The document upload (every registered format's extensions), its button and the translated file."""
+    with gr.Accordion(f"Translate a document ({' '.join(extensions())})", open=False, elem_id="translate-document"):
+        # the limits in text that wraps: the file box's label is one line, cut at the box's width
+        gr.Markdown(f"A document, its structure kept (at most {ctx.limits.max_file_bytes:,} bytes, "
+                    f"{ctx.limits.max_file_sentences:,} sentences).", elem_id="translate-file-limits")
+        upload = gr.File(label="A document", file_types=list(extensions()), elem_id="translate-file")
+        file_button = gr.Button("Translate the document", elem_id="translate-file-button")
+        translated = gr.File(label="Translated document", interactive=False, elem_id="translate-file-output")
+        file_note = gr.Markdown(elem_id="translate-file-note")
+        file_text = gr.Textbox(label="The translated document", lines=6, max_lines=20, interactive=False,
+                               visible=False, buttons=["copy"], elem_id="translate-file-text")
+    return dict(upload=upload, file_button=file_button, translated=translated, file_note=file_note,
+                file_text=file_text)
+
+
+def _outputs() -> dict:
+    """The translation, its note, the word view with its alternatives and undo, and /continue's hidden fields."""
+    output = gr.Textbox(label="Translation", lines=4, interactive=False, elem_id="translate-output", buttons=["copy"])
+    # the time is in the note under the translation; this field serves the API (/translate's second output)
+    elapsed = gr.Number(label="Time taken (ms)", visible=False, precision=1, elem_id="translate-time")
+    note = gr.Markdown(elem_id="translate-engine-note")
+    gr.Markdown("**Word by word**: the translation above, each word coloured by the model's probability "
+                "(⚠ marks a sentence the model is unsure of). Click a word to see what else it considered; "
+                "pick one and the rest of its sentence is translated again to fit.")
+    words = gr.HighlightedText(label="How sure the model is", show_legend=True, combine_adjacent=False,
+                               color_map=word_view.COLOURS, interactive=False, elem_id="translate-tokens")
+    alternatives = gr.Radio([], label="Alternatives for the clicked word", visible=False,
+                            elem_id="translate-alternatives")
+    undo = gr.Button("Undo", size="sm", elem_id="translate-undo", interactive=False)
+    prefix = gr.Textbox(visible=False, elem_id="translate-prefix")  # /continue's prefix: the kept words
+    sentence = gr.Textbox(visible=False, elem_id="translate-sentence")  # /continue's text: that sentence
+    # /continue's outputs (one sentence), spliced into the whole translation by the next step
+    part = (gr.Textbox(visible=False), gr.HighlightedText(visible=False, color_map=word_view.COLOURS),
+            gr.JSON(visible=False))
+    tokens_api = gr.Button(visible=False)  # /tokens for API callers: the page gets its words from /translate
+    with gr.Accordion("Words, probabilities and alternatives (JSON)", open=False):
+        data = gr.JSON(label="tokens", elem_id="translate-tokens-json")
+    return dict(output=output, elapsed=elapsed, note=note, words=words, alternatives=alternatives, undo=undo,
+                prefix=prefix, sentence=sentence, part=part, tokens_api=tokens_api, data=data)
+
+
+def _translate_events(ctx, ui: SimpleNamespace) -> None:
+    """/translate (the text), /translate_file (the document) and /tokens (the word view for API callers)."""
+    inputs = [ui.text, ui.model, ui.strategy, ui.beam_size, ui.length_penalty, ui.temperature, ui.top_p,
+              ui.max_length, ui.source, ui.target, ui.engine]  # the document's too (after its file), and both
+    # take the "Best quality" box; the glossary rides in the same /translate call (documents take neither)
+    translated_text = ui.button.click(bind(ctx, service.translate_view),
+                                      inputs + [ui.best, ui.glossary, ui.glossary_format, ui.domain],
+                                      [ui.output, ui.elapsed, ui.note, ui.shown], api_name="translate",
+                                      **decode_event(ctx))
     translated_text.success(  # only on success: after a failure ``shown`` still holds the old translation
         lambda d: (_coloured(d), d, [], gr.update(interactive=False)) if d else (gr.update(),) * 4,
-        shown, [words, data, history, undo], **UI)
-    clear_on_failure(translated_text, [output, words, data, shown], note)
-    tokens_api.click(bind(ctx, interactive.tokens), [text, model, source, target], [words, data], api_name="tokens",
-                     **decode_event(ctx))
-    file_button.click(bind(ctx, _document), [upload] + inputs[1:] + [best, domain], [translated, file_note, file_text],
-                      api_name="translate_file", **decode_event(ctx))
-    choose = service.handler(_alternatives)
+        ui.shown, [ui.words, ui.data, ui.history, ui.undo], **UI)
+    clear_on_failure(translated_text, [ui.output, ui.words, ui.data, ui.shown], ui.note)
+    ui.tokens_api.click(bind(ctx, interactive.tokens), [ui.text, ui.model, ui.source, ui.target],
+                        [ui.words, ui.data], api_name="tokens", **decode_event(ctx))
+    ui.file_button.click(bind(ctx, _document), [ui.upload] + inputs[1:] + [ui.best, ui.domain],
+                         [ui.translated, ui.file_note, ui.file_text], api_name="translate_file", **decode_event(ctx))
+
+
+def _word_events(ctx, ui: SimpleNamespace) -> None:
+    """A click on a word: its alternatives; a pick: /continue from it, spliced in; undo."""
+    choose = bind(ctx, _alternatives)
 
     def clicked(view_data, evt: gr.SelectData):  # Gradio hands the click to a parameter annotated SelectData
-        return choose(ctx, view_data, evt)
+        return choose(view_data, evt)
 
-    words.select(clicked, data, [alternatives, picked, words], api_name="word_choices", api_visibility="undocumented",
-                 **decode_event(ctx))
-    alternatives.input(bind(ctx, _prefix), [data, picked, alternatives, history],
-                       [prefix, sentence, at, history, undo], **UI).then(
-        bind(ctx, interactive.continue_from), [sentence, prefix, model, source, target], list(part),
-        api_name="continue", **decode_event(ctx)).then(
-        _splice, [data, at, part[2]], [output, words, data], **UI).then(
-        lambda: gr.update(visible=False), None, alternatives, **UI)
-    undo.click(_undo, history, [words, data, output, history, undo, alternatives], **UI)
+    ui.words.select(clicked, ui.data, [ui.alternatives, ui.picked, ui.words], api_name="word_choices",
+                    api_visibility="undocumented", **decode_event(ctx))
+    ui.alternatives.input(bind(ctx, _prefix), [ui.data, ui.picked, ui.alternatives, ui.history],
+                          [ui.prefix, ui.sentence, ui.at, ui.history, ui.undo], **UI).then(
+        bind(ctx, interactive.continue_from), [ui.sentence, ui.prefix, ui.model, ui.source, ui.target],
+        list(ui.part), api_name="continue", **decode_event(ctx)).then(
+        _splice, [ui.data, ui.at, ui.part[2]], [ui.output, ui.words, ui.data], **UI).then(
+        lambda: gr.update(visible=False), None, ui.alternatives, **UI)
+    ui.undo.click(_undo, ui.history, [ui.words, ui.data, ui.output, ui.history, ui.undo, ui.alternatives], **UI)
 
 
 DOCUMENT_SHOWN = 100_000  # characters of a translated document shown on the page (all of it is in the file)
