@@ -383,11 +383,10 @@ def test_bad_options_get_a_message(client, app, endpoint, args, message):
 ])
 def test_handlers_check_options_themselves(app, options, message):
     """API callers can bypass the components' own checks: the handlers enforce the limits again."""
-    import gradio as gr
-
+    from space.hosting.limits import RequestError
     from space.serving import service
 
-    with pytest.raises(gr.Error, match=message):
+    with pytest.raises(RequestError, match=message):
         service.decoding_config(app.demo.space_context, **options)
 
 
@@ -486,6 +485,7 @@ def test_results_json_is_read_through_the_library_schema(tmp_path):
 def test_a_broken_model_gives_a_clear_message(tmp_path, make_model):
     import gradio as gr
 
+    from space.page.tabs._common import handler
     from space.serving import describe, service
     from space.serving.context import SpaceContext
     from space.serving.model_store import ModelStore
@@ -496,7 +496,7 @@ def test_a_broken_model_gives_a_clear_message(tmp_path, make_model):
     try:
         for _ in range(2):  # reported each time, and the decoding worker keeps serving
             with pytest.raises(gr.Error, match="could not be loaded"):
-                service.handler(service.translate)(ctx, "A dog.", "en-de", "greedy")
+                handler(service.translate)(ctx, "A dog.", "en-de", "greedy")
         assert describe.describe_models(ctx)[0][:3] == ["en-de", "en->de", "encoder-decoder"]  # config.json only
         (tmp_path / "en-de" / "config.json").write_text("{not json")
         ctx.store._configs.clear()
@@ -509,6 +509,7 @@ def test_a_broken_model_gives_a_clear_message(tmp_path, make_model):
 def test_a_hub_model_with_a_revision_is_served(hub_server, make_model, tmp_path):
     from huggingface_hub import HfApi
 
+    from space.page.tabs._common import handler
     from space.serving import service
     from space.serving.context import SpaceContext
     from space.serving.model_store import ModelStore
@@ -521,7 +522,7 @@ def test_a_hub_model_with_a_revision_is_served(hub_server, make_model, tmp_path)
     api.create_tag("user/tiny-en-de", tag="v1")
     ctx = SpaceContext(ModelStore(tmp_path / "none", ["user/tiny-en-de@v1"]))
     try:
-        text, ms, note = service.handler(service.translate)(ctx, "A dog runs.", "user/tiny-en-de@v1", "greedy",
+        text, ms, note = handler(service.translate)(ctx, "A dog runs.", "user/tiny-en-de@v1", "greedy",
                                                             max_length=5)
         assert isinstance(text, str) and ms > 0 and "model **user/tiny-en-de@v1**" in note
         assert ctx.store.config("user/tiny-en-de@v1") == model.config
@@ -530,19 +531,17 @@ def test_a_hub_model_with_a_revision_is_served(hub_server, make_model, tmp_path)
 
 
 def test_clean_text_keeps_lines_and_drops_control_characters():
-    import gradio as gr
-
-    from space.hosting.limits import Limits, clean_text
+    from space.hosting.limits import Limits, RequestError, clean_text
 
     clean = clean_text("\r\n A dog\x00 runs.\x1b \r\n\r\n\tTwo  cats.\u200f\n\n", Limits())
     assert clean.lines == ["A dog runs.", "", "Two cats.\u200f"] and clean.removed_controls == 2
     assert clean.sentences == ["A dog runs.", "Two cats.\u200f"]
     assert clean_text("one\ntwo", Limits(), single=True).lines == ["one"]
-    with pytest.raises(gr.Error, match="empty"):
+    with pytest.raises(RequestError, match="empty"):
         clean_text("\x00\x01", Limits())
-    with pytest.raises(gr.Error, match="too long"):
+    with pytest.raises(RequestError, match="too long"):
         clean_text("x" * 11, Limits(max_chars=10))
-    with pytest.raises(gr.Error, match="must be text"):
+    with pytest.raises(RequestError, match="must be text"):
         clean_text(42, Limits())
 
 
@@ -613,9 +612,26 @@ def test_micro_batcher_decodes_a_failed_merged_batch_request_by_request():
 
 
 def test_handler_tells_bad_input_from_bugs(caplog):
+    """The page's one mapping: the Space's refusal as Gradio's error with its message, the library's ValueError as
+    "Invalid request", a bug in one line with its traceback logged; a stream keeps its updates until it fails."""
     import gradio as gr
 
-    from space.serving import service
+    from space.hosting.limits import RequestError
+    from space.page.tabs._common import handler
+
+    def refused():
+        raise RequestError("Pick at least one engine.")
+
+    def stream():
+        yield 1
+        raise RequestError("The training run failed: out of memory")
+
+    with pytest.raises(gr.Error, match=r"^Pick at least one engine\.$"):
+        handler(refused)()
+    shown = handler(stream)()
+    assert next(shown) == 1
+    with pytest.raises(gr.Error, match="^The training run failed: out of memory$"):
+        next(shown)
 
     def bad_input():
         raise ValueError("beam size must be positive")
@@ -624,16 +640,16 @@ def test_handler_tells_bad_input_from_bugs(caplog):
         raise TypeError("unsupported operand")
 
     with pytest.raises(gr.Error, match="Invalid request: beam size must be positive"):
-        service.handler(bad_input)()
-    with caplog.at_level("ERROR", logger="space.serving.service"):
+        handler(bad_input)()
+    with caplog.at_level("ERROR", logger="space.page.tabs._common"):
         with pytest.raises(gr.Error, match=r"Sorry, something went wrong \(TypeError: unsupported operand\)"):
-            service.handler(bug)()
+            handler(bug)()
     assert [r.exc_info[0] for r in caplog.records if r.levelname == "ERROR"] == [TypeError]  # with its traceback
 
 
 def test_one_broken_model_does_not_hide_the_others_in_the_variants_table(tmp_path, make_model):
     from space.page import comparisons
-    from space.serving import service
+    from space.page.tabs._common import handler
     from space.serving.context import SpaceContext
     from space.serving.model_store import ModelStore
 
@@ -642,7 +658,7 @@ def test_one_broken_model_does_not_hide_the_others_in_the_variants_table(tmp_pat
     (tmp_path / "broken" / "model.safetensors").write_bytes(b"not safetensors")
     ctx = SpaceContext(ModelStore(tmp_path))
     try:
-        rows = service.handler(comparisons.variants_translate)(ctx, "A dog.", ["good", "broken"], "greedy")
+        rows = handler(comparisons.variants_translate)(ctx, "A dog.", ["good", "broken"], "greedy")
     finally:
         ctx.decoder.close()
     assert [row[:2] for row in rows] == [["good", "pytorch"], ["broken", "pytorch"]]

@@ -2,7 +2,6 @@
 domain from its words, a named domain is that model's tag, and the answer says which each text got."""
 import urllib.request
 
-import gradio as gr
 import pytest
 import requests
 import torch
@@ -11,6 +10,7 @@ from helpers.space_fixtures import LIMITS, serving
 from test_domain_choice import tagged_with_classifier  # noqa: F401 - the fixture (a tagged model + classifier)
 from test_domains import SOFT_EN, corpora, tagged  # noqa: F401 - the fixtures it builds on
 from helpers.training import EN
+from space.hosting.limits import RequestError
 from space.serving import service
 from test_rest import call
 from transformer_hub.decoding import DecodingConfig, generate
@@ -114,5 +114,5 @@ def test_the_page_offers_the_domains_and_names_the_one_it_used(served, scrambled
     assert "domain **software documentation** (told from the text, " in note
     text, _, note, _ = service.translate_view(ctx, SOFT, "auto", **options, domain="captions")
     assert text == library(model, SOFT, "captions") and "domain **image captions** ·" in note
-    with pytest.raises(gr.Error, match="domain must be one of auto, captions, software; got 'legal'"):
+    with pytest.raises(RequestError, match="domain must be one of auto, captions, software; got 'legal'"):
         service.translate_view(ctx, SOFT, "auto", **options, domain="legal")

@@ -9,7 +9,6 @@ import random
 import sqlite3
 from pathlib import Path
 
-import gradio as gr
 import pytest
 import requests
 
@@ -17,7 +16,7 @@ from benchmarks.documents import make_docx, valid_documents
 from benchmarks.hostile import hostile_cases
 from helpers.space_fixtures import serving
 from space.hosting.access import Access, AccessSettings, MovingWindow
-from space.hosting.limits import Limits
+from space.hosting.limits import Limits, RequestError
 from space.page import documents
 from space.pictures.word_view import DOMAIN_NOTE
 from test_formats_hostile import EXPECTED, SCALE, mutate
@@ -145,7 +144,7 @@ def page_translate(served, value: dict):
                                   "srt-huge-timestamp", "html-nested-bold"])
 def test_the_page_names_the_limit_or_the_damage_of_a_hostile_document(served, page_upload, name):
     suffix, data = hostile_cases(SCALE)[name]
-    with pytest.raises(gr.Error) as refused:
+    with pytest.raises(RequestError) as refused:
         page_translate(served, page_upload("hostile" + suffix, data))
     assert EXPECTED[name] in refused.value.message
 
@@ -153,7 +152,7 @@ def test_the_page_names_the_limit_or_the_damage_of_a_hostile_document(served, pa
 def test_the_page_names_the_memory_budget_a_document_passed(served, page_upload, monkeypatch):
     ctx = served.demo.space_context
     monkeypatch.setattr(ctx, "limits", Limits(**{**vars(LIMITS), "document_memory_mb": 1}))
-    with pytest.raises(gr.Error, match="memory budget of 1 MB") as refused:
+    with pytest.raises(RequestError, match="memory budget of 1 MB") as refused:
         page_translate(served, page_upload("big.docx", make_docx("A dog runs. " * 2000)))
     assert "too complex to translate here" in refused.value.message
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 
-import gradio as gr
 import pytest
 
 from space.page import documents
 from space.serving.context import SpaceContext
-from space.hosting.limits import Limits
+from space.hosting.limits import Limits, RequestError
 from space.serving.model_store import ModelStore
 
 DOCUMENT = "A dog runs in the park. Two children play.\n\nA man sits on a bench.\n"
@@ -49,7 +48,7 @@ def test_bad_files_are_refused_with_a_clear_message(upload_folder, tmp_path):
     outside.write_text("A dog.", encoding="utf-8")
     cases.append(({"path": str(outside)}, 200, "The file must be uploaded to this Space"))
     for value, limit, message in cases:
-        with pytest.raises(gr.Error, match=message.replace("(", r"\(").replace(")", r"\)")):
+        with pytest.raises(RequestError, match=message.replace("(", r"\(").replace(")", r"\)")):
             documents.read_upload(value, limit)
     assert not (upload_folder / "big.txt").exists() and not (upload_folder / "doc.pdf").exists()  # deleted
 
@@ -61,7 +60,7 @@ def test_unreadable_documents_are_refused_before_decoding(ctx, upload_folder):
              ("broken.docx", b"PK not a zip", "not a valid Word (.docx) document"),
              ("empty.txt", b"", "The file is empty")]
     for name, data, message in cases:
-        with pytest.raises(gr.Error, match=message.replace("(", r"\(").replace(")", r"\)")):
+        with pytest.raises(RequestError, match=message.replace("(", r"\(").replace(")", r"\)")):
             documents.translate_document(ctx, upload(upload_folder, name, data), None, "greedy", source_lang="en",
                                          target_lang="de", engine="auto")  # the tab's engine choices, "auto" too
     assert ctx.decoder._pool is None  # nothing was decoded: the worker never started

@@ -11,10 +11,9 @@ import pytest
 pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
-import gradio as gr  # noqa: E402
-
 from helpers.space_fixtures import LIMITS, tiny_app  # noqa: E402
-from space.serving import service
+from space.hosting.limits import RequestError  # noqa: E402
+from space.serving import service  # noqa: E402
 from space.pictures import word_view  # noqa: E402
 
 TEXT = "A dog runs in the park. Two men sit on a bench."
@@ -119,7 +118,7 @@ def test_a_malformed_glossary_gets_the_rest_apis_message(client, app, glossary, 
 
 
 def test_the_glossary_needs_beam_search(app):
-    with pytest.raises(gr.Error, match="glossary needs the beam strategy"):
+    with pytest.raises(RequestError, match="glossary needs the beam strategy"):
         service.translate_view(app.demo.space_context, TEXT, app.model, "greedy", glossary="dog\tHund")
 
 

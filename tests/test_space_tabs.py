@@ -265,10 +265,10 @@ def test_a_handler_bound_to_the_context_reports_bad_input_as_such():
     the visitor as "Invalid request: ...", not as a failure of the error handling itself."""
     import functools
 
-    from space.serving import service
+    from space.page.tabs._common import handler
 
     def refuse(ctx, text):
         raise ValueError(f"the decoder-only layout has no encoder and decoder ({ctx}, {text})")
 
     with pytest.raises(gr.Error, match=r"Invalid request: the decoder-only layout has no encoder and decoder \(1, x\)"):
-        service.handler(functools.partial(refuse, 1))("x")
+        handler(functools.partial(refuse, 1))("x")

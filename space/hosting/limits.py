@@ -2,8 +2,8 @@
 
 ``gr.Textbox(max_length=...)`` is only a browser hint: a ``gradio_client``
 caller sends whatever it likes.  Every handler therefore passes its text and
-numbers through these checks, which raise ``gr.Error`` with a message a
-visitor can act on (never a stack trace).  The limits can be changed with
+numbers through these checks, which raise ``RequestError`` with a message a
+visitor can act on (never a stack trace): the page shows it as Gradio's error, the REST API answers 400 with it.  The limits can be changed with
 environment variables (``SPACE_MAX_CHARS``, ``SPACE_MAX_LINES``, ``SPACE_MAX_SENTENCES``,
 ``SPACE_MAX_OUTPUT_TOKENS``, ``SPACE_MAX_BEAM``, ``SPACE_MAX_MODELS``, and for uploaded documents
 ``SPACE_MAX_FILE_BYTES``, ``SPACE_MAX_FILE_SENTENCES``, ``SPACE_DOCUMENT_CHUNK``, ``SPACE_DOCUMENT_SECONDS``,
@@ -19,6 +19,16 @@ from dataclasses import dataclass, fields
 from typing import List, Optional, Tuple
 
 import gradio as gr
+
+
+class RequestError(Exception):
+    """A request the Space refuses, with one line the visitor can act on: the page shows it as Gradio's error
+    (``space/page/tabs/_common.py``'s ``handler``), the REST API answers 400 ``Invalid request: ...``
+    (``space/rest/input.py``'s ``refusal``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -69,14 +79,14 @@ def clean_text(text: Optional[str], limits: Limits, *, single: bool = False,
                what: str = "a sentence to translate") -> CleanText:
     """Validate and normalise the user's text (``what`` it is, for the messages); one sentence per line.
 
-    Raises ``gr.Error`` for empty input, too many lines, or an over-long line.
+    Raises ``RequestError`` for empty input, too many lines, or an over-long line.
     With ``single=True`` only the first non-empty line is kept (with a warning
     if there were more).
     """
     if text is None or (isinstance(text, str) and not text.strip()):
-        raise gr.Error(f"Please enter {what} (the input is empty).")
+        raise RequestError(f"Please enter {what} (the input is empty).")
     if not isinstance(text, str):
-        raise gr.Error(f"The input must be text, got {type(text).__name__}.")
+        raise RequestError(f"The input must be text, got {type(text).__name__}.")
     text = unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
     removed = sum(1 for ch in text if _is_control(ch))
     if removed:
@@ -88,17 +98,17 @@ def clean_text(text: Optional[str], limits: Limits, *, single: bool = False,
     while lines and not lines[0]:
         lines.pop(0)
     if not lines:
-        raise gr.Error(f"Please enter {what} (the input is empty once control characters are removed).")
+        raise RequestError(f"Please enter {what} (the input is empty once control characters are removed).")
     if single:
         if len([line for line in lines if line]) > 1:
             gr.Warning("This tab looks at one sentence: only the first line is used.")
         lines = lines[:1]
     if len(lines) > limits.max_lines:
-        raise gr.Error(f"Too many lines: {len(lines)}. Send at most {limits.max_lines} lines per request, or "
+        raise RequestError(f"Too many lines: {len(lines)}. Send at most {limits.max_lines} lines per request, or "
                        "upload the text as a .txt file.")
     for number, line in enumerate(lines, 1):
         if len(line) > limits.max_chars:
-            raise gr.Error(f"Line {number} is too long: {len(line)} characters, the limit is {limits.max_chars}. "
+            raise RequestError(f"Line {number} is too long: {len(line)} characters, the limit is {limits.max_chars}. "
                            "Split it into shorter lines, or upload the text as a .txt file.")
     return CleanText(lines, removed)
 
@@ -106,13 +116,13 @@ def clean_text(text: Optional[str], limits: Limits, *, single: bool = False,
 def int_option(name: str, value, low: int, high: int) -> int:
     """An integer option from the UI or the API, range-checked (floats with no fraction are accepted)."""
     if isinstance(value, bool) or value is None:
-        raise gr.Error(f"{name} must be a whole number between {low} and {high}, got {value!r}.")
+        raise RequestError(f"{name} must be a whole number between {low} and {high}, got {value!r}.")
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise gr.Error(f"{name} must be a whole number between {low} and {high}, got {value!r}.") from None
+        raise RequestError(f"{name} must be a whole number between {low} and {high}, got {value!r}.") from None
     if not math.isfinite(number) or number != int(number) or not low <= number <= high:
-        raise gr.Error(f"{name} must be a whole number between {low} and {high}, got {value!r}.")
+        raise RequestError(f"{name} must be a whole number between {low} and {high}, got {value!r}.")
     return int(number)
 
 
@@ -125,11 +135,11 @@ def float_option(name: str, value, low: float, high: float, *, low_open: bool = 
     if isinstance(value, bool) or not math.isfinite(number) or number > high or number < low or \
             (low_open and number == low):
         bound = f"({low}, {high}]" if low_open else f"[{low}, {high}]"
-        raise gr.Error(f"{name} must be a number in {bound}, got {value!r}.")
+        raise RequestError(f"{name} must be a number in {bound}, got {value!r}.")
     return number
 
 
 def choice_option(name: str, value, choices: Tuple[str, ...]) -> str:
     if value not in choices:
-        raise gr.Error(f"{name} must be one of {', '.join(choices)}; got {value!r}.")
+        raise RequestError(f"{name} must be one of {', '.join(choices)}; got {value!r}.")
     return value

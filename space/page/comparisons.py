@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Sequence
 
-import gradio as gr
-
 from transformer_hub.hub import ModelLoadError
 
-from ..hosting.limits import clean_text, int_option
+from ..hosting.limits import RequestError, clean_text, int_option
 from ..serving.context import SpaceContext
 from ..serving.service import DEFAULT_ENGINE, decoding_config, engine_note, languages_for, pick_engine, pick_model, run
 
@@ -85,7 +83,7 @@ def beam_tree(ctx: SpaceContext, text: str, beam_size: int = 4, model: Optional[
 def search_tree(ctx: SpaceContext, name: str, sentence: str, result, beam_size: int, seconds: float):
     """A beam search's result (decoded with ``return_search=True``) as a tree: (picture, the trace as JSON)."""
     if result.search is None:
-        raise gr.Error(f"Model {name!r} returned no search trace for this sentence.")
+        raise RequestError(f"Model {name!r} returned no search trace for this sentence.")
     tokenizer = ctx.store.tokenizer(name)
     search, eos = result.search, ctx.store.config(name).eos_id
     found = search.locate(result.best, eos)
@@ -111,13 +109,13 @@ def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], stra
     engines = [engines] if isinstance(engines, str) else [e for e in (engines or []) if e]
     for name in models:
         if not isinstance(name, str):
-            raise gr.Error(f"The models must be given by their names, got {type(name).__name__}.")
+            raise RequestError(f"The models must be given by their names, got {type(name).__name__}.")
     if not models:
-        raise gr.Error("Pick at least one model to translate with (two or more to compare them).")
+        raise RequestError("Pick at least one model to translate with (two or more to compare them).")
     if len(models) > ctx.limits.max_models:
-        raise gr.Error(f"Pick at most {ctx.limits.max_models} models at a time.")
+        raise RequestError(f"Pick at most {ctx.limits.max_models} models at a time.")
     if not engines:
-        raise gr.Error("Pick at least one engine.")
+        raise RequestError("Pick at least one engine.")
     engines = [pick_engine(e) for e in dict.fromkeys(engines)]
     config = decoding_config(ctx, strategy, beam_size)
     rows = []
@@ -126,7 +124,7 @@ def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], stra
         try:
             cfg = ctx.store.config(name)
             pair = languages_for(ctx, name, source_lang, target_lang)
-        except (gr.Error, ModelLoadError) as exc:  # one model that cannot serve must not hide the others
+        except (RequestError, ModelLoadError) as exc:  # one model that cannot serve must not hide the others
             rows += [[name, engine, f"({getattr(exc, 'message', exc)})", None, None, ""] for engine in engines]
             continue
         for engine in engines:
@@ -144,9 +142,9 @@ def variants_translate(ctx: SpaceContext, text: str, models: Sequence[str], stra
 def architecture(ctx: SpaceContext, model: str):
     """A diagram of the chosen model's architecture (from its config only)."""
     if not model:
-        raise gr.Error("Pick a model to draw.")
+        raise RequestError("Pick a model to draw.")
     if not isinstance(model, str) or model not in ctx.store.specs:
-        raise gr.Error(f"Unknown model {model!r}; available: {', '.join(ctx.store.names())}.")
+        raise RequestError(f"Unknown model {model!r}; available: {', '.join(ctx.store.names())}.")
     from ..pictures.architecture import architecture_figure
 
     return architecture_figure(ctx.store.config(model), title=model)

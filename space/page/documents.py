@@ -20,6 +20,7 @@ from gradio.utils import get_upload_folder
 
 from transformer_hub.formats import DocumentError, extensions
 
+from ..hosting.limits import RequestError
 from ..pictures.word_view import DOMAIN_NOTE
 from ..rest import files
 from ..serving.context import SpaceContext
@@ -39,17 +40,17 @@ def _uploaded(value: Any) -> Path:
     if isinstance(value, dict):
         value = value.get("path")
     if not value or not isinstance(value, (str, os.PathLike)):
-        raise gr.Error("Upload a document to translate first.")
+        raise RequestError("Upload a document to translate first.")
     path = Path(value).resolve()
     if temporary_folder() not in path.parents:
-        raise gr.Error("The file must be uploaded to this Space (its path is outside the upload folder).")
+        raise RequestError("The file must be uploaded to this Space (its path is outside the upload folder).")
     try:
         mode = path.stat().st_mode
     except OSError:
-        raise gr.Error("The uploaded file is no longer on the server (an upload is deleted once translated): "
+        raise RequestError("The uploaded file is no longer on the server (an upload is deleted once translated): "
                        "upload it again.") from None
     if not stat.S_ISREG(mode):
-        raise gr.Error("The file must be an uploaded regular file.")
+        raise RequestError("The file must be an uploaded regular file.")
     return path
 
 
@@ -59,11 +60,11 @@ def read_upload(value: Any, max_bytes: int) -> Tuple[Path, bytes]:
     path = _uploaded(value)
     try:
         if path.suffix.lower() not in extensions():
-            raise gr.Error(f"{path.suffix or 'A file without an extension'} files cannot be translated; upload one "
+            raise RequestError(f"{path.suffix or 'A file without an extension'} files cannot be translated; upload one "
                            f"of {', '.join(extensions())}.")
         size = path.stat().st_size
         if size > max_bytes:
-            raise gr.Error(f"The file is too large: {size:,} bytes, the limit is {max_bytes:,}. Split it into "
+            raise RequestError(f"The file is too large: {size:,} bytes, the limit is {max_bytes:,}. Split it into "
                            "smaller files.")
         return path, path.read_bytes()
     finally:
@@ -86,7 +87,7 @@ def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str =
         done = files.translate_file(ctx, data, path.name, source_lang, target_lang, model, engine, progress, config,
                                     quality, domain=domain)
     except DocumentError as exc:
-        raise gr.Error(str(exc)) from None
+        raise RequestError(str(exc)) from None
     folder = Path(tempfile.mkdtemp(prefix="translation-", dir=temporary_folder()))
     out = folder / done.name
     out.write_bytes(done.data)

@@ -11,14 +11,12 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-import gradio as gr
-
 from transformer_hub.inside import (attention_maps, positional_encoding, smoothed_target, step_by_step,
                                      teacher_forcing, training_recipe)
 from transformer_hub import hub
 from transformer_hub.training.metrics import MetricsLog
 
-from ..hosting.limits import choice_option, clean_text, int_option
+from ..hosting.limits import RequestError, choice_option, clean_text, int_option
 from ..pictures import attention as plots
 from ..pictures import inside as inside_plots
 from ..serving.choice import AUTO
@@ -91,7 +89,7 @@ def opening_model(ctx: SpaceContext) -> Optional[str]:
 def _can_show(ctx: SpaceContext, name: str, view: str) -> None:
     reason = why_not(ctx, name, view)
     if reason is not None:
-        raise gr.Error(reason)
+        raise RequestError(reason)
 
 
 # ---------------------------------------------------------------------------- attention, all three kinds
@@ -131,7 +129,7 @@ def _where(weights, kind: str, layer, head) -> Tuple[str, int, int]:
     """(kind, layer, head) checked; the sliders serve every kind: a decoder with fewer layers than the encoder
     shows its last one."""
     if not isinstance(weights, dict) or not all(k in weights for k in KINDS):
-        raise gr.Error("Show the attention first (press the button).")
+        raise RequestError("Show the attention first (press the button).")
     kind = choice_option("kind", kind, KINDS)
     layer = min(int_option("layer", layer, 1, 64), len(weights[kind]))
     head = min(int_option("head", head, 1, 64), len(weights[kind][0]))
@@ -148,7 +146,7 @@ def positions(ctx: SpaceContext, text: str = "", model: Optional[str] = None, so
     try:
         dims_list = [int(d) for d in str(dims or "").replace(" ", "").split(",") if d]
     except ValueError:
-        raise gr.Error(f"dims must be whole numbers separated by commas, got {dims!r}.") from None
+        raise RequestError(f"dims must be whole numbers separated by commas, got {dims!r}.") from None
     mark = None
     if isinstance(text, str) and text.strip():
         languages_for(ctx, name, source_lang, target_lang)  # the same checks as every view
@@ -184,7 +182,7 @@ def steps(ctx: SpaceContext, text: str, model: Optional[str] = None, source_lang
 def steps_redraw(data: Dict[str, Any], step: int = 1):
     """Step ``step`` (from 1; clamped to the steps there are) of ``steps``' data."""
     if not isinstance(data, dict) or "top" not in data:
-        raise gr.Error("Run the step-by-step view first (press the button).")
+        raise RequestError("Run the step-by-step view first (press the button).")
     step = int_option("step", step, 1, 10_000)
     return inside_plots.step_figure(data, min(step, data["steps"]) - 1)
 
@@ -228,7 +226,7 @@ def _smoothing(ctx: SpaceContext, name: str, sentence: str, pair: Tuple[str, str
     hyp = result.best
     step = min(position, len(hyp.alternatives or [])) - 1
     if step < 0:
-        raise gr.Error("The translation is empty: there is no target token to smooth.")
+        raise RequestError("The translation is empty: there is no target token to smooth.")
     token = (hyp.tokens + [ctx.store.config(name).eos_id])[step]
     predicted = dict(hyp.alternatives[step])
     ids = [token] + [t for t in predicted if t != token][:4]

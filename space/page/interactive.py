@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-import gradio as gr
-
 from transformer_hub.decoding import words as word_level
 from transformer_hub.text import Segmented
 
-from ..hosting.limits import clean_text
+from ..hosting.limits import RequestError, clean_text
 from ..pictures import word_view
 from ..serving.context import SpaceContext
 from ..serving.decoder import Request
@@ -28,7 +26,7 @@ def _prefix_text(ctx: SpaceContext, value) -> Optional[str]:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise gr.Error(f"prefix must be text, got {type(value).__name__}.")
+        raise RequestError(f"prefix must be text, got {type(value).__name__}.")
     kept = clean_text(value, ctx.limits, single=True, what="the words the translation must start with").sentences[0]
     return kept + " " if value[-1:].isspace() else kept  # a space after the last word: that word as it is
 
@@ -78,7 +76,7 @@ def continue_from(ctx: SpaceContext, text: str, prefix: str, model: Optional[str
                   target_lang: str = "de") -> Tuple[str, List[Tuple[str, Optional[str]]], Dict[str, Any]]:
     """Translate one sentence ``text`` so that the output starts with ``prefix``: (translation, words, data)."""
     if not isinstance(prefix, str) or not prefix.strip():
-        raise gr.Error("Give the prefix the translation must start with (the words to keep).")
+        raise RequestError("Give the prefix the translation must start with (the words to keep).")
     words, data = tokens(ctx, text, model, source_lang, target_lang, prefix=prefix)
     return data["translation"], words, data
 

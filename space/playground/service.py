@@ -9,7 +9,7 @@ import gradio as gr
 
 from transformer_hub.playground import LESSONS, MAX_BUDGET_SECONDS, RunConfig, predict
 
-from ..hosting.limits import Limits
+from ..hosting.limits import Limits, RequestError
 from ..pictures.playground import RunCurves, attention_figure, curves_figure
 from .runs import PlaygroundRunner
 
@@ -156,7 +156,7 @@ def train_stream(ctx: Host, configs: List[RunConfig], session: str) -> Iterator[
                 yield (_status(curves, configs, _end_note(curves, stopped), ended=True), *_pictures(curves, configs))
                 return
             if kind == "error":
-                raise gr.Error(f"The training run failed: {payload}")
+                raise RequestError(f"The training run failed: {payload}")
             curves[index].add(payload)
             if payload.kind in ("start", "eval", "done") or time.monotonic() - drawn > RENDER_SECONDS:
                 drawn = time.monotonic()

@@ -78,8 +78,8 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
     ``domain``: one of the models' domains, or "auto" (told once from the document's whole text)).
     The file is read and written in a worker process within ``limits.document_seconds`` and
     ``limits.document_memory_mb`` (``space/hosting/sandbox.py``), killed at once when ``cancelled()`` (the client
-    left). Raises ``DocumentError`` (a ``ValueError``) for a file that cannot be translated, ``gr.Error`` for a bad
-    choice."""
+    left). Raises ``DocumentError`` (a ``ValueError``) for a file that cannot be translated, ``RequestError`` for a
+    bad choice."""
     stem, suffix = os.path.splitext(os.path.basename(filename or ""))
     format_of(suffix)  # a DocumentError naming the formats there are
     cancelled = cancelled or (lambda: False)

@@ -14,13 +14,13 @@ from typing import Any, Dict, Optional, Sequence
 from urllib.parse import parse_qsl
 
 import anyio
-import gradio as gr
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
 from transformer_hub.hub import ModelLoadError
 from transformer_hub.text.models import QUALITIES
 
+from ..hosting.limits import RequestError
 from ..serving.batching import QueueFull
 from ..serving.languages import AUTO, LANGUAGES
 
@@ -50,7 +50,7 @@ def error_response(status: int, message: str, headers: Dict[str, str] = None) ->
 
 def refusal(exc: Exception, doing: str, path: str) -> RestError:
     """The answer to ``exc``, raised while the route ``path`` was to ``doing`` ("translate text"): the caller's
-    mistakes (the page's ``gr.Error``, the library's ``ValueError``) 400, a full queue 429, a model that cannot
+    mistakes (the Space's ``RequestError``, the library's ``ValueError``) 400, a full queue 429, a model that cannot
     be loaded 503, anything else a fault of the server: 500, logged with its traceback."""
     if isinstance(exc, RestError):
         return exc
@@ -59,7 +59,7 @@ def refusal(exc: Exception, doing: str, path: str) -> RestError:
     if isinstance(exc, ModelLoadError):
         logger.warning("REST %s: a model could not be loaded: %s", path, exc)
         return RestError(503, f"Cannot {doing}: the model could not be loaded: {exc}")
-    if isinstance(exc, gr.Error):
+    if isinstance(exc, RequestError):
         return RestError(400, f"Invalid request: {exc.message}")
     if isinstance(exc, ValueError):  # the library's checks of this input (a document it cannot read ...)
         return RestError(400, f"Invalid request: {exc}")

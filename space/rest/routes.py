@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import anyio
-import gradio as gr
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -41,7 +40,7 @@ from transformer_hub.text.pipeline import TextError, detect_sources, translate_t
 from transformer_hub.formats import Document
 
 from ..hosting.access import Access, AccessDenied, client_address
-from ..hosting.limits import CleanText, clean_text
+from ..hosting.limits import CleanText, RequestError, clean_text
 from ..serving import service
 from ..serving.choice import AUTO
 from ..serving.context import SpaceContext
@@ -268,7 +267,7 @@ class RestAPI:
     def _clean(self, text: str, where: str = "") -> CleanText:
         try:
             return clean_text(text, self.ctx.limits, what="a text to translate")
-        except gr.Error as exc:
+        except RequestError as exc:
             raise RestError(400, f"Invalid request: {where}{exc.message}") from exc
 
     def translate(self, params: Dict[str, Any]) -> Dict[str, Any]:

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-import gradio as gr
-
 from transformer_hub import TransformerConfig
 from transformer_hub.text import LANGUAGE_NAMES
+
+from ..hosting.limits import RequestError
 
 LANGUAGES: Dict[str, str] = dict(LANGUAGE_NAMES)  # the languages the Space offers: those the library names
 DEFAULT_PAIR = ("en", "de")
@@ -17,9 +17,9 @@ DETECT_LABEL = "Detect language"
 def language_code(name: str, value) -> str:
     """A language code from the UI or the API; anything but en/de/fr/cs is a one-line error."""
     if value is None or value == "":
-        raise gr.Error(f"{name} is missing: give one of {', '.join(LANGUAGES)}.")
+        raise RequestError(f"{name} is missing: give one of {', '.join(LANGUAGES)}.")
     if not isinstance(value, str) or value not in LANGUAGES:
-        raise gr.Error(f"{name} must be one of {', '.join(LANGUAGES)} ({', '.join(LANGUAGES.values())}); "
+        raise RequestError(f"{name} must be one of {', '.join(LANGUAGES)} ({', '.join(LANGUAGES.values())}); "
                        f"got {value!r}.")
     return value
 
@@ -60,10 +60,10 @@ def direction(config: Optional[TransformerConfig], source, target) -> Tuple[Opti
     """The ``src_lang`` / ``tgt_lang`` to decode with: codes checked, the pair checked against the model."""
     source, target = language_code("source_lang", source), language_code("target_lang", target)
     if source == target:
-        raise gr.Error(f"source_lang and target_lang are both {source!r}: pick two different languages.")
+        raise RequestError(f"source_lang and target_lang are both {source!r}: pick two different languages.")
     if config is None or not config.pairs():
         return None, None  # the model names no languages: it translates what it was trained on
     if (source, target) not in config.pairs():
-        raise gr.Error(f"This model does not translate {source}->{target}; it serves "
+        raise RequestError(f"This model does not translate {source}->{target}; it serves "
                        f"{', '.join(f'{s}->{t}' for s, t in config.pairs())}. Pick another model or pair.")
     return source, target

@@ -1,14 +1,12 @@
 """What the tabs' buttons do: validate, pick the model and languages, call the library, shape the answer.
 
 Every function here only calls ``transformer_hub`` (``generate`` through the decoder's pool, the
-model's config and tokenizer); no model math lives in the Space.  ``handler`` wraps each one so that
-every failure reaches the visitor as a ``gr.Error`` with a clear message, never a stack trace; the
-server keeps serving.
+model's config and tokenizer); no model math lives in the Space.  A visitor's mistake is a ``RequestError``
+with a clear message, which the page shows (``space/page/tabs/_common.py``'s ``handler``, which words every
+other failure too, never a stack trace) and the REST API answers with a 400.
 """
 from __future__ import annotations
 
-import functools
-import logging
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -18,19 +16,16 @@ from transformer_hub.decoding import ENGINES, DecodingConfig, TranslationResult
 from transformer_hub.decoding import STRATEGIES as STRATEGY_REGISTRY
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.export.engine import choose_engine, engine_available
-from transformer_hub.hub import ModelLoadError
 from transformer_hub.text.pipeline import Models, translate_texts
 
-from ..hosting.limits import CleanText, choice_option, clean_text, float_option, int_option
+from ..hosting.limits import CleanText, RequestError, choice_option, clean_text, float_option, int_option
 from ..pictures import word_view
 from . import glossary as page_glossary, quality as best_quality
-from .batching import QueueFull
 from .choice import AUTO
 from .context import SpaceContext
 from .decoder import Request
 from .languages import LANGUAGES, direction
 
-logger = logging.getLogger(__name__)
 # the library's registered strategies, the plain ones first (a plugin's strategy appears after them)
 STRATEGIES: Tuple[str, ...] = tuple(sorted(STRATEGY_REGISTRY.names(),
                                            key=lambda s: (s not in ("greedy", "beam", "sample"), s)))
@@ -42,54 +37,29 @@ TRANSLATE_ENGINE = "auto"
 ENGINE_NAMES = tuple(e for e in ENGINE_CHOICES if e != "auto")  # the engines themselves, the pickers' order
 
 
-def handler(fn):
-    """Turn every failure of ``fn`` into a ``gr.Error`` with one clear line."""
-    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", repr(fn))  # partials too
-
-    @functools.wraps(fn)
-    def wrapped(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except gr.Error:
-            raise
-        except QueueFull as exc:
-            raise gr.Error(f"The server is busy ({exc}); please try again in a moment.") from exc
-        except ModelLoadError as exc:
-            raise gr.Error(f"The model could not be loaded: {exc}") from exc
-        except ValueError as exc:  # the library's checks of the visitor's input
-            logger.info("invalid request to %s: %s", name, exc)
-            raise gr.Error(f"Invalid request: {exc}") from exc
-        except Exception as exc:  # noqa: BLE001 - logged with its traceback, reported in one line
-            logger.exception("handler %s failed", name)
-            raise gr.Error(f"Sorry, something went wrong ({type(exc).__name__}: {exc}). "
-                           "The server is still running; try another input.") from exc
-
-    return wrapped
-
-
 # ---------------------------------------------------------------------------- shared steps
 def pick_model(ctx: SpaceContext, name: Optional[str], source_lang=None, target_lang=None) -> str:
     """The picker name of the requested model.  None, "" or "auto": the best-scored model for the direction
     (``source_lang`` -> ``target_lang``, when both are given and some model serves it), else the default model."""
     if not ctx.store.names():
-        raise gr.Error("No model is available: ship one under space/models/, or start the app with "
+        raise RequestError("No model is available: ship one under space/models/, or start the app with "
                        "--model FOLDER_OR_REPO_ID (or MODEL_IDS).")
     if name is not None and not isinstance(name, str):  # API callers send anything: the events skip preprocessing
-        raise gr.Error(f"The model must be given by its name, got {type(name).__name__}.")
+        raise RequestError(f"The model must be given by its name, got {type(name).__name__}.")
     if not name or name == AUTO:
         best = (ctx.chooser.best(source_lang, target_lang)
                 if isinstance(source_lang, str) and isinstance(target_lang, str) else None)
         return best or ctx.store.default()
     name = ctx.store.name_of(name) or name
     if name not in ctx.store.specs:
-        raise gr.Error(f"Unknown model {name!r}; available: {', '.join(ctx.store.names())}.")
+        raise RequestError(f"Unknown model {name!r}; available: {', '.join(ctx.store.names())}.")
     return name
 
 
 def pick_engine(engine, choices: Optional[Tuple[str, ...]] = None) -> str:
     engine = choice_option("engine", engine, choices or tuple(ENGINES.names()))
     if not engine_available(engine) and engine != "auto":
-        raise gr.Error(f"The {engine} engine is not installed on this server (pip install ctranslate2).")
+        raise RequestError(f"The {engine} engine is not installed on this server (pip install ctranslate2).")
     return engine
 
 
@@ -199,10 +169,10 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
 
     def check_size(count: int) -> None:
         if progress is None and count > limits.max_sentences:
-            raise gr.Error(f"Too many sentences: {count}. Send at most {limits.max_sentences} per request, or "
+            raise RequestError(f"Too many sentences: {count}. Send at most {limits.max_sentences} per request, or "
                            "upload the text as a .txt file.")
         if progress is not None and count > limits.max_file_sentences:
-            raise gr.Error(f"The document has too many sentences: {count}, the limit is "
+            raise RequestError(f"The document has too many sentences: {count}, the limit is "
                            f"{limits.max_file_sentences}. Split it into smaller files.")
 
     def report(done: int, total: int) -> None:
@@ -340,7 +310,7 @@ def attention(ctx: SpaceContext, text: str, model: str, strategy: str = "greedy"
     hyp = result.best
     weights = hyp.attention
     if weights is None:
-        raise gr.Error(f"Model {name!r} did not return attention weights for this translation.")
+        raise RequestError(f"Model {name!r} did not return attention weights for this translation.")
     n_layers, n_heads = weights.shape[0], weights.shape[1]
     layer = int_option("layer", layer, 0, n_layers)
     head = int_option("head", head, 0, n_heads)

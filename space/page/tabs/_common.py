@@ -1,17 +1,24 @@
 """Small pieces the built-in tabs share: the model picker, the language pickers with a swap, examples."""
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import List, Optional, Sequence, Tuple
+import inspect
+import logging
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import gradio as gr
 
-from ...serving import service
+from transformer_hub.hub import ModelLoadError
+
+from ...hosting.limits import RequestError
+from ...serving.batching import QueueFull
 from ...serving.choice import AUTO as BEST_MODEL, AUTO_LABEL
 from ...serving.context import SpaceContext
 from ...serving.languages import AUTO, DEFAULT_PAIR, choices, fit_pair
 from ..examples import examples_in
 
+logger = logging.getLogger(__name__)
 DECODE = "decode"  # concurrency group of every event that runs the model
 UI = dict(api_visibility="private", queue=False)  # events that only rearrange the page
 # The language pickers' own events take their values as sent: their choices change with every pick, and
@@ -30,9 +37,52 @@ def decode_event(ctx: SpaceContext) -> dict:
     return dict(concurrency_id=DECODE, concurrency_limit=ctx.decode_workers, preprocess=False)
 
 
+@contextlib.contextmanager
+def _shown(name: str) -> Iterator[None]:
+    """Every failure inside as Gradio's error, one clear line: the one place the Space's refusals
+    (``RequestError``) become ``gr.Error``; the server keeps serving."""
+    try:
+        yield
+    except gr.Error:  # the page's own
+        raise
+    except RequestError as exc:
+        raise gr.Error(exc.message) from exc
+    except QueueFull as exc:
+        raise gr.Error(f"The server is busy ({exc}); please try again in a moment.") from exc
+    except ModelLoadError as exc:
+        raise gr.Error(f"The model could not be loaded: {exc}") from exc
+    except ValueError as exc:  # the library's checks of the visitor's input
+        logger.info("invalid request to %s: %s", name, exc)
+        raise gr.Error(f"Invalid request: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - logged with its traceback, reported in one line
+        logger.exception("handler %s failed", name)
+        raise gr.Error(f"Sorry, something went wrong ({type(exc).__name__}: {exc}). "
+                       "The server is still running; try another input.") from exc
+
+
+def handler(fn):
+    """``fn`` as a Gradio event whose every failure reaches the visitor as a ``gr.Error`` (``_shown``); a generator
+    (a stream of updates) stays one."""
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", repr(fn))  # partials too
+    if inspect.isgeneratorfunction(getattr(fn, "func", fn)):
+        @functools.wraps(fn)
+        def stream(*args, **kwargs):
+            with _shown(name):
+                yield from fn(*args, **kwargs)
+
+        return stream
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        with _shown(name):
+            return fn(*args, **kwargs)
+
+    return wrapped
+
+
 def bind(ctx: SpaceContext, fn):
     """``fn(ctx, ...)`` as a Gradio handler ``(...)`` with the Space's error handling."""
-    return service.handler(functools.partial(fn, ctx))
+    return handler(functools.partial(fn, ctx))
 
 
 def model_picker(ctx: SpaceContext, label: str = "Model", elem_id: Optional[str] = None,

@@ -11,10 +11,10 @@ import functools
 import gradio as gr
 
 from ...pictures.attention import KIND_TITLES
-from ...serving import service
 from .. import inside
 from ..registry import tab
-from ._common import UI, bind, decode_event, examples, examples_of, language_pickers, model_picker, text_input
+from ._common import (UI, bind, decode_event, examples, examples_of, handler, language_pickers, model_picker,
+                      text_input)
 
 INTRO = ("The model of the paper, opened up on your sentence: pick a model and a language pair, type a sentence "
          "(or click an example: they come with their Multi30k reference translations), then open a view.")
@@ -103,9 +103,9 @@ def _attention(ctx, common) -> None:
     button.click(bind(ctx, inside.attention_all), [*common, kind, layer, head, forced],
                  [model_view, head_view, data, translation, weights], api_name="attention_all", **decode_event(ctx))
     for control in (kind, layer):
-        control.change(service.handler(inside.attention_redraw), [weights, kind, layer, head],
+        control.change(handler(inside.attention_redraw), [weights, kind, layer, head],
                        [model_view, head_view], **UI)
-    head.change(service.handler(inside.head_redraw), [weights, kind, layer, head], head_view, **UI)
+    head.change(handler(inside.head_redraw), [weights, kind, layer, head], head_view, **UI)
     common[1].change(functools.partial(_resize, ctx), common[1], [layer, head], **UI)
     return button
 
@@ -158,7 +158,7 @@ def _steps(ctx, common) -> None:
                  api_name="steps", **decode_event(ctx)).then(
         lambda d: gr.update(maximum=max(2, d["steps"]) if isinstance(d, dict) and "steps" in d else None),
         data, step, **UI)
-    step.change(service.handler(inside.steps_redraw), [data, step], step_plot, **UI)
+    step.change(handler(inside.steps_redraw), [data, step], step_plot, **UI)
     return button
 
 

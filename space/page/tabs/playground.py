@@ -1,7 +1,8 @@
 """Playground: train a small Transformer here, live, and watch what each idea of the paper does."""
 from __future__ import annotations
 
-from typing import Dict, List
+from types import SimpleNamespace
+from typing import Dict
 
 import gradio as gr
 
@@ -10,6 +11,7 @@ from transformer_hub.playground import (LESSONS, MAX_BUDGET_SECONDS, NORMS, POSI
 
 from ...playground import service
 from ..registry import tab
+from ._common import handler
 
 DEFAULTS = RunConfig()
 EVENT = dict(concurrency_id="playground")  # its own group: waiting runs never hold a decoding slot
@@ -49,6 +51,13 @@ def _session(request: gr.Request) -> str:
 @tab("playground", title="Playground", order=70, description="train a small Transformer live")
 def render(ctx) -> None:
     gr.Markdown(INTRO)
+    ui = SimpleNamespace(**_settings(ctx), **_runs(), **_results())
+    _training_events(ctx, ui)
+    _page_events(ctx, ui)
+
+
+def _settings(ctx) -> dict:
+    """What both runs share: the lesson preset, the task, the seed, the time budget, the peak learning rate."""
     cap = min(ctx.limits.playground_seconds, int(MAX_BUDGET_SECONDS))
     with gr.Row():
         # short choices (a phone's dropdown shows about 12 characters), what they mean in the info text; a
@@ -63,6 +72,11 @@ def render(ctx) -> None:
                            elem_id="playground-budget")
         peak_lr = gr.Radio([0.003, 0.01], value=DEFAULTS.peak_lr, label="Peak learning rate", scale=1)
     lesson_text = gr.Markdown(elem_id="playground-lesson-text")
+    return dict(lesson=lesson, task=task, seed=seed, budget=budget, peak_lr=peak_lr, lesson_text=lesson_text)
+
+
+def _runs() -> dict:
+    """Run A's switches, the A/B box and run B's switches (``switches``: A's then B's, the events' order)."""
     with gr.Row():
         with gr.Column():
             gr.Markdown("### Run A")
@@ -72,6 +86,11 @@ def render(ctx) -> None:
                              elem_id="playground-ab")
             gr.Markdown("### Run B")
             b = _switches("playground-b", notes=False)
+    return dict(ab=ab, switches=list(a.values()) + list(b.values()))
+
+
+def _results() -> dict:
+    """The buttons, the status, the curves and attention, the numbers, and the trained model tried on an input."""
     with gr.Row():
         train = gr.Button("Train", variant="primary", elem_id="playground-train")
         stop = gr.Button("Stop", variant="stop", elem_id="playground-stop")
@@ -87,44 +106,46 @@ def render(ctx) -> None:
         go = gr.Button("Run the trained model", elem_id="playground-try", scale=1)
     own_output = gr.Markdown(elem_id="playground-output")
     own_attention = gr.Plot(label="Attention on your input", show_label=False, elem_id="playground-own-attention")
+    return dict(train=train, stop=stop, status=status, curves=curves, attention=attention, summary=summary, own=own,
+                go=go, own_output=own_output, own_attention=own_attention)
 
-    switches: List = list(a.values()) + list(b.values())
 
+def _training_events(ctx, ui: SimpleNamespace) -> None:
+    """Train (a stream of the curves), Stop, and the trained model run on the visitor's digits."""
     def start(task_name, seed_value, budget_value, lr, ab_on,  # one parameter per input: Gradio adds the request
               a_positions, a_causal, a_heads, a_norm, a_residual, a_warmup, a_smoothing,
               b_positions, b_causal, b_heads, b_norm, b_residual, b_warmup, b_smoothing, request: gr.Request):
         values = [a_positions, a_causal, a_heads, a_norm, a_residual, a_warmup, a_smoothing,
                   b_positions, b_causal, b_heads, b_norm, b_residual, b_warmup, b_smoothing]
-        try:
-            configs = service.build_configs(ctx, task_name, seed_value, budget_value, lr, ab_on, values)
-            yield from service.train_stream(ctx, configs, _session(request))
-        except ValueError as exc:
-            raise gr.Error(f"Invalid request: {exc}") from exc
+        configs = service.build_configs(ctx, task_name, seed_value, budget_value, lr, ab_on, values)
+        yield from service.train_stream(ctx, configs, _session(request))
 
-    train.click(start, [task, seed, budget, peak_lr, ab, *switches], [status, curves, attention, summary],
-                api_name="playground_train", concurrency_limit=ctx.playground.max_waiting, **EVENT)
+    ui.train.click(handler(start), [ui.task, ui.seed, ui.budget, ui.peak_lr, ui.ab, *ui.switches],
+                   [ui.status, ui.curves, ui.attention, ui.summary], api_name="playground_train",
+                   concurrency_limit=ctx.playground.max_waiting, **EVENT)
 
     def halt(shown: str, request: gr.Request) -> str:
         return service.stop(ctx, _session(request), shown)
 
     # answered at once (no queue): every run's line, the one training marked stopped
-    stop.click(halt, status, status, api_name="playground_stop", queue=False)
+    ui.stop.click(halt, ui.status, ui.status, api_name="playground_stop", queue=False)
 
     def attempt(text: str, request: gr.Request):
-        try:
-            return service.try_input(ctx, text, _session(request))
-        except ValueError as exc:
-            raise gr.Error(f"Invalid request: {exc}") from exc
+        return service.try_input(ctx, text, _session(request))
 
-    go.click(attempt, own, [own_output, own_attention], api_name="playground_predict", concurrency_limit=4, **EVENT)
+    ui.go.click(handler(attempt), ui.own, [ui.own_output, ui.own_attention], api_name="playground_predict",
+                concurrency_limit=4, **EVENT)
 
+
+def _page_events(ctx, ui: SimpleNamespace) -> None:
+    """A lesson preset sets the controls; opening the tab readies a spare; leaving the page stops the run."""
     def preset(name):
         if name not in LESSONS:
-            return [gr.skip()] * (4 + len(switches))
+            return [gr.skip()] * (4 + len(ui.switches))
         values = service.lesson_values(name)
         return [values["task"], values["peak_lr"], values["ab"], values["text"], *values["a"], *values["b"]]
 
-    lesson.change(preset, lesson, [task, peak_lr, ab, lesson_text, *switches], **UI)
+    ui.lesson.change(preset, ui.lesson, [ui.task, ui.peak_lr, ui.ab, ui.lesson_text, *ui.switches], **UI)
 
     def left(request: gr.Request) -> None:
         ctx.playground.stop(_session(request))
@@ -136,4 +157,3 @@ def render(ctx) -> None:
     root = gr.context.Context.root_block
     if root is not None:  # the visitor closed the page: their run stops now, not at the abandoned-stream check
         root.unload(left)
-

@@ -9,6 +9,7 @@ import gradio as gr
 
 from transformer_hub.formats import document_formats, extensions
 
+from ...hosting.limits import RequestError
 from ...pictures import word_view
 from ...serving import service
 from ...serving import glossary as page_glossary
@@ -209,7 +210,7 @@ def _prefix(ctx, data, word, choice, history):
     HighlightedText's own value comes back from the browser in another shape than the one it takes.
     """
     if data is None or word is None or not isinstance(choice, str) or not choice.strip():
-        raise gr.Error("Click a word of the translation first, then pick one of its alternatives.")
+        raise RequestError("Click a word of the translation first, then pick one of its alternatives.")
     history = list(history or []) + [data]
     sentence, source, prefix = interactive.prefix_for(data, int(word), choice)
     return prefix, source, sentence, history, gr.update(interactive=True)
