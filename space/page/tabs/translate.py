@@ -24,109 +24,104 @@ def render(ctx) -> None:
     labels = ", ".join(f.label for f in document_formats())
     gr.Markdown("Type or paste a text: its sentences are translated together, as one batch, and come back in "
                 f"the text's layout. Or upload a document below ({labels}).")
+    ui = SimpleNamespace()  # the tab's components, filled by the builders below
     with gr.Row(equal_height=False):
         with gr.Column(scale=1):
-            parts = {**_source(ctx), **_decoding_options(ctx), **_glossary_box(), **_document_box(ctx)}
+            _source(ctx, ui)
+            _decoding_options(ctx, ui)
+            _glossary_box(ui)
+            _document_box(ctx, ui)
         with gr.Column(scale=1):
-            parts.update(_outputs())
-    ui = SimpleNamespace(**parts)
+            _outputs(ui)
     ui.history, ui.picked, ui.shown, ui.at = gr.State([]), gr.State(None), gr.State(None), gr.State(None)
     _translate_events(ctx, ui)
     _word_events(ctx, ui)
 
 
-def _source(ctx) -> dict:
+def _source(ctx, ui: SimpleNamespace) -> None:
     """The model, the languages, the text and its button, the examples, the strategy and the domain."""
-    model = model_picker(ctx, elem_id="translate-model", auto=True)
-    source, target = language_pickers(ctx, model, "translate", detect=True)
-    text = text_input(ctx, "Source text", value=examples_of(None)[0][0], lines=4, elem_id="translate-input")
+    ui.model = model_picker(ctx, elem_id="translate-model", auto=True)
+    ui.source, ui.target = language_pickers(ctx, ui.model, "translate", detect=True)
+    ui.text = text_input(ctx, "Source text", value=examples_of(None)[0][0], lines=4, elem_id="translate-input")
     # the button right under the text (on the first screen at 1280x900 and 390x844); the
     # examples and the decoding settings follow it
-    button = gr.Button("Translate", variant="primary", elem_id="translate-button")
+    ui.button = gr.Button("Translate", variant="primary", elem_id="translate-button")
     domains = service.domain_choices(ctx)  # a model trained with domain tags reads its text with one
-    examples(text, source, "translate", [value for _, value in domains])
-    strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
-    domain = gr.Dropdown(domains or [("Automatic", "auto")], value="auto", label="Domain",
-                         visible=bool(domains), elem_id="translate-domain", info=service.DOMAIN_INFO)
-    return dict(model=model, source=source, target=target, text=text, button=button, strategy=strategy,
-                domain=domain)
+    examples(ui.text, ui.source, "translate", [value for _, value in domains])
+    ui.strategy = gr.Radio(list(service.STRATEGIES), value="beam", label="Decoding strategy")
+    ui.domain = gr.Dropdown(domains or [("Automatic", "auto")], value="auto", label="Domain",
+                            visible=bool(domains), elem_id="translate-domain", info=service.DOMAIN_INFO)
 
 
-def _decoding_options(ctx) -> dict:
+def _decoding_options(ctx, ui: SimpleNamespace) -> None:
     """The engine and the strategies' numbers (folded), and the "Best quality" box."""
     with gr.Accordion("Decoding options", open=False):
-        engine = gr.Radio(list(service.ENGINE_CHOICES), value=service.TRANSLATE_ENGINE, label="Engine",
-                          info="pytorch: this project's decoder; ctranslate2: the same weights, converted; "
-                               "auto: ctranslate2 when installed and able to run the options",
-                          elem_id="translate-engine")
-        beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size (beam)")
-        length_penalty = gr.Slider(0.0, 2.0, value=0.6, step=0.1, label="Length penalty α (beam; GNMT, paper: 0.6)")
-        temperature = gr.Slider(0.1, 2.0, value=1.0, step=0.05, label="Temperature (sample)")
-        top_p = gr.Slider(0.05, 1.0, value=0.9, step=0.05, label="Top-p (sample)")
-        max_length = gr.Slider(0, ctx.limits.max_output_tokens, value=0, step=1,
-                               label="Max output tokens (0 = source length + 50, capped)")
+        ui.engine = gr.Radio(list(service.ENGINE_CHOICES), value=service.TRANSLATE_ENGINE, label="Engine",
+                             info="pytorch: this project's decoder; ctranslate2: the same weights, converted; "
+                                  "auto: ctranslate2 when installed and able to run the options",
+                             elem_id="translate-engine")
+        ui.beam_size = gr.Slider(1, ctx.limits.max_beam, value=4, step=1, label="Beam size (beam)")
+        ui.length_penalty = gr.Slider(0.0, 2.0, value=0.6, step=0.1, label="Length penalty α (beam; GNMT, paper: 0.6)")
+        ui.temperature = gr.Slider(0.1, 2.0, value=1.0, step=0.05, label="Temperature (sample)")
+        ui.top_p = gr.Slider(0.05, 1.0, value=0.9, step=0.05, label="Top-p (sample)")
+        ui.max_length = gr.Slider(0, ctx.limits.max_output_tokens, value=0, step=1,
+                                  label="Max output tokens (0 = source length + 50, capped)")
     # the reranker's choice among the n-best: slower (docs/benchmarks.md#quality), so the box starts off
-    best = gr.Checkbox(False, label="Best quality", elem_id="translate-quality",
-                       info="rerank each sentence's n-best with the weights tuned on val (slower; the "
-                            "decoding options do not apply); the time it took is shown under the translation")
-    return dict(engine=engine, beam_size=beam_size, length_penalty=length_penalty, temperature=temperature,
-                top_p=top_p, max_length=max_length, best=best)
+    ui.best = gr.Checkbox(False, label="Best quality", elem_id="translate-quality",
+                          info="rerank each sentence's n-best with the weights tuned on val (slower; the "
+                               "decoding options do not apply); the time it took is shown under the translation")
 
 
-def _glossary_box() -> dict:
+def _glossary_box(ui: SimpleNamespace) -> None:
     with gr.Accordion("Glossary", open=False, elem_id="translate-glossary-box"):
-        glossary = gr.Textbox("", label="Terms the translation must use", lines=3, max_lines=12,
-                              placeholder="bicycle\tFahrrad\nred car\tRotwagen",
-                              info="One entry per line: source term, a tab, target term (TSV), or "
-                                   "source,target (CSV). A source term found in a sentence (any case, whole "
-                                   "words) puts its target term in that sentence's translation "
-                                   "(beam search, PyTorch).", elem_id="translate-glossary")
-        glossary_format = gr.Radio(list(page_glossary.ENTRY_FORMATS), value=page_glossary.AUTO,
-                                   label="Entries format", info="auto: TSV when a line has a tab, else CSV",
-                                   elem_id="translate-glossary-format")
-    return dict(glossary=glossary, glossary_format=glossary_format)
+        ui.glossary = gr.Textbox("", label="Terms the translation must use", lines=3, max_lines=12,
+                                 placeholder="bicycle\tFahrrad\nred car\tRotwagen",
+                                 info="One entry per line: source term, a tab, target term (TSV), or "
+                                      "source,target (CSV). A source term found in a sentence (any case, whole "
+                                      "words) puts its target term in that sentence's translation "
+                                      "(beam search, PyTorch).", elem_id="translate-glossary")
+        ui.glossary_format = gr.Radio(list(page_glossary.ENTRY_FORMATS), value=page_glossary.AUTO,
+                                      label="Entries format", info="auto: TSV when a line has a tab, else CSV",
+                                      elem_id="translate-glossary-format")
 
 
-def _document_box(ctx) -> dict:
+def _document_box(ctx, ui: SimpleNamespace) -> None:
     """The document upload (every registered format's extensions), its button and the translated file."""
     with gr.Accordion(f"Translate a document ({' '.join(extensions())})", open=False, elem_id="translate-document"):
         # the limits in text that wraps: the file box's label is one line, cut at the box's width
         gr.Markdown(f"A document, its structure kept (at most {ctx.limits.max_file_bytes:,} bytes, "
                     f"{ctx.limits.max_file_sentences:,} sentences).", elem_id="translate-file-limits")
-        upload = gr.File(label="A document", file_types=list(extensions()), elem_id="translate-file")
-        file_button = gr.Button("Translate the document", elem_id="translate-file-button")
-        translated = gr.File(label="Translated document", interactive=False, elem_id="translate-file-output")
-        file_note = gr.Markdown(elem_id="translate-file-note")
-        file_text = gr.Textbox(label="The translated document", lines=6, max_lines=20, interactive=False,
-                               visible=False, buttons=["copy"], elem_id="translate-file-text")
-    return dict(upload=upload, file_button=file_button, translated=translated, file_note=file_note,
-                file_text=file_text)
+        ui.upload = gr.File(label="A document", file_types=list(extensions()), elem_id="translate-file")
+        ui.file_button = gr.Button("Translate the document", elem_id="translate-file-button")
+        ui.translated = gr.File(label="Translated document", interactive=False, elem_id="translate-file-output")
+        ui.file_note = gr.Markdown(elem_id="translate-file-note")
+        ui.file_text = gr.Textbox(label="The translated document", lines=6, max_lines=20, interactive=False,
+                                  visible=False, buttons=["copy"], elem_id="translate-file-text")
 
 
-def _outputs() -> dict:
+def _outputs(ui: SimpleNamespace) -> None:
     """The translation, its note, the word view with its alternatives and undo, and /continue's hidden fields."""
-    output = gr.Textbox(label="Translation", lines=4, interactive=False, elem_id="translate-output", buttons=["copy"])
+    ui.output = gr.Textbox(label="Translation", lines=4, interactive=False, elem_id="translate-output",
+                           buttons=["copy"])
     # the time is in the note under the translation; this field serves the API (/translate's second output)
-    elapsed = gr.Number(label="Time taken (ms)", visible=False, precision=1, elem_id="translate-time")
-    note = gr.Markdown(elem_id="translate-engine-note")
+    ui.elapsed = gr.Number(label="Time taken (ms)", visible=False, precision=1, elem_id="translate-time")
+    ui.note = gr.Markdown(elem_id="translate-engine-note")
     gr.Markdown("**Word by word**: the translation above, each word coloured by the model's probability "
                 "(⚠ marks a sentence the model is unsure of). Click a word to see what else it considered; "
                 "pick one and the rest of its sentence is translated again to fit.")
-    words = gr.HighlightedText(label="How sure the model is", show_legend=True, combine_adjacent=False,
-                               color_map=word_view.COLOURS, interactive=False, elem_id="translate-tokens")
-    alternatives = gr.Radio([], label="Alternatives for the clicked word", visible=False,
-                            elem_id="translate-alternatives")
-    undo = gr.Button("Undo", size="sm", elem_id="translate-undo", interactive=False)
-    prefix = gr.Textbox(visible=False, elem_id="translate-prefix")  # /continue's prefix: the kept words
-    sentence = gr.Textbox(visible=False, elem_id="translate-sentence")  # /continue's text: that sentence
+    ui.words = gr.HighlightedText(label="How sure the model is", show_legend=True, combine_adjacent=False,
+                                  color_map=word_view.COLOURS, interactive=False, elem_id="translate-tokens")
+    ui.alternatives = gr.Radio([], label="Alternatives for the clicked word", visible=False,
+                               elem_id="translate-alternatives")
+    ui.undo = gr.Button("Undo", size="sm", elem_id="translate-undo", interactive=False)
+    ui.prefix = gr.Textbox(visible=False, elem_id="translate-prefix")  # /continue's prefix: the kept words
+    ui.sentence = gr.Textbox(visible=False, elem_id="translate-sentence")  # /continue's text: that sentence
     # /continue's outputs (one sentence), spliced into the whole translation by the next step
-    part = (gr.Textbox(visible=False), gr.HighlightedText(visible=False, color_map=word_view.COLOURS),
-            gr.JSON(visible=False))
-    tokens_api = gr.Button(visible=False)  # /tokens for API callers: the page gets its words from /translate
+    ui.part = (gr.Textbox(visible=False), gr.HighlightedText(visible=False, color_map=word_view.COLOURS),
+               gr.JSON(visible=False))
+    ui.tokens_api = gr.Button(visible=False)  # /tokens for API callers: the page gets its words from /translate
     with gr.Accordion("Words, probabilities and alternatives (JSON)", open=False):
-        data = gr.JSON(label="tokens", elem_id="translate-tokens-json")
-    return dict(output=output, elapsed=elapsed, note=note, words=words, alternatives=alternatives, undo=undo,
-                prefix=prefix, sentence=sentence, part=part, tokens_api=tokens_api, data=data)
+        ui.data = gr.JSON(label="tokens", elem_id="translate-tokens-json")
 
 
 def _translate_events(ctx, ui: SimpleNamespace) -> None:
