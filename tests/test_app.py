@@ -626,12 +626,14 @@ def test_handler_tells_bad_input_from_bugs(caplog):
         yield 1
         raise RequestError("The training run failed: out of memory")
 
-    with pytest.raises(gr.Error, match=r"^Pick at least one engine\.$"):
+    with pytest.raises(gr.Error) as shown_error:
         handler(refused)()
+    assert shown_error.value.message == "Pick at least one engine."  # the same words, nothing added
     shown = handler(stream)()
     assert next(shown) == 1
-    with pytest.raises(gr.Error, match="^The training run failed: out of memory$"):
+    with pytest.raises(gr.Error) as shown_error:
         next(shown)
+    assert shown_error.value.message == "The training run failed: out of memory"
 
     def bad_input():
         raise ValueError("beam size must be positive")
