@@ -30,17 +30,17 @@ def test_plain_text_holds_no_pieces(text):
 
 def test_the_model_sees_numbered_marks_and_they_come_back():
     masked = mask("Could not open file %s: %s")
-    assert masked.text == "Could not open file \u20391\u203a: \u20392\u203a"
-    assert masked.unmask("Datei \u20391\u203a konnte nicht geöffnet werden: \u20392\u203a") == \
+    assert masked.text == "Could not open file #1: #2"
+    assert masked.unmask("Datei #1 konnte nicht geöffnet werden: #2") == \
         "Datei %s konnte nicht geöffnet werden: %s"
 
 
 @pytest.mark.parametrize("source, output", [
     # LibreTranslate's reports: each piece mangled or lost by a model comes back exactly
-    ("Hello {{person.name}}, you have {count} new messages.", "Hallo \u20391\u203a, du hast neue Nachrichten."),
+    ("Hello {{person.name}}, you have {count} new messages.", "Hallo #1, du hast neue Nachrichten."),
     ("Value: %1$s", "Wert: %1"),
     ("Welcome, $Username!", "Willkommen!"),
-    ("<b><i>Warning</i></b>: disk full", "\u20391\u203a\u20392\u203aWarnung\u20393\u203a: Platte voll \u20399\u203a"),
+    ("<b><i>Warning</i></b>: disk full", "#1#2Warnung#3: Platte voll #9"),
 ])
 def test_lost_unknown_and_repeated_marks_are_repaired(source, output):
     masked = mask(source)
@@ -51,15 +51,15 @@ def test_lost_unknown_and_repeated_marks_are_repaired(source, output):
 
 def test_a_repeated_mark_counts_once():
     masked = mask("Open %s")
-    assert masked.unmask("\u20391\u203a öffnen \u20391\u203a") == "%s öffnen"
+    assert masked.unmask("#1 öffnen #1") == "%s öffnen"
 
 
 def test_printf_directives_without_positions_keep_their_order_or_nothing_is_returned():
     masked = mask("%d of %s")
-    assert masked.unmask("\u20391\u203a von \u20392\u203a") == "%d von %s"
-    assert masked.unmask("\u20392\u203a von \u20391\u203a") is None  # "%s von %d": msgfmt --check would fail
+    assert masked.unmask("#1 von #2") == "%d von %s"
+    assert masked.unmask("#2 von #1") is None  # "%s von %d": msgfmt --check would fail
     positional = mask("%1$d of %2$s")
-    assert positional.unmask("\u20392\u203a von \u20391\u203a") == "%2$s von %1$d"  # positional ones may move
+    assert positional.unmask("#2 von #1") == "%2$s von %1$d"  # positional ones may move
 
 
 def test_same_pieces_compares_counts_and_order():
@@ -107,3 +107,10 @@ def test_long_hostile_strings_are_scanned(hostile):
     # every pattern is linear: a quadratic one would take minutes on these
     pieces = find_pieces(hostile)
     assert all(hostile[p.start:p.end] == p.text for p in pieces)
+
+
+def test_marks_start_past_the_ones_the_text_holds_and_its_own_stay_text():
+    masked = mask("Fix #1 and #2 in %s")
+    assert masked.text == "Fix #1 and #2 in #3" and masked.first == 3
+    assert masked.unmask("Behebe #1 und #2 in #3") == "Behebe #1 und #2 in %s"
+    assert masked.unmask("Behebe #1 und #2 in #3 #7") == "Behebe #1 und #2 in %s"  # an invented mark dropped

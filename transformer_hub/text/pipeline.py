@@ -25,6 +25,7 @@ from .detection import detect_language, too_short_to_detect, unserved_language
 from .glossary import Entry, Glossary
 from .models import Models, ModelSet, OneModel, check_quality  # noqa: F401 - ModelSet, OneModel: the Models callers pass
 from .segmentation import Segmented, has_words, language_name, split_sentences
+from .placeholders import mask, unmask_result
 from .verbatim import restore_results, with_attention
 
 AUTO = "auto"
@@ -312,12 +313,15 @@ def _decode(models: Models, name: str, part: list, plan: _Plan, config: Decoding
     extra: Dict[str, Any] = {} if split else {"prefix": [row[2] for row in part]}
     if any(row[3] for row in part):  # else plain search, and engines without constrained search still serve the call
         extra["constraints"] = [row[3] for row in part]
-    sentences, tokenizer = [row[1] for row in part], models.tokenizer(name, options) if split else None
+    masked = [mask(row[1]) for row in part]  # placeholders and markup as numbered marks the model copies
+    sentences, tokenizer = [m.text for m in masked], models.tokenizer(name, options) if split else None
     asked = with_attention(config, sentences) if tokenizer is not None else config  # to keep pieces verbatim
     results, engine = models.decode(name, sentences, [plan.sources[row[0]] for row in part],
                                     [plan.targets[row[0]] for row in part], asked, **extra, **options)
     if split:
         restore_results(results, tokenizer, keep_attention=config.return_attention)
+    for marks, result in zip(masked, results):
+        unmask_result(marks, result)
     return results, engine
 
 
