@@ -106,11 +106,11 @@ def _say_memory(conn) -> None:
         os._exit(MEMORY_EXIT)
 
 
-def _work(conn, data: bytes, suffix: str, max_bytes: int, memory_mb: int) -> None:
+def _work(conn, data: bytes, suffix: str, max_bytes: int, memory_mb: int, options: dict) -> None:
     """The worker: read, send the texts, wait for their translations, write, send the file."""
     try:
         _limit_memory(memory_mb)
-        document = read_document(data, suffix, max_bytes)
+        document = read_document(data, suffix, max_bytes, **options)
         conn.send(("texts", document.texts))
         asked = conn.recv()
         conn.send(("data", document.write(asked)))
@@ -133,11 +133,12 @@ class DocumentWorker:
     """One document's worker process (see the module); ``close`` (or leaving the ``with``) kills it."""
 
     def __init__(self, data: bytes, suffix: str, max_bytes: int, seconds: float, memory_mb: int,
-                 cancelled: Optional[Callable[[], bool]] = None) -> None:
+                 cancelled: Optional[Callable[[], bool]] = None, **options: Any) -> None:
         self.seconds, self.memory_mb, self.cancelled = seconds, memory_mb, cancelled or (lambda: False)
         self.used = 0.0  # the worker's seconds so far (not the parent's translating in between)
         self._parent, child = _context().Pipe()
-        self.process = _context().Process(target=_work, args=(child, bytes(data), suffix, max_bytes, memory_mb),
+        self.process = _context().Process(target=_work, args=(child, bytes(data), suffix, max_bytes, memory_mb,
+                                                                 options),
                                           daemon=True, name="document-worker")
         self.process.start()
         child.close()

@@ -85,7 +85,7 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
     cancelled = cancelled or (lambda: False)
     limits = ctx.limits
     with DocumentWorker(data, suffix, limits.max_file_bytes, limits.document_seconds, limits.document_memory_mb,
-                        cancelled) as worker:
+                        cancelled, tgt_lang=target) as worker:
         texts = worker.texts()
         source = _detected(ctx, texts, source, target)
         config = config or service.decoding_config(ctx, "beam", 4, 0.6)

@@ -1,4 +1,5 @@
-"""Documents translated with their structure kept: .txt, .html, .srt, .docx, .pptx, .odt, .odp and .epub.
+"""Documents translated with their structure kept: .txt, .html, .srt, .docx, .pptx, .odt, .odp, .epub, and the
+localization files .po/.pot and XLIFF (.xlf, .xliff).
 
     from transformer_hub.formats import translate_document, document_texts, extensions
     out = translate_document(data, ".docx", translate, lang="en")   # bytes of the translated .docx
@@ -15,9 +16,11 @@ what the library and the Space accept is read from there.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+import functools
+from typing import Any, List, Optional, Tuple
 
-from . import ebook, html, opendocument, plain, slides, subtitles, word  # noqa: F401 - importing registers them
+from . import (ebook, gettext, html, opendocument, plain, slides, subtitles, word,  # noqa: F401 - importing
+               xliff)  # registers them
 from .html import translate_html
 from .layout import (DOCUMENT_FORMATS, Document, DocumentError, DocumentFormat, Translate, Translated,
                      register_format, translate_document_texts)
@@ -44,9 +47,12 @@ def format_of(suffix: str) -> DocumentFormat:
     return found
 
 
-def read_document(data: bytes, suffix: str, max_bytes: int = MAX_BYTES) -> Document:
-    """The document in ``data`` (a file's bytes, its format named by ``suffix`` such as ".docx"), checked."""
-    reader = format_of(suffix).read
+def read_document(data: bytes, suffix: str, max_bytes: int = MAX_BYTES, **options: Any) -> Document:
+    """The document in ``data`` (a file's bytes, its format named by ``suffix`` such as ".docx"), checked;
+    ``options`` (``tgt_lang``, ``overwrite``) reach the formats whose reader takes them (a catalog's plural forms
+    are the target language's)."""
+    found = format_of(suffix)
+    reader = functools.partial(found.read, **{k: v for k, v in options.items() if k in found.options})
     if not isinstance(data, (bytes, bytearray)):
         raise TypeError(f"expected the file's bytes, got {type(data).__name__}")
     if len(data) > max_bytes:
@@ -62,9 +68,10 @@ def document_texts(data: bytes, suffix: str, max_bytes: int = MAX_BYTES) -> List
 
 
 def translate_document(data: bytes, suffix: str, translate: Translate, lang: Optional[str] = None,
-                       max_bytes: int = MAX_BYTES, max_sentences: Optional[int] = None) -> bytes:
-    """The document translated: ``translate`` gets all its sentences (cut by ``lang``'s rules) in one call."""
-    document = read_document(data, suffix, max_bytes)
+                       max_bytes: int = MAX_BYTES, max_sentences: Optional[int] = None, **options: Any) -> bytes:
+    """The document translated: ``translate`` gets all its sentences (cut by ``lang``'s rules) in one call;
+    ``options`` as for ``read_document``."""
+    document = read_document(data, suffix, max_bytes, **options)
     return document.write(translate_document_texts(document.texts, translate, lang, max_sentences))
 
 

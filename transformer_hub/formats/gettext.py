@@ -22,7 +22,7 @@ from typing import List, Optional, Tuple
 import polib
 
 from ..text.placeholders import accelerator_marker, place_accelerator, same_pieces, strip_accelerator
-from .layout import Document, DocumentError, Translated
+from .layout import Document, DocumentError, Translated, register_format
 
 MAX_ENTRIES = 20_000
 GENERATOR = "transformer_hub"
@@ -117,15 +117,26 @@ def _fill(unit: _Unit, translations: List[str], marker: Optional[str], forms: in
     entry = unit.entry
     sources = [entry.msgid] + ([entry.msgid_plural] if entry.msgid_plural else [])
     if marker is not None:
-        translations = [place_accelerator(t, marker, unit.letter) for t in translations]
-    if not all(t.strip() and same_pieces(s, t) for s, t in zip(sources, translations)):
-        return  # a broken format string would crash the program: nothing is better
+        translations = [place_accelerator(_unmarked(t, marker), marker, unit.letter) for t in translations]
+        if unit.letter is not None and not all(strip_accelerator(t, marker)[1] for t in translations):
+            return  # no letter to carry the accelerator: the entry waits for a translator
+    if not all(t.strip() and t != s and same_pieces(s, t) for s, t in zip(sources, translations)):
+        return  # a broken format string would crash the program, the source is no translation: nothing is better
     if entry.msgid_plural:
         entry.msgstr_plural = {i: translations[0] if i == 0 else translations[1] for i in range(forms)}
     else:
         entry.msgstr = translations[0]
     if "fuzzy" not in entry.flags:
         entry.flags.insert(0, "fuzzy")
+
+
+def _unmarked(text: str, marker: str) -> str:
+    """``text`` without accelerator marks (a model's output may hold stray ones: one entry has one accelerator)."""
+    stripped, letter = strip_accelerator(text, marker)
+    while letter is not None:
+        text = stripped
+        stripped, letter = strip_accelerator(text, marker)
+    return text
 
 
 def _plural_count(catalog: polib.POFile, tgt_lang: Optional[str]) -> int:
@@ -145,3 +156,7 @@ def _update_header(catalog: polib.POFile, tgt_lang: Optional[str]) -> None:
     meta.setdefault("Content-Type", "text/plain; charset=UTF-8")
     meta["Content-Type"] = re.sub(r"charset=[\w.:-]+", "charset=UTF-8", meta["Content-Type"])
     meta.setdefault("Content-Transfer-Encoding", "8bit")
+
+
+FORMAT = register_format("gettext", "gettext catalog", (".po", ".pot"), read, order=80,
+                         options=("tgt_lang", "overwrite"))

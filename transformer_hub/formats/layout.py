@@ -102,8 +102,9 @@ class DocumentFormat:
 
     label: str
     extensions: Tuple[str, ...]
-    read: Callable[..., Document]  # the file's bytes -> the Document (a format may take options after them)
+    read: Callable[..., Document]  # the file's bytes (and ``options``, by keyword) -> the Document
     order: int = 100
+    options: Tuple[str, ...] = ()  # what its reader takes beside the bytes: "tgt_lang", "overwrite"
 
     @property
     def title(self) -> str:
@@ -115,13 +116,13 @@ DOCUMENT_FORMATS: Registry[DocumentFormat] = Registry("document format")
 
 
 def register_format(name: str, label: str, extensions: Sequence[str], read: Callable[..., Document],
-                    order: int = 100) -> DocumentFormat:
+                    order: int = 100, options: Sequence[str] = ()) -> DocumentFormat:
     """Add a format to ``DOCUMENT_FORMATS``: the one step that makes the library, the page's document box and
     ``POST /translate_file`` take its extensions (lower case, with their dot)."""
     bad = [e for e in extensions if not e.startswith(".") or e != e.lower()]
     if not extensions or bad:
         raise ValueError(f"a format's extensions are lower case and start with a dot, got {list(extensions)!r}")
-    return DOCUMENT_FORMATS.register(name)(DocumentFormat(label, tuple(extensions), read, order))
+    return DOCUMENT_FORMATS.register(name)(DocumentFormat(label, tuple(extensions), read, order, tuple(options)))
 
 
 class CallbackModels(Models):

@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Tuple
 from lxml import etree
 
 from .budget import Budget, scan_xml
-from .layout import Document, DocumentError, Translated
+from .layout import Document, DocumentError, Translated, register_format
 
 NS12 = "urn:oasis:names:tc:xliff:document:1.2"
 NS20 = "urn:oasis:names:tc:xliff:document:2.0"
@@ -62,7 +62,7 @@ def read(data: bytes, tgt_lang: Optional[str] = None, overwrite: bool = False) -
 
     def write(done: List[Translated]) -> bytes:
         for unit, translated in zip(units, done):
-            target = _target(unit, translated.target)
+            target = _target(unit, translated.target) if translated.target != unit.text else None
             if target is not None:
                 _place(unit, target, ns)
         if tgt_lang:
@@ -181,3 +181,6 @@ def _set_target_language(root: etree._Element, ns: str, tgt_lang: str) -> None:
             file.set("target-language", tgt_lang)
     else:
         root.set("trgLang", tgt_lang)
+
+
+FORMAT = register_format("xliff", "XLIFF", (".xlf", ".xliff"), read, order=90, options=("tgt_lang", "overwrite"))
