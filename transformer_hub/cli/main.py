@@ -9,7 +9,7 @@ from typing import List, Optional, Sequence
 
 from ..errors import UserError
 from . import (corpus, database, download, evaluate, export, train, translate,  # noqa: F401  (each registers
-               translate_corpus)  # its command)
+               translate_corpus, translate_file)  # its command)
 from .commands import COMMANDS, DEBUG_ENV, PROG
 
 
