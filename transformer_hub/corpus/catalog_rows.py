@@ -31,7 +31,7 @@ PLACEHOLDER = re.compile(r"%(?:\([^()\s]*\))?[-+ #0']*(?:\d+\$)?(?:\d+|\*)?(?:\.
                          r"|&(?:#\d+|#x[0-9a-fA-F]+|\w+);")
 MARKERS = {"_": re.compile(r"(?<!_)_(?=[^\W_])"), "&": re.compile(r"(?<!&)&(?=[^\W_])")}
 IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[._:-][A-Za-z0-9]+)*[._:][A-Za-z0-9]+(?:[._:-][A-Za-z0-9]+)*")
-DETECT_LETTERS = 10  # a text with fewer letters is too short for its detected language to drop it
+DETECT_LETTERS = 20  # fewer letters: too short to drop on its detected language (and the detector costs ~1 ms a text)
 DETECT_CONFIDENCE = 0.9  # the other language's probability among en, de, fr, cs needed to drop a text
 
 
@@ -87,27 +87,34 @@ def _clean(text: str, kind: Optional[str]) -> str:
     return " ".join(without_accelerator(text, kind).split())
 
 
-def _other_language(text: str, lang: str, langs: Sequence[str]) -> Optional[str]:
-    """The language of ``langs`` that ``text`` clearly is when it is not ``lang``, else None."""
-    words = bare(text)
-    if letter_count(words) < DETECT_LETTERS:
-        return None
-    found = detect_language([words], list(langs))[0]
-    return found.code if found.code != lang and found.confidence >= DETECT_CONFIDENCE else None
+def detections(texts: Iterable[str], langs: Sequence[str]) -> Dict[str, Optional[Tuple[str, float]]]:
+    """Each distinct text's detected language among ``langs`` and its confidence (one detector call for all:
+    the detector costs about a millisecond a text), or None when it is too short to tell (``DETECT_LETTERS``)."""
+    unique = sorted({bare(text) for text in texts if text})
+    long_enough = [text for text in unique if letter_count(text) >= DETECT_LETTERS]
+    found = dict(zip(long_enough, detect_language(long_enough, list(langs)))) if long_enough else {}
+    return {text: (found[text].code, found[text].confidence) if text in found else None for text in unique}
 
 
-def english_rejection(english: str, langs: Sequence[str]) -> Optional[str]:
+def _other_language(text: str, lang: str, detected: Dict[str, Optional[Tuple[str, float]]]) -> bool:
+    """True when ``text`` is clearly another language than ``lang`` (``detected``: from ``detections``)."""
+    found = detected.get(bare(text))
+    return found is not None and found[0] != lang and found[1] >= DETECT_CONFIDENCE
+
+
+def english_rejection(english: str, lang: str, detected: Dict[str, Optional[Tuple[str, float]]]) -> Optional[str]:
     """Why a cleaned English text makes no row, or None."""
     if not has_words(bare(english)):
         return "English: markup, placeholders or numbers only"
     if IDENTIFIER.fullmatch(english):
         return "English: an identifier"
-    if _other_language(english, langs[0], langs):
+    if _other_language(english, lang, detected):
         return "English: another language"
     return None
 
 
-def target_rejection(english: str, text: str, lang: str, langs: Sequence[str]) -> Optional[str]:
+def target_rejection(english: str, text: str, lang: str,
+                     detected: Dict[str, Optional[Tuple[str, float]]]) -> Optional[str]:
     """Why a cleaned translation is dropped from its row, or None."""
     if not text:
         return "untranslated or empty"
@@ -117,32 +124,36 @@ def target_rejection(english: str, text: str, lang: str, langs: Sequence[str]) -
         return "markup, placeholders or numbers only"
     if absurd_length(len(english), len(text)):
         return "length ratio"
-    if _other_language(text, lang, langs):
+    if _other_language(text, lang, detected):
         return "another language"
     return None
 
 
-def clean_entry(english: str, translations: Dict[str, str], langs: Sequence[str],
-                dropped: Counter) -> Optional[Tuple[str, ...]]:
-    """The cleaned texts of one entry (``langs[0]`` is English; "" where a translation is missing or dropped),
-    or None when nothing is left; reasons are counted in ``dropped``."""
+def cleaned_texts(english: str, translations: Dict[str, str], langs: Sequence[str]) -> Dict[str, str]:
+    """The entry's texts by language, whitespace and accelerator marks removed (English's decides the mark)."""
     kind = accelerator_kind(english)
-    cleaned = _clean(english, kind)
-    reason = english_rejection(cleaned, langs)
+    return {lang: _clean(text, kind) for lang, text in ((langs[0], english), *translations.items())}
+
+
+def clean_entry(texts: Dict[str, str], langs: Sequence[str], detected: Dict[str, Optional[Tuple[str, float]]],
+                dropped: Counter) -> Optional[Tuple[str, ...]]:
+    """The row of one entry's ``cleaned_texts`` (``langs[0]`` is English; "" where a translation is missing or
+    dropped), or None when nothing is left; reasons are counted in ``dropped``."""
+    english = texts[langs[0]]
+    reason = english_rejection(english, langs[0], detected)
     if reason is not None:
         dropped[f"entry: {reason}"] += 1
         return None
-    texts = [cleaned]
+    row = [english]
     for lang in langs[1:]:
-        text = _clean(translations[lang], kind) if lang in translations else ""
-        reason = target_rejection(cleaned, text, lang, langs) if lang in translations else "missing"
-        if reason is not None and lang in translations:
+        reason = target_rejection(english, texts[lang], lang, detected) if lang in texts else "missing"
+        if reason is not None and lang in texts:
             dropped[f"{lang}: {reason}"] += 1
-        texts.append("" if reason else text)
-    if not any(texts[1:]):
+        row.append("" if reason else texts[lang])
+    if not any(row[1:]):
         dropped["entry: no translation left"] += 1
         return None
-    return tuple(texts)
+    return tuple(row)
 
 
 def package_entries(package: str, catalogs: Dict[str, Dict[str, Catalog]], langs: Sequence[str],
@@ -153,9 +164,13 @@ def package_entries(package: str, catalogs: Dict[str, Dict[str, Catalog]], langs
         for name, catalog in sorted(catalogs.get(lang, {}).items()):
             for context, form, english, translation in catalog_texts(catalog):
                 aligned.setdefault((name, context or "", form, english), {}).setdefault(lang, translation)
+    keys = sorted(aligned)
+    cleaned = [cleaned_texts(key[3], aligned[key], langs) for key in keys]
+    detected = detections((text for texts in cleaned for text in texts.values()), langs)
     entries = []
-    for (name, context, form, english), translations in sorted(aligned.items()):
-        texts = clean_entry(english, translations, langs, dropped)
+    for (name, context, form, english), texts in zip(keys, cleaned):
+        translations = aligned[(name, context, form, english)]
+        texts = clean_entry(texts, langs, detected, dropped)
         if texts is not None:
             entries.append(Entry(package, name, context or None, form, texts,
                                  (english, *(translations.get(lang) for lang in langs[1:]))))
