@@ -141,6 +141,28 @@ def counts(splits: Splits, langs: Sequence[str]) -> Dict[str, Dict[str, object]]
     return out
 
 
+def read_packages(debs: Dict[str, Path], held: Set[Tuple[int, str]], dropped: Counter, failed: Dict[str, str],
+                  progress: bool) -> Tuple[Dict[str, Dict[str, object]], List[Row], Dict[Tuple[str, str], Entry]]:
+    """Every package's record, its rows (less those with a ``held`` text) and each row's entry by (package, key);
+    a package that cannot be read goes into ``failed``."""
+    records: Dict[str, Dict[str, object]] = {}
+    rows: List[Row] = []
+    entries: Dict[Tuple[str, str], Entry] = {}
+    for name in tqdm(sorted(debs), desc="reading catalogs", unit=" packages", disable=not progress):
+        try:
+            records[name], found = read_package(debs[name], LANGS, dropped)
+        except PackageError as exc:
+            failed[name] = str(exc)
+            continue
+        for number, entry in enumerate(found):
+            if any((k, text) in held for k, text in enumerate(entry.texts) if text):
+                dropped["entry: in another corpus's val or test"] += 1
+                continue
+            rows.append(Row(name, str(number), entry.texts))
+            entries[(name, str(number))] = entry
+    return records, rows, entries
+
+
 def _raw_line(entry: Entry, shared: int, langs: Sequence[str]) -> str:
     return json.dumps({"catalog": entry.catalog, "context": entry.context, "form": entry.form,
                        "rows_merged": shared, "raw": dict(zip(langs, entry.raw))}, ensure_ascii=False, sort_keys=True)
@@ -157,21 +179,7 @@ def build_debian_catalogs(out: Path, cache: Path, contents: Optional[Sequence[Pa
     debs, failed = fetch_debs(chosen, Path(cache), batch=BATCH, progress=progress)
     dropped: Counter = Counter()
     held = held_out_texts(held_out, LANGS)
-    records: Dict[str, Dict[str, object]] = {}
-    rows: List[Row] = []
-    entries: Dict[Tuple[str, str], Entry] = {}
-    for name in tqdm(sorted(debs), desc="reading catalogs", unit=" packages", disable=not progress):
-        try:
-            records[name], found = read_package(debs[name], LANGS, dropped)
-        except PackageError as exc:
-            failed[name] = str(exc)
-            continue
-        for number, entry in enumerate(found):
-            if any((k, text) in held for k, text in enumerate(entry.texts) if text):
-                dropped["entry: in another corpus's val or test"] += 1
-                continue
-            rows.append(Row(name, str(number), entry.texts))
-            entries[(name, str(number))] = entry
+    records, rows, entries = read_packages(debs, held, dropped, failed, progress)
     splits = split_by_page(rows, seed, val_entries, test_entries, size=language_size)
     held_apart = set(splits.pages["val"] + splits.pages["test"])
     shared: Dict[Tuple[str, str], int] = {}
