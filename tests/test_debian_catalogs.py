@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from helpers.corpus import DEBIAN_CATALOGS, DEBIAN_CATALOGS_MISSING, LIBREOFFICE_HELP
 from helpers.catalogs import CANCEL_DE, GERMAN_ONLY, PACKAGES, VERSION, build_archive, fake_apt
 from helpers.help_tree import sentence
 from transformer_hub.corpus import CatalogError, ContentsError, build_debian_catalogs
@@ -240,3 +241,25 @@ def test_cli_builds_and_reports_errors_in_one_line(archive, apt, tmp_path, capsy
     done = subprocess.run([sys.executable, "-m", "transformer_hub", *common, "--out", str(tmp_path / "x"),
                            "--packages", GERMAN_ONLY], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (DEBIAN_CATALOGS / "manifest.json").is_file(), reason=DEBIAN_CATALOGS_MISSING)
+def test_the_built_corpus_is_leak_free_and_matches_its_manifest():
+    """On the real corpus: the files are the manifest's, every package is in one split, no val or test text (any
+    language) is in train, and none is in LibreOffice help's val or test when that corpus is there."""
+    manifest = json.loads((DEBIAN_CATALOGS / "manifest.json").read_text())
+    for name, digest in manifest["files"].items():
+        assert hashlib.sha256((DEBIAN_CATALOGS / name).read_bytes()).hexdigest() == digest, name
+    columns = {split: [lines(DEBIAN_CATALOGS, split, lang) for lang in LANGS] for split in ("train", "val", "test")}
+    train = [set(column) - {""} for column in columns["train"]]
+    for split in ("val", "test"):
+        assert all(not set(column) & train[k] for k, column in enumerate(columns[split])), split
+        packages = {line.split("#")[0] for line in lines(DEBIAN_CATALOGS, split, "ids")}
+        assert {manifest["packages"][name]["split"] for name in packages} == {split}
+        assert min(manifest["counts"][split]["languages"][lang]["rows"] for lang in LANGS[1:]) >= \
+            manifest["split"][f"{split}_entries"]
+    if (LIBREOFFICE_HELP / "test.en.gz").is_file():
+        for k, lang in enumerate(LANGS):
+            held = {line for split in ("val", "test") for line in lines(LIBREOFFICE_HELP, split, lang)}
+            assert not held & {text for split in columns.values() for text in split[k]}, lang
