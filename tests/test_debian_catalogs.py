@@ -15,7 +15,7 @@ from helpers.catalogs import CANCEL_DE, GERMAN_ONLY, PACKAGES, VERSION, build_ar
 from helpers.help_tree import sentence
 from transformer_hub.corpus import CatalogError, ContentsError, build_debian_catalogs
 from transformer_hub.corpus.catalog_rows import accelerator_kind, without_accelerator
-from transformer_hub.corpus.contents import catalog_index
+from transformer_hub.corpus.contents import catalog_index, read_catalog_index
 from transformer_hub.corpus.mo import Message, read_mo, write_mo
 
 LANGS = ("en", "de", "fr", "cs")
@@ -82,6 +82,9 @@ def test_contents_index_counts_each_language_and_keeps_packages_with_all_three(a
     assert index.counts() == {"cs": 13, "de": 14, "fr": 13}  # app03's line also names app03-extra
     assert index.shipping_all(("de", "fr", "cs")) == sorted(PACKAGES + ["app03-extra"])
     assert GERMAN_ONLY in index.by_lang["de"] and index.by_lang["de"]["app00"] == {"app00"}
+    packed = archive[0] / "Contents-all.gz"
+    packed.write_bytes(gzip.compress(archive[1].read_bytes()))
+    assert read_catalog_index([packed], ("de", "fr", "cs")) == index
 
 
 def test_plural_entries_give_singular_and_plural_rows(built):

@@ -7,6 +7,8 @@ them into apt's lists (compressed as apt keeps them: lz4, gzip, xz); ``apt-get i
 """
 from __future__ import annotations
 
+import gzip
+import lzma
 import re
 import shutil
 import subprocess
@@ -60,10 +62,10 @@ def contents_lines(path: Path) -> Iterator[str]:
     path = Path(path)
     if not path.is_file():
         raise ContentsError(f"--contents {path}: no such file")
-    if path.suffix in (".gz", ".xz", "") or not APT_HELPER.is_file():
-        import gzip
-        import lzma
-
+    if path.suffix not in (".gz", ".xz", "") and not APT_HELPER.is_file():
+        raise ContentsError(f"cannot read {path}: apt's {APT_HELPER} decompresses {path.suffix} files; "
+                            "decompress it yourself, or pass a plain, .gz or .xz Contents file")
+    if path.suffix in (".gz", ".xz", ""):
         opener = {".gz": gzip.open, ".xz": lzma.open}.get(path.suffix, open)
         try:
             with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
