@@ -4,6 +4,7 @@ packages, held-out corpora, the cache, byte-identical rebuilds, the one loader, 
 import gzip
 import hashlib
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -46,7 +47,7 @@ def archive(tmp_path_factory):
 @pytest.fixture()
 def apt(archive, monkeypatch):
     root, _, store = archive
-    monkeypatch.setenv("PATH", f"{fake_apt(root, store)}:{__import__('os').environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{fake_apt(root, store)}:{os.environ['PATH']}")
     return root / "apt.log"
 
 
@@ -54,7 +55,7 @@ def apt(archive, monkeypatch):
 def built(archive, tmp_path_factory):
     root, contents, store = archive
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PATH", f"{fake_apt(root, store)}:{__import__('os').environ['PATH']}")
+        patch.setenv("PATH", f"{fake_apt(root, store)}:{os.environ['PATH']}")
         out = tmp_path_factory.mktemp("corpus")
         return out, build_debian_catalogs(out, root / "cache", contents=[contents], **SIZES)
 
@@ -89,7 +90,8 @@ def test_contents_index_counts_each_language_and_keeps_packages_with_all_three(a
 
 def test_plural_entries_give_singular_and_plural_rows(built):
     rows = {row[0]: row[1:4] for row in every_row(built[0])}
-    assert rows["%d file was deleted"] == ("%d Datei wurde gelöscht", "%d fichier a été supprimé", "%d soubor byl smazán")
+    assert rows["%d file was deleted"] == ("%d Datei wurde gelöscht", "%d fichier a été supprimé",
+                                           "%d soubor byl smazán")
     assert rows["%d files were deleted"] == ("%d Dateien wurden gelöscht", "%d fichiers ont été supprimés",
                                              "%d soubory byly smazány")  # Czech's form for n = 2
 

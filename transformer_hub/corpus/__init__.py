@@ -7,8 +7,8 @@
     from transformer_hub.corpus import build_debian_catalogs
     manifest = build_debian_catalogs(Path("data/debian-catalogs"), cache=Path("data/debian-cache"))
 
-``python -m transformer_hub corpus libreoffice-help --out DIR`` (or ``debian-catalogs``) does the same from the command line; training
-reads the folder with ``train --data-dir DIR`` like Multi30k (``transformer_hub.training.data``).
+``python -m transformer_hub corpus libreoffice-help --out DIR`` (or ``debian-catalogs``) does the same from the
+command line; training reads the folder with ``train --data-dir DIR`` like Multi30k (``transformer_hub.training.data``).
 """
 from .contents import ContentsError
 from .debian import PackageError
