@@ -20,6 +20,10 @@ MULTI30K_MISSING = ("Multi30k corpus not found: run `python -m transformer_hub d
 LIBREOFFICE_HELP = Path(os.environ.get("TRANSFORMER_HUB_LIBREOFFICE_HELP") or REPO_ROOT / "data" / "libreoffice-help")
 LIBREOFFICE_HELP_MISSING = ("LibreOffice help corpus not found: run `python -m transformer_hub corpus libreoffice-help "
                             "--out data/libreoffice-help` or set TRANSFORMER_HUB_LIBREOFFICE_HELP")
+# The third: Debian's message catalogs (a few GB of packages to download; built by hand, not in CI).
+DEBIAN_CATALOGS = Path(os.environ.get("TRANSFORMER_HUB_DEBIAN_CATALOGS") or REPO_ROOT / "data" / "debian-catalogs")
+DEBIAN_CATALOGS_MISSING = ("Debian catalogs corpus not found: run `python -m transformer_hub corpus debian-catalogs "
+                           "--out data/debian-catalogs` or set TRANSFORMER_HUB_DEBIAN_CATALOGS")
 
 def cache_folder(request, name: str) -> Optional[Path]:
     """pytest's cache folder ``name``, or None when the cache provider is off (``-p no:cacheprovider``)."""

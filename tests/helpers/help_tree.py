@@ -139,13 +139,19 @@ SPECIAL = {  # page module0/p00.html's special paragraphs: id -> {lang: html}
 
 
 def make_deb(tree: Path, lang: str, dest: Path, version: str = VERSION) -> Path:
-    """A .deb of ``lang``'s files of ``tree`` (ar of debian-binary, control.tar.xz, data.tar.xz), dpkg-free."""
+    """A .deb of ``lang``'s files of ``tree`` (``pack_deb``)."""
     name = PACKAGES[lang]
     prefixes = [f"usr/share/libreoffice/help/{DIRS[lang]}/", f"usr/share/doc/{name}/"]
     files = sorted(p for p in tree.rglob("*") if p.is_file() and
                    p.relative_to(tree).as_posix().startswith(tuple(prefixes)))
-    data = _tar_xz({f"./{p.relative_to(tree).as_posix()}": p.read_bytes() for p in files})
-    control = _tar_xz({"./control": f"Package: {name}\nVersion: {version}\nSource: libreoffice\n".encode()})
+    return pack_deb(name, version, {p.relative_to(tree).as_posix(): p.read_bytes() for p in files}, dest)
+
+
+def pack_deb(name: str, version: str, files: Dict[str, bytes], dest: Path, arch: str = "all") -> Path:
+    """A .deb holding ``files`` ({path: content}) as apt names it (ar of debian-binary, control.tar.xz,
+    data.tar.xz), made without dpkg."""
+    data = _tar_xz({f"./{path}": payload for path, payload in sorted(files.items())})
+    control = _tar_xz({"./control": f"Package: {name}\nVersion: {version}\nArchitecture: {arch}\n".encode()})
     members = [("debian-binary", b"2.0\n"), ("control.tar.xz", control), ("data.tar.xz", data)]
     out = io.BytesIO()
     out.write(b"!<arch>\n")
@@ -153,7 +159,7 @@ def make_deb(tree: Path, lang: str, dest: Path, version: str = VERSION) -> Path:
         out.write(f"{member:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(payload):<10}`\n".encode())
         out.write(payload + (b"\n" if len(payload) % 2 else b""))
     dest.mkdir(parents=True, exist_ok=True)
-    path = dest / f"{name}_{version.split(':')[-1]}_all.deb"
+    path = dest / f"{name}_{version.split(':')[-1]}_{arch}.deb"
     path.write_bytes(out.getvalue())
     return path
 

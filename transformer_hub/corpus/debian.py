@@ -13,6 +13,8 @@ from email.parser import Parser as HeaderParser
 from pathlib import Path
 from typing import Dict, Iterator, List, Sequence, Tuple
 
+from tqdm.auto import tqdm
+
 from ..errors import UserError
 
 _AR_MAGIC = b"!<arch>\n"
@@ -141,24 +143,61 @@ def find_debs(paths: Sequence[Path], names: Sequence[str]) -> Dict[str, Deb]:
     return chosen
 
 
-def apt_download(names: Sequence[str], dest: Path) -> List[Path]:
-    """``apt-get download`` each package of ``names`` not already in ``dest``; an unknown package is retried once
-    after ``apt-get update`` (as root).  Returns the .deb files of ``dest``."""
+def cached_debs(dest: Path) -> Dict[str, Path]:
+    """The packages in ``dest`` by name, from apt's file names (``NAME_VERSION_ARCH.deb``: a name has no ``_``)."""
+    return {path.name.split("_", 1)[0]: path for path in sorted(Path(dest).glob("*_*.deb"))}
+
+
+def fetch_debs(names: Sequence[str], dest: Path, batch: int = 1, progress: bool = False
+               ) -> Tuple[Dict[str, Path], Dict[str, str]]:
+    """``apt-get download`` each package of ``names`` not already in ``dest``, ``batch`` at a time, into
+    ``dest/partial`` and then ``dest`` (an interrupted run leaves only whole files behind; the next one goes on
+    from there).  A batch that fails is tried again one package at a time, once after ``apt-get update`` (as
+    root).  Returns ({name: .deb} of those in ``dest``, {name: apt's error} of those that failed)."""
     if shutil.which("apt-get") is None:
         raise PackageError(f"apt-get is not installed: download {' '.join(names)} (.deb) yourself and pass --debs")
-    dest.mkdir(parents=True, exist_ok=True)
-    have = {read_deb(path).name for path in sorted(dest.glob("*.deb"))}
-    missing = [name for name in names if name not in have]
-    if missing:
-        done = _apt(["download", *missing], dest)
-        if done.returncode and _update_allowed():
-            _apt(["update", "-qq"], dest)
-            done = _apt(["download", *missing], dest)
-        if done.returncode:
-            said = [line for line in done.stderr.splitlines() if line.startswith("E:")] or done.stderr.splitlines()
-            raise PackageError(f"apt-get download {' '.join(missing)} failed: "
-                               f"{said[-1].strip() if said else 'exit status ' + str(done.returncode)}")
-    return sorted(dest.glob("*.deb"))
+    dest = Path(dest)
+    partial = dest / "partial"
+    partial.mkdir(parents=True, exist_ok=True)
+    for leftover in partial.glob("*.deb"):  # an interrupted download's, perhaps truncated
+        leftover.unlink()
+    missing = [name for name in names if name not in cached_debs(dest)]
+    failed: Dict[str, str] = {}
+    updated = False
+    with tqdm(total=len(names), initial=len(names) - len(missing), desc="apt-get download", unit=" packages",
+              disable=not progress) as bar:
+        for start in range(0, len(missing), batch):
+            group = missing[start:start + batch]
+            if _apt(["download", *group], partial).returncode:  # which one? each alone (a file left may be cut)
+                for name in group:
+                    for path in partial.glob(f"{name}_*.deb"):
+                        path.unlink()
+                    done = _apt(["download", name], partial)
+                    if done.returncode and not updated and _update_allowed():
+                        _apt(["update", "-qq"], partial)
+                        updated = True
+                        done = _apt(["download", name], partial)
+                    if done.returncode:
+                        failed[name] = _apt_error(done)
+            for name, path in cached_debs(partial).items():
+                path.replace(dest / path.name)
+            bar.update(len(group))
+    have = cached_debs(dest)
+    return {name: have[name] for name in names if name in have}, failed
+
+
+def apt_download(names: Sequence[str], dest: Path) -> List[Path]:
+    """``apt-get download`` each package of ``names`` not already in ``dest`` (``fetch_debs``); any failure is a
+    ``PackageError``.  Returns the .deb files of ``dest``."""
+    _, failed = fetch_debs(names, dest, batch=len(names) or 1)
+    if failed:
+        raise PackageError(f"apt-get download {' '.join(names)} failed: {next(iter(failed.values()))}")
+    return sorted(Path(dest).glob("*.deb"))
+
+
+def _apt_error(done: subprocess.CompletedProcess) -> str:
+    said = [line for line in done.stderr.splitlines() if line.startswith("E:")] or done.stderr.splitlines()
+    return said[-1].strip() if said else f"exit status {done.returncode}"
 
 
 def _apt(args: List[str], cwd: Path) -> subprocess.CompletedProcess:

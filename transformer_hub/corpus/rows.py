@@ -47,12 +47,13 @@ def rejection(texts: Sequence[Optional[str]]) -> Optional[str]:
         return "the same in every language"
     if len(english.split()) >= UNTRANSLATED_WORDS and english in others:
         return "untranslated"
-    if any(_absurd(len(english), len(text)) for text in others):
+    if any(absurd_length(len(english), len(text)) for text in others):
         return "length ratio"
     return None
 
 
-def _absurd(a: int, b: int) -> bool:
+def absurd_length(a: int, b: int) -> bool:
+    """True when one text's length (``a``, ``b``: characters) is absurd beside the other's: misaligned."""
     return max(a, b) > LENGTH_RATIO * min(a, b) + LENGTH_SLACK
 
 

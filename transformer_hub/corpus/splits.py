@@ -6,7 +6,8 @@ has the rest.  A text that several pages share (the help embeds snippets, and re
 "Example") goes where train sees it first: a row any of whose texts is on a train page is a train row, one on a
 val page (and no train page) a val row, and test keeps only rows found on test pages alone, so no val or test
 text, in any language, is in train.  Within a split a row repeated is kept once (val and test: a text repeated
-in any language is kept once, so no sentence is scored twice).
+in any language is kept once, so no sentence is scored twice).  An empty text is a language the row lacks: it
+is no text and joins nothing.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, List, Sequence, Set
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set
 
 from ..errors import UserError
 from .rows import Row
@@ -45,8 +46,9 @@ def _row_pages(rows: Sequence[Row]) -> Dict[int, FrozenSet[str]]:
     where: Dict[tuple, Set[str]] = {}
     for row in rows:
         for lang, text in enumerate(row.texts):
-            where.setdefault((lang, text), set()).add(row.page)
-    return {i: frozenset().union(*(where[(lang, text)] for lang, text in enumerate(row.texts)))
+            if text:
+                where.setdefault((lang, text), set()).add(row.page)
+    return {i: frozenset().union(*(where[(lang, text)] for lang, text in enumerate(row.texts) if text))
             for i, row in enumerate(rows)}
 
 
@@ -56,7 +58,7 @@ def _kept(candidates: Iterable[int], rows: Sequence[Row], strict: bool) -> List[
     kept = []
     for i in candidates:
         texts = rows[i].texts
-        keys = [(lang, text) for lang, text in enumerate(texts)] if strict else [texts]
+        keys = [(lang, text) for lang, text in enumerate(texts) if text] if strict else [texts]
         if any(key in seen for key in keys):
             continue
         seen.update(keys)
@@ -64,8 +66,15 @@ def _kept(candidates: Iterable[int], rows: Sequence[Row], strict: bool) -> List[
     return kept
 
 
-def split_by_page(rows: Sequence[Row], seed: int, val_paragraphs: int, test_paragraphs: int) -> Splits:
-    """Train, val and test by page (module docstring); ``rows`` are in page order."""
+def paragraph_count(rows: Sequence[Row]) -> int:
+    """How many paragraphs ``rows`` come from (a split's size for ``split_by_page``)."""
+    return len({row.paragraph for row in rows})
+
+
+def split_by_page(rows: Sequence[Row], seed: int, val_paragraphs: int, test_paragraphs: int,
+                  size: Callable[[Sequence[Row]], int] = paragraph_count) -> Splits:
+    """Train, val and test by page (module docstring); ``rows`` are in page order.  Val and test grow until
+    ``size`` of their rows reaches ``val_paragraphs`` and ``test_paragraphs``."""
     pages_of = _row_pages(rows)
     by_page: Dict[str, List[int]] = {}
     for i, row in enumerate(rows):
@@ -81,7 +90,7 @@ def split_by_page(rows: Sequence[Row], seed: int, val_paragraphs: int, test_para
 
     rest = iter(order)
     for split, wanted in (("test", test_paragraphs), ("val", val_paragraphs)):
-        while len({rows[i].paragraph for i in members(split)}) < wanted:
+        while size([rows[i] for i in members(split)]) < wanted:
             page = next(rest, None)
             if page is None or len(chosen["test"]) + len(chosen["val"]) + 2 > len(order):
                 raise SplitError(f"the corpus has too few pages for {test_paragraphs} test and {val_paragraphs} "
@@ -103,15 +112,22 @@ def gzip_lines(lines: Iterable[str]) -> bytes:
     return buffer.getvalue()
 
 
-def write_layout(out: Path, splits: Splits, langs: Sequence[str]) -> Dict[str, str]:
-    """``{split}.{lang}.gz`` (one row a line) and ``{split}.ids.gz`` (each row's ``page#key``) into ``out``;
-    returns each file's sha256."""
+def row_id(row: Row) -> str:
+    return f"{row.page}#{row.key}"
+
+
+def write_layout(out: Path, splits: Splits, langs: Sequence[str],
+                 sides: Optional[Dict[str, Callable[[Row], str]]] = None) -> Dict[str, str]:
+    """``{split}.{lang}.gz`` (one row a line) and a side file per entry of ``sides`` (default: ``{split}.ids.gz``,
+    each row's ``page#key``), ``{split}.{name}.gz`` with ``sides[name](row)`` on each line, into ``out``; returns
+    each file's sha256."""
     out.mkdir(parents=True, exist_ok=True)
     digests = {}
     for split in SPLITS:
         rows = splits.rows[split]
         columns = {lang: [row.texts[k] for row in rows] for k, lang in enumerate(langs)}
-        columns["ids"] = [f"{row.page}#{row.key}" for row in rows]
+        for name, line in (sides or {"ids": row_id}).items():
+            columns[name] = [line(row) for row in rows]
         for name, lines in columns.items():
             payload = gzip_lines(lines)
             (out / f"{split}.{name}.gz").write_bytes(payload)

@@ -106,7 +106,8 @@ def corpus_file(data_dir: PathLike, split: str, lang: str) -> Path:
 
 
 def load_split(data_dir: PathLike, split: str, src_lang: str, tgt_lang: str) -> List[Tuple[str, str]]:
-    return read_parallel(corpus_file(data_dir, split, src_lang), corpus_file(data_dir, split, tgt_lang))
+    """The (source, target) pairs of one split of a corpus folder: rows where both are non-empty."""
+    return load_directions(data_dir, split, [(src_lang, tgt_lang)])[(src_lang, tgt_lang)]
 
 
 def parse_directions(langs: Sequence[str], directions: Optional[str] = None) -> List[Tuple[str, str]]:
