@@ -81,11 +81,15 @@ def read_po(path: str, src_lang: Optional[str], tgt_lang: Optional[str]) -> User
 def _segment_text(seg) -> str:
     """A TMX ``<seg>``'s text: its own text and that of ``<hi>``, without the native codes of inline elements."""
     parts = [seg.text or ""]
-    for child in seg:
-        if etree.QName(child).localname not in _INLINE_CODES:
+    for child in seg:  # an unresolved entity (never expanded) is no element: only the text after it counts
+        if _element_name(child) not in _INLINE_CODES and _element_name(child) is not None:
             parts.append(_segment_text(child))
         parts.append(child.tail or "")
     return "".join(parts)
+
+
+def _element_name(node) -> Optional[str]:
+    return etree.QName(node).localname if isinstance(node.tag, str) else None
 
 
 def read_tmx(path: str, src_lang: Optional[str], tgt_lang: Optional[str]) -> UserFile:
@@ -97,14 +101,14 @@ def read_tmx(path: str, src_lang: Optional[str], tgt_lang: Optional[str]) -> Use
     try:
         for _, element in etree.iterparse(path, events=("end",), resolve_entities=False, no_network=True,
                                           load_dtd=False, huge_tree=False, remove_comments=True, remove_pis=True):
-            name = etree.QName(element).localname
+            name = _element_name(element)
             if name == "header":
                 header_src = language_code(element.get("srclang"))
             elif name == "tu":
                 unit = {}
                 for tuv in element:
                     lang = language_code(tuv.get(XML_LANG) or tuv.get("lang"))
-                    seg = next((c for c in tuv if etree.QName(c).localname == "seg"), None)
+                    seg = next((c for c in tuv if _element_name(c) == "seg"), None)
                     if lang and seg is not None and lang not in unit:
                         unit[lang] = " ".join(_segment_text(seg).split())
                 units.append(unit)
@@ -202,16 +206,16 @@ def read_user_data(paths: Sequence[str], src_lang: Optional[str] = None,
     direction = []
     for side, given in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
         stated = {getattr(f, side): f.path for f in files if getattr(f, side)}
+        option, what = f"--{side.replace('_', '-')}", "source" if side == "src_lang" else "target"
         if given is not None and set(stated) - {given}:
             other = next(lang for lang in stated if lang != given)
-            raise DataError(f"{stated[other]} is in {other}, but --{side.replace('_', '-')} says {given}")
+            raise DataError(f"{stated[other]} is in {other}, but {option} says {given}")
         if given is None and len(stated) > 1:
-            raise DataError(f"the files disagree on the {side.split('_')[0]} language ({', '.join(sorted(stated))}): "
-                            f"adapt one direction at a time")
-        found = given or next(iter(stated), None)
-        if found is None:
-            raise DataError(f"no file says its {side.split('_')[0]} language: give --{side.replace('_', '-')}")
-        direction.append(found)
+            raise DataError(f"the files disagree on the {what} language ({', '.join(sorted(stated))}): adapt one "
+                            "direction at a time")
+        if not (given or stated):
+            raise DataError(f"no file says its {what} language: give {option}")
+        direction.append(given or next(iter(stated)))
     for f in files:
         if not f.pairs:
             raise DataError(f"{f.path}: no translated pairs to learn from")
