@@ -3,6 +3,7 @@ project's tag reaches decoding through training's own rule, the folder loads str
 ``domain=NAME``, the time budget stops a run, and a TMX and a TSV of the same pairs give the same weights."""
 import json
 import random
+import shutil
 
 import pytest
 from safetensors.torch import load_file
@@ -21,6 +22,7 @@ from transformer_hub.tokenizer import source_tags
 from transformer_hub.training.adapt import AdaptConfig, adapt
 from transformer_hub.training.data import Track
 from transformer_hub.training.run import encode
+from scripts import domain_classifier
 from scripts.ship_model import ship
 
 pytestmark = pytest.mark.slow  # each fixture trains
@@ -106,17 +108,21 @@ def test_the_folder_carries_its_card_plot_and_a_classifier_that_knows_the_projec
                                                                     abs=0.005)
 
 
-def test_the_shipped_folder_is_served_with_its_domain(adapted, tmp_path):
+def test_the_shipped_folder_is_served_with_its_domain(adapted, tagged, corpora, tmp_path):  # noqa: F811
     out, _ = adapted
-    shipped = tmp_path / "models" / "project"
+    shipped, base = tmp_path / "models" / "project", tmp_path / "base"
     ship(out, shipped, "float32")
+    shutil.copytree(tagged / "final", base)  # the base model with a classifier of its own two domains, listed first
+    assert domain_classifier.main(["--model", str(base), "--data-dir", f"captions={corpora[0]}",
+                                   "--data-dir", f"software={corpora[1]}", "--langs", "en,de"]) == 0
     model = Transformer.from_pretrained(shipped)
     text = " ".join(PROJECT_EN[:5])
-    with serving([shipped], LIMITS) as served:
-        status, answer, _ = call(served, "/translate", {"q": text, "source": "en", "target": "de",
-                                                         "domain": "project"})
-        assert status == 200 and answer["domain"] == "project"
-        assert answer["translatedText"] == library(model, text, "project")
+    with serving([base, shipped], LIMITS) as served:
+        for asked in ("project", "auto"):  # named, or told from the text by the classifier the folder ships
+            status, answer, _ = call(served, "/translate", {"q": text, "source": "en", "target": "de",
+                                                             "domain": asked})
+            assert status == 200 and answer["domain"] == "project"
+            assert answer["translatedText"] == library(model, text, "project")
         status, answer, _ = call(served, "/translate", {"q": text, "source": "en", "target": "de", "domain": "x"})
         assert status == 400 and "domain must be auto, captions, software, project, got" in answer["error"]
 
