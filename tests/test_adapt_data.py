@@ -153,3 +153,16 @@ def test_the_command_refuses_what_it_cannot_read_in_one_line(tmp_path, monkeypat
     status, _, err = run(["adapt", "--from", str(tmp_path), "--data", str(bad), "--out", "o", "--minutes", "0"],
                          monkeypatch=monkeypatch, capsys=capsys)
     assert status == 2 and err == "transformer_hub adapt: error: --minutes must be > 0 and < inf, got 0.0\n"
+
+
+def test_a_classifier_extended_by_a_domain_keeps_the_old_counts_and_tells_the_new_one():
+    from transformer_hub.text.domain import DomainClassifier
+
+    base = DomainClassifier.train({"captions": ["a dog runs in the park"] * 3, "software": ["click the menu"] * 3})
+    grown = base.with_domain("project", ["commit the branch", "merge the branch"])
+    assert grown.domains == ["captions", "software", "project"]
+    assert grown.vocabulary[:len(base.vocabulary)] == base.vocabulary
+    for domain in base.domains:  # the old rows: the same counts, zeros for the features new to the vocabulary
+        assert grown.counts[domain] == base.counts[domain] + [0] * (len(grown.vocabulary) - len(base.vocabulary))
+        assert grown.totals[domain] == base.totals[domain]
+    assert [d for d, _ in grown.predict(["merge a branch", "click", "a dog"])] == ["project", "software", "captions"]
