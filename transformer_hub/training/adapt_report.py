@@ -13,7 +13,7 @@ from tqdm.auto import tqdm
 from ..hub.card import PLOT_FILE
 from ..hub.results import METRICS
 from ..text.domain import DomainClassifier, model_domain_classifier
-from .adapt import Adaptation
+from .adaptation import Adaptation
 from .data import DataSource
 from .evaluation import result_records
 from .metrics import plot_adaptation
