@@ -141,14 +141,14 @@ def read_replay(config: AdaptConfig, base: Transformer, src: str, tgt: str
     """``--replay-data [NAME=]DIR``: each base domain's train and val pairs in the project's direction (a folder
     without a name is the base model's first domain)."""
     known = list(base.config.domains or [])
+    if not known and len(config.replay_data) > 1:
+        raise UserError("--replay-data: a model trained without domain tags replays one corpus")
     replay, folders = {}, {}
     for source in parse_data_dirs(config.replay_data):
         name = source.domain or (known[0] if known else GENERAL)
         if known and name not in known:
             raise UserError(f"--replay-data {name}={source.path}: the model's domains are {', '.join(known)}: name "
                             "each folder by the domain it replays")
-        if not known and config.replay_data and len(config.replay_data) > 1:
-            raise UserError("--replay-data: a model trained without domain tags replays one corpus")
         replay[name] = (load_split(source.path, "train", src, tgt),
                         load_split(source.path, "val", src, tgt)[:config.val_limit])
         folders[name] = str(source.path)
@@ -201,6 +201,7 @@ def fine_tune(a: Adaptation) -> Dict:
     curve: List[Dict] = []
     bar = tqdm(total=c.max_updates or None, desc=f"adapt {a.domain}", unit="update", dynamic_ncols=True)
     while not stopped:
+        first = step
         for _, (src, tgt_in, tgt_out) in iterate_batches(epoch_examples(a, epoch, project), c.max_tokens,
                                                         c.seed, epoch, model.config.pad_id):
             model.train()
@@ -223,6 +224,8 @@ def fine_tune(a: Adaptation) -> Dict:
                        "max_updates" if c.max_updates and step >= c.max_updates else "")
             if stopped:
                 break
+        if step == first:
+            raise UserError(f"no training pair fits the model's {model.config.max_len} tokens: nothing to learn")
         epoch += 1
     bar.close()
     seconds = time.perf_counter() - start
