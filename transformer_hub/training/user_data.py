@@ -20,6 +20,7 @@ from lxml import etree
 
 from ..formats.gettext import parse_catalog
 from ..formats.layout import DocumentError
+from ..text.placeholders import accelerator_marker, strip_accelerator
 from .data import DataError, read_lines, read_parallel
 
 Pair = Tuple[str, str]
@@ -63,18 +64,27 @@ def language_code(value: Optional[str]) -> Optional[str]:
 
 def read_po(path: str, src_lang: Optional[str], tgt_lang: Optional[str]) -> UserFile:
     """A catalog's translated entries (fuzzy, obsolete and untranslated ones skipped; a plural entry gives its
-    singular and plural pairs); the target language from the header's ``Language``, the source English."""
+    singular and plural pairs), without their menu accelerators (``_File``: what the model is given when it
+    translates a catalog, ``formats.gettext``); the target language from the header's ``Language``, the source
+    English."""
     try:
         catalog = parse_catalog(Path(path).read_bytes())
     except DocumentError as exc:
         raise DataError(f"{path}: {exc}") from None
+    entries = catalog.translated_entries()
+    marker = accelerator_marker([e.msgid for e in entries])  # taken off as the catalog's translation takes it off
+
+    def bare(text: str) -> str:
+        return strip_accelerator(text, marker)[0] if marker else text
+
     pairs: List[Pair] = []
-    for entry in catalog.translated_entries():
+    for entry in entries:
         if entry.msgid_plural:
             forms = [entry.msgstr_plural.get(k, "") for k in sorted(entry.msgstr_plural)]
-            pairs += [(s, t) for s, t in zip((entry.msgid, entry.msgid_plural), forms) if s.strip() and t.strip()]
+            pairs += [(bare(s), bare(t)) for s, t in zip((entry.msgid, entry.msgid_plural), forms)
+                      if s.strip() and t.strip()]
         elif entry.msgid.strip() and entry.msgstr.strip():
-            pairs.append((entry.msgid, entry.msgstr))
+            pairs.append((bare(entry.msgid), bare(entry.msgstr)))
     return UserFile(path, "po", pairs, "en", language_code(catalog.metadata.get("Language")))
 
 
