@@ -34,6 +34,8 @@ def adapt(config: AdaptConfig, command: str = "") -> Path:
         tqdm.write("no --replay-data: the base domains are not replayed and may drift (give the base model's "
                    "corpora to mix them in)")
     run = fine_tune(a)
+    base_point = {k: v for k, v in before["held_out"].items() if k != "domain"}
+    run["curve"].insert(0, {"step": 0, "seconds": 0.0, **base_point})  # the curve starts at the base model
     after = measure(a, a.model, [a.domain])
     return write(a, before, after, run, command)
 

@@ -90,7 +90,7 @@ def plot_curves(records: List[Dict[str, Any]], path: Path, title: str = "trainin
 
 
 def plot_adaptation(curve: List[Dict[str, Any]], table: List[List[str]], path: Path, title: str = "adapt") -> Path:
-    """The held-out BLEU against updates (the base model's as a dashed line, ``table``'s first row) beside the
+    """The held-out BLEU against updates (update 0: the base model's, also the dashed line) beside the
     before/after table (rows: what was scored, BLEU and chrF before and after). Returns ``path``."""
     import matplotlib
 
@@ -107,7 +107,7 @@ def plot_adaptation(curve: List[Dict[str, Any]], table: List[List[str]], path: P
     ax_curve.legend(loc="best")
     ax_table.axis("off")
     cells = ax_table.table(cellText=table, colLabels=["scored on", "BLEU before", "BLEU after", "chrF before",
-                                                      "chrF after"], loc="center")
+                                                      "chrF after"], colWidths=[0.36] + [0.16] * 4, loc="center")
     cells.auto_set_font_size(False)
     cells.set_fontsize(8)
     cells.scale(1, 1.4)
