@@ -162,7 +162,7 @@ def test_commands_are_a_registry(hello_command, monkeypatch, capsys):
     (["evaluate", "--model", "{model}", "--src", "{src}", "--ref", "{short}"], "lines"),
     (["evaluate", "--model", "{model}", "--src", "/no/such.gz", "--ref", "{src}"], "cannot read"),
     (["evaluate", "--model", "{model}", "--src", "{corrupt}", "--ref", "{src}"], "cannot read"),
-    (["frobnicate"], "unknown command 'frobnicate': use one of corpus, download, evaluate, export"),
+    (["frobnicate"], "unknown command 'frobnicate': use one of adapt, corpus, download, evaluate, export"),
     (["train", "--out", "{tmp}/run", "--data-dir", "{tmp}/nothing"],
      "no Multi30k at {tmp}/nothing: run `python -m transformer_hub download`, or pass --data-dir / --train-src"),
     (["train", "--out", "{tmp}/run", "--data-dir", "{tmp}", "--langs", "en,fr"],

@@ -214,17 +214,24 @@ class ModelStore:
             merged.results += scores
 
     def domain_classifier(self) -> Optional[DomainClassifier]:
-        """The domain classifier (``domains.json``) of the first local model trained with domains that ships one;
-        read once.  A broken file is logged and skipped: the texts are then translated in the default domain."""
+        """The domain classifier (``domains.json``) that knows the most domains among the local models' (the
+        first of equal ones: a model adapted to a project ships one that knows the project beside the base
+        domains); read once.  A broken file is logged and skipped: the texts are then translated in the default
+        domain."""
         with self._lock:
             if not hasattr(self, "_classifier"):
                 self._classifier = None
                 for spec in self.specs.values():
-                    if spec.local and self._classifier is None:
-                        try:
-                            self._classifier = DomainClassifier.from_folder(spec.source)
-                        except (OSError, ValueError) as exc:
-                            logger.warning("ignoring the domain classifier of %s: %s", spec.name, exc)
+                    if not spec.local:
+                        continue
+                    try:
+                        found = DomainClassifier.from_folder(spec.source)
+                    except (OSError, ValueError) as exc:
+                        logger.warning("ignoring the domain classifier of %s: %s", spec.name, exc)
+                        continue
+                    if found is not None and (self._classifier is None
+                                              or len(found.domains) > len(self._classifier.domains)):
+                        self._classifier = found
             return self._classifier
 
     def card(self, name: str) -> Dict[str, Any]:

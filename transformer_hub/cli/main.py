@@ -8,8 +8,8 @@ import warnings
 from typing import List, Optional, Sequence
 
 from ..errors import UserError
-from . import (corpus, database, download, evaluate, export, train, translate,  # noqa: F401  (each registers
-               translate_corpus, translate_file)  # its command)
+from . import (adapt, corpus, database, download, evaluate, export, train, translate,  # noqa: F401  (each
+               translate_corpus, translate_file)  # registers its command)
 from .commands import COMMANDS, DEBUG_ENV, PROG
 
 

@@ -114,7 +114,7 @@ def best_model_for(args: argparse.Namespace) -> str:
     if not (args.src_lang and args.tgt_lang):
         raise CLIError(f"without --model, give --src-lang and --tgt-lang: the model of {folder} that translates "
                        "that direction best is used")
-    found = best_model(candidates, args.src_lang, args.tgt_lang)
+    found = best_model(candidates, args.src_lang, args.tgt_lang, getattr(args, "domain", None))
     if found is None:
         raise CLIError(f"no model in {folder} translates {args.src_lang}->{args.tgt_lang}; pass --model")
     print(f"model: {found.source} (the best measured for {args.src_lang}->{args.tgt_lang} in {folder})",

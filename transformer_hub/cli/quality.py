@@ -33,7 +33,7 @@ def translate_best(args: argparse.Namespace) -> int:
     try:
         models = RerankedModel.from_pretrained(name, model=model)
         results = translate_texts(models, lines, split_sentences=args.split_sentences, quality="best",
-                                  progress=progress(args, len(lines)), **languages)
+                                  progress=progress(args, len(lines)), domain=args.domain, **languages)
     except ValueError as exc:  # no rerank.json, a direction it has no weights for, a text it does not read
         raise CLIError(str(exc))
     with open_output(args.output) as out:

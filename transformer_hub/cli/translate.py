@@ -35,6 +35,9 @@ def translate_command(argv: List[str]) -> int:
     parser.add_argument("--glossary", default=None, metavar="FILE",
                         help="source<TAB>target terms (.tsv; .csv: source,target): where a source term occurs, its "
                              "target term must appear in the translation (beam search, PyTorch engine)")
+    parser.add_argument("--domain", default=None,
+                        help="with a model trained with domain tags: the domain the text comes from (one of the "
+                             "model's, e.g. software or a project's from `adapt`; default: its first)")
     add_decoding_arguments(parser)
     parser.add_argument("--engine", choices=["pytorch", "ctranslate2"], default="pytorch",
                         help="decode with PyTorch (default) or CTranslate2 (pip install ctranslate2; converted once)")
@@ -55,11 +58,12 @@ def translate_command(argv: List[str]) -> int:
     if args.alternatives:
         config = _with_alternatives(config, args.alternatives)
     options = dict(progress=progress(args, len(lines)), prefix=prefixes, split_sentences=args.split_sentences,
-                   glossary=glossary)
+                   glossary=glossary, **({"domain": args.domain} if args.domain is not None else {}))
     if args.model is None and args.src_lang == "auto":
         results, tokenizers = _translate_each_by_its_model(args, lines, config, engine, options)
     else:
         model = load_model(args.model or best_model_for(args), args.revision, args.device)
+        check_domain(args, model)
         results, tokenizers = _translate_with(args, model, lines, config, engine, options), {None: model.tokenizer}
     for i, r in enumerate(results):  # a glossary term that could not fit the length budget
         for warning in r.warnings:
@@ -105,6 +109,15 @@ def _translate_each_by_its_model(args: argparse.Namespace, lines: List[str], con
     for (src, name) in dict.fromkeys((r.src_lang, r.model) for r in results if r.model is not None):
         print(f"model: {name} (the best measured for {src}->{args.tgt_lang})", file=sys.stderr)
     return results, {name: model.tokenizer for name, model in models.models.items()}
+
+
+def check_domain(args: argparse.Namespace, model) -> None:
+    """``--domain``: one of the model's domains (a one-line error naming them)."""
+    if args.domain is not None:
+        try:
+            model.config.check_domain(args.domain)
+        except ValueError as exc:
+            raise CLIError(f"--domain: {exc}")
 
 
 def translation_prefixes(args: argparse.Namespace, n_lines: int) -> Optional[List[str]]:

@@ -73,6 +73,19 @@ class DomainClassifier:
         totals = {d: sum(row) for d, row in counts.items()}
         return cls(vocabulary, counts, totals, made_by)
 
+    def with_domain(self, domain: str, texts: Iterable[str], features_per_domain: int = 8000) -> "DomainClassifier":
+        """This classifier and one more domain counted from ``texts`` (its ``features_per_domain`` most frequent
+        features join the vocabulary). The old domains' texts are not here to count, so a feature new to the
+        vocabulary counts 0 in them (Laplace smoothing keeps it possible): an approximation that retraining on
+        every domain's texts (``train``) does not need."""
+        counted = Counter(f for text in texts for f in features(text))
+        vocabulary = self.vocabulary + sorted({w for w, _ in counted.most_common(features_per_domain)}
+                                              - set(self.vocabulary))
+        counts = {d: row + [0] * (len(vocabulary) - len(row)) for d, row in self.counts.items()}
+        counts[domain] = [counted[w] for w in vocabulary]
+        totals = {**self.totals, domain: sum(counts[domain])}
+        return DomainClassifier(vocabulary, counts, totals, self.made_by)
+
     def scores(self, text: str) -> Dict[str, float]:
         """Each domain's posterior probability for ``text`` (uniform when it has no known word)."""
         ids = [self._index[f] for f in features(text) if f in self._index]

@@ -21,17 +21,8 @@ class Evaluator:
     def __init__(self, config: TrainingConfig, run: Run, place: Place) -> None:
         self.config, self.run, self.place = config, run, place
 
-    @torch.inference_mode()
     def _loss_sum(self, examples: Sequence) -> Tuple[float, int]:
-        """Summed cross-entropy (no smoothing) over ``examples`` and their number of target tokens."""
-        model, pad, device = self.run.model, self.run.config.pad_id, self.place.device
-        model.eval()
-        total, count = 0.0, 0
-        for _, (src, tgt_in, tgt_out) in iterate_batches(examples, self.config.max_tokens, 0, 0, pad):
-            logits = model(src.to(device), tgt_in.to(device))
-            total += label_smoothed_cross_entropy(logits, tgt_out.to(device), pad, 0.0, reduction="sum").item()
-            count += int((tgt_out != pad).sum())
-        return total, count
+        return loss_sum(self.run.model, examples, self.config.max_tokens, self.place.device)
 
     def validate(self, bleu: bool = True) -> Dict[str, float]:
         """Validation loss (per direction too, when multilingual) and greedy BLEU / chrF."""
@@ -66,13 +57,7 @@ class Evaluator:
     def bleu(self, pairs: Sequence[Tuple[str, str]], src_lang: Optional[str], tgt_lang: Optional[str],
              domain: str = "", **options) -> Dict[str, float]:
         """sacreBLEU / chrF of the model's translations of ``pairs`` (greedy unless ``options`` say otherwise)."""
-        from ..decoding import translate
-
-        languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if self.run.config.pairs() else {}
-        if self.run.config.domains and domain:
-            languages["domain"] = domain
-        hypotheses = translate(self.run.model, [p[0] for p in pairs], batch_size=200, **languages, **options)
-        return score(hypotheses, [p[1] for p in pairs])
+        return translation_scores(self.run.model, pairs, src_lang, tgt_lang, domain, **options)
 
     def evaluate_splits(self, beam: int) -> List[Dict]:
         """Beam-search scores of the validation and test splits, every direction whose files exist."""
@@ -97,6 +82,33 @@ class Evaluator:
             except ValueError:  # e.g. no Czech test_2017 files: that direction is skipped
                 continue
         return found
+
+
+@torch.inference_mode()
+def loss_sum(model, examples: Sequence, max_tokens: int, device: torch.device = torch.device("cpu")
+             ) -> Tuple[float, int]:
+    """Summed cross-entropy (no smoothing) of ``model`` over ``examples`` and their number of target tokens."""
+    pad = model.config.pad_id
+    model.eval()
+    total, count = 0.0, 0
+    for _, (src, tgt_in, tgt_out) in iterate_batches(examples, max_tokens, 0, 0, pad):
+        logits = model(src.to(device), tgt_in.to(device))
+        total += label_smoothed_cross_entropy(logits, tgt_out.to(device), pad, 0.0, reduction="sum").item()
+        count += int((tgt_out != pad).sum())
+    return total, count
+
+
+def translation_scores(model, pairs: Sequence[Tuple[str, str]], src_lang: Optional[str], tgt_lang: Optional[str],
+                       domain: Optional[str] = "", **options) -> Dict[str, float]:
+    """sacreBLEU / chrF of ``model``'s translations of ``pairs`` (greedy unless ``options`` say otherwise), the
+    sources read in ``domain`` by a model trained with domain tags (empty: its default)."""
+    from ..decoding import translate
+
+    languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if model.config.pairs() else {}
+    if model.config.domains and domain:
+        languages["domain"] = domain
+    hypotheses = translate(model, [p[0] for p in pairs], batch_size=200, **languages, **options)
+    return score(hypotheses, [p[1] for p in pairs])
 
 
 def result_records(scores: Dict[str, float], split: str, direction: str, corpus: str = "") -> List[Dict]:

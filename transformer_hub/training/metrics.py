@@ -87,3 +87,33 @@ def plot_curves(records: List[Dict[str, Any]], path: Path, title: str = "trainin
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def plot_adaptation(curve: List[Dict[str, Any]], table: List[List[str]], path: Path, title: str = "adapt") -> Path:
+    """The held-out BLEU against updates (update 0: the base model's, also the dashed line) beside the
+    before/after table (rows: what was scored, BLEU and chrF before and after). Returns ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_curve, ax_table) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1.1, 1]})
+    ax_curve.plot([p["step"] for p in curve], [p["bleu"] for p in curve], "o-", ms=3, color="C2",
+                  label="held-out BLEU (greedy)")
+    if table:
+        ax_curve.axhline(float(table[0][1]), ls="--", color="C7", label="base model")
+    ax_curve.set(xlabel="update", ylabel="sacreBLEU", title=f"{title}: held-out pairs")
+    ax_curve.grid(alpha=0.3)
+    ax_curve.legend(loc="best")
+    ax_table.axis("off")
+    cells = ax_table.table(cellText=table, colLabels=["scored on", "BLEU before", "BLEU after", "chrF before",
+                                                      "chrF after"], colWidths=[0.36] + [0.16] * 4, loc="center")
+    cells.auto_set_font_size(False)
+    cells.set_fontsize(8)
+    cells.scale(1, 1.4)
+    ax_table.set_title("before and after")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

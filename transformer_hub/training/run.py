@@ -27,7 +27,7 @@ from .config import TrainingConfig
 from .data import (DataSource, Example, Track, default_data_dir, encode_pairs, load_mixed, parse_data_dirs,
                    parse_directions, read_parallel)
 from .metrics import MetricsLog
-from .warm_start import check_init_source, grow_vocabulary, load_init, run_config, weights_digest
+from .warm_start import add_domains, check_init_source, load_init, run_config, weights_digest
 
 logger = logging.getLogger("transformer_hub.training")
 Pair = Tuple[str, str]
@@ -230,8 +230,7 @@ def init_from(options: TrainingConfig, place: Place, found: List[Path], directio
         tok = init.tokenizer
         domains = run_domains(options)
         if domains and config.domains is None:  # a warm start that learns domain tags: new pieces, new rows
-            tok = tok.with_domains(domains)
-            weights = grow_vocabulary(weights, config.tgt_vocab_size, tok.tgt_vocab_size)
+            tok, config, weights = add_domains(tok, config, weights, domains)
         if place.main:
             tok.save(folder)
         place.barrier()

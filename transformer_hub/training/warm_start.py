@@ -116,6 +116,18 @@ def grow_vocabulary(weights: Dict, old_size: int, new_size: int) -> Dict:
     return grown
 
 
+def add_domains(tokenizer: Tokenizer, config: TransformerConfig, weights: Dict, domains: List[str]
+                ) -> Tuple[Tokenizer, TransformerConfig, Dict]:
+    """A saved model taught new domain tags: each of ``domains`` it lacks appended to its vocabulary (no old id
+    moves), its tables grown (``grow_vocabulary``) and its config's ``domains`` extended, the old ones first (so
+    its default domain stays)."""
+    tok = tokenizer.with_domains(domains)
+    known = list(config.domains or [])
+    grown = dataclasses.replace(config, domains=known + [d for d in domains if d not in known],
+                                src_vocab_size=tok.src_vocab_size, tgt_vocab_size=tok.tgt_vocab_size)
+    return tok, grown, grow_vocabulary(weights, config.tgt_vocab_size, tok.tgt_vocab_size)
+
+
 def shown_source(source: str) -> str:
     """The source as the card and results.json record it: relative to the working folder if it was absolute."""
     return os.path.relpath(source) if os.path.isabs(source) else source

@@ -1,0 +1,246 @@
+"""A project's own translations as sentence pairs: gettext catalogs, TMX 1.4, TSV, Moses-style parallel files and
+the export of the server's suggestions, for ``python -m transformer_hub adapt``.
+
+Each reader returns a ``UserFile``: its pairs and the direction the file itself states (a catalog's ``Language``
+header with English sources, a TMX's ``srclang`` and ``xml:lang``s, two files' language suffixes, an export
+folder's ``src-tgt`` name) or ``None`` where it states none; ``read_user_data`` settles one direction for all the
+files (the command line's ``--src-lang``/``--tgt-lang`` first) and refuses in one line what it cannot read.
+``hold_out`` sets aside a seeded share of the pairs, by source sentence, so that no held-out source is trained on.
+"""
+from __future__ import annotations
+
+import math
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from lxml import etree
+
+from ..formats.gettext import parse_catalog
+from ..formats.layout import DocumentError
+from ..text.placeholders import accelerator_marker, strip_accelerator
+from .data import DataError, read_lines, read_parallel
+
+Pair = Tuple[str, str]
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_LANGUAGE = re.compile(r"^([A-Za-z]{2,3})(?:[-_@.].*)?$")
+_INLINE_CODES = {"bpt", "ept", "ph", "it", "ut", "sub"}  # TMX inline elements whose content is native markup
+
+
+@dataclass(frozen=True)
+class UserFile:
+    """One file's pairs, the direction it states (``None`` where it states none) and how it was read."""
+
+    path: str
+    kind: str
+    pairs: List[Pair]
+    src_lang: Optional[str] = None
+    tgt_lang: Optional[str] = None
+
+    def describe(self) -> Dict[str, object]:
+        return {"file": Path(self.path).name, "format": self.kind, "pairs": len(self.pairs)}
+
+
+@dataclass(frozen=True)
+class UserData:
+    """Every file's pairs in one direction."""
+
+    files: List[UserFile]
+    src_lang: str
+    tgt_lang: str
+
+    @property
+    def pairs(self) -> List[Pair]:
+        return [pair for f in self.files for pair in f.pairs]
+
+
+def language_code(value: Optional[str]) -> Optional[str]:
+    """``de_DE``, ``de-DE``, ``DE`` -> ``de``; None for an empty or unreadable code."""
+    found = _LANGUAGE.match((value or "").strip())
+    return found.group(1).lower() if found else None
+
+
+def read_po(path: str, src_lang: Optional[str], tgt_lang: Optional[str]) -> UserFile:
+    """A catalog's translated entries (fuzzy, obsolete and untranslated ones skipped; a plural entry gives its
+    singular and plural pairs), without their menu accelerators (``_File``: what the model is given when it
+    translates a catalog, ``formats.gettext``); the target language from the header's ``Language``, the source
+    English."""
+    try:
+        catalog = parse_catalog(Path(path).read_bytes())
+    except DocumentError as exc:
+        raise DataError(f"{path}: {exc}") from None
+    entries = catalog.translated_entries()
+    marker = accelerator_marker([e.msgid for e in entries])  # taken off as the catalog's translation takes it off
+
+    def bare(text: str) -> str:
+        return strip_accelerator(text, marker)[0] if marker else text
+
+    pairs: List[Pair] = []
+    for entry in entries:
+        if entry.msgid_plural:
+            forms = [entry.msgstr_plural.get(k, "") for k in sorted(entry.msgstr_plural)]
+            pairs += [(bare(s), bare(t)) for s, t in zip((entry.msgid, entry.msgid_plural), forms)
+                      if s.strip() and t.strip()]
+        elif entry.msgid.strip() and entry.msgstr.strip():
+            pairs.append((bare(entry.msgid), bare(entry.msgstr)))
+    return UserFile(path, "po", pairs, "en", language_code(catalog.metadata.get("Language")))
+
+
+def _segment_text(seg) -> str:
+    """A TMX ``<seg>``'s text: its own text and that of ``<hi>``, without the native codes of inline elements."""
+    parts = [seg.text or ""]
+    for child in seg:  # an unresolved entity (never expanded) is no element: only the text after it counts
+        if _element_name(child) not in _INLINE_CODES and _element_name(child) is not None:
+            parts.append(_segment_text(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
+
+
+def _element_name(node) -> Optional[str]:
+    return etree.QName(node).localname if isinstance(node.tag, str) else None
+
+
+def read_tmx(path: str, src_lang: Optional[str], tgt_lang: Optional[str]) -> UserFile:
+    """The ``<tu>``s of a TMX file holding both languages (other languages ignored); the source language from
+    the header's ``srclang``, the target the one other language when there is only one. Entities are never
+    resolved, and no DTD or network is read."""
+    units: List[Dict[str, str]] = []
+    header_src = None
+    try:
+        for _, element in etree.iterparse(path, events=("end",), resolve_entities=False, no_network=True,
+                                          load_dtd=False, huge_tree=False, remove_comments=True, remove_pis=True):
+            name = _element_name(element)
+            if name == "header":
+                header_src = language_code(element.get("srclang"))
+            elif name == "tu":
+                unit = {}
+                for tuv in element:
+                    lang = language_code(tuv.get(XML_LANG) or tuv.get("lang"))
+                    seg = next((c for c in tuv if _element_name(c) == "seg"), None)
+                    if lang and seg is not None and lang not in unit:
+                        unit[lang] = " ".join(_segment_text(seg).split())
+                units.append(unit)
+                element.clear(keep_tail=False)
+    except (etree.XMLSyntaxError, OSError) as exc:
+        raise DataError(f"{path}: not a readable TMX file ({str(exc).splitlines()[0] if str(exc) else exc})") from None
+    source = src_lang or header_src
+    if source is None:
+        raise DataError(f"{path}: the TMX header names no srclang: give --src-lang")
+    target = tgt_lang or _only_other(path, units, source)
+    pairs = [(u[source], u[target]) for u in units if u.get(source, "").strip() and u.get(target, "").strip()]
+    return UserFile(path, "tmx", pairs, source, target)
+
+
+def _only_other(path: str, units: List[Dict[str, str]], source: str) -> str:
+    others = sorted({lang for unit in units for lang in unit} - {source})
+    if len(others) != 1:
+        raise DataError(f"{path}: the TMX holds the languages {', '.join(others) or 'none'} besides {source}: "
+                        "choose the target with --tgt-lang")
+    return others[0]
+
+
+def read_tsv(path: str, src_lang: Optional[str], tgt_lang: Optional[str]) -> UserFile:
+    """``source<TAB>target`` lines (empty lines skipped); a line without exactly one tab is refused by number."""
+    pairs = []
+    for number, line in enumerate(read_lines(path), start=1):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != 2 or not fields[0].strip() or not fields[1].strip():
+            raise DataError(f"{path}:{number}: expected source<TAB>target, found {len(fields)} field(s)"
+                            + (" with an empty side" if len(fields) == 2 else ""))
+        pairs.append((fields[0], fields[1]))
+    return UserFile(path, "tsv", pairs)
+
+
+def read_moses(path: str, src_lang: Optional[str], tgt_lang: Optional[str]) -> UserFile:
+    """``SOURCE_FILE,TARGET_FILE``: two aligned files (one sentence a line, the same count); the languages from
+    their suffixes (``corpus.en``, ``corpus.de.gz``) when they have them."""
+    src_path, tgt_path = path.split(",", 1)
+    return UserFile(path, "parallel", read_parallel(src_path, tgt_path), _suffix(src_path), _suffix(tgt_path))
+
+
+def _suffix(path: str) -> Optional[str]:
+    name = Path(path).name.removesuffix(".gz")
+    suffix = name.rsplit(".", 1)[-1] if "." in name else ""
+    return suffix if re.fullmatch(r"[a-z]{2,3}", suffix) else None
+
+
+def read_suggestions(path: str, src_lang: Optional[str], tgt_lang: Optional[str]) -> UserFile:
+    """The folder ``python -m transformer_hub suggestions export`` writes: ``src-tgt/train.src`` and
+    ``train.tgt`` per direction (the folder itself or one of its direction folders; the direction asked for,
+    or the only one there is)."""
+    folder = Path(path)
+    found = {tuple(d.name.split("-")): d for d in sorted(folder.iterdir()) if d.is_dir()
+             and re.fullmatch(r"[a-z]{2,3}-[a-z]{2,3}", d.name)}
+    if re.fullmatch(r"[a-z]{2,3}-[a-z]{2,3}", folder.name):
+        found = {tuple(folder.name.split("-")): folder}
+    wanted = [pair for pair in found if (src_lang in (None, pair[0])) and (tgt_lang in (None, pair[1]))]
+    if len(wanted) != 1:
+        said = ", ".join("-".join(p) for p in found) or "none"
+        raise DataError(f"{path}: not one suggestions export for the direction (it holds {said}): give "
+                        "--src-lang/--tgt-lang, or the export's direction folder")
+    source, target = wanted[0]
+    directory = found[wanted[0]]
+    pairs = read_parallel(directory / f"train.{source}", directory / f"train.{target}")
+    return UserFile(path, "suggestions", pairs, source, target)
+
+
+Reader = Callable[[str, Optional[str], Optional[str]], UserFile]
+READERS: Dict[str, Reader] = {".po": read_po, ".tmx": read_tmx, ".tsv": read_tsv, ".txt": read_tsv}
+
+
+def reader_for(path: str) -> Reader:
+    """The reader of ``path`` by its form: a folder (a suggestions export), two files joined by a comma, or a
+    file's suffix; a refusal naming what is read."""
+    if "," in path and not Path(path).exists():
+        return read_moses
+    if Path(path).is_dir():
+        return read_suggestions
+    if not Path(path).is_file():
+        raise DataError(f"cannot read {path}: no such file")
+    reader = READERS.get(Path(path).suffix.lower())
+    if reader is None:
+        raise DataError(f"{path}: not a format adapt reads: give .po, .tmx, .tsv, two aligned files as "
+                        "SOURCE,TARGET, or a folder written by `suggestions export`")
+    return reader
+
+
+def read_user_data(paths: Sequence[str], src_lang: Optional[str] = None,
+                   tgt_lang: Optional[str] = None) -> UserData:
+    """Every file's pairs in one direction: ``src_lang``/``tgt_lang`` when given, else what the files state
+    (they must agree); a file that states another direction than the one given is refused."""
+    files = [reader_for(path)(path, src_lang, tgt_lang) for path in paths]
+    direction = []
+    for side, given in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
+        stated = {getattr(f, side): f.path for f in files if getattr(f, side)}
+        option, what = f"--{side.replace('_', '-')}", "source" if side == "src_lang" else "target"
+        if given is not None and set(stated) - {given}:
+            other = next(lang for lang in stated if lang != given)
+            raise DataError(f"{stated[other]} is in {other}, but {option} says {given}")
+        if given is None and len(stated) > 1:
+            raise DataError(f"the files disagree on the {what} language ({', '.join(sorted(stated))}): adapt one "
+                            "direction at a time")
+        if not (given or stated):
+            raise DataError(f"no file says its {what} language: give {option}")
+        direction.append(given or next(iter(stated)))
+    for f in files:
+        if not f.pairs:
+            raise DataError(f"{f.path}: no translated pairs to learn from")
+    return UserData(files, *direction)
+
+
+def hold_out(pairs: Sequence[Pair], share: float, seed: int) -> Tuple[List[Pair], List[Pair]]:
+    """(train, held out): the distinct pairs, a seeded ``share`` of their source sentences held out (every
+    translation of a held-out source goes with it, so none is trained on)."""
+    distinct = list(dict.fromkeys(pairs))
+    sources = list(dict.fromkeys(s for s, _ in distinct))
+    random.Random(seed).shuffle(sources)
+    held = set(sources[:math.ceil(share * len(sources))])
+    train = [p for p in distinct if p[0] not in held]
+    if not train or not held:
+        raise DataError(f"{len(sources)} distinct source sentence(s): too few to hold out {share:.0%} and train on "
+                        "the rest")
+    return train, [p for p in distinct if p[0] in held]
