@@ -53,6 +53,12 @@ msgstr "Konec"
 msgid "%d of %s"
 msgstr ""
 
+msgid "Hello {{person.name}}, you have {count} new messages."
+msgstr ""
+
+msgid "Welcome, $Username! Press <b><i>Enter</i></b>."
+msgstr ""
+
 #, python-format
 msgid "Downloaded %(size)s of %(total)s"
 msgstr ""
