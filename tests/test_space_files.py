@@ -136,7 +136,7 @@ def test_a_catalog_through_the_space_keeps_every_placeholder_and_passes_msgfmt(m
         written = [entry.msgstr] if not entry.msgid_plural else list(entry.msgstr_plural.values())
         if not any(written):
             continue  # left for a translator: allowed, never broken
-        assert entry.fuzzy or entry.msgid == "Save"  # machine output is marked for review
+        assert entry.fuzzy or entry.obsolete or entry.msgid == "Save"  # machine output is marked for review
         for source, text in zip([entry.msgid, entry.msgid_plural or entry.msgid], written):
             assert sorted(p.text for p in find_pieces(text)) == sorted(p.text for p in find_pieces(source))
             assert bool(strip_accelerator(text, "_")[1]) == bool(strip_accelerator(source, "_")[1])
