@@ -1,0 +1,236 @@
+#!/usr/bin/env python
+"""Localization files measured: ``python -m benchmarks l10n [--limit N] [--speed-entries N] [--out docs]``.
+
+On the Debian catalogs corpus's test split (``--data-dir``, built by ``python -m transformer_hub corpus
+debian-catalogs``; its ``test.raw.gz`` keeps each entry's original texts, accelerator marks included), English into
+German, French and Czech with the shipped multilingual v3 (domain "software"):
+
+* (a) the entries whose English holds placeholders, tags or accelerators (``find_pieces``, ``strip_accelerator``
+  with the catalog's marker; a seeded sample of ``--limit``): the accelerator taken off, each through the text path
+  (``translate_texts``); the share of outputs holding exactly the source's pieces (``same_pieces``) and how many
+  were left untranslated with a warning;
+* (b) the same entries as one ``.po`` per package (msgctxt kept, ``c-format`` where the English has a printf
+  directive), each through the document path ``translate-file`` uses (``read_document``,
+  ``translate_document_texts``, ``Document.write``); on every output ``msgfmt --check --use-fuzzy`` and
+  translate-toolkit's ``pofilter`` (``printf``, ``variables``, ``xmltags``, ``accelerators``; ``--gnome`` for ``_``
+  catalogs, ``--kde`` for ``&`` ones) and, after polib parses both, the same entries in the same order;
+* (c) sacreBLEU (cased) of (a)'s outputs against the references (their accelerator taken off) and of a same-size
+  seeded sample of entries with neither placeholders nor accelerators;
+* (d) speed: ``--speed-entries`` test entries (distinct msgids, German) as one ``.po`` through the document path
+  against the same strings through ``translate_texts``, ``--rounds`` times, alternately first, in one run; the
+  ratio of the summed seconds.
+
+Writes ``OUT/l10n_results.json`` (the figures, the sizes, the command).
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Dict, List, Sequence
+
+import polib
+import sacrebleu
+
+from transformer_hub import Transformer
+from transformer_hub.decoding import DecodingConfig
+from transformer_hub.formats import read_document, translate_document_texts
+from transformer_hub.text.pipeline import OneModel, translate_texts
+from transformer_hub.text.placeholders import accelerator_marker, find_pieces, same_pieces, strip_accelerator
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = ROOT / "space" / "models" / "multilingual-v3"
+TARGETS = ("de", "fr", "cs")
+DOMAIN = "software"
+POFILTER = shutil.which("pofilter", path=str(Path(sys.executable).parent)) or shutil.which("pofilter")
+UNTRANSLATED = "kept untranslated"  # the start of the pipeline's warning for an entry that could not keep its pieces
+
+
+# --------------------------------------------------------------------------- the entries
+def read_rows(data_dir: Path, split: str = "test") -> List[dict]:
+    """The split's rows (``SPLIT.raw.gz``), each with its catalog's accelerator marker as ``marker``."""
+    with gzip.open(data_dir / f"{split}.raw.gz", "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    by_catalog: Dict[str, List[dict]] = defaultdict(list)
+    for row in rows:
+        by_catalog[row["catalog"]].append(row)
+    for catalog_rows in by_catalog.values():
+        marker = accelerator_marker([r["raw"]["en"] for r in catalog_rows])
+        for row in catalog_rows:
+            row["marker"] = marker
+    return rows
+
+
+def stripped(row: dict, lang: str) -> str:
+    """The row's ``lang`` text without its accelerator mark."""
+    text = row["raw"].get(lang) or ""
+    return strip_accelerator(text, row["marker"])[0] if row["marker"] else text
+
+
+def protected(row: dict) -> bool:
+    """Whether the row's English holds a placeholder, tag, escape, link or accelerator."""
+    english = row["raw"]["en"]
+    return bool(find_pieces(english)) or bool(row["marker"] and strip_accelerator(english, row["marker"])[1])
+
+
+def samples(rows: Sequence[dict], limit: int, seed: int = 0) -> Dict[str, List[dict]]:
+    """Seeded samples of ``limit`` singular rows that have every target: with pieces, and as many without."""
+    usable = [r for r in rows if r["form"] == "singular" and all(r["raw"].get(t) for t in TARGETS + ("en",))]
+    usable = list({(r["catalog"], r["context"], r["raw"]["en"]): r for r in usable}.values())  # distinct msgids
+    rng = random.Random(seed)
+    pieces = [r for r in usable if protected(r)]
+    pieces = rng.sample(pieces, min(limit, len(pieces)))
+    plain = [r for r in usable if not protected(r)]
+    return {"pieces": pieces, "plain": rng.sample(plain, min(len(pieces), len(plain)))}
+
+
+# --------------------------------------------------------------------------- (a) and (c): the text path
+def text_path(model, rows: Sequence[dict], tgt: str, config: DecodingConfig, engine: str) -> dict:
+    sources = [stripped(r, "en") for r in rows]
+    results = translate_texts(model, sources, config, src_lang="en", tgt_lang=tgt, domain=DOMAIN, engine=engine)
+    outputs = [r.text for r in results]
+    return {"entries": len(rows), "outputs": outputs, "references": [stripped(r, tgt) for r in rows],
+            "same_pieces": sum(same_pieces(s, o) for s, o in zip(sources, outputs)),
+            "untranslated_with_warning": sum(any(w.startswith(UNTRANSLATED) for w in r.warnings) for r in results)}
+
+
+def bleu(outputs: List[str], references: List[str]) -> float:
+    return round(sacrebleu.corpus_bleu(outputs, [references]).score, 2)
+
+
+# --------------------------------------------------------------------------- (b) catalogs through the document path
+def build_po(rows: Sequence[dict]) -> bytes:
+    """A ``.po`` of ``rows`` (English msgids as the catalog had them, accelerators included), untranslated."""
+    catalog = polib.POFile()
+    catalog.metadata = {"Project-Id-Version": "l10n benchmark", "MIME-Version": "1.0",
+                        "Content-Type": "text/plain; charset=UTF-8", "Content-Transfer-Encoding": "8bit"}
+    for row in rows:
+        english = row["raw"]["en"]
+        flags = ["c-format"] if any(p.kind == "printf" for p in find_pieces(english)) else []
+        catalog.append(polib.POEntry(msgid=english, msgstr="", msgctxt=row["context"], flags=flags))
+    return str(catalog).encode("utf-8")
+
+
+def document_path(model, data: bytes, tgt: str, config: DecodingConfig, engine: str) -> bytes:
+    """``data`` (a ``.po``) translated as ``translate-file`` does it."""
+    document = read_document(data, ".po", tgt_lang=tgt)
+    done = translate_document_texts(document.texts, OneModel(model), "en", tgt_lang=tgt, config=config,
+                                    domain=DOMAIN, engine=engine)
+    return document.write(done)
+
+
+def keys(catalog: polib.POFile) -> List[tuple]:
+    return [(e.msgctxt, e.msgid, e.msgid_plural) for e in catalog]
+
+
+def check_po(source: bytes, output: bytes, marker, folder: Path) -> dict:
+    """msgfmt, pofilter and polib on one output file."""
+    path, failures = folder / "out.po", folder / "failures.po"
+    path.write_bytes(output)
+    failures.unlink(missing_ok=True)
+    msgfmt = subprocess.run(["msgfmt", "--check", "--use-fuzzy", "-o", "/dev/null", str(path)],
+                            capture_output=True, text=True)
+    style = "--kde" if marker == "&" else "--gnome"
+    subprocess.run([POFILTER, style, "-t", "printf", "-t", "variables", "-t", "xmltags", "-t", "accelerators",
+                    str(path), str(failures)], capture_output=True, text=True, check=True)
+    failed = [e for e in polib.pofile(str(failures))] if failures.exists() else []
+    before, after = polib.pofile(source.decode("utf-8")), polib.pofile(output.decode("utf-8"))
+    return {"msgfmt": msgfmt.returncode == 0, "msgfmt_errors": msgfmt.stderr.strip().splitlines()[:3],
+            "pofilter": not failed, "pofilter_failures": [e.msgid for e in failed][:5],
+            "same_entries": keys(before) == keys(after), "entries": len(before),
+            "translated": sum(bool(e.msgstr) for e in after), "fuzzy": sum("fuzzy" in e.flags for e in after)}
+
+
+def catalogs(model, rows: Sequence[dict], tgt: str, config: DecodingConfig, engine: str) -> dict:
+    by_catalog: Dict[str, List[dict]] = defaultdict(list)
+    for row in rows:
+        by_catalog[row["catalog"]].append(row)
+    files = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, catalog_rows in sorted(by_catalog.items()):
+            source = build_po(catalog_rows)
+            output = document_path(model, source, tgt, config, engine)
+            files[name] = check_po(source, output, catalog_rows[0]["marker"], Path(tmp))
+    count = len(files)
+    return {"files": count, "entries": sum(f["entries"] for f in files.values()),
+            "translated": sum(f["translated"] for f in files.values()),
+            "msgfmt_pass_pct": round(100 * sum(f["msgfmt"] for f in files.values()) / count, 2),
+            "pofilter_pass_pct": round(100 * sum(f["pofilter"] for f in files.values()) / count, 2),
+            "same_entries_pct": round(100 * sum(f["same_entries"] for f in files.values()) / count, 2),
+            "per_file": files}
+
+
+# --------------------------------------------------------------------------- (d) speed
+def speed(model, rows: Sequence[dict], entries: int, rounds: int, config: DecodingConfig, engine: str) -> dict:
+    """Seconds of one ``.po`` of ``entries`` rows through the document path and of the same strings through
+    ``translate_texts``, ``rounds`` times, alternately first."""
+    distinct = list({(r["context"], r["raw"]["en"]): r for r in rows if r["form"] == "singular"}.values())[:entries]
+    data = build_po(distinct)
+    texts = read_document(data, ".po", tgt_lang="de").texts  # the strings the document path decodes
+    seconds = {"document": [], "text": []}
+    for r in range(rounds):
+        for path in (("document", "text") if r % 2 == 0 else ("text", "document")):
+            start = time.perf_counter()
+            if path == "document":
+                document_path(model, data, "de", config, engine)
+            else:
+                translate_texts(model, texts, config, src_lang="en", tgt_lang="de", domain=DOMAIN, engine=engine)
+            seconds[path].append(round(time.perf_counter() - start, 3))
+    return {"entries": len(distinct), "rounds": rounds, "seconds": seconds,
+            "ratio": round(sum(seconds["document"]) / sum(seconds["text"]), 3)}
+
+
+# --------------------------------------------------------------------------- the command
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "data" / "debian-catalogs")
+    parser.add_argument("--model", default=str(MODEL))
+    parser.add_argument("--limit", type=int, default=100, help="entries with pieces per language, (a)-(c)")
+    parser.add_argument("--beam", type=int, default=5, help="beam size of (a)-(c)")
+    parser.add_argument("--speed-entries", type=int, default=500, help="entries of (d)'s .po")
+    parser.add_argument("--speed-beam", type=int, default=1, help="beam size of (d) (1: greedy)")
+    parser.add_argument("--rounds", type=int, default=2, help="(d)'s rounds")
+    parser.add_argument("--engine", default="ctranslate2", choices=["pytorch", "ctranslate2"])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs")
+
+
+def search(beam: int) -> DecodingConfig:
+    return DecodingConfig(strategy="greedy") if beam == 1 else DecodingConfig(strategy="beam", beam_size=beam)
+
+
+def run(args: argparse.Namespace) -> dict:
+    if not (args.data_dir / "test.raw.gz").is_file():
+        raise SystemExit(f"benchmark: error: no catalogs corpus in {args.data_dir}: build it with `python -m "
+                         "transformer_hub corpus debian-catalogs --out DIR` (docs/debian-catalogs.md)")
+    if shutil.which("msgfmt") is None or POFILTER is None:
+        raise SystemExit("benchmark: error: needs msgfmt (apt-get install gettext) and pofilter (translate-toolkit)")
+    model = Transformer.from_pretrained(args.model).eval()
+    rows = read_rows(args.data_dir)
+    sample = samples(rows, args.limit)
+    config = search(args.beam)
+    out = {"command": "python -m benchmarks l10n " + " ".join(sys.argv[2:]), "model": Path(args.model).name,
+           "domain": DOMAIN, "engine": args.engine, "beam": args.beam, "split": "test", "directions": {}}
+    for tgt in TARGETS:
+        with_pieces = text_path(model, sample["pieces"], tgt, config, args.engine)
+        without = text_path(model, sample["plain"], tgt, config, args.engine)
+        row = {"entries": with_pieces["entries"],
+               "same_pieces_pct": round(100 * with_pieces["same_pieces"] / with_pieces["entries"], 2),
+               "untranslated_with_warning": with_pieces["untranslated_with_warning"],
+               "bleu_with_pieces": bleu(with_pieces["outputs"], with_pieces["references"]),
+               "bleu_without": bleu(without["outputs"], without["references"]),
+               "catalogs": catalogs(model, sample["pieces"], tgt, config, args.engine)}
+        row["bleu_gap"] = round(row["bleu_without"] - row["bleu_with_pieces"], 2)
+        out["directions"][f"en-{tgt}"] = row
+        print(f"en-{tgt}: {json.dumps({k: v for k, v in row.items() if k != 'catalogs'})}", file=sys.stderr)
+    out["speed"] = speed(model, rows, args.speed_entries, args.rounds, search(args.speed_beam), args.engine)
+    out["speed"]["beam"] = args.speed_beam
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "l10n_results.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    return out
