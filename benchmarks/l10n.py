@@ -43,7 +43,7 @@ import sacrebleu
 from transformer_hub import Transformer
 from transformer_hub.decoding import DecodingConfig
 from transformer_hub.formats import read_document, translate_document_texts
-from transformer_hub.text.pipeline import OneModel, translate_texts
+from transformer_hub.text.pipeline import Models, OneModel, translate_texts
 from transformer_hub.text.placeholders import accelerator_marker, find_pieces, same_pieces, strip_accelerator
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,9 +93,9 @@ def samples(rows: Sequence[dict], limit: int, seed: int = 0) -> Dict[str, List[d
 
 
 # --------------------------------------------------------------------------- (a) and (c): the text path
-def text_path(model, rows: Sequence[dict], tgt: str, config: DecodingConfig, engine: str) -> dict:
+def text_path(models: Models, rows: Sequence[dict], tgt: str, config: DecodingConfig, engine: str) -> dict:
     sources = [stripped(r, "en") for r in rows]
-    results = translate_texts(model, sources, config, src_lang="en", tgt_lang=tgt, domain=DOMAIN, engine=engine)
+    results = translate_texts(models, sources, config, src_lang="en", tgt_lang=tgt, domain=DOMAIN, engine=engine)
     outputs = [r.text for r in results]
     return {"entries": len(rows), "outputs": outputs, "references": [stripped(r, tgt) for r in rows],
             "same_pieces": sum(same_pieces(s, o) for s, o in zip(sources, outputs)),
@@ -119,10 +119,10 @@ def build_po(rows: Sequence[dict]) -> bytes:
     return str(catalog).encode("utf-8")
 
 
-def document_path(model, data: bytes, tgt: str, config: DecodingConfig, engine: str) -> bytes:
+def document_path(models: Models, data: bytes, tgt: str, config: DecodingConfig, engine: str) -> bytes:
     """``data`` (a ``.po``) translated as ``translate-file`` does it."""
     document = read_document(data, ".po", tgt_lang=tgt)
-    done = translate_document_texts(document.texts, OneModel(model), "en", tgt_lang=tgt, config=config,
+    done = translate_document_texts(document.texts, models, "en", tgt_lang=tgt, config=config,
                                     domain=DOMAIN, engine=engine)
     return document.write(done)
 
@@ -149,7 +149,7 @@ def check_po(source: bytes, output: bytes, marker, folder: Path) -> dict:
             "translated": sum(bool(e.msgstr) for e in after), "fuzzy": sum("fuzzy" in e.flags for e in after)}
 
 
-def catalogs(model, rows: Sequence[dict], tgt: str, config: DecodingConfig, engine: str) -> dict:
+def catalogs(models: Models, rows: Sequence[dict], tgt: str, config: DecodingConfig, engine: str) -> dict:
     by_catalog: Dict[str, List[dict]] = defaultdict(list)
     for row in rows:
         by_catalog[row["catalog"]].append(row)
@@ -157,7 +157,7 @@ def catalogs(model, rows: Sequence[dict], tgt: str, config: DecodingConfig, engi
     with tempfile.TemporaryDirectory() as tmp:
         for name, catalog_rows in sorted(by_catalog.items()):
             source = build_po(catalog_rows)
-            output = document_path(model, source, tgt, config, engine)
+            output = document_path(models, source, tgt, config, engine)
             files[name] = check_po(source, output, catalog_rows[0]["marker"], Path(tmp))
     count = len(files)
     return {"files": count, "entries": sum(f["entries"] for f in files.values()),
@@ -169,7 +169,7 @@ def catalogs(model, rows: Sequence[dict], tgt: str, config: DecodingConfig, engi
 
 
 # --------------------------------------------------------------------------- (d) speed
-def speed(model, rows: Sequence[dict], entries: int, rounds: int, config: DecodingConfig, engine: str) -> dict:
+def speed(models: Models, rows: Sequence[dict], entries: int, rounds: int, config: DecodingConfig, engine: str) -> dict:
     """Seconds of one ``.po`` of ``entries`` rows through the document path and of the same strings through
     ``translate_texts``, ``rounds`` times, alternately first."""
     distinct = list({(r["context"], r["raw"]["en"]): r for r in rows if r["form"] == "singular"}.values())[:entries]
@@ -180,9 +180,9 @@ def speed(model, rows: Sequence[dict], entries: int, rounds: int, config: Decodi
         for path in (("document", "text") if r % 2 == 0 else ("text", "document")):
             start = time.perf_counter()
             if path == "document":
-                document_path(model, data, "de", config, engine)
+                document_path(models, data, "de", config, engine)
             else:
-                translate_texts(model, texts, config, src_lang="en", tgt_lang="de", domain=DOMAIN, engine=engine)
+                translate_texts(models, texts, config, src_lang="en", tgt_lang="de", domain=DOMAIN, engine=engine)
             seconds[path].append(round(time.perf_counter() - start, 3))
     return {"entries": len(distinct), "rounds": rounds, "seconds": seconds,
             "ratio": round(sum(seconds["document"]) / sum(seconds["text"]), 3)}
@@ -201,6 +201,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "docs")
 
 
+def load_models(path: str) -> Models:
+    return OneModel(Transformer.from_pretrained(path).eval())
+
+
 def search(beam: int) -> DecodingConfig:
     return DecodingConfig(strategy="greedy") if beam == 1 else DecodingConfig(strategy="beam", beam_size=beam)
 
@@ -211,25 +215,25 @@ def run(args: argparse.Namespace) -> dict:
                          "transformer_hub corpus debian-catalogs --out DIR` (docs/debian-catalogs.md)")
     if shutil.which("msgfmt") is None or POFILTER is None:
         raise SystemExit("benchmark: error: needs msgfmt (apt-get install gettext) and pofilter (translate-toolkit)")
-    model = Transformer.from_pretrained(args.model).eval()
+    models = load_models(args.model)
     rows = read_rows(args.data_dir)
     sample = samples(rows, args.limit)
     config = search(args.beam)
     out = {"command": "python -m benchmarks l10n " + " ".join(sys.argv[2:]), "model": Path(args.model).name,
            "domain": DOMAIN, "engine": args.engine, "beam": args.beam, "split": "test", "directions": {}}
     for tgt in TARGETS:
-        with_pieces = text_path(model, sample["pieces"], tgt, config, args.engine)
-        without = text_path(model, sample["plain"], tgt, config, args.engine)
+        with_pieces = text_path(models, sample["pieces"], tgt, config, args.engine)
+        without = text_path(models, sample["plain"], tgt, config, args.engine)
         row = {"entries": with_pieces["entries"],
                "same_pieces_pct": round(100 * with_pieces["same_pieces"] / with_pieces["entries"], 2),
                "untranslated_with_warning": with_pieces["untranslated_with_warning"],
                "bleu_with_pieces": bleu(with_pieces["outputs"], with_pieces["references"]),
                "bleu_without": bleu(without["outputs"], without["references"]),
-               "catalogs": catalogs(model, sample["pieces"], tgt, config, args.engine)}
+               "catalogs": catalogs(models, sample["pieces"], tgt, config, args.engine)}
         row["bleu_gap"] = round(row["bleu_without"] - row["bleu_with_pieces"], 2)
         out["directions"][f"en-{tgt}"] = row
         print(f"en-{tgt}: {json.dumps({k: v for k, v in row.items() if k != 'catalogs'})}", file=sys.stderr)
-    out["speed"] = speed(model, rows, args.speed_entries, args.rounds, search(args.speed_beam), args.engine)
+    out["speed"] = speed(models, rows, args.speed_entries, args.rounds, search(args.speed_beam), args.engine)
     out["speed"]["beam"] = args.speed_beam
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "l10n_results.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
