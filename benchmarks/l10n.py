@@ -143,7 +143,8 @@ def check_po(source: bytes, output: bytes, marker, folder: Path) -> dict:
                     str(path), str(failures)], capture_output=True, text=True, check=True)
     failed = [e for e in polib.pofile(str(failures))] if failures.exists() else []
     before, after = polib.pofile(source.decode("utf-8")), polib.pofile(output.decode("utf-8"))
-    return {"msgfmt": msgfmt.returncode == 0, "msgfmt_errors": msgfmt.stderr.strip().splitlines()[:3],
+    errors = msgfmt.stderr.replace(str(path), path.name).strip().splitlines() if msgfmt.returncode else []
+    return {"msgfmt": msgfmt.returncode == 0, "msgfmt_errors": errors[:3],
             "pofilter": not failed, "pofilter_failures": [e.msgid for e in failed][:5],
             "same_entries": keys(before) == keys(after), "entries": len(before),
             "translated": sum(bool(e.msgstr) for e in after), "fuzzy": sum("fuzzy" in e.flags for e in after)}
@@ -220,7 +221,11 @@ def run(args: argparse.Namespace) -> dict:
     sample = samples(rows, args.limit)
     config = search(args.beam)
     out = {"command": "python -m benchmarks l10n " + " ".join(sys.argv[2:]), "model": Path(args.model).name,
-           "domain": DOMAIN, "engine": args.engine, "beam": args.beam, "split": "test", "directions": {}}
+           "domain": DOMAIN, "engine": args.engine, "beam": args.beam, "split": "test",
+           "sample": f"(a)-(c): a seeded sample of {args.limit} distinct singular test entries with placeholders, tags "
+                     "or accelerators (the same for each target) and as many without; (b): those entries as one .po "
+                     f"per package; (d): {args.speed_entries} test entries, beam {args.speed_beam} (1: greedy), "
+                     f"{args.rounds} rounds", "directions": {}}
     for tgt in TARGETS:
         with_pieces = text_path(models, sample["pieces"], tgt, config, args.engine)
         without = text_path(models, sample["plain"], tgt, config, args.engine)
