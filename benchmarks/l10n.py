@@ -220,7 +220,7 @@ def run(args: argparse.Namespace) -> dict:
     rows = read_rows(args.data_dir)
     sample = samples(rows, args.limit)
     config = search(args.beam)
-    out = {"command": "python -m benchmarks l10n " + " ".join(sys.argv[2:]), "model": Path(args.model).name,
+    out = {"command": " ".join(["python -m benchmarks l10n", *sys.argv[2:]]), "model": Path(args.model).name,
            "domain": DOMAIN, "engine": args.engine, "beam": args.beam, "split": "test",
            "sample": f"(a)-(c): a seeded sample of {args.limit} distinct singular test entries with placeholders, tags "
                      "or accelerators (the same for each target) and as many without; (b): those entries as one .po "
