@@ -53,6 +53,9 @@ msgstr "Konec"
 msgid "%d of %s"
 msgstr ""
 
+msgid "Name files like _1 or _2"
+msgstr ""
+
 msgid "Hello {{person.name}}, you have {count} new messages."
 msgstr ""
 
@@ -98,6 +101,7 @@ def test_a_catalog_is_filled_for_the_targets_plural_forms_and_marked_for_review(
 def test_the_accelerator_is_taken_off_before_translation_and_put_back():
     document = gettext.read(PO.encode(), "cs")
     assert "Open Recent" in document.texts and "_Open Recent" not in document.texts
+    assert not any("_1 or" in t or "1 or 2" in t for t in document.texts)  # two marks: left to a translator
     out = polib.pofile(translate_po(PO.encode(), translate=lambda s: ["Otevřít nedávné" if x == "Open Recent"
                                                                       else x for x in s]).decode() + "\n")
     assert out.find("_Open Recent", msgctxt="menu").msgstr == "_Otevřít nedávné"

@@ -17,6 +17,11 @@ from transformer_hub.text.placeholders import (accelerator_marker, find_pieces, 
     ("See https://example.org/a?b=1. Or write to help@example.org", ["https://example.org/a?b=1", "help@example.org"]),
     ("Saved in ~/.config/app and /usr/share/doc/x", ["~/.config/app", "/usr/share/doc/x"]),
     ("{n, plural, one {# file} other {# files}} left", ["{n, plural, one {# file} other {# files}}"]),
+    ("Copy %1 of %2 to %L3", ["%1", "%2", "%L3"]),  # Qt
+    ('<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0//EN"><style type="text/css">p, li { white-space: pre-wrap; }'
+     "</style><p>Hi</p><!-- a note -->", ['<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0//EN">',
+                                          '<style type="text/css">p, li { white-space: pre-wrap; }</style>', "<p>",
+                                          "</p>", "<!-- a note -->"]),
 ])
 def test_every_kind_of_piece_is_found_whole(text, pieces):
     assert [p.text for p in find_pieces(text)] == pieces
@@ -38,7 +43,7 @@ def test_the_model_sees_numbered_marks_and_they_come_back():
 @pytest.mark.parametrize("source, output", [
     # LibreTranslate's reports: each piece mangled or lost by a model comes back exactly
     ("Hello {{person.name}}, you have {count} new messages.", "Hallo #1, du hast neue Nachrichten."),
-    ("Value: %1$s", "Wert: %1"),
+    ("Value: %1$s", "Wert: #"),
     ("Welcome, $Username!", "Willkommen!"),
     ("<b><i>Warning</i></b>: disk full", "#1#2Warnung#3: Platte voll #9"),
 ])
@@ -58,6 +63,7 @@ def test_printf_directives_without_positions_keep_their_order_or_nothing_is_retu
     masked = mask("%d of %s")
     assert masked.unmask("#1 von #2") == "%d von %s"
     assert masked.unmask("#2 von #1") is None  # "%s von %d": msgfmt --check would fail
+    assert mask("%1 of %2").unmask("#2 von #1") == "%2 von %1"  # Qt's arguments are numbered
     positional = mask("%1$d of %2$s")
     assert positional.unmask("#2 von #1") == "%2$s von %1$d"  # positional ones may move
 

@@ -83,6 +83,8 @@ def read(data: bytes, tgt_lang: Optional[str] = None, overwrite: bool = False) -
     marker = accelerator_marker([e.msgid for e in entries])
     units = []
     for entry in entries:
+        if marker is not None and _marks(entry.msgid, marker) > 1:
+            continue  # "use _1 or _2": which is the accelerator? a translator decides; pofilter would count both
         texts, letter = _strip(entry.msgid, marker)
         if entry.msgid_plural:
             texts = (texts[0], _strip(entry.msgid_plural, marker)[0][0])
@@ -103,6 +105,16 @@ def read(data: bytes, tgt_lang: Optional[str] = None, overwrite: bool = False) -
 def _has_translation(entry: polib.POEntry) -> bool:
     """Whether a translator wrote something, reviewed (``translated()``) or not (a fuzzy one)."""
     return bool(entry.msgstr) or any(entry.msgstr_plural.values())
+
+
+def _marks(text: str, marker: str) -> int:
+    """How many accelerator marks ``text`` holds (``_unmarked`` takes them all off)."""
+    count = 0
+    while True:
+        text, letter = strip_accelerator(text, marker)
+        if letter is None:
+            return count
+        count += 1
 
 
 def _strip(text: str, marker: Optional[str]) -> Tuple[Tuple[str], Optional[str]]:
@@ -132,10 +144,8 @@ def _fill(unit: _Unit, translations: List[str], marker: Optional[str], forms: in
 
 def _unmarked(text: str, marker: str) -> str:
     """``text`` without accelerator marks (a model's output may hold stray ones: one entry has one accelerator)."""
-    stripped, letter = strip_accelerator(text, marker)
-    while letter is not None:
-        text = stripped
-        stripped, letter = strip_accelerator(text, marker)
+    for _ in range(_marks(text, marker)):
+        text = strip_accelerator(text, marker)[0]
     return text
 
 

@@ -29,9 +29,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 # Each alternative starts at a character that cannot occur inside the run it matches, or is anchored by a
 # look-behind to the start of its run, so a failed match costs the run's length once, not once per start.
 _PATTERNS = [
+    ("block", r"<(?P<blocktag>style|script)\b[^<>]{0,1000}>[^<]{0,20000}</(?P=blocktag)\s*>|<!--[\s\S]{0,5000}?-->"
+              r"|<![A-Za-z][^<>]{0,1000}>"),  # a style sheet, a script, a comment, a DOCTYPE: none of it is text
     ("name", r"%[A-Z][A-Z0-9_]+%?|\$\([^()\s]{1,64}\)|\$\{[^{}\s]{1,64}\}|(?<![\w$])\$[A-Za-z_]\w{0,64}"),
     ("printf", r"%(?:\d+\$)?[-+#0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspn]"
-               r"|%\([A-Za-z_][\w.-]{0,64}\)[-+#0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]|%%"),
+               r"|%\([A-Za-z_][\w.-]{0,64}\)[-+#0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]|%%|%\d{1,2}(?![\d$])"),  # Qt: %1
     ("tag", r"</?[A-Za-z][\w:.-]{0,64}(?:\s[^<>]{0,1000})?/?>|&(?:[A-Za-z]{2,10}|#\d{1,7}|#x[0-9A-Fa-f]{1,6});"),
     ("escape", r"\\[ntr\\\"']"),
     ("url", r"(?<![\w+.-])(?:[A-Za-z][A-Za-z0-9+.-]{0,30}://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)]"),
@@ -44,7 +46,7 @@ _FIND = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _PATTE
 # "‹1›" or "§1" in none: their byte pieces come back torn); "%N" is itself a Qt placeholder, so "#N".
 _MARK = re.compile(r"#(\d{1,4})(?!\d)")
 _SPACED_MARK = re.compile(f"( ?){_MARK.pattern}")
-_POSITIONAL = re.compile(r"%\d+\$|%\(")
+_POSITIONAL = re.compile(r"%\d+\$|%\(|%\d+$")  # %1$s, %(name)s, Qt's %1: each names its argument
 _ACCELERATED = {"_": re.compile(r"_(?=[^\W_])"), "&": re.compile(r"&(?=[^\W_])(?![A-Za-z]{2,10};|#\d)"),
                 "~": re.compile(r"~(?=[^\W_])")}
 
