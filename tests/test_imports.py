@@ -123,7 +123,8 @@ def test_no_import_cycle_in_the_package():
 SPACE = PACKAGE.parent / "space"
 SPACE_FLOORS = [  # the Space's packages, bottom first, each with its modules' floors (bottom first): a package
     # imports only packages of lower floors, and a module of a package only that package's lower modules
-    ("hosting", [{"access", "limits", "logs", "sandbox"}]),  # admission (API keys, rate limits), limits and their
+    ("hosting", [{"access", "connections", "limits", "logs", "sandbox"}]),  # admission (API keys, rate limits,
+    # connections' deadlines and shares), limits and their
     # messages, logs, the worker process a document is read in
     ("pictures", [{"labels", "architecture", "word_view"},  # every plot and figure, and the labels
                   {"attention", "beam_tree", "inside", "playground"},  # of pieces they share; the static views are made of
