@@ -293,7 +293,7 @@ def test_the_hosting_page_lists_every_setting_of_the_server_with_its_default():
     import dataclasses
     import re
 
-    from space.hosting import access
+    from space.hosting import access, connections
     from space.serving import context, model_store as models_store
     from space.page import demo
     from space.rest import files
@@ -311,6 +311,9 @@ def test_the_hosting_page_lists_every_setting_of_the_server_with_its_default():
                      "SPACE_TORCH_THREADS": str(demo.TORCH_THREADS), "SPACE_DECODE_WORKERS": str(context.DECODE_WORKERS),
                      "SPACE_MAX_CONNECTIONS": str(server.connection_limits()["limit_concurrency"]),
                      "SPACE_KEEP_ALIVE": str(server.connection_limits()["timeout_keep_alive"]),
+                     connections.HEADER_TIMEOUT_ENV: str(connections.HEADER_TIMEOUT),
+                     connections.PER_CLIENT_ENV: str(connections.PER_CLIENT),
+                     connections.UPLOAD_TIMEOUT_ENV: str(connections.UPLOAD_TIMEOUT),
                      "GRADIO_SERVER_NAME": server.host_and_port()[0], "GRADIO_SERVER_PORT": str(server.host_and_port()[1]),
                      models_store.MODELS_DIR_ENV: "space/models", "SPACE_FILE_TTL": str(files.FILE_TTL),
                      store.DB_ENV: store.DEFAULT_DB})
