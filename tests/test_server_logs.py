@@ -73,3 +73,17 @@ def test_uvicorns_disconnect_traceback_becomes_one_line():
 def test_gradios_messages_are_cut_to_their_first_line(message, shown):
     assert logs._error_payload(ValueError(message), True)["error"] == shown
     assert logs._error_payload(gr.Error("ours\nkept whole"), True)["error"] == "ours\nkept whole"
+
+
+def test_a_line_break_in_a_visitors_field_cannot_forge_a_log_line():
+    record = logging.LogRecord("space.rest.routes", logging.INFO, __file__, 1, "REST %s: %d %s",
+                               ("/translate", 400, "en\n2026-01-01 ERROR forged\r\u2028x is not supported"), None)
+    line = logs.OneLineFormatter("%(levelname)s %(name)s: %(message)s").format(record)
+    assert line == ("INFO space.rest.routes: REST /translate: 400 en\\n2026-01-01 ERROR forged\\r\\u2028x is not "
+                    "supported")
+    try:
+        raise RuntimeError("a fault")
+    except RuntimeError as exc:
+        fault = logging.LogRecord("space", logging.ERROR, __file__, 1, "failed", (), (RuntimeError, exc,
+                                                                                       exc.__traceback__))
+    assert logs.OneLineFormatter("%(message)s").format(fault).count("\n") >= 2  # a traceback keeps its lines

@@ -10,6 +10,7 @@ traceback; ``OneLineDisconnects`` makes it one line.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import threading
 import time
@@ -23,6 +24,16 @@ from starlette.requests import ClientDisconnect
 
 logger = logging.getLogger("space.server")
 DISCONNECTS = (ClientDisconnect, ConnectionError)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")  # what a terminal or a log reader takes as a line break
+
+
+class OneLineFormatter(logging.Formatter):
+    """Each record's message on its line: a line break a visitor put in a field (``source="en\\n..."``) comes
+    out escaped, so no request can forge a log line; a traceback (a fault of the server) keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = _CONTROL.sub(lambda m: ascii(m.group())[1:-1], record.message)
+        return super().formatMessage(record)
 
 
 class RateLimit(logging.Filter):
@@ -119,7 +130,7 @@ def configure(level: int = logging.INFO) -> None:
     """One rate-limited stderr handler for the server's loggers (ours, the library's and uvicorn's); call it
     after uvicorn has set up its own logging, which it replaces for uvicorn's loggers."""
     handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RateLimit())
     for name, named_level in (("space", level), ("transformer_hub", level), ("uvicorn", logging.WARNING),
                               ("uvicorn.error", logging.WARNING)):
