@@ -34,6 +34,7 @@ from .hosting.connections import UploadDeadline, guarded_protocol
 from .page.demo import QUEUE_MAX_SIZE, launch_options
 from .rest import api_docs
 from .rest.input import error_response
+from .rest.jsonrpc import JsonRpcGuard
 from .rest.libre import LibreAPI
 from .rest.libre_schema import OPERATIONS as LIBRE_OPERATIONS
 from .rest.routes import PATHS, RestAPI, RestSettings, env_number
@@ -96,6 +97,8 @@ def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastA
     # path on the server has that file copied into the cache and handed to the event.
     demo.has_launched = True
     app.add_middleware(UploadDeadline, paths=UPLOAD_PATHS)  # Gradio's upload reads its body without a deadline
+    rest = app.state.rest.settings  # the MCP server's bodies: the REST routes' size and deadline, checked first
+    app.add_middleware(JsonRpcGuard, max_bytes=rest.max_body_bytes, timeout=rest.body_timeout)
     logs.install()
     return app
 

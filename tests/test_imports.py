@@ -136,7 +136,7 @@ SPACE_FLOORS = [  # the Space's packages, bottom first, each with its modules' f
                  {"quality", "describe"},  # the quality worker, the models described,
                  {"service"}]),  # what the tabs and routes call (SpaceModels: the library's pipeline)
     ("rest", [{"input", "api_docs"},  # reading a request and the shape of an error answer; the docs page
-              {"html", "schema"},  # html texts; the OpenAPI description
+              {"html", "schema", "jsonrpc"},  # html texts; the OpenAPI description; MCP's bodies checked
               {"libre_schema", "files", "routes"},  # /translate, /detect, /languages; documents and downloads
               {"libre"}]),  # the rest of LibreTranslate's API (files, settings, suggestions)
     ("page", [{"examples", "registry", "keys"},  # the Gradio page: the plugin registry, the page's key handling,
