@@ -87,3 +87,25 @@ def test_a_line_break_in_a_visitors_field_cannot_forge_a_log_line():
         fault = logging.LogRecord("space", logging.ERROR, __file__, 1, "failed", (), (RuntimeError, exc,
                                                                                        exc.__traceback__))
     assert logs.OneLineFormatter("%(message)s").format(fault).count("\n") >= 2  # a traceback keeps its lines
+
+
+def test_gradios_refusals_of_a_visitors_file_input_are_one_line_and_name_no_folder_of_the_server(caplog):
+    import os
+
+    def preprocess_data(value):  # where Gradio reads the inputs: a download it refused, a FileData without path
+        raise ValueError(f"Hostname {value} failed validation")
+
+    shim = logs._Traceback()
+    caplog.set_level(logging.INFO, logger="space.server")
+    try:
+        preprocess_data("169.254.169.254")
+    except ValueError:
+        shim.print_exc()
+    assert [(r.levelname, r.getMessage(), r.exc_info) for r in caplog.records] == [
+        ("INFO", "event refused: Hostname 169.254.169.254 failed validation", None)]
+    resolved = os.path.join(os.getcwd(), "x.docx")
+    error = InvalidPathError(f"Cannot move {resolved} to the gradio cache dir because it was not uploaded by a user.")
+    shown = logs._error_payload(error, True)["error"]
+    assert shown == "Cannot move x.docx to the gradio cache dir because it was not uploaded by a user."
+    assert logs.hide_paths(f"{logs.sys.prefix}/lib/python3/site.py and /etc/hostname") == \
+        "lib/python3/site.py and /etc/hostname"

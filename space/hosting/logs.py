@@ -10,10 +10,13 @@ traceback; ``OneLineDisconnects`` makes it one line.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Dict, Tuple
 
 import gradio.queueing
@@ -75,7 +78,8 @@ class OneLineDisconnects(logging.Filter):
 
 def is_visitors_mistake(error: BaseException) -> bool:
     """A refusal of what a visitor sent (not a fault of the server): Gradio's and our messages, a path that
-    was not uploaded, or inputs Gradio's own validation refused."""
+    was not uploaded, or inputs Gradio's own reading refused (its validation, a file input without a path, a
+    URL its download refuses)."""
     if isinstance(error, (AppError, InvalidPathError, *DISCONNECTS)):
         return True
     frames = []
@@ -83,7 +87,22 @@ def is_visitors_mistake(error: BaseException) -> bool:
     while tb is not None:
         frames.append(tb.tb_frame.f_code.co_name)
         tb = tb.tb_next
-    return isinstance(error, (ValueError, TypeError)) and bool(frames) and frames[-1] == "validate_inputs"
+    return isinstance(error, (ValueError, TypeError)) and bool(frames) and (
+        frames[-1] == "validate_inputs" or "preprocess_data" in frames)
+
+
+def _server_folders() -> list:
+    folders = {os.getcwd(), str(Path(__file__).resolve().parents[2]), sys.prefix, sys.base_prefix,
+               tempfile.gettempdir(), os.path.expanduser("~")}
+    return sorted((f.rstrip(os.sep) + os.sep for f in folders if len(f) > 1), key=len, reverse=True)
+
+
+def hide_paths(message: str) -> str:
+    """``message`` without the server's own folders (its checkout, Python's, the temporary folder, the home):
+    a visitor's ``x.docx`` that Gradio made ``/srv/app/x.docx`` is named ``x.docx`` again."""
+    for folder in _server_folders():
+        message = message.replace(folder, "")
+    return message
 
 
 class _Traceback:
@@ -109,10 +128,13 @@ def first_line(error: BaseException) -> str:
 
 
 def _error_payload(error, show_error):
-    """Gradio's error payload, a message other than our own cut to its first line (no component reprs)."""
+    """Gradio's error payload, a message other than our own cut to its first line (no component reprs), the
+    server's folders left out."""
     content = gradio.utils.error_payload(error, show_error)
     if error is not None and not isinstance(error, AppError) and isinstance(content.get("error"), str):
         content["error"] = first_line(error)
+    if isinstance(content.get("error"), str):
+        content["error"] = hide_paths(content["error"])
     return content
 
 
