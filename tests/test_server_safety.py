@@ -321,7 +321,8 @@ def test_the_hosting_page_lists_every_setting_of_the_server_with_its_default():
     expected.update({"SPACE_REQ_LIMIT": str(keys.req_limit), "SPACE_CHAR_LIMIT": str(keys.char_limit),
                      "SPACE_API_KEYS": str(keys.api_keys), "SPACE_REQUIRE_API_KEY": str(keys.require_key),
                      "SPACE_SUGGESTIONS": str(keys.suggestions),
-                     "SPACE_SUGGESTIONS_MAX_MB": f"{keys.suggestions_max_mb:g}"})
+                     "SPACE_SUGGESTIONS_MAX_MB": f"{keys.suggestions_max_mb:g}",
+                     "SPACE_SUGGESTIONS_CLIENT_MB": f"{keys.suggestions_client_mb:g}"})
     for name, default in expected.items():
         if name not in os.environ:  # set here: the code's value is not its default
             assert rows.get(name) == default, (name, rows.get(name), default)
