@@ -48,6 +48,7 @@ body:not(.dark) { --block-info-text-color: #4b5563; }
      their percentages of the frame, so the variants table gets a frame wide enough for its longest numbers */
   .table-container { overflow-x: auto !important; }
   #variants-table .table-wrap { min-width: 980px; }
+  #variants-results .table-wrap { min-width: 900px; }
   /* the matplotlib pictures keep their drawn size (8-11 pt labels) and scroll sideways, instead of being
      shrunk to the screen's width with 4 px labels */
   #compare-tree, #inside-positions-plot, #inside-step-plot, #inside-forcing-plot { overflow-x: auto !important; }
