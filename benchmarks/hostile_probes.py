@@ -21,7 +21,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Dict, Iterator, Tuple
@@ -30,6 +29,7 @@ import requests
 
 from .app import free_port
 from .hostile import text_cases
+from . import hostile_bench
 from .hostile_bench import tree_cpu_s, tree_memory_mb
 
 OTHER = "127.0.0.2"  # another client: the probes come from 127.0.0.1
@@ -68,35 +68,14 @@ def _languages_ms(url: str) -> Tuple[bool, float]:
     return ok, 1000 * (time.perf_counter() - start)
 
 
-class Watch:
-    """While a probe runs: the tree's peak RSS, /languages polled from another address."""
-
-    def __init__(self, url: str, pid: int) -> None:
-        self.url, self.pid, self.done = url, pid, threading.Event()
-        self.peak = self.worst_ms = 0.0
-        self.answers = self.ok = 0
-        self.threads = [threading.Thread(target=self._sample), threading.Thread(target=self._poll)]
-
-    def _sample(self) -> None:
-        while not self.done.is_set():
-            self.peak = max(self.peak, tree_memory_mb(self.pid))
-            time.sleep(0.02)
+class Watch(hostile_bench.Watch):
+    """``hostile_bench.Watch`` (the tree's peak RSS, ``/languages`` polled) asking from another address."""
 
     def _poll(self) -> None:
         while not self.done.is_set():
             ok, ms = _languages_ms(self.url)
-            self.answers, self.ok, self.worst_ms = self.answers + 1, self.ok + ok, max(self.worst_ms, ms)
+            self.polls, self.failed, self.worst_ms = self.polls + 1, self.failed + (not ok), max(self.worst_ms, ms)
             time.sleep(0.1)
-
-    def __enter__(self) -> "Watch":
-        for thread in self.threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.done.set()
-        for thread in self.threads:
-            thread.join()
 
 
 def measure(url: str, pid: int, name: str, send) -> Dict:
@@ -108,8 +87,9 @@ def measure(url: str, pid: int, name: str, send) -> Dict:
         except requests.RequestException as exc:
             status, answer = "no answer", type(exc).__name__
     return {"probe": name, "status": status, "answer": answer, "wall_s": round(time.perf_counter() - start, 2),
-            "cpu_s": round(tree_cpu_s(pid) - cpu, 2), "rss_above_idle_mb": round(max(0.0, watch.peak - idle), 1),
-            "languages_worst_ms": round(watch.worst_ms, 1), "languages_ok": f"{watch.ok}/{watch.answers}"}
+            "cpu_s": round(tree_cpu_s(pid) - cpu, 2), "rss_above_idle_mb": round(max(0.0, watch.peak_mb - idle), 1),
+            "languages_worst_ms": round(watch.worst_ms, 1),
+            "languages_ok": f"{watch.polls - watch.failed}/{watch.polls}"}
 
 
 def half_sent_lines(url: str, count: int = 520, seconds: float = 5.0) -> Dict:

@@ -12,6 +12,7 @@ the repository, never committed).  Browser and skips as in ``test_browser.py``.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -39,17 +40,18 @@ TOO_WIDE_JS = """() => { const W = document.documentElement.clientWidth, out = [
     if (r.width > 0 && r.height > 0 && r.right > W + 1 && !held(e))
       out.push(`${e.tagName}#${e.id}.${String(e.className).slice(0, 40)} right=${Math.round(r.right)}`); }
   return {page: document.documentElement.scrollWidth, screen: W, wide: out.slice(0, 10)}; }"""
-# Each number cell of a table: the room its column gives (the cell's width less padding) and the width its
-# text needs on one line in the cell's font.
-NUMBER_CELLS_JS = """s => [...document.querySelectorAll(s + ' .virtual-row > *')].map(c => {
-    const text = c.innerText.trim(); if (!/^[-+]?[0-9][0-9.,]*$/.test(text)) return null;
+
+# Each cell of a table: its longest word (or number) against the room the cell gives it on one line.
+WORDS_FIT_JS = """s => [...document.querySelectorAll(s + ' .virtual-row > *')].map(c => {
+    const word = c.innerText.trim().split(/\\s+/).sort((a, b) => b.length - a.length)[0] || '';
+    if (!word) return null;
     const probe = document.createElement('span'), font = getComputedStyle(c.querySelector('span') || c).font;
     probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap;font:' + font;
-    probe.textContent = text; document.body.appendChild(probe);
+    probe.textContent = word; document.body.appendChild(probe);
     const need = probe.getBoundingClientRect().width; probe.remove();
     const style = getComputedStyle(c);
     const room = c.getBoundingClientRect().width - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-    return {text: text, room: room, need: need}; }).filter(x => x)"""
+    return {word: word, room: room, need: need}; }).filter(x => x)"""
 
 # Every dropdown shown: its selected label must fit its box (scrollWidth <= clientWidth), and so must each of its
 # choices, measured in the box's font against the room its padding leaves (a choice picked later must fit too).
@@ -116,7 +118,8 @@ def test_phone_source_box_and_button_within_one_and_a_half_screens(phone):
 def test_phone_variants_table_numbers_fit_their_columns(phone):
     phone.get_by_role("tab", name="Architecture variants", exact=True).click()
     phone.locator("#variants-table .virtual-row").first.wait_for()
-    cells = phone.evaluate(NUMBER_CELLS_JS, "#variants-table")
+    cells = [c for c in phone.evaluate(WORDS_FIT_JS, "#variants-table")
+             if re.match(r"^[-+]?[0-9][0-9.,]*$", c["word"])]  # the numbers
     assert len(cells) >= 10, cells  # the study's models: parameters, BLEU, chrF, times
     narrow = [c for c in cells if c["room"] + 0.5 < c["need"]]
     assert not narrow, narrow
@@ -247,17 +250,6 @@ PICTURES_FIT_JS = """s => [...document.querySelectorAll(s + ' img')].filter(i =>
     const o = getComputedStyle(a).overflowX;
     scrolls = (o === 'auto' || o === 'scroll') && a.scrollWidth > a.clientWidth; }
   return {width: Math.round(width), room: Math.round(room), scrolls: scrolls}; })"""
-# Each cell of a table: its longest word (or number) against the room the cell gives it on one line.
-WORDS_FIT_JS = """s => [...document.querySelectorAll(s + ' .virtual-row > *')].map(c => {
-    const word = c.innerText.trim().split(/\\s+/).sort((a, b) => b.length - a.length)[0] || '';
-    if (!word) return null;
-    const probe = document.createElement('span'), font = getComputedStyle(c.querySelector('span') || c).font;
-    probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap;font:' + font;
-    probe.textContent = word; document.body.appendChild(probe);
-    const need = probe.getBoundingClientRect().width; probe.remove();
-    const style = getComputedStyle(c);
-    const room = c.getBoundingClientRect().width - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-    return {word: word, room: room, need: need}; }).filter(x => x)"""
 # The WCAG contrast ratio of an element's text against the first opaque background behind it.
 CONTRAST_JS = """e => { const rgb = c => c.match(/[0-9.]+/g).map(Number);
   const lum = c => { const v = rgb(c).slice(0, 3).map(x => { x /= 255;
