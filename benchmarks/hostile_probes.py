@@ -137,12 +137,12 @@ def run(root: Path) -> Dict:
 
 def _suggestions(url: str, db: Path, seconds: float = 20.0) -> Dict:
     statuses: Dict[str, int] = {}
-    q, s, stop = "xx" + "\U0001F436" * 999, "\U0001F415" * 1000, time.monotonic() + seconds
+    q, s, stop = "\U0001F436" * 998, "\U0001F415" * 1000, time.monotonic() + seconds  # q: 3,999 bytes with n
     with requests.Session() as session:
         n = 0
         while time.monotonic() < stop:
             n += 1
-            code = str(session.post(url + "suggest", json={"q": f"{n} {q}", "s": s, "source": "en", "target": "de"},
+            code = str(session.post(url + "suggest", json={"q": f"{n:06d} {q}", "s": s, "source": "en", "target": "de"},
                                     timeout=30).status_code)
             statuses[code] = statuses.get(code, 0) + 1
     size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
