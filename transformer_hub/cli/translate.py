@@ -36,6 +36,9 @@ def translate_command(argv: List[str]) -> int:
     parser.add_argument("--glossary", default=None, metavar="FILE",
                         help="source<TAB>target terms (.tsv; .csv: source,target): where a source term occurs, its "
                              "target term must appear in the translation (beam search, PyTorch engine)")
+    parser.add_argument("--domain", default=None,
+                        help="with a model trained with domain tags: the domain the text comes from (one of the "
+                             "model's, e.g. software or a project's from `adapt`; default: its first)")
     add_decoding_arguments(parser)
     parser.add_argument("--engine", choices=["pytorch", "ctranslate2"], default="pytorch",
                         help="decode with PyTorch (default) or CTranslate2 (pip install ctranslate2; converted once)")
