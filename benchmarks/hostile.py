@@ -3,6 +3,7 @@
 
     hostile_cases(scale=1.0)   # {name: (suffix, bytes)}: empty elements by the million, deep nesting, a flipped
                                # CRC, an overflowing timestamp, deep HTML
+    text_cases()               # costly text in small files: words of 60,000 characters, 12 MB of text in 35 kB
 
 The valid documents they are made from are ``benchmarks/documents.py``'s.
 """
@@ -45,4 +46,17 @@ def hostile_cases(scale: float = 1.0) -> Dict[str, Tuple[str, bytes]]:
         # open tags only (a parser closes them at the end), as a visitor fits 19,000 in the 100,000-byte body limit
         "html-nested-divs": (".html", ("<html><body>" + "<div>" * 19000 + "A dog runs.</body></html>").encode()),
         "html-nested-bold": (".html", ("<p>" + "<b>" * 33000 + "A dog runs.</p>").encode()),
+    }
+
+
+def text_cases() -> Dict[str, Tuple[str, bytes]]:
+    """Small documents that are costly text: long words without spaces (what a quadratic scan of the text choked
+    on: a word of 60,000 characters took 19 s) and a 35 kB .epub holding 12 MB of text."""
+    run = "-" * 60_000
+    return {
+        "docx-long-word": (".docx", replace_member(make_docx(), "word/document.xml", (
+            f'<?xml version="1.0"?><w:document {W}><w:body><w:p><w:r><w:t>{run}</w:t></w:r></w:p></w:body>'
+            "</w:document>").encode())),
+        "txt-nul-bytes": (".txt", b"\0" * 60_000),
+        "epub-12mb-text": (".epub", make_epub(("<p>" + "A dog runs in the park. " * 200 + "</p>") * 2500)),
     }

@@ -9,7 +9,8 @@ CORS is LibreTranslate's on the REST routes (``Access-Control-Allow-Origin: *``:
 own rules.  uvicorn bounds the connections: ``SPACE_MAX_CONNECTIONS`` at once (more get 503) and
 ``SPACE_KEEP_ALIVE`` seconds for an idle kept-alive one.  ``X-Forwarded-For`` is believed only from the proxies
 ``SPACE_FORWARDED_ALLOW_IPS`` names (uvicorn's ``forwarded_allow_ips``; unset: from none, so no client, local or
-not, can choose the address its rate limit counts). A REST path asked with a method it does not take, or
+not, can choose the address its rate limit counts). A request's headers have a deadline, one address a share of
+the connections, an upload's body a deadline (space/hosting/connections.py). A REST path asked with a method it does not take, or
 ``/download_file`` without a name, is answered in the routes' ``{"error": ...}`` shape, not the page's.
 """
 from __future__ import annotations
@@ -29,9 +30,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .hosting import logs
 from .hosting.access import Access
+from .hosting.connections import UploadDeadline, guarded_protocol
 from .page.demo import QUEUE_MAX_SIZE, launch_options
 from .rest import api_docs
 from .rest.input import error_response
+from .rest.jsonrpc import JsonRpcGuard
 from .rest.libre import LibreAPI
 from .rest.libre_schema import OPERATIONS as LIBRE_OPERATIONS
 from .rest.routes import PATHS, RestAPI, RestSettings, env_number
@@ -40,6 +43,7 @@ from .serving.context import SpaceContext
 
 # the LibreTranslate paths that get CORS headers (a download's path ends with its name)
 REST_PATHS = (*PATHS, "/frontend/settings", "/translate_file", "/suggest", "/health", "/spec", "/download_file/")
+UPLOAD_PATHS = ("/gradio_api/upload",)  # Gradio's upload route
 MOUNT_OPTIONS = ("css", "theme", "show_error", "footer_links", "head")  # the launch options mount_gradio_app takes too
 
 
@@ -92,6 +96,9 @@ def build_app(demo: gr.Blocks, settings: Optional[RestSettings] = None) -> FastA
     # marked launched, which launch() does and mount_gradio_app does not: without this, an API call naming any
     # path on the server has that file copied into the cache and handed to the event.
     demo.has_launched = True
+    app.add_middleware(UploadDeadline, paths=UPLOAD_PATHS)  # Gradio's upload reads its body without a deadline
+    rest = app.state.rest.settings  # the MCP server's bodies: the REST routes' size and deadline, checked first
+    app.add_middleware(JsonRpcGuard, max_bytes=rest.max_body_bytes, timeout=rest.body_timeout)
     logs.install()
     return app
 
@@ -143,8 +150,14 @@ def connection_limits() -> Dict[str, int]:
             "timeout_keep_alive": env_number("SPACE_KEEP_ALIVE", 5)}
 
 
+def server_options() -> Dict[str, Any]:
+    """What ``serve`` gives uvicorn beyond the address: the connection limits, the proxy settings and the HTTP
+    protocol with a deadline for each request's headers and a per-client share (space/hosting/connections.py)."""
+    return {"timeout_graceful_shutdown": 5, **connection_limits(), **forwarding_options(), "http": guarded_protocol()}
+
+
 def serve(app: FastAPI, announce: str = "", on_stop: Optional[Callable[[], None]] = None,
-        **uvicorn_options: Any) -> None:
+          **uvicorn_options: Any) -> None:
     """Run ``app`` with uvicorn until interrupted; ``announce`` (its ``{url}`` filled in) is printed once the
     socket listens, so whoever waits for it can connect at once.  ``on_stop`` runs once the server has shut down,
     before uvicorn raises the signal that stopped it again: SIGTERM's default action ends the process with no
@@ -160,8 +173,7 @@ def serve(app: FastAPI, announce: str = "", on_stop: Optional[Callable[[], None]
     host, port = host_and_port()
     # a bounded graceful shutdown: an open event stream (a page, a Gradio client) must not hold SIGTERM forever
     server = Server(uvicorn.Config(app, **{"host": host, "port": port, "log_level": "warning",
-                                                   "timeout_graceful_shutdown": 5, **connection_limits(),
-                                                   **forwarding_options(), **uvicorn_options}))
+                                           **server_options(), **uvicorn_options}))
     logs.configure()
 
     def announce_when_listening() -> None:

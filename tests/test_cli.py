@@ -281,3 +281,29 @@ def test_input_errors_replace_bad_bytes_and_allow_empty_input(model_dir, tmp_pat
                            monkeypatch, capsys)
     assert status == 0 and out.count("\n") == 1, err
     assert read_input(str(src)) == ["caf\ufffd ."]
+
+
+def test_translate_streams_its_output_a_chunk_at_a_time(model_dir, monkeypatch, capsys):
+    """Memory flat in the number of lines: the lines go to the decoder CHUNK_LINES at a time, each chunk written
+    before the next is decoded (before: every result held until the run ended). The output is the one
+    whole-input call's, line indices of the n-best TSV counted across chunks."""
+    from transformer_hub.cli import translate as translate_cli
+    from transformer_hub.decoding import generate
+    from transformer_hub.text import pipeline
+
+    monkeypatch.setattr(translate_cli, "CHUNK_LINES", 3)
+    lines = [f"a dog runs {n} ." if n % 4 else "" for n in range(8)]
+    calls, real = [], pipeline.generate_texts
+
+    def counted(model, texts, *args, **kwargs):
+        calls.append(len(texts))
+        return real(model, texts, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "generate_texts", counted)
+    status, out, err = run(["translate", "--model", str(model_dir), "--max-length", "4", "--strategy", "beam",
+                            "--n-best", "2"], "\n".join(lines).encode(), monkeypatch, capsys)
+    assert status == 0, err
+    assert calls == [3, 3, 2]
+    rows = [row.split("\t") for row in out.rstrip("\n").split("\n")]
+    expected = generate(random_model(), lines, strategy="beam", beam_size=4, n_best=2, max_length=4)
+    assert [(int(r[0]), r[4]) for r in rows] == [(i, h.text) for i, r in enumerate(expected) for h in r.hypotheses]

@@ -123,7 +123,8 @@ def test_no_import_cycle_in_the_package():
 SPACE = PACKAGE.parent / "space"
 SPACE_FLOORS = [  # the Space's packages, bottom first, each with its modules' floors (bottom first): a package
     # imports only packages of lower floors, and a module of a package only that package's lower modules
-    ("hosting", [{"access", "limits", "logs", "sandbox"}]),  # admission (API keys, rate limits), limits and their
+    ("hosting", [{"access", "connections", "limits", "logs", "sandbox"}]),  # admission (API keys, rate limits,
+    # connections' deadlines and shares), limits and their
     # messages, logs, the worker process a document is read in
     ("pictures", [{"labels", "architecture", "word_view"},  # every plot and figure, and the labels
                   {"attention", "beam_tree", "inside", "playground"},  # of pieces they share; the static views are made of
@@ -135,7 +136,7 @@ SPACE_FLOORS = [  # the Space's packages, bottom first, each with its modules' f
                  {"quality", "describe"},  # the quality worker, the models described,
                  {"service"}]),  # what the tabs and routes call (SpaceModels: the library's pipeline)
     ("rest", [{"input", "api_docs"},  # reading a request and the shape of an error answer; the docs page
-              {"html", "schema"},  # html texts; the OpenAPI description
+              {"html", "schema", "jsonrpc"},  # html texts; the OpenAPI description; MCP's bodies checked
               {"libre_schema", "files", "routes"},  # /translate, /detect, /languages; documents and downloads
               {"libre"}]),  # the rest of LibreTranslate's API (files, settings, suggestions)
     ("page", [{"examples", "registry", "keys"},  # the Gradio page: the plugin registry, the page's key handling,

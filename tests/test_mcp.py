@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.error
 import urllib.request
 
 import pytest
@@ -68,3 +69,34 @@ def test_tools_listed_with_schemas_and_translate_equals_rest(served):
     assert json.loads(languages.content[0].text) == [{"code": "en", "name": "English", "targets": ["de"]}]
     assert refused.isError and "French (fr) is not available as a target language from English (en)" in \
         refused.content[0].text
+
+
+def _post_mcp(served, body: bytes):
+    request = urllib.request.Request(served.url + "gradio_api/mcp/", data=body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+@pytest.mark.parametrize("body, message", [
+    (b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+     "Parse error: the JSON is nested too deeply"),
+    (b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"a":' + b"[" * 40 + b"]" * 40 + b"}}",
+     "Invalid Request: the JSON is nested more than 32 deep"),
+    (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"tools/list"}',
+     "Parse error: Exceeds the limit (4300 digits) for integer string conversion: value has 5000 digits"),
+    (b'{"jsonrpc":"2.0","id":' + b"9" * 30 + b',"method":"tools/list"}',
+     "Invalid Request: an id must be a string, an integer of at most 64 bits or null"),
+])
+def test_a_hostile_json_rpc_body_is_a_one_line_400(served, body, message, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO)
+    status, answer = _post_mcp(served, body)
+    assert status == 400 and json.loads(answer)["error"]["message"] == message, answer[:200]
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+    assert [r.getMessage() for r in caplog.records if r.name == "space.rest.jsonrpc"] == [
+        f"MCP /gradio_api/mcp/: 400 {message}"]

@@ -153,3 +153,19 @@ def test_check_size_refuses_before_anything_is_decoded(models):
     with pytest.raises(ValueError, match=r"^3 sentences is too many$"):
         translate_texts(chooser, [EN + " One more."], src_lang="en", tgt_lang="de", check_size=refuse)
     assert chooser.calls == []
+
+
+def test_attention_asked_only_to_keep_pieces_verbatim_is_held_for_a_part_at_a_time(models, monkeypatch):
+    """Cross-attention asked only to put wordless pieces (times, numbers) back is (layers, heads, T, S) floats a
+    hypothesis: decoded ATTENTION_PART sentences at a time and dropped, not held for every sentence of the call
+    (thousands of long out-of-domain sentences held gigabytes). The output is the one-call output."""
+    from transformer_hub.text import pipeline
+
+    texts = [f"The bus at 12:{n:02d} leaves. A dog at 12:{n + 1:02d} runs after it." for n in range(5)]
+    whole = translate_texts(Counting(models), texts, src_lang="en", tgt_lang="de", max_length=6)
+    monkeypatch.setattr(pipeline, "ATTENTION_PART", 3)
+    counting = Counting(models)
+    parts = translate_texts(counting, texts, src_lang="en", tgt_lang="de", max_length=6)
+    assert [len(s) for _, s in counting.calls] == [3, 3, 3, 1]
+    assert [r.text for r in parts] == [r.text for r in whole] and all("12:0" in r.text for r in parts)
+    assert all(h.attention is None for r in parts for s in r.sentences for h in s.hypotheses)

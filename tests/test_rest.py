@@ -148,6 +148,8 @@ def test_paragraphs_are_split_into_sentences_and_keep_their_layout(served):
     ({"q": "A dog.", "source": "en", "target": "de", "model": "nope"}, "Unknown model 'nope'"),
     ({"q": "El perro corre por el parque con su dueño.", "source": "auto", "target": "de"}, "es is not supported"),
     ({"q": "A dog.", "source": "en", "target": "de", "engine": "onnx"}, "engine must be one of auto, pytorch"),
+    ({"q": "A dog.", "source": "en", "target": "de", "model": []}, "Invalid request: model must be a model name"),
+    ({"q": "A dog.", "source": "en", "target": "de", "engine": {}}, "engine must be one of auto, pytorch"),
 ])
 def test_each_error_has_its_status_and_message(served, params, message):
     status, answer, _ = call(served, "/translate", params)

@@ -111,3 +111,18 @@ def test_a_worker_that_cannot_even_say_it_ran_out_of_memory_exits_with_the_code_
     process.start()
     process.join(30)
     assert process.exitcode == sandbox.MEMORY_EXIT
+
+
+def test_a_document_with_more_text_than_its_limit_is_refused_in_the_worker():
+    """A 35 kB .epub holding 12 MB of text: refused by its worker, before the server splits or scores any of it
+    (it was split and scored in the server: 21 s and +860 MB there)."""
+    from benchmarks.hostile import text_cases
+
+    suffix, data = text_cases()["epub-12mb-text"]
+    assert len(data) < 100_000
+    with pytest.raises(DocumentError, match=r"^The document holds 12,000,001 characters of text, more than one "
+                                            r"document may \(1,000,000\): split it into smaller documents\.$"):
+        with DocumentWorker(data, suffix, 100_000, seconds=60, memory_mb=512, max_chars=1_000_000) as worker:
+            worker.texts()
+    with DocumentWorker(b"A dog runs.", ".txt", 1000, seconds=60, memory_mb=512, max_chars=11) as worker:
+        assert worker.texts() == ["A dog runs."]

@@ -73,3 +73,39 @@ def test_uvicorns_disconnect_traceback_becomes_one_line():
 def test_gradios_messages_are_cut_to_their_first_line(message, shown):
     assert logs._error_payload(ValueError(message), True)["error"] == shown
     assert logs._error_payload(gr.Error("ours\nkept whole"), True)["error"] == "ours\nkept whole"
+
+
+def test_a_line_break_in_a_visitors_field_cannot_forge_a_log_line():
+    record = logging.LogRecord("space.rest.routes", logging.INFO, __file__, 1, "REST %s: %d %s",
+                               ("/translate", 400, "en\n2026-01-01 ERROR forged\r\u2028x is not supported"), None)
+    line = logs.OneLineFormatter("%(levelname)s %(name)s: %(message)s").format(record)
+    assert line == ("INFO space.rest.routes: REST /translate: 400 en\\n2026-01-01 ERROR forged\\r\\u2028x is not "
+                    "supported")
+    try:
+        raise RuntimeError("a fault")
+    except RuntimeError as exc:
+        fault = logging.LogRecord("space", logging.ERROR, __file__, 1, "failed", (), (RuntimeError, exc,
+                                                                                       exc.__traceback__))
+    assert logs.OneLineFormatter("%(message)s").format(fault).count("\n") >= 2  # a traceback keeps its lines
+
+
+def test_gradios_refusals_of_a_visitors_file_input_are_one_line_and_name_no_folder_of_the_server(caplog):
+    import os
+
+    def preprocess_data(value):  # where Gradio reads the inputs: a download it refused, a FileData without path
+        raise ValueError(f"Hostname {value} failed validation")
+
+    shim = logs._Traceback()
+    caplog.set_level(logging.INFO, logger="space.server")
+    try:
+        preprocess_data("169.254.169.254")
+    except ValueError:
+        shim.print_exc()
+    assert [(r.levelname, r.getMessage(), r.exc_info) for r in caplog.records] == [
+        ("INFO", "event refused: Hostname 169.254.169.254 failed validation", None)]
+    resolved = os.path.join(os.getcwd(), "x.docx")
+    error = InvalidPathError(f"Cannot move {resolved} to the gradio cache dir because it was not uploaded by a user.")
+    shown = logs._error_payload(error, True)["error"]
+    assert shown == "Cannot move x.docx to the gradio cache dir because it was not uploaded by a user."
+    assert logs.hide_paths(f"{logs.sys.prefix}/lib/python3/site.py and /etc/hostname") == \
+        "lib/python3/site.py and /etc/hostname"

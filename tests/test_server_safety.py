@@ -293,7 +293,7 @@ def test_the_hosting_page_lists_every_setting_of_the_server_with_its_default():
     import dataclasses
     import re
 
-    from space.hosting import access
+    from space.hosting import access, connections
     from space.serving import context, model_store as models_store
     from space.page import demo
     from space.rest import files
@@ -311,6 +311,9 @@ def test_the_hosting_page_lists_every_setting_of_the_server_with_its_default():
                      "SPACE_TORCH_THREADS": str(demo.TORCH_THREADS), "SPACE_DECODE_WORKERS": str(context.DECODE_WORKERS),
                      "SPACE_MAX_CONNECTIONS": str(server.connection_limits()["limit_concurrency"]),
                      "SPACE_KEEP_ALIVE": str(server.connection_limits()["timeout_keep_alive"]),
+                     connections.HEADER_TIMEOUT_ENV: str(connections.HEADER_TIMEOUT),
+                     connections.PER_CLIENT_ENV: str(connections.PER_CLIENT),
+                     connections.UPLOAD_TIMEOUT_ENV: str(connections.UPLOAD_TIMEOUT),
                      "GRADIO_SERVER_NAME": server.host_and_port()[0], "GRADIO_SERVER_PORT": str(server.host_and_port()[1]),
                      models_store.MODELS_DIR_ENV: "space/models", "SPACE_FILE_TTL": str(files.FILE_TTL),
                      store.DB_ENV: store.DEFAULT_DB})
@@ -318,7 +321,8 @@ def test_the_hosting_page_lists_every_setting_of_the_server_with_its_default():
     expected.update({"SPACE_REQ_LIMIT": str(keys.req_limit), "SPACE_CHAR_LIMIT": str(keys.char_limit),
                      "SPACE_API_KEYS": str(keys.api_keys), "SPACE_REQUIRE_API_KEY": str(keys.require_key),
                      "SPACE_SUGGESTIONS": str(keys.suggestions),
-                     "SPACE_SUGGESTIONS_MAX_MB": f"{keys.suggestions_max_mb:g}"})
+                     "SPACE_SUGGESTIONS_MAX_MB": f"{keys.suggestions_max_mb:g}",
+                     "SPACE_SUGGESTIONS_CLIENT_MB": f"{keys.suggestions_client_mb:g}"})
     for name, default in expected.items():
         if name not in os.environ:  # set here: the code's value is not its default
             assert rows.get(name) == default, (name, rows.get(name), default)

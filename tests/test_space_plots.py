@@ -61,6 +61,14 @@ def test_a_short_search_is_drawn_whole():
     assert len(labels) == 3 + 5 * (3 + PRUNED_SHOWN) + 1  # step 1: k kept; then k kept + best pruned; + finished
 
 
+def test_every_text_of_the_beam_tree_is_at_least_11_pixels_at_its_drawn_size():
+    """Before: 7.5-point labels, 10.4 px at 100 dpi (about 8 px once the page shrank the picture)."""
+    fig = beam_tree_figure(long_search(6, 3), lambda ids: [f"w{i}" for i in ids], (5, 0), title="k=3")
+    texts = [*fig.axes[0].texts, fig._suptitle, *fig.legends[0].get_texts()]
+    smallest = min(t.get_fontsize() * fig.dpi / 72 for t in texts)
+    assert smallest >= 11, smallest
+
+
 def attention_data(layers=2, heads=3, s=4, t=3):
     row = lambda n: [1.0 / n] * n  # noqa: E731
     return {"source_pieces": [f"s{i}" for i in range(s)], "target_pieces": [f"t{i}" for i in range(t)],

@@ -151,3 +151,30 @@ def test_settings_from_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("SPACE_CHAR_LIMIT", "0")
     with pytest.raises(ValueError, match="SPACE_CHAR_LIMIT must be at least 1 .or -1 for no limit., got 0"):
         AccessSettings.from_env()
+
+
+def test_each_client_has_its_share_of_the_suggestion_store_by_default(tmp_path):
+    store = Store(tmp_path / "s.db")
+    access = Access(AccessSettings(suggestions=True), store)
+    big = "x" * 4000  # 8,000 bytes a suggestion (q and s): 131 fit in 1 MB
+    taken = 0
+    with pytest.raises(AccessDenied, match=r"^Slowdown: your suggestions have used your share of the store "
+                                           r"\(1 MB per client\)$") as refused:
+        for _ in range(200):
+            access.suggest(big, big, "en", "de", who=access.who(None, "1.1.1.1"))
+            taken += 1
+    assert refused.value.status == 429 and taken == (1 << 20) // 8000
+    access.suggest(big, big, "en", "de", who=access.who(None, "2.2.2.2"))  # another client still has its share
+    stored = sqlite3.connect(tmp_path / "s.db").execute("SELECT DISTINCT client FROM suggestions").fetchall()
+    assert len(stored) == 2 and not any("1.1.1.1" in c for (c,) in stored)  # hashed, not the address
+
+
+def test_a_store_from_before_clients_were_named_gains_the_column(tmp_path):
+    old = sqlite3.connect(tmp_path / "old.db")
+    old.executescript("CREATE TABLE suggestions (id INTEGER PRIMARY KEY AUTOINCREMENT, q TEXT NOT NULL, "
+                      "s TEXT NOT NULL, source TEXT NOT NULL, target TEXT NOT NULL, model TEXT, created REAL NOT NULL);"
+                      "INSERT INTO suggestions (q, s, source, target, created) VALUES ('A.', 'B.', 'en', 'de', 0);")
+    old.close()
+    store = Store(tmp_path / "old.db")
+    store.add_suggestion("C.", "D.", "en", "de", client="c1")
+    assert store.client_bytes("c1") == 4 and [s.q for s in store.suggestions()] == ["A.", "C."]

@@ -62,6 +62,11 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(self.path), check_same_thread=False)
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(suggestions)")}
+            if "client" not in columns:  # a file from before suggestions named their client
+                self._db.execute("ALTER TABLE suggestions ADD COLUMN client TEXT")
+            self._db.execute("CREATE INDEX IF NOT EXISTS suggestions_by_client ON suggestions (client)")
+            self._db.commit()
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"{self.path} is not a database this server can use: {exc}") from None
         self._lock = threading.Lock()
@@ -88,10 +93,17 @@ class Store:
         return pages * size
 
     # ------------------------------------------------------------------ suggestions
-    def add_suggestion(self, q: str, s: str, source: str, target: str, model: Optional[str] = None) -> int:
-        """Store one suggested translation ``s`` of ``q``; returns its row id."""
-        return self._write("INSERT INTO suggestions (q, s, source, target, model, created) VALUES (?, ?, ?, ?, ?, ?)",
-                           (q, s, source, target, model, time.time())).lastrowid
+    def add_suggestion(self, q: str, s: str, source: str, target: str, model: Optional[str] = None,
+                       client: Optional[str] = None) -> int:
+        """Store one suggested translation ``s`` of ``q`` (from ``client``, an opaque name); returns its row id."""
+        return self._write("INSERT INTO suggestions (q, s, source, target, model, created, client) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?)", (q, s, source, target, model, time.time(), client)).lastrowid
+
+    def client_bytes(self, client: str) -> int:
+        """The UTF-8 bytes of the texts (``q`` and ``s``) of ``client``'s suggestions."""
+        (total,), = self._read("SELECT COALESCE(SUM(LENGTH(CAST(q AS BLOB)) + LENGTH(CAST(s AS BLOB))), 0) "
+                               "FROM suggestions WHERE client = ?", (client,))
+        return int(total)
 
     def suggestions(self) -> List[Suggestion]:
         """Every suggestion, oldest first."""

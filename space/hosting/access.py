@@ -10,13 +10,16 @@
   the server operator to get an API key``, LibreTranslate's answer).
 * ``SPACE_SUGGESTIONS=1``: ``POST /suggest`` stores suggestions in the same file (else 403), under the same
   per-client requests per minute as translations, until the file reaches ``SPACE_SUGGESTIONS_MAX_MB`` (default
-  64; then 507 ``The suggestion store is full ...``, so a flood of suggestions cannot fill the disk).
+  64; then 507 ``The suggestion store is full ...``, so a flood of suggestions cannot fill the disk); each client
+  (its key, else its address, stored hashed) has a share of it, ``SPACE_SUGGESTIONS_CLIENT_MB`` (default 1; then
+  429), so one client cannot fill it for everyone.
 
 The file is ``SPACE_SUGGESTIONS_DB`` (default ``db/suggestions.db``).
 """
 from __future__ import annotations
 
 import collections
+import hashlib
 import os
 import threading
 import time
@@ -29,6 +32,7 @@ UNLIMITED = -1
 WINDOW_SECONDS = 60.0
 MAX_CLIENTS = 50_000  # clients remembered at once; the least recently seen is forgotten first
 SUGGESTIONS_MAX_MB = 64  # the suggestion store's size cap (SPACE_SUGGESTIONS_MAX_MB)
+SUGGESTIONS_CLIENT_MB = 1  # one client's share of it (SPACE_SUGGESTIONS_CLIENT_MB): 64 clients to fill it
 
 
 def client_address(request) -> str:
@@ -71,13 +75,15 @@ class AccessSettings:
     suggestions: bool = False
     db_path: str = ""
     suggestions_max_mb: float = SUGGESTIONS_MAX_MB  # the database's size past which suggestions get 507
+    suggestions_client_mb: float = SUGGESTIONS_CLIENT_MB  # one client's texts past which its suggestions get 429
 
     @classmethod
     def from_env(cls) -> "AccessSettings":
-        cap = _number("SPACE_SUGGESTIONS_MAX_MB")
+        cap, share = _number("SPACE_SUGGESTIONS_MAX_MB"), _number("SPACE_SUGGESTIONS_CLIENT_MB")
         return cls(_number("SPACE_REQ_LIMIT"), _number("SPACE_CHAR_LIMIT"), _flag("SPACE_API_KEYS"),
                    _flag("SPACE_REQUIRE_API_KEY"), _flag("SPACE_SUGGESTIONS"), str(database_path()),
-                   SUGGESTIONS_MAX_MB if cap == UNLIMITED else cap)
+                   SUGGESTIONS_MAX_MB if cap == UNLIMITED else cap,
+                   SUGGESTIONS_CLIENT_MB if share == UNLIMITED else share)
 
 
 class MovingWindow:
@@ -129,8 +135,7 @@ class Access:
             raise AccessDenied(400, "Please contact the server operator to get an API key")
         req_limit = limits.req_limit if limits is not None else s.req_limit
         if req_limit != UNLIMITED:
-            who = f"key:{key}" if limits is not None else f"ip:{client}"
-            if not self.window.hit(who, req_limit, max(1, cost)):
+            if not self.window.hit(self.who(key, client), req_limit, max(1, cost)):
                 raise AccessDenied(429, f"Slowdown: {req_limit} per 1 minute")
         char_limit = limits.char_limit if limits is not None and limits.char_limit is not None else s.char_limit
         if char_limit != UNLIMITED:
@@ -140,15 +145,26 @@ class Access:
                                             f"({char_limit})")
         return char_limit
 
-    def suggest(self, q: str, s: str, source: str, target: str, model: Optional[str] = None) -> None:
-        """Store a suggestion, or 403 as LibreTranslate when suggestions are off."""
+    def who(self, key: Optional[str], client: str) -> str:
+        """Whom a request counts against: its API key (``check`` has found it known), else its address."""
+        return f"key:{key}" if self.settings.api_keys and key else f"ip:{client}"
+
+    def suggest(self, q: str, s: str, source: str, target: str, model: Optional[str] = None,
+                who: str = "") -> None:
+        """Store a suggestion from ``who`` (``Access.who``), or 403 as LibreTranslate when suggestions are off,
+        507 once the store is full, 429 once ``who``'s share of it is."""
         if not self.settings.suggestions:
             raise AccessDenied(403, "Suggestions are disabled on this server.")
-        cap = self.settings.suggestions_max_mb
-        if self.store.size_bytes() + len(q.encode()) + len(s.encode()) > cap * (1 << 20):
+        size, cap, share = len(q.encode()) + len(s.encode()), self.settings.suggestions_max_mb, \
+            self.settings.suggestions_client_mb
+        if self.store.size_bytes() + size > cap * (1 << 20):
             raise AccessDenied(507, f"The suggestion store is full (its limit is {cap:g} MB): no more suggestions "
                                     "are accepted until the server's operator exports and clears them.")
-        self.store.add_suggestion(q, s, source, target, model)
+        client = hashlib.sha256(who.encode("utf-8", "surrogatepass")).hexdigest()[:24]  # no address kept as such
+        if self.store.client_bytes(client) + size > share * (1 << 20):
+            raise AccessDenied(429, f"Slowdown: your suggestions have used your share of the store ({share:g} MB "
+                                    "per client)")
+        self.store.add_suggestion(q, s, source, target, model, client)
 
     @property
     def key_required(self) -> bool:

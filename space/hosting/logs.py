@@ -10,9 +10,13 @@ traceback; ``OneLineDisconnects`` makes it one line.
 from __future__ import annotations
 
 import logging
+import os
+import re
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Dict, Tuple
 
 import gradio.queueing
@@ -23,6 +27,16 @@ from starlette.requests import ClientDisconnect
 
 logger = logging.getLogger("space.server")
 DISCONNECTS = (ClientDisconnect, ConnectionError)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")  # what a terminal or a log reader takes as a line break
+
+
+class OneLineFormatter(logging.Formatter):
+    """Each record's message on its line: a line break a visitor put in a field (``source="en\\n..."``) comes
+    out escaped, so no request can forge a log line; a traceback (a fault of the server) keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = _CONTROL.sub(lambda m: ascii(m.group())[1:-1], record.message)
+        return super().formatMessage(record)
 
 
 class RateLimit(logging.Filter):
@@ -64,7 +78,8 @@ class OneLineDisconnects(logging.Filter):
 
 def is_visitors_mistake(error: BaseException) -> bool:
     """A refusal of what a visitor sent (not a fault of the server): Gradio's and our messages, a path that
-    was not uploaded, or inputs Gradio's own validation refused."""
+    was not uploaded, or inputs Gradio's own reading refused (its validation, a file input without a path, a
+    URL its download refuses)."""
     if isinstance(error, (AppError, InvalidPathError, *DISCONNECTS)):
         return True
     frames = []
@@ -72,7 +87,22 @@ def is_visitors_mistake(error: BaseException) -> bool:
     while tb is not None:
         frames.append(tb.tb_frame.f_code.co_name)
         tb = tb.tb_next
-    return isinstance(error, (ValueError, TypeError)) and bool(frames) and frames[-1] == "validate_inputs"
+    return isinstance(error, (ValueError, TypeError)) and bool(frames) and (
+        frames[-1] == "validate_inputs" or "preprocess_data" in frames)
+
+
+def _server_folders() -> list:
+    folders = {os.getcwd(), str(Path(__file__).resolve().parents[2]), sys.prefix, sys.base_prefix,
+               tempfile.gettempdir(), os.path.expanduser("~")}
+    return sorted((f.rstrip(os.sep) + os.sep for f in folders if len(f) > 1), key=len, reverse=True)
+
+
+def hide_paths(message: str) -> str:
+    """``message`` without the server's own folders (its checkout, Python's, the temporary folder, the home):
+    a visitor's ``x.docx`` that Gradio made ``/srv/app/x.docx`` is named ``x.docx`` again."""
+    for folder in _server_folders():
+        message = message.replace(folder, "")
+    return message
 
 
 class _Traceback:
@@ -98,10 +128,13 @@ def first_line(error: BaseException) -> str:
 
 
 def _error_payload(error, show_error):
-    """Gradio's error payload, a message other than our own cut to its first line (no component reprs)."""
+    """Gradio's error payload, a message other than our own cut to its first line (no component reprs), the
+    server's folders left out."""
     content = gradio.utils.error_payload(error, show_error)
     if error is not None and not isinstance(error, AppError) and isinstance(content.get("error"), str):
         content["error"] = first_line(error)
+    if isinstance(content.get("error"), str):
+        content["error"] = hide_paths(content["error"])
     return content
 
 
@@ -119,7 +152,7 @@ def configure(level: int = logging.INFO) -> None:
     """One rate-limited stderr handler for the server's loggers (ours, the library's and uvicorn's); call it
     after uvicorn has set up its own logging, which it replaces for uvicorn's loggers."""
     handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RateLimit())
     for name, named_level in (("space", level), ("transformer_hub", level), ("uvicorn", logging.WARNING),
                               ("uvicorn.error", logging.WARNING)):

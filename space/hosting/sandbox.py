@@ -8,8 +8,9 @@ the server's own memory never grows with a document and what the worker used goe
 
 The worker keeps the parsed document while the parent translates its texts (the models live in the server):
 
-    with DocumentWorker(data, ".docx", max_bytes, seconds=10, memory_mb=512, cancelled=event.is_set) as worker:
-        texts = worker.texts()            # DocumentError for a file refused, or a budget passed
+    with DocumentWorker(data, ".docx", max_bytes, seconds=10, memory_mb=512, cancelled=event.is_set,
+                        max_chars=1_000_000) as worker:
+        texts = worker.texts()            # DocumentError for a file refused, a budget passed, text past max_chars
         data = worker.write(translated)   # the document written back
 
 Workers fork from a ``forkserver`` started once with the format libraries imported (a fork of the server itself,
@@ -106,11 +107,16 @@ def _say_memory(conn) -> None:
         os._exit(MEMORY_EXIT)
 
 
-def _work(conn, data: bytes, suffix: str, max_bytes: int, memory_mb: int, options: dict) -> None:
-    """The worker: read, send the texts, wait for their translations, write, send the file."""
+def _work(conn, data: bytes, suffix: str, max_bytes: int, memory_mb: int, options: dict,
+          max_chars: Optional[int] = None) -> None:
+    """The worker: read, check the text's size, send the texts, wait for their translations, write, send the file."""
     try:
         _limit_memory(memory_mb)
         document = read_document(data, suffix, max_bytes, **options)
+        size = sum(len(text) for text in document.texts)
+        if max_chars is not None and size > max_chars:  # before the server splits or scores any of it
+            raise DocumentError(f"The document holds {size:,} characters of text, more than one document may "
+                                f"({max_chars:,}): split it into smaller documents.")
         conn.send(("texts", document.texts))
         asked = conn.recv()
         conn.send(("data", document.write(asked)))
@@ -133,12 +139,13 @@ class DocumentWorker:
     """One document's worker process (see the module); ``close`` (or leaving the ``with``) kills it."""
 
     def __init__(self, data: bytes, suffix: str, max_bytes: int, seconds: float, memory_mb: int,
-                 cancelled: Optional[Callable[[], bool]] = None, **options: Any) -> None:
+                 cancelled: Optional[Callable[[], bool]] = None, max_chars: Optional[int] = None,
+                 **options: Any) -> None:
         self.seconds, self.memory_mb, self.cancelled = seconds, memory_mb, cancelled or (lambda: False)
         self.used = 0.0  # the worker's seconds so far (not the parent's translating in between)
         self._parent, child = _context().Pipe()
         self.process = _context().Process(target=_work, args=(child, bytes(data), suffix, max_bytes, memory_mb,
-                                                                 options),
+                                                                 options, max_chars),
                                           daemon=True, name="document-worker")
         self.process.start()
         child.close()

@@ -32,6 +32,8 @@ CSS = """
 .table-wrap td, .table-wrap th, .table-wrap td *, .table-wrap th * {
   overflow-wrap: normal !important; word-break: normal !important; hyphens: none; }
 #variants-table td, #variants-results td { font-family: var(--font); font-size: 0.9em; }
+/* help texts under the controls: the theme's grey (#9ca3af) on white is 2.5:1; gray-600 is 7.6:1 (WCAG AA: 4.5) */
+body:not(.dark) { --block-info-text-color: #4b5563; }
 @media (max-width: 600px) {
   /* a phone: the tab names wrap onto lines instead of hiding behind a menu; pickers take the whole width */
   .tab-wrapper .tab-container { flex-wrap: wrap; height: auto; row-gap: 2px; }
@@ -46,9 +48,10 @@ CSS = """
      their percentages of the frame, so the variants table gets a frame wide enough for its longest numbers */
   .table-container { overflow-x: auto !important; }
   #variants-table .table-wrap { min-width: 980px; }
+  #variants-results .table-wrap { min-width: 900px; }
   /* the matplotlib pictures keep their drawn size (8-11 pt labels) and scroll sideways, instead of being
      shrunk to the screen's width with 4 px labels */
-  #compare-tree, #inside-positions-plot, #inside-step-plot, #inside-forcing-plot { overflow-x: auto; }
+  #compare-tree, #inside-positions-plot, #inside-step-plot, #inside-forcing-plot { overflow-x: auto !important; }
   #compare-tree img, #inside-positions-plot img, #inside-step-plot img, #inside-forcing-plot img {
     max-width: none !important; width: auto !important; }
 }

@@ -24,7 +24,8 @@ KEPT, PRUNED, FINISHED, CHOSEN = "#3b6fd8", "#b8b8b8", "#2e9e44", "#d62728"
 PRUNED_SHOWN = 2  # best pruned candidates drawn per step
 MAX_NODES = 400  # nodes drawn in all: bounds the drawing time of a long sentence at a large beam
 WIDTH = 12.0  # inches: the Space's page
-ROW = 0.36  # inches per step: two lines of 7.5-point text
+LABEL_PT = 8.5  # points: 11.8 px at the figure's 100 dpi, the smallest text drawn (readable: >= 11 px)
+ROW = 0.4  # inches per step: two lines of LABEL_PT text
 
 
 def _label(piece: str, score: float) -> str:
@@ -64,7 +65,7 @@ def beam_tree_figure(trace: SearchTrace, pieces: Callable[[Sequence[int]], List[
     segments, colours, widths, points = [], [], [], {kind: ([], []) for kind in ("kept", "finished", "pruned", "path")}
     parent_x = {0: (columns - 1) / 2}  # step -1: the start symbol, centred
     ax.scatter([(columns - 1) / 2], [0.8], s=90, color="#444444")
-    ax.text((columns - 1) / 2 + 0.12, 0.8, "[start]", va="center", fontsize=8)
+    ax.text((columns - 1) / 2 + 0.12, 0.8, "[start]", va="center", fontsize=LABEL_PT)
     for t, row in enumerate(rows):
         beam_x = {}
         for x, (node, kind) in enumerate(row):
@@ -76,7 +77,7 @@ def beam_tree_figure(trace: SearchTrace, pieces: Callable[[Sequence[int]], List[
             widths.append(2.6 if path else 0.8)
             xs, ys = points["path" if path else kind]
             xs.append(x), ys.append(y)
-            ax.text(x + 0.1, y, _label(labels.pop(0), node.score), va="center", fontsize=7.5,
+            ax.text(x + 0.1, y, _label(labels.pop(0), node.score), va="center", fontsize=LABEL_PT,
                     color="#777777" if kind == "pruned" and not path else "black",
                     fontweight="bold" if path else "normal")
             if kind == "kept":
@@ -89,7 +90,7 @@ def beam_tree_figure(trace: SearchTrace, pieces: Callable[[Sequence[int]], List[
     ax.set_xlim(-0.4, columns + 0.2)
     ax.set_ylim(-len(rows) + 0.5, 1.2)
     for t in range(len(rows)):
-        ax.text(-0.35, -t, f"{t + 1}", ha="right", va="center", fontsize=8, color="#777777")
+        ax.text(-0.35, -t, f"{t + 1}", ha="right", va="center", fontsize=LABEL_PT, color="#666666")
     handles = [Line2D([], [], color=c, marker=m, ls="", label=name) for c, m, name in
                ((KEPT, "o", "kept beam"), (PRUNED, "o", f"pruned (best {PRUNED_SHOWN})"), (FINISHED, "s", "finished"),
                 (CHOSEN, "o", "returned translation's path"))]

@@ -21,6 +21,7 @@ from transformer_hub.hub import ModelLoadError
 from transformer_hub.text.models import QUALITIES
 
 from ..hosting.limits import RequestError
+from ..hosting.logs import hide_paths
 from ..serving.batching import QueueFull
 from ..serving.languages import AUTO, LANGUAGES
 
@@ -44,8 +45,8 @@ class SafeJSONResponse(JSONResponse):
 
 
 def error_response(status: int, message: str, headers: Dict[str, str] = None) -> JSONResponse:
-    """The one shape of an error answer: LibreTranslate's ``{"error": message}``."""
-    return SafeJSONResponse({"error": message}, status_code=status, headers=headers)
+    """The one shape of an error answer: LibreTranslate's ``{"error": message}`` (the server's folders left out)."""
+    return SafeJSONResponse({"error": hide_paths(message)}, status_code=status, headers=headers)
 
 
 def refusal(exc: Exception, doing: str, path: str) -> RestError:

@@ -97,9 +97,11 @@ class LibreAPI:
             if not self.access.settings.suggestions:  # LibreTranslate says so before reading anything
                 raise AccessDenied(403, "Suggestions are disabled on this server.")
             params = await read_params(request, self.max_body_bytes, self.body_timeout)
-            self.access.check(read_api_key(params), client_address(request))
+            key, address = read_api_key(params), client_address(request)
+            self.access.check(key, address)
             q, s, source, target, model = self._suggestion(params)
-            await anyio.to_thread.run_sync(self.access.suggest, q, s, source, target, model)
+            await anyio.to_thread.run_sync(self.access.suggest, q, s, source, target, model,
+                                           self.access.who(key, address))
             return JSONResponse({"success": True})
         except (RestError, AccessDenied) as exc:
             return error_response(exc.status, exc.message)

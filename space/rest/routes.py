@@ -255,8 +255,9 @@ class RestAPI:
                        for i, t in enumerate(raw)]
         if source != AUTO:
             source = read_language(source)
-        model, engine = params.get("model") or None, params.get("engine") or service.TRANSLATE_ENGINE
-        model = None if model == AUTO else model  # "auto" as on the page: the best model for the direction
+        model, engine = params.get("model"), params.get("engine")  # [] or {} is a mistake, not "not given"
+        model = None if model in (None, "", AUTO) else model  # "auto" as on the page: the best model for the direction
+        engine = service.TRANSLATE_ENGINE if engine in (None, "") else engine
         if model is not None and not isinstance(model, str):
             raise RestError(400, "Invalid request: model must be a model name")
         if not isinstance(engine, str) or engine not in ENGINE_CHOICES:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
-from typing import Dict, List, Optional, TextIO, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, TextIO
 
 from ..errors import Parser
 from .commands import PROG, CLIError, command
@@ -57,58 +58,84 @@ def translate_command(argv: List[str]) -> int:
     prefixes = translation_prefixes(args, len(lines))
     if args.alternatives:
         config = _with_alternatives(config, args.alternatives)
-    options = dict(progress=progress(args, len(lines)), prefix=prefixes, split_sentences=args.split_sentences,
-                   glossary=glossary, **({"domain": args.domain} if args.domain is not None else {}))
-    if args.model is None and args.src_lang == "auto":
-        results, tokenizers = _translate_each_by_its_model(args, lines, config, engine, options)
-    else:
-        model = load_model(args.model or best_model_for(args), args.revision, args.device)
-        check_domain(args, model)
-        results, tokenizers = _translate_with(args, model, lines, config, engine, options), {None: model.tokenizer}
-    for i, r in enumerate(results):  # a glossary term that could not fit the length budget
-        for warning in r.warnings:
-            print(f"line {i + 1}: {warning}", file=sys.stderr)
-    with open_output(args.output) as out:
-        if args.alternatives or args.json:
-            write_json(out, results, tokenizers, alternatives=bool(args.alternatives))
-        elif config.n_best == 1:
-            for r in results:
-                out.write(one_line(r.text) + "\n")
-        else:
-            for i, r in enumerate(results):
-                for rank, h in enumerate(r.hypotheses):
-                    out.write(f"{i}\t{rank}\t{h.score:.4f}\t{h.normalized_score:.4f}\t{one_line(h.text)}\n")
+    options = dict(split_sentences=args.split_sentences, glossary=glossary,
+                   **({"domain": args.domain} if args.domain is not None else {}))
+    from ..decoding.batching import progress_bar
+
+    with contextlib.ExitStack() as stack, open_output(args.output) as out:
+        translate = stack.enter_context(_translator(args, config, engine, options))
+        show = stack.enter_context(progress_bar(progress(args, len(lines)), len(lines), "translating"))
+        for first in range(0, len(lines), CHUNK_LINES):  # each chunk written and let go: memory flat in the lines
+            chunk = slice(first, first + CHUNK_LINES)
+            results, tokenizers = translate(lines[chunk], prefixes[chunk] if prefixes is not None else None)
+            _write(out, args, config, results, tokenizers, first)
+            show(len(results))
     return 0
 
 
-def _translate_with(args: argparse.Namespace, model, lines: List[str], config, engine, options: dict) -> list:
-    """Every line by ``model`` (``generate_texts``: through the text pipeline when split, detected or glossed)."""
+CHUNK_LINES = 256  # lines decoded at a time (sorted into batches by length within the chunk)
+
+
+@contextlib.contextmanager
+def _translator(args: argparse.Namespace, config, engine, options: dict) -> Iterator[Callable]:
+    """``translate(lines, prefixes) -> (results, tokenizers)``: by ``--model`` (or the best shipped for the
+    direction), or with ``--src-lang auto`` and no model, each line by the model of its detected direction."""
+    if args.model is None and args.src_lang == "auto":
+        yield _by_detected_direction(args, config, engine, options)
+        return
     from ..text.pipeline import generate_texts
 
+    model = load_model(args.model or best_model_for(args), args.revision, args.device)
+    check_domain(args, model)
     with decoding_workers(args, model, engine) as runner:
-        try:
-            return generate_texts(model, lines, config, **options, **runner, **check_languages(args, model))
-        except ValueError as exc:  # a prefix longer than its sentence may be, an engine without prefixes
-            raise CLIError(str(exc))
+        def translate(lines: List[str], prefixes: Optional[List[str]]):
+            try:
+                return (generate_texts(model, lines, config, prefix=prefixes, **options, **runner,
+                                 **check_languages(args, model)), {None: model.tokenizer})
+            except ValueError as exc:  # a prefix longer than its sentence may be, an engine without prefixes
+                raise CLIError(str(exc))
+        yield translate
 
 
-def _translate_each_by_its_model(args: argparse.Namespace, lines: List[str], config, engine,
-                                 options: dict) -> Tuple[list, Dict[Optional[str], object]]:
+def _by_detected_direction(args: argparse.Namespace, config, engine, options: dict) -> Callable:
     """``--src-lang auto`` without ``--model``: each line detected, then translated by the model of space/models
-    that scores its direction best (the pipeline's ``ModelSet``); stderr names the model of each direction."""
+    that scores its direction best (the pipeline's ``ModelSet``); stderr names the model of each direction once."""
     from ..text.pipeline import ModelSet, translate_texts
 
     if args.workers > 1 and args.parallel != "threads":  # said before any model loads
         raise CLIError("--parallel processes needs --model (one model per pool); use --parallel threads")
     models = ModelSet({str(c.source): load_model(str(c.source), None, args.device) for c in shipped_candidates()})
-    try:
-        results = translate_texts(models, lines, config, src_lang="auto", tgt_lang=args.tgt_lang,
-                                  workers=args.workers, engine=engine, **options)
-    except ValueError as exc:  # a line in a language no model reads, a direction no model serves
-        raise CLIError(str(exc))
-    for (src, name) in dict.fromkeys((r.src_lang, r.model) for r in results if r.model is not None):
-        print(f"model: {name} (the best measured for {src}->{args.tgt_lang})", file=sys.stderr)
-    return results, {name: model.tokenizer for name, model in models.models.items()}
+    tokenizers = {name: model.tokenizer for name, model in models.models.items()}
+    named = set()
+
+    def translate(lines: List[str], prefixes: Optional[List[str]]):
+        try:
+            results = translate_texts(models, lines, config, src_lang="auto", tgt_lang=args.tgt_lang,
+                                      workers=args.workers, engine=engine, prefix=prefixes, **options)
+        except ValueError as exc:  # a line in a language no model reads, a direction no model serves
+            raise CLIError(str(exc))
+        for src, name in dict.fromkeys((r.src_lang, r.model) for r in results if r.model is not None):
+            if (src, name) not in named:
+                named.add((src, name))
+                print(f"model: {name} (the best measured for {src}->{args.tgt_lang})", file=sys.stderr)
+        return results, tokenizers
+    return translate
+
+
+def _write(out: TextIO, args: argparse.Namespace, config, results, tokenizers, first: int) -> None:
+    """The results of the lines from ``first`` (0-based) on, in the output's format; their warnings on stderr."""
+    for i, r in enumerate(results, start=first):  # a glossary term that could not fit the length budget
+        for warning in r.warnings:
+            print(f"line {i + 1}: {warning}", file=sys.stderr)
+    if args.alternatives or args.json:
+        write_json(out, results, tokenizers, alternatives=bool(args.alternatives), first=first)
+    elif config.n_best == 1:
+        for r in results:
+            out.write(one_line(r.text) + "\n")
+    else:
+        for i, r in enumerate(results, start=first):
+            for rank, h in enumerate(r.hypotheses):
+                out.write(f"{i}\t{rank}\t{h.score:.4f}\t{h.normalized_score:.4f}\t{one_line(h.text)}\n")
 
 
 def check_domain(args: argparse.Namespace, model) -> None:
@@ -146,11 +173,13 @@ def _hypothesis_json(h, tokenizer, alternatives: bool) -> dict:
     return entry
 
 
-def write_json(out: TextIO, results, tokenizers: Dict[Optional[str], object], alternatives: bool = False) -> None:
+def write_json(out: TextIO, results, tokenizers: Dict[Optional[str], object], alternatives: bool = False,
+               first: int = 0) -> None:
     """One JSON object per input line: its languages, best text and confidence, its hypotheses (each token's
     piece and, with ``alternatives``, its alternatives as [piece, prob]), and with --split-sentences its sentences.
-    ``tokenizers``: by the name of the model that translated a line (``None``: the one model of the call)."""
-    for i, r in enumerate(results):
+    ``tokenizers``: by the name of the model that translated a line (``None``: the one model of the call);
+    ``first``: the input line of ``results[0]`` (0-based)."""
+    for i, r in enumerate(results, start=first):
         tokenizer = tokenizers.get(r.model, tokenizers.get(None))
         line = {"line": i, "source": r.source, "text": r.text, "src_lang": r.src_lang,
                 "src_lang_confidence": r.src_lang_confidence, "confidence": r.best.confidence,

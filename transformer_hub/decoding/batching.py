@@ -2,8 +2,9 @@
 
 Every sentence gets its own output cap (source length + ``max_len_offset``, ``max_length``, and what
 the model's positions leave), computed before batching, so a sentence's cap does not depend on the
-batch it lands in.  Batches are cut longest first, at ``batch_size`` sentences, and also where the
-padded length would leave a sentence less target room than it has alone.
+batch it lands in.  Batches are cut longest first, at ``batch_size`` sentences or ``BATCH_TOKENS`` tokens (beams
+times padded source and output cap), and also where the padded length would leave a sentence less target room
+than it has alone.
 """
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from .prefix import Prefix
 from .results import Hypothesis
 
 Rows = List[List[int]]
+# tokens a batch holds at most (sentences x beams x (padded source + longest output cap)): a batch's memory is
+# bounded whatever its sentences' lengths (128 long, out-of-domain sentences at beam 4 held gigabytes)
+BATCH_TOKENS = 16_384
 # decodes batches (id rows, their caps, their prefixes, their constraints) and yields each batch's hypotheses, in order
 BatchMap = Callable[[List[Rows], List[List[int]], List[Optional[List[Optional[Prefix]]]], List[Optional[list]]],
                     Iterable[List[List[Hypothesis]]]]
@@ -90,8 +94,11 @@ def prepare_sources(model, sources: Rows, config: DecodingConfig) -> Tuple[Rows,
     return sources, caps, set(truncated)
 
 
-def plan_batches(model, sources: Rows, caps: List[int], size: int) -> List[List[int]]:
-    """Indices of the non-empty sources, longest first, in batches of at most ``size``.
+def plan_batches(model, sources: Rows, caps: List[int], size: int, rows_each: int = 1,
+                 max_tokens: int = BATCH_TOKENS) -> List[List[int]]:
+    """Indices of the non-empty sources, longest first, in batches of at most ``size`` sentences and at most
+    ``max_tokens`` tokens: each sentence's ``rows_each`` rows (its beams) times the batch's padded source length
+    plus its longest cap, what the decoder's cached keys and values grow with.
 
     A batch is also cut where its padded length would leave a sentence less target room than it has
     alone (the decoder-only layout shares max_len between source and target), so every sentence keeps its cap.
@@ -100,11 +107,14 @@ def plan_batches(model, sources: Rows, caps: List[int], size: int) -> List[List[
     order = sorted((i for i, ids in enumerate(sources) if ids), key=lambda i: -len(sources[i]))
     batches: List[List[int]] = []
     batch: List[int] = []
+    longest_cap = 0
     for i in order:
-        if batch and (len(batch) >= size or caps[i] > budget(len(sources[batch[0]]))):
+        tokens = (len(batch) + 1) * rows_each * (len(sources[batch[0]]) + max(longest_cap, caps[i])) if batch else 0
+        if batch and (len(batch) >= size or tokens > max_tokens or caps[i] > budget(len(sources[batch[0]]))):
             batches.append(batch)
-            batch = []
+            batch, longest_cap = [], 0
         batch.append(i)
+        longest_cap = max(longest_cap, caps[i])
     return batches + [batch] if batch else batches
 
 
@@ -134,7 +144,8 @@ def decode_in_batches(model, sources: Rows, caps: List[int], config: DecodingCon
 
     ``prefixes`` / ``constraints``: None, or one entry per source (None where it has none)."""
     results: List[List[Hypothesis]] = [[empty_hypothesis()] if not ids else [] for ids in sources]
-    batches = plan_batches(model, sources, caps, config.batch_size)
+    batches = plan_batches(model, sources, caps, config.batch_size,
+                           rows_each=config.beam_size if config.strategy == "beam" else 1)
     rows = [[sources[i] for i in index] for index in batches]
     batch_caps = [[caps[i] for i in index] for index in batches]
     batch_prefixes = [[prefixes[i] for i in index] if prefixes else None for index in batches]

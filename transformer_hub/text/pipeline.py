@@ -304,10 +304,16 @@ def _sentence_constraints(glossary: Optional[Glossary], given: list, flat: List[
     return phrases, applied
 
 
+# Sentences decoded at once when cross-attention is asked only to put wordless pieces back: a hypothesis holds
+# (layers, heads, T, S) floats of it (megabytes for a long output), so a call over thousands of sentences held
+# gigabytes until its end; ATTENTION_PART at a time, each part's dropped once its pieces are restored.
+ATTENTION_PART = 64
+
+
 def _decode(models: Models, name: str, part: list, plan: _Plan, config: DecodingConfig, split: bool,
             options: Dict[str, Any]) -> Tuple[List[TranslationResult], str]:
     """One decoding call: the ``(text index, sentence, prefix, constraints, entries)`` of ``part`` with ``name``."""
-    own = models.domains(name)
+    given, own = options, models.domains(name)
     if own:  # a model trained with domain tags reads each sentence's (the others have none)
         options = {**options, "domain": [plan.domains[i] if plan.domains[i] in own else None for i, *_ in part]}
     extra: Dict[str, Any] = {} if split else {"prefix": [row[2] for row in part]}
@@ -316,6 +322,12 @@ def _decode(models: Models, name: str, part: list, plan: _Plan, config: Decoding
     masked = [mask(row[1]) for row in part]  # placeholders and markup as numbered marks the model copies
     sentences, tokenizer = [m.text for m in masked], models.tokenizer(name, options) if split else None
     asked = with_attention(config, sentences) if tokenizer is not None else config  # to keep pieces verbatim
+    if asked.return_attention and not config.return_attention and len(part) > ATTENTION_PART:
+        results, engine = [], ""  # attention only to restore pieces: a part at a time, each let go once used
+        for start in range(0, len(part), ATTENTION_PART):
+            done, engine = _decode(models, name, part[start:start + ATTENTION_PART], plan, config, split, given)
+            results += done
+        return results, engine
     results, engine = models.decode(name, sentences, [plan.sources[row[0]] for row in part],
                                     [plan.targets[row[0]] for row in part], asked, **extra, **options)
     if split:

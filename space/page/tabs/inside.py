@@ -11,6 +11,7 @@ import functools
 import gradio as gr
 
 from ...pictures.attention import KIND_TITLES
+from ...serving.choice import AUTO as BEST_MODEL
 from .. import inside
 from ..registry import tab
 from ._common import (UI, bind, decode_event, examples, examples_of, handler, language_pickers, model_picker,
@@ -49,7 +50,7 @@ def render(ctx) -> None:
     gr.Markdown(INTRO)
     with gr.Row():
         with gr.Column():
-            model = model_picker(ctx, elem_id="inside-model", default=inside.opening_model(ctx))
+            model = model_picker(ctx, elem_id="inside-model")  # "Best for the direction", as on every tab
             source, target = language_pickers(ctx, model, "inside")
         with gr.Column():
             text = text_input(ctx, "Source sentence", value=examples_of(source.value)[0][0], lines=2,
@@ -85,7 +86,7 @@ def _attention(ctx, common) -> None:
     with gr.Row():
         kind = gr.Radio([(title, key) for key, title in KIND_TITLES.items()], value="cross",
                         label="Kind of attention", elem_id="inside-kind")
-        layers, heads = _sizes(ctx, inside.opening_model(ctx))
+        layers, heads = _sizes(ctx, common[1].value)
         # one layer at a time: its heads stay legible at phone width (every layer at once was 3-4 px text)
         layer = gr.Slider(1, layers, value=1, step=1, label="Layer", elem_id="inside-layer")
         head = gr.Slider(1, heads, value=1, step=1, label="Head (head view)", elem_id="inside-head")
@@ -111,9 +112,10 @@ def _attention(ctx, common) -> None:
 
 
 def _sizes(ctx, model):
-    """(layers, heads) of ``model`` for the sliders; (8, 16) when its config cannot be read."""
+    """(layers, heads) of ``model`` for the sliders ("Best for the direction": the default direction's);
+    (8, 16) when its config cannot be read."""
     try:
-        config = ctx.store.config(model)
+        config = ctx.store.config(inside.opening_model(ctx) if model in (None, "", BEST_MODEL) else model)
     except Exception:  # noqa: BLE001 - the view's own call reports what is wrong with the model
         return 8, 16
     return max(config.n_encoder_layers, config.n_decoder_layers, 1), config.n_heads
@@ -151,15 +153,27 @@ def _steps(ctx, common) -> None:
     step = gr.Slider(1, ctx.limits.max_output_tokens, value=1, step=1, label="Step", elem_id="inside-step")
     step_plot = gr.Plot(show_label=False, elem_id="inside-step-plot")
     gr.Markdown("#### Teacher forcing against free running")
+    no_reference = gr.Markdown(NO_REFERENCE, visible=False, elem_id="inside-forcing-note")
     forcing = gr.Plot(show_label=False, elem_id="inside-forcing-plot")
     with gr.Accordion("Every step (JSON)", open=False):
         data = gr.JSON(label="steps")
     button.click(bind(ctx, inside.steps), [*common, k, beam_size, step, reference], [step_plot, forcing, data],
                  api_name="steps", **decode_event(ctx)).then(
-        lambda d: gr.update(maximum=max(2, d["steps"]) if isinstance(d, dict) and "steps" in d else None),
-        data, step, **UI)
+        _after_steps, data, [step, forcing, no_reference], **UI)
     step.change(handler(inside.steps_redraw), [data, step], step_plot, **UI)
     return button
+
+
+NO_REFERENCE = ("No reference translation for this sentence, so there is nothing to teacher-force: type one in "
+                "the box above (the examples come with theirs) and decode again.")
+
+
+def _after_steps(data):
+    """The step slider sized to the steps there are; the forcing picture, or the note saying why there is none."""
+    ran = isinstance(data, dict) and "steps" in data
+    forced = ran and bool(data.get("forcing"))
+    return (gr.update(maximum=max(2, data["steps"])) if ran else gr.update(), gr.update(visible=forced or not ran),
+            gr.update(visible=ran and not forced))
 
 
 def _recipe(ctx, common) -> None:

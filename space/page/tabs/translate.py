@@ -135,12 +135,14 @@ def _translate_events(ctx, ui: SimpleNamespace) -> None:
                                       **decode_event(ctx))
     translated_text.success(  # only on success: after a failure ``shown`` still holds the old translation
         lambda d: (_coloured(d), d, [], gr.update(interactive=False)) if d else (gr.update(),) * 4,
-        ui.shown, [ui.words, ui.data, ui.history, ui.undo], **UI)
+        ui.shown, [ui.words, ui.data, ui.history, ui.undo], **UI).then(None, None, None, js=SHOW_RESULT, **UI)
     clear_on_failure(translated_text, [ui.output, ui.words, ui.data, ui.shown], ui.note)
     ui.tokens_api.click(bind(ctx, interactive.tokens), [ui.text, ui.model, ui.source, ui.target],
                         [ui.words, ui.data], api_name="tokens", **decode_event(ctx))
-    ui.file_button.click(bind(ctx, _document), [ui.upload] + inputs[1:] + [ui.best, ui.domain],
-                         [ui.translated, ui.file_note, ui.file_text], api_name="translate_file", **decode_event(ctx))
+    translated_file = ui.file_button.click(bind(ctx, _document), [ui.upload] + inputs[1:] + [ui.best, ui.domain],
+                                           [ui.translated, ui.file_note, ui.file_text], api_name="translate_file",
+                                           **decode_event(ctx))
+    clear_on_failure(translated_file, [ui.translated, ui.file_text], ui.file_note)  # not the last document's note
 
 
 def _word_events(ctx, ui: SimpleNamespace) -> None:
@@ -161,6 +163,9 @@ def _word_events(ctx, ui: SimpleNamespace) -> None:
     ui.undo.click(_undo, ui.history, [ui.words, ui.data, ui.output, ui.history, ui.undo, ui.alternatives], **UI)
 
 
+# on a phone the translation lies under the whole form (two screens down): brought into view once it is there
+SHOW_RESULT = """() => { const out = document.querySelector('#translate-output');
+  if (out && out.getBoundingClientRect().top > window.innerHeight - 80) out.scrollIntoView({block: 'start'}); }"""
 DOCUMENT_SHOWN = 100_000  # characters of a translated document shown on the page (all of it is in the file)
 
 
