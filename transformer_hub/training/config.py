@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Dict, List, Optional
 
 from ..config import PRESETS
+from .precision import PRECISIONS
 
 
 @dataclass
@@ -66,6 +67,7 @@ class TrainingConfig:
     cooldown_updates: int = 0                # linear fall to 0 over the last K updates
     label_smoothing: float = 0.1
     speed_kernels: bool = False              # the fused loss and 16-bit dropout masks (model/kernels.py)
+    precision: str = "float32"               # or "bf16" (autocast, float32 weights), "auto": bf16 where the CPU has bf16 units
     clip_norm: float = 1.0
     max_updates: int = 8000
     max_epochs: int = 1000
@@ -106,7 +108,7 @@ class TrainingConfig:
             if not math.isfinite(getattr(self, name)) or getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         for name, allowed in (("subword_sampling_side", ("source", "both")), ("preset", (None, *PRESETS)),
-                              ("tag_position", (None, "source", "decoder"))):
+                              ("tag_position", (None, "source", "decoder")), ("precision", PRECISIONS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}, got {getattr(self, name)!r}")
         if self.directions and not self.langs:

@@ -9,6 +9,7 @@ from ..config import PRESETS
 from ..errors import Parser, UserError
 from .config import TrainingConfig
 from .data import default_data_dir
+from .precision import PRECISIONS
 
 DESCRIPTION = "The paper's training recipe (section 5) on parallel text, resumable exactly, optionally distributed."
 
@@ -101,6 +102,8 @@ def _optimisation(p: argparse.ArgumentParser) -> None:
     o.add_argument("--label-smoothing", type=float)
     o.add_argument("--speed-kernels", action="store_true", help="train with the fused loss and the 16-bit dropout "
                    "mask (transformer_hub.model.kernels: the same numbers, a faster CPU step)")
+    o.add_argument("--precision", choices=PRECISIONS, help="bf16: autocast forward and loss in bfloat16 (weights and "
+                   "optimizer stay float32); auto: bf16 where the CPU has bf16 units (amx_bf16, avx512_bf16), else float32")
     o.add_argument("--clip-norm", type=float)
     o.add_argument("--max-updates", type=int)
     o.add_argument("--max-epochs", type=int)

@@ -25,6 +25,7 @@ from .config import TrainingConfig
 from .data import iterate_batches
 from .evaluation import Evaluator
 from .metrics import MetricsLog
+from .precision import autocast, resolve_precision
 from .options import parse_config
 from .publish import Publisher
 from .run import Place, Run, build_run
@@ -57,6 +58,8 @@ class Trainer:
         self.evaluator = Evaluator(config, self.run, self.place)
         self.publisher = Publisher(config, self.place, self.metrics)
         self.factor = config.lr_factor or lr_factor(config.peak_lr, self.run.config.d_model, config.warmup)
+        self.precision = resolve_precision(config.precision, device)  # weights and optimizer stay float32
+        logger.info("training in %s (--precision %s)", self.precision, config.precision)
 
     # ---------------------------------------------------------------- loop
     def _loss(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
@@ -107,7 +110,8 @@ class Trainer:
         for group in self.run.optimizer.param_groups:
             group["lr"] = lr
         src, tgt_in, tgt_out = (t.to(self.place.device) for t in batch)
-        loss = self._loss(src, tgt_in, tgt_out)
+        with autocast(self.precision, self.place.device):
+            loss = self._loss(src, tgt_in, tgt_out).float()
         s.batch = index + 1
         finite = bool(torch.isfinite(loss))
         if distributed.any_rank(not finite, self.place.world, self.place.device):  # agreed: all ranks skip backward together
