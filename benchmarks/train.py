@@ -7,6 +7,9 @@ one run, steps interleaved (ours, ours without kernels, reference, ours, ...) so
 all alike.  The reference is built the way the seed lessons build it: separate
 source/target embeddings and output layer, sinusoidal positions,
 ``nn.Transformer(batch_first=True)``, ``nn.CrossEntropyLoss(label_smoothing=0.1)``.
+With ``--bf16`` ours also runs a third time, under bf16 autocast (``train --precision bf16``: the same weights,
+float32 master weights and optimizer), and the ratio of its tokens/s to ours in float32 is printed: above 1 where
+the CPU has bf16 units (AMX, AVX512-BF16), below 1 where it has not.
 Also printed: achieved GFLOP/s (matmul FLOPs counted from the shapes) as a share
 of this machine's fp32 matmul peak, measured here with large ``torch.mm`` calls.
 """
@@ -27,6 +30,9 @@ from transformer_hub import Tokenizer, Transformer, TransformerConfig
 from transformer_hub.training.data import default_data_dir, collate, encode_pairs, load_split, token_batches
 from transformer_hub.model import sinusoid_table
 from transformer_hub.model.kernels import use_speed_kernels
+from transformer_hub.training.precision import autocast, cpu_flags, BF16_FLAGS
+
+BF16 = "ours, bf16 autocast"
 
 PLAIN = "ours, no speed kernels"  # the paper's model as built: nn.Dropout and F.cross_entropy
 
@@ -85,7 +91,14 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, default=4096)
     p.add_argument("--steps", type=int, default=12, help="timed steps per model (after 2 warm-up steps)")
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--bf16", action="store_true", help="also time ours under bf16 autocast (train --precision bf16)")
     p.add_argument("--out", default=None, help="write the results as JSON here")
+
+
+def bf16_loss(model: Transformer, batch) -> torch.Tensor:
+    """The training step's loss under bf16 autocast, as ``train --precision bf16`` computes it."""
+    with autocast("bf16", torch.device("cpu")):
+        return model(batch[0], batch[1], batch[2], label_smoothing=0.1).float()
 
 
 def bench_train(args: argparse.Namespace) -> Dict:
@@ -109,6 +122,9 @@ def bench_train(args: argparse.Namespace) -> Dict:
         PLAIN: (plain, lambda b: plain(b[0], b[1], b[2], label_smoothing=0.1)),
         "torch.nn.Transformer": (ref, lambda b: ref.step_loss(*b)),
     }
+    if args.bf16:
+        half = copy.deepcopy(ours)  # the same weights again, float32, its forward and loss in bf16
+        runs[BF16] = (half, lambda b: bf16_loss(half, b))
     optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
                   for name, (m, _) in runs.items()}
     seconds = {name: 0.0 for name in runs}
@@ -143,6 +159,11 @@ def bench_train(args: argparse.Namespace) -> Dict:
               f"({100 * r['share_of_peak']:.0f}% of peak)  {r['parameters']:,} parameters")
     print(f"  speed-up of ours over the torch.nn.Transformer reference: {result['speedup']:.2f}x (target >= 2x); "
           f"without the speed kernels {result['speedup_without_kernels']:.2f}x")
+    if args.bf16:
+        result["bf16_over_float32"] = round(seconds["ours"] / seconds[BF16], 2)
+        units = sorted(BF16_FLAGS & cpu_flags()) or ["none"]
+        print(f"  bf16 autocast against float32 (ours): {result['bf16_over_float32']:.2f}x target tokens/s "
+              f"(the CPU's bf16 units: {', '.join(units)})")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=2) + "\n")

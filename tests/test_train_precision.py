@@ -29,8 +29,9 @@ def test_auto_is_bf16_only_where_the_cpu_has_bf16_units():
     assert resolve_precision("float32", cpu, frozenset({"amx_bf16"})) == "float32"
 
 
-def test_a_bf16_training_step_agrees_with_float32_within_bf16_rounding(tmp_path):
-    trainer = Trainer(parse_config(args_for(tmp_path, "run", "--max-updates", "1", *COMMON)))
+@pytest.mark.parametrize("kernels", [(), ("--speed-kernels",)], ids=["reference", "speed-kernels"])
+def test_a_bf16_training_step_agrees_with_float32_within_bf16_rounding(tmp_path, kernels):
+    trainer = Trainer(parse_config(args_for(tmp_path, "run", "--max-updates", "1", *COMMON, *kernels)))
     net, model = trainer.run.net, trainer.run.model
     net.train()
     _, (src, tgt_in, tgt_out) = next(iter(iterate_batches(trainer.run.epoch_examples(0), 300, 1, 0,

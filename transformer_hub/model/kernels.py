@@ -113,31 +113,41 @@ class _LinearLabelSmoothedNLL(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, hidden: Tensor, weight: Tensor, target: Tensor, eps: float, rows: int) -> Tensor:
-        vocab = weight.size(0)
-        grad_hidden = torch.empty_like(hidden)  # (N, d)
-        grad_weight = torch.zeros_like(weight)  # (V, d)
-        total = hidden.new_zeros(())
-        smooth = torch.full((1, 1), -(1.0 - eps), dtype=hidden.dtype, device=hidden.device)
-        for start in range(0, hidden.size(0), rows):
-            h, t = hidden[start:start + rows], target[start:start + rows, None]  # (n, d), (n, 1)
-            logits = h @ weight.t()  # (n, V)
-            mean, picked = logits.mean(dim=-1), logits.gather(1, t).squeeze(1)
-            top = logits.amax(dim=-1, keepdim=True)
-            probs = logits.sub_(top).exp_()  # in place: unnormalised softmax
-            norm = probs.sum(dim=-1, keepdim=True)
-            lse = (top + norm.log()).squeeze(1)
-            total += (lse - (1.0 - eps) * picked - eps * mean).sum()
-            grad = probs.div_(norm).sub_(eps / vocab)  # (n, V)
-            grad.scatter_add_(1, t, smooth.expand(t.size(0), 1))
-            torch.mm(grad, weight, out=grad_hidden[start:start + rows])
-            grad_weight.addmm_(grad.t(), h)
-        ctx.save_for_backward(grad_hidden, grad_weight)
+        # Under autocast (train --precision bf16) the loss is float32, as autocast keeps cross_entropy: the
+        # in-place softmax and the out= products need one dtype; the gradient goes back in the hidden states'.
+        with torch.autocast(hidden.device.type, enabled=False):
+            grad_hidden, grad_weight, total = _linear_loss(hidden.float(), weight.float(), target, eps, rows)
+        ctx.save_for_backward(grad_hidden.to(hidden.dtype), grad_weight.to(weight.dtype))
         return total
 
     @staticmethod
     def backward(ctx, grad: Tensor):
         grad_hidden, grad_weight = ctx.saved_tensors
         return grad_hidden * grad, grad_weight * grad, None, None, None
+
+
+def _linear_loss(hidden: Tensor, weight: Tensor, target: Tensor, eps: float,
+                 rows: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """The summed loss with its gradients for hidden and weight, ``rows`` rows of logits at a time."""
+    vocab = weight.size(0)
+    grad_hidden = torch.empty_like(hidden)  # (N, d)
+    grad_weight = torch.zeros_like(weight)  # (V, d)
+    total = hidden.new_zeros(())
+    smooth = torch.full((1, 1), -(1.0 - eps), dtype=hidden.dtype, device=hidden.device)
+    for start in range(0, hidden.size(0), rows):
+        h, t = hidden[start:start + rows], target[start:start + rows, None]  # (n, d), (n, 1)
+        logits = h @ weight.t()  # (n, V)
+        mean, picked = logits.mean(dim=-1), logits.gather(1, t).squeeze(1)
+        top = logits.amax(dim=-1, keepdim=True)
+        probs = logits.sub_(top).exp_()  # in place: unnormalised softmax
+        norm = probs.sum(dim=-1, keepdim=True)
+        lse = (top + norm.log()).squeeze(1)
+        total += (lse - (1.0 - eps) * picked - eps * mean).sum()
+        grad = probs.div_(norm).sub_(eps / vocab)  # (n, V)
+        grad.scatter_add_(1, t, smooth.expand(t.size(0), 1))
+        torch.mm(grad, weight, out=grad_hidden[start:start + rows])
+        grad_weight.addmm_(grad.t(), h)
+    return grad_hidden, grad_weight, total
 
 
 def linear_label_smoothed_cross_entropy(hidden: Tensor, weight: Tensor, target: Tensor, pad_id: int,
