@@ -115,8 +115,9 @@ class _LinearLabelSmoothedNLL(torch.autograd.Function):
     def forward(ctx, hidden: Tensor, weight: Tensor, target: Tensor, eps: float, rows: int) -> Tensor:
         # Under autocast (train --precision bf16) the loss is float32, as autocast keeps cross_entropy: the
         # in-place softmax and the out= products need one dtype; the gradient goes back in the hidden states'.
+        dtype = torch.promote_types(torch.promote_types(hidden.dtype, weight.dtype), torch.float32)
         with torch.autocast(hidden.device.type, enabled=False):
-            grad_hidden, grad_weight, total = _linear_loss(hidden.float(), weight.float(), target, eps, rows)
+            grad_hidden, grad_weight, total = _linear_loss(hidden.to(dtype), weight.to(dtype), target, eps, rows)
         ctx.save_for_backward(grad_hidden.to(hidden.dtype), grad_weight.to(weight.dtype))
         return total
 
