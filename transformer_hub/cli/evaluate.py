@@ -44,7 +44,7 @@ def evaluate_command(argv: List[str]) -> int:
     with decoding_workers(args, model) as runner:  # started before the clock: the speed is the decoding's
         start = time.perf_counter()
         results = generate_texts(model, sources, config, progress=progress(args, len(sources)), **runner,
-                                 **check_languages(args, model))
+                                 domain=None, **check_languages(args, model))  # a test set: the model's default
         seconds = time.perf_counter() - start
     hypotheses = [one_line(r.text) for r in results]
     scores, signatures = score_with_signatures(hypotheses, references, lowercase=args.lowercase)

@@ -107,19 +107,25 @@ def models_folder() -> str:
 
 def best_model_for(args: argparse.Namespace) -> str:
     """The folder of the best-measured model for ``--src-lang -> --tgt-lang`` among space/models (stderr says which)."""
+    folder, found = models_folder(), served_direction(args)
+    print(f"model: {found.source} (the best measured for {args.src_lang}->{args.tgt_lang} in {folder})",
+          file=sys.stderr)
+    return str(found.source)
+
+
+def served_direction(args: argparse.Namespace):
+    """The best-measured candidate of space/models for ``--src-lang -> --tgt-lang`` (one-line errors: no
+    direction given, none serves it)."""
     from ..hub.selection import best_model
 
-    folder = models_folder()
-    candidates = shipped_candidates()
+    folder, candidates = models_folder(), shipped_candidates()
     if not (args.src_lang and args.tgt_lang):
         raise CLIError(f"without --model, give --src-lang and --tgt-lang: the model of {folder} that translates "
                        "that direction best is used")
     found = best_model(candidates, args.src_lang, args.tgt_lang, getattr(args, "domain", None))
     if found is None:
         raise CLIError(f"no model in {folder} translates {args.src_lang}->{args.tgt_lang}; pass --model")
-    print(f"model: {found.source} (the best measured for {args.src_lang}->{args.tgt_lang} in {folder})",
-          file=sys.stderr)
-    return str(found.source)
+    return found
 
 
 def check_languages(args: argparse.Namespace, model) -> dict:

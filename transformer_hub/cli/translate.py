@@ -12,7 +12,7 @@ from ..errors import Parser
 from .commands import PROG, CLIError, command
 from .options import (add_decoding_arguments, add_model_arguments, best_model_for, check_languages, decoding_config,
                       decoding_engine, decoding_workers, load_model, one_line, open_output, progress, read_input,
-                      set_threads, shipped_candidates, translation_glossary)
+                      served_direction, set_threads, shipped_candidates, translation_glossary)
 from .quality import translate_best
 
 
@@ -36,9 +36,10 @@ def translate_command(argv: List[str]) -> int:
     parser.add_argument("--glossary", default=None, metavar="FILE",
                         help="source<TAB>target terms (.tsv; .csv: source,target): where a source term occurs, its "
                              "target term must appear in the translation (beam search, PyTorch engine)")
-    parser.add_argument("--domain", default=None,
-                        help="with a model trained with domain tags: the domain the text comes from (one of the "
-                             "model's, e.g. software or a project's from `adapt`; default: its first)")
+    parser.add_argument("--domain", default="auto",
+                        help="where the texts come from, for models trained with domains (e.g. software, captions): "
+                             "auto (default: each line's domain told by the model's classifier; without one, the "
+                             "model's default) or a domain's name (one of the model's, e.g. a project's from `adapt`)")
     add_decoding_arguments(parser)
     parser.add_argument("--engine", choices=["pytorch", "ctranslate2"], default="pytorch",
                         help="decode with PyTorch (default) or CTranslate2 (pip install ctranslate2; converted once)")
@@ -58,8 +59,7 @@ def translate_command(argv: List[str]) -> int:
     prefixes = translation_prefixes(args, len(lines))
     if args.alternatives:
         config = _with_alternatives(config, args.alternatives)
-    options = dict(split_sentences=args.split_sentences, glossary=glossary,
-                   **({"domain": args.domain} if args.domain is not None else {}))
+    options = dict(split_sentences=args.split_sentences, glossary=glossary, domain=args.domain)
     from ..decoding.batching import progress_bar
 
     with contextlib.ExitStack() as stack, open_output(args.output) as out:
@@ -79,8 +79,9 @@ CHUNK_LINES = 256  # lines decoded at a time (sorted into batches by length with
 @contextlib.contextmanager
 def _translator(args: argparse.Namespace, config, engine, options: dict) -> Iterator[Callable]:
     """``translate(lines, prefixes) -> (results, tokenizers)``: by ``--model`` (or the best shipped for the
-    direction), or with ``--src-lang auto`` and no model, each line by the model of its detected direction."""
-    if args.model is None and args.src_lang == "auto":
+    direction when pools of processes need one model), or without a model, each line by the model of its direction
+    and domain."""
+    if args.model is None and (args.src_lang == "auto" or args.workers == 1 or args.parallel == "threads"):
         yield _by_detected_direction(args, config, engine, options)
         return
     from ..text.pipeline import generate_texts
@@ -98,26 +99,31 @@ def _translator(args: argparse.Namespace, config, engine, options: dict) -> Iter
 
 
 def _by_detected_direction(args: argparse.Namespace, config, engine, options: dict) -> Callable:
-    """``--src-lang auto`` without ``--model``: each line detected, then translated by the model of space/models
-    that scores its direction best (the pipeline's ``ModelSet``); stderr names the model of each direction once."""
+    """Without ``--model``: each line (its language detected with ``--src-lang auto``, its domain told with
+    ``--domain auto``) translated by the model of space/models that scores its direction and domain best (the
+    pipeline's ``ModelSet``); stderr names the model of each direction and domain once."""
     from ..text.pipeline import ModelSet, translate_texts
 
     if args.workers > 1 and args.parallel != "threads":  # said before any model loads
         raise CLIError("--parallel processes needs --model (one model per pool); use --parallel threads")
+    if args.src_lang != "auto":
+        served_direction(args)  # one-line errors before any model loads
     models = ModelSet({str(c.source): load_model(str(c.source), None, args.device) for c in shipped_candidates()})
     tokenizers = {name: model.tokenizer for name, model in models.models.items()}
     named = set()
 
     def translate(lines: List[str], prefixes: Optional[List[str]]):
         try:
-            results = translate_texts(models, lines, config, src_lang="auto", tgt_lang=args.tgt_lang,
+            results = translate_texts(models, lines, config, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
                                       workers=args.workers, engine=engine, prefix=prefixes, **options)
         except ValueError as exc:  # a line in a language no model reads, a direction no model serves
             raise CLIError(str(exc))
-        for src, name in dict.fromkeys((r.src_lang, r.model) for r in results if r.model is not None):
-            if (src, name) not in named:
-                named.add((src, name))
-                print(f"model: {name} (the best measured for {src}->{args.tgt_lang})", file=sys.stderr)
+        for key in dict.fromkeys((r.src_lang, r.domain, r.model) for r in results if r.model is not None):
+            if key not in named:
+                named.add(key)
+                src, domain, name = key
+                told = f", {domain} text" if domain else ""
+                print(f"model: {name} (the best measured for {src}->{args.tgt_lang}{told})", file=sys.stderr)
         return results, tokenizers
     return translate
 

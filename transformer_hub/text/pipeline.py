@@ -21,6 +21,7 @@ from ..decoding import DecodingConfig, Hypothesis, TranslationResult, generate
 from ..decoding.api import check_texts, resolve_config
 from ..decoding.config import length_penalty, one_per_text
 from ..decoding.constraints import Term
+from .domain import model_domain_classifier
 from .detection import detect_language, too_short_to_detect, unserved_language
 from .glossary import Entry, Glossary
 from .models import Models, ModelSet, OneModel, check_quality  # noqa: F401 - ModelSet, OneModel: the Models callers pass
@@ -120,11 +121,21 @@ def joined(text: str, part: List[TranslationResult], layout: Segmented, alpha: f
 def generate_texts(model: Any, texts: Sequence[str], config: Optional[DecodingConfig] = None, *,
                    split_sentences: bool = False, glossary=None, **options: Any) -> List[TranslationResult]:
     """``decoding.generate``, or ``translate_texts`` with ``model`` where the texts need this pipeline (sentences to
-    split, ``src_lang="auto"`` for any text, a glossary's terms to find): for callers whose options decide."""
-    src_lang = options.get("src_lang")
-    if split_sentences or glossary is not None or AUTO in ([src_lang] if isinstance(src_lang, str) else src_lang or []):
+    split, "auto" for any text's ``src_lang``, or its ``domain`` (the default) on a model that ships a domain
+    classifier, a glossary's terms to find): for callers whose options decide."""
+    options.setdefault("domain", AUTO)
+    auto = [name for name in ("src_lang", "domain") if AUTO in _as_list(options[name] if name in options else None)]
+    if "domain" in auto and model_domain_classifier(model) is None:  # nothing tells the domain: the model's default
+        options["domain"] = None if isinstance(options["domain"], str) else [
+            None if d == AUTO else d for d in options["domain"]]
+        auto.remove("domain")
+    if split_sentences or glossary is not None or auto:
         return translate_texts(model, texts, config, split_sentences=split_sentences, glossary=glossary, **options)
     return generate(model, texts, config, **options)
+
+
+def _as_list(value: Any) -> list:
+    return [value] if isinstance(value, str) or value is None else list(value)
 
 
 def translate_texts(models: Any, texts: Sequence[str], config: Optional[DecodingConfig] = None, *,
@@ -132,7 +143,7 @@ def translate_texts(models: Any, texts: Sequence[str], config: Optional[Decoding
                     keep_target_language: bool = False, constraints=None, glossary=None,
                     check_size: Optional[Callable[[int], None]] = None,
                     on_chunk: Optional[Callable[[int, int], None]] = None, chunk_size: Optional[int] = None,
-                    quality: str = "fast", domain=None, **options: Any) -> List[TranslationResult]:
+                    quality: str = "fast", domain=AUTO, **options: Any) -> List[TranslationResult]:
     """One result per text, in order.  ``models``: a model object or a ``Models``; ``config`` and keyword
     overrides of its fields as for ``decoding.generate``, whose other ``options`` (``progress``, ``workers``,
     ``engine``) go to the decoding call.  ``src_lang``: a code, "auto" (each text's language detected among the
@@ -144,7 +155,8 @@ def translate_texts(models: Any, texts: Sequence[str], config: Optional[Decoding
     found in a sentence (for its direction) is added to its constraints, and the result lists the entries in
     ``glossary``.  ``check_size(n)`` sees the number of sentences to decode before any is (it raises to refuse
     them).  ``quality`` ("fast" or "best") goes to ``models.choose`` and ``models.decode``.  ``domain`` (one name or
-    one per text; "auto": the models' domain classifier decides per text; None: the default) chooses the model
+    one per text; "auto", the default: the models' domain classifier decides per text where they ship one; None: the
+    models' default domain) chooses the model
     that scores the domain best and is the domain tag of a model trained with tags.
 
     A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
