@@ -102,11 +102,18 @@ def test_a_mixed_batch_reports_the_model_of_each_text(served):
     assert answer["model"] == [chooser.best("en", "de"), chooser.best("fr", "de")]
     assert answer["model"][1] == "multilingual"  # the one model here that reads French
     assert isinstance(answer["engine"], list) and len(answer["engine"]) == 2
+    from transformer_hub.decoding.words import doubt
+
+    store = served.demo.space_context.store
     for i, source in enumerate(("en", "fr")):  # each as the library translates it with its model and engine
         one = {"model": answer["model"][i], "engine": answer["engine"][i]}
-        assert answer["translatedText"][i] == expected(served, one, [texts[i]], source, "de")[0].text
+        (result,) = expected(served, one, [texts[i]], source, "de")
+        assert answer["translatedText"][i] == result.text
+        # our unsure flag per text, as /translate_file's: the doubt of its (one) sentence's best hypothesis
+        assert answer["unsure"][i] is doubt(result.best, store.tokenizer(one["model"])).unsure()
     single = call(served, "/translate", {"q": texts[1], "source": "auto", "target": "de"})[1]
     assert (single["model"], single["engine"]) == (answer["model"][1], answer["engine"][1])  # one text: one name
+    assert single["unsure"] is answer["unsure"][1]
 
 
 def test_a_mixed_html_batch_is_detected_and_reported_per_document(served):

@@ -25,7 +25,6 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from transformer_hub.decoding import DecodingConfig
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
-from transformer_hub.decoding.words import doubt
 from transformer_hub.formats import DocumentError, format_of, translate_document_texts
 from transformer_hub.text.pipeline import detect_sources
 
@@ -119,21 +118,8 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
 
 
 def unsure_sentences(ctx: SpaceContext, done: list) -> Tuple[Dict[str, str], ...]:
-    """The sentences of ``done`` (one ``Translated`` per text) the model is unsure of, by the Translate tab's flag
-    (``transformer_hub.decoding.words.doubt``: the least likely word or the mean token probability low)."""
-    found = []
-    for text in done:
-        result = text.result
-        if result is None:
-            continue
-        for sentence in result.sentences if result.sentences is not None else [result]:
-            name = sentence.model or result.model
-            if not sentence.hypotheses or name is None:
-                continue
-            flag = doubt(sentence.best, ctx.store.tokenizer(name))
-            if flag is not None and flag.unsure():
-                found.append({"source": sentence.source, "translation": sentence.text})
-    return tuple(found)
+    """The sentences of ``done`` (one ``Translated`` per text) the model is unsure of (``service.unsure_sentences``)."""
+    return tuple(s for text in done if text.result is not None for s in service.unsure_sentences(ctx, text.result))
 
 
 def unsure_summary(done: Translation) -> Optional[Dict[str, Any]]:

@@ -14,6 +14,7 @@ import gradio as gr
 
 from transformer_hub.decoding import ENGINES, DecodingConfig, TranslationResult
 from transformer_hub.decoding import STRATEGIES as STRATEGY_REGISTRY
+from transformer_hub.decoding.words import doubt
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.export.engine import choose_engine, engine_available
 from transformer_hub.text.pipeline import Models, translate_texts
@@ -201,6 +202,21 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
     if glossary is not None:  # what the note under the translation says applied, and what could not fit
         data["glossary"], data["warnings"] = [e.to_dict() for e in result.glossary], list(result.warnings)
     return data, seconds
+
+
+def unsure_sentences(ctx: SpaceContext, result: TranslationResult) -> List[Dict[str, str]]:
+    """The sentences of one text's ``result`` the model is unsure of, by the Translate tab's flag
+    (``transformer_hub.decoding.words.doubt``: the least likely word or the mean token probability low): each
+    one's source and translation."""
+    found = []
+    for sentence in result.sentences if result.sentences is not None else [result]:
+        name = sentence.model or result.model
+        if not sentence.hypotheses or name is None:
+            continue
+        flag = doubt(sentence.best, ctx.store.tokenizer(name))
+        if flag is not None and flag.unsure():
+            found.append({"source": sentence.source, "translation": sentence.text})
+    return found
 
 
 def _special(ctx: SpaceContext, name: str) -> set:
