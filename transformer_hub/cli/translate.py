@@ -145,8 +145,8 @@ def _write(out: TextIO, args: argparse.Namespace, config, results, tokenizers, f
 
 
 def check_domain(args: argparse.Namespace, model) -> None:
-    """``--domain``: one of the model's domains (a one-line error naming them)."""
-    if args.domain is not None:
+    """``--domain``: auto, or one of the model's domains (a one-line error naming them)."""
+    if args.domain != "auto":
         try:
             model.config.check_domain(args.domain)
         except ValueError as exc:
