@@ -82,7 +82,7 @@ def _translator(args: argparse.Namespace, config, engine, options: dict) -> Iter
     direction when pools of processes need one model), or without a model, each line by the model of its direction
     and domain."""
     if args.model is None and (args.src_lang == "auto" or args.workers == 1 or args.parallel == "threads"):
-        yield _by_detected_direction(args, config, engine, options)
+        yield _by_shipped_models(args, config, engine, options)
         return
     from ..text.pipeline import generate_texts
 
@@ -98,7 +98,7 @@ def _translator(args: argparse.Namespace, config, engine, options: dict) -> Iter
         yield translate
 
 
-def _by_detected_direction(args: argparse.Namespace, config, engine, options: dict) -> Callable:
+def _by_shipped_models(args: argparse.Namespace, config, engine, options: dict) -> Callable:
     """Without ``--model``: each line (its language detected with ``--src-lang auto``, its domain told with
     ``--domain auto``) translated by the model of space/models that scores its direction and domain best (the
     pipeline's ``ModelSet``); stderr names the model of each direction and domain once."""
