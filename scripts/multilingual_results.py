@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 from transformer_hub import Transformer
 from transformer_hub.hub import results as results_json
 from transformer_hub.training.data import default_data_dir, DataError, corpus_file, read_lines
-from transformer_hub.decoding import DecodingPool, translate
+from transformer_hub.decoding import DecodingPool
 from transformer_hub.hub import save_card
 from transformer_hub.training.metrics import score
 
@@ -57,8 +57,8 @@ class Translator:
 
     def __call__(self, sources: List[str], src: str, tgt: str) -> List[str]:
         languages = {"src_lang": src, "tgt_lang": tgt} if self.model.config.pairs() else {}
-        return translate(self.model, sources, strategy="beam", beam_size=self.beam, batch_size=self.batch_size,
-                         engine=self.pool or "pytorch", **languages)
+        return self.model.translate(sources, strategy="beam", beam_size=self.beam, batch_size=self.batch_size,
+                                     engine=self.pool or "pytorch", **languages)
 
 
 def evaluate(args: argparse.Namespace) -> List[Dict]:

@@ -25,7 +25,6 @@ from tqdm.auto import tqdm
 from transformer_hub import Transformer
 from transformer_hub.hub import results as results_json
 from transformer_hub.training.data import default_data_dir
-from transformer_hub.decoding import translate
 from transformer_hub.hub import save_card
 from transformer_hub.training.metrics import score
 from transformer_hub.rerank import RERANK_FILE, Reranker, RerankFile
@@ -56,7 +55,7 @@ def score_job(job: Tuple[argparse.Namespace, str, str, str]) -> Optional[Dict]:
     reranker = _reranker(args.model)
     row = {"split": split, "direction": f"{src}-{tgt}", "sentences": len(sources), "seconds": {}}
     start = time.perf_counter()
-    beam = translate(reranker.model, sources, strategy="beam", beam_size=5, batch_size=64, src_lang=src,
+    beam = reranker.model.translate(sources, strategy="beam", beam_size=5, batch_size=64, src_lang=src,
                      tgt_lang=tgt)
     row["seconds"][BEAM] = time.perf_counter() - start
     start = time.perf_counter()

@@ -37,7 +37,6 @@ from transformer_hub.training import checkpoint as ckpt
 from transformer_hub.hub import results as results_json
 from transformer_hub.config import MAX_LAYERS, PRESETS
 from transformer_hub.training.data import default_data_dir, load_split
-from transformer_hub.decoding import translate
 from transformer_hub.training.metrics import MetricsLog, score
 from transformer_hub.training.config import TrainingConfig
 from transformer_hub.training.trainer import Trainer
@@ -111,7 +110,7 @@ def evaluate(model: Transformer, pairs: Sequence[Tuple[str, str]], beam: int) ->
     """sacreBLEU/chrF of beam search over ``pairs`` and the seconds decoding took."""
     model.eval()
     started = time.perf_counter()
-    hypotheses = translate(model, [s for s, _ in pairs], strategy="beam", beam_size=beam, batch_size=DECODE_BATCH)
+    hypotheses = model.translate([s for s, _ in pairs], strategy="beam", beam_size=beam, batch_size=DECODE_BATCH)
     seconds = time.perf_counter() - started
     return {k: round(v, 2) for k, v in score(hypotheses, [t for _, t in pairs]).items()}, seconds
 

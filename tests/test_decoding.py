@@ -10,7 +10,7 @@ from helpers.decoding_fixtures import (STRATEGY_OPTIONS, one_thread, pad_ids, ra
 from helpers.tolerances import exactly, f64, score, sum_close
 from transformer_hub import Transformer, TransformerConfig
 from transformer_hub.decoding import (
-    STRATEGIES, DecodingConfig, Hypothesis, TranslationResult, decode_ids, generate, length_penalty, translate,
+    STRATEGIES, DecodingConfig, Hypothesis, TranslationResult, decode_ids, generate, length_penalty,
 )
 
 
@@ -370,15 +370,15 @@ def test_empty_lines_do_not_run_the_model(monkeypatch):
         results = generate(model, ["", "   ", "\t\n"], strategy=strategy)
         assert [r.text for r in results] == ["", "", ""]
         assert all(r.hypotheses[0].tokens == [] for r in results)
-    assert translate(model, []) == []
+    assert model.translate([]) == []
 
 
 def test_empty_lines_keep_their_place():
     model = random_model()
     texts = ["a dog .", "", "the man runs .", "  "]
-    out = translate(model, texts, max_len_offset=4)
+    out = model.translate(texts, max_len_offset=4)
     assert len(out) == 4 and out[1] == "" and out[3] == ""
-    assert out[0] == translate(model, ["a dog ."], max_len_offset=4)[0]
+    assert out[0] == model.translate(["a dog ."], max_len_offset=4)[0]
 
 
 @pytest.mark.parametrize("layout", ["encoder-decoder", "decoder-only"])
@@ -406,7 +406,7 @@ def test_any_unicode_goes_through(layout):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the long ones are truncated
         for strategy in ("greedy", "beam"):
-            out = translate(model, ODD, strategy=strategy, max_len_offset=4, beam_size=2)
+            out = model.translate(ODD, strategy=strategy, max_len_offset=4, beam_size=2)
             assert len(out) == len(ODD) and all(isinstance(t, str) for t in out)
 
 
@@ -438,6 +438,15 @@ def test_bad_inputs_raise_clear_errors():
         decode_ids(model, torch.tensor([[5, 10_000]]))
     with pytest.raises(ValueError, match="unknown decoding options"):
         generate(model, ["a"], beam_width=3)
+
+
+@pytest.mark.parametrize("option", [{"split_sentences": True}, {"glossary": {"dog": "Hund"}}])
+def test_text_pipeline_options_point_to_the_text_pipeline(option):
+    """generate is sentence-level: the pipeline's options get one line naming where they belong."""
+    with pytest.raises(ValueError) as error:
+        generate(random_model(), ["a dog ."], **option)
+    message = str(error.value)
+    assert message == f"{next(iter(option))} is the text pipeline's option: use transformer_hub.text.translate_texts"
 
 
 def test_generate_turns_dropout_off_and_restores_each_modules_mode():

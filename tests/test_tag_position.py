@@ -8,7 +8,7 @@ from helpers.tolerances import RUNTIME_REL, f32, f64, score
 from helpers.multilingual import LANGS, LEXICON, four_way_corpus, languages_of
 from transformer_hub import Transformer, TransformerConfig
 from transformer_hub.training.data import Example, collate, encode_pairs
-from transformer_hub.decoding import DecodingPool, generate, translate
+from transformer_hub.decoding import DecodingPool, generate
 from transformer_hub.errors import UserError
 from transformer_hub.export import export_ctranslate2
 from transformer_hub.export.common import UnsupportedModelError, check_exportable
@@ -63,7 +63,7 @@ def test_each_direction_follows_its_forced_tag(decoder_tagged):
     assert model.config.tag_position == "decoder"
     source = {lang: " ".join(LEXICON[lang][i] for i in (1, 2, 3)) for lang in LANGS}
     for src_lang, tgt_lang in PAIRS:  # the same source, another forced tag: another language
-        text = translate(model, [source[src_lang]], src_lang=src_lang, tgt_lang=tgt_lang, strategy="beam")[0]
+        text = model.translate([source[src_lang]], src_lang=src_lang, tgt_lang=tgt_lang, strategy="beam")[0]
         words = [w for w in text.split() if len(w) == 3]  # whole lexicon words (this tiny model's output is rough)
         assert words and languages_of(" ".join(words)) == {tgt_lang}, (src_lang, tgt_lang, text)
     result = generate(model, [source["en"]], src_lang="en", tgt_lang="fr", return_attention=True)[0]
@@ -129,17 +129,17 @@ def test_save_load_round_trip_and_the_pool(decoder_tagged, tmp_path):
     assert json.loads((tmp_path / "saved" / "config.json").read_text())["tag_position"] == "decoder"
     loaded = Transformer.from_pretrained(tmp_path / "saved")
     sources = (data / "test_2016_flickr.cs").read_text().splitlines()[:6]
-    expected = translate(model, sources, src_lang="cs", tgt_lang="de", strategy="beam", beam_size=2)
-    assert translate(loaded, sources, src_lang="cs", tgt_lang="de", strategy="beam", beam_size=2) == expected
+    expected = model.translate(sources, src_lang="cs", tgt_lang="de", strategy="beam", beam_size=2)
+    assert loaded.translate(sources, src_lang="cs", tgt_lang="de", strategy="beam", beam_size=2) == expected
 
 
 @pytest.mark.slow  # starts worker processes
 def test_the_decoding_pool_decodes_decoder_tags_like_this_process(decoder_tagged):
     model, data, _ = decoder_tagged
     sources = (data / "test_2016_flickr.fr").read_text().splitlines()[:6]
-    expected = translate(model, sources, src_lang="fr", tgt_lang="en", strategy="beam", beam_size=2, batch_size=2)
+    expected = model.translate(sources, src_lang="fr", tgt_lang="en", strategy="beam", beam_size=2, batch_size=2)
     with DecodingPool(model, processes=2, threads=1) as pool:
-        assert translate(model, sources, src_lang="fr", tgt_lang="en", strategy="beam", beam_size=2, batch_size=2,
+        assert model.translate(sources, src_lang="fr", tgt_lang="en", strategy="beam", beam_size=2, batch_size=2,
                          engine=pool) == expected
 
 

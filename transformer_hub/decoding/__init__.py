@@ -1,6 +1,6 @@
 """Decoding: greedy, beam search and sampling over ``model.encode`` / ``model.decode`` with a key/value cache.
 
-    from transformer_hub.decoding import DecodingConfig, generate, translate
+    from transformer_hub.decoding import DecodingConfig, generate
     results = generate(model, ["A dog runs."], strategy="beam", beam_size=4, n_best=2, return_attention=True)
     results[0].text, results[0].hypotheses[1].normalized_score, results[0].best.attention.shape
     generate(model, ["A dog runs."], prefix="Ein Hu", return_alternatives=5)      # forced start; per-token choices
@@ -13,7 +13,7 @@ the options live in :class:`DecodingConfig`, apart from the model's config.
 Engines (``ENGINES``: "pytorch", "ctranslate2"; or an engine object) do the decoding;
 :class:`DecodingPool` is one that decodes on several cores, in worker processes.
 """
-from .api import decode_ids, generate, translate
+from .api import decode_ids, generate
 from .config import DecodingConfig, length_penalty
 from .constraints import Anchoring
 from .engines import ENGINES, Engine, PyTorchEngine, get_engine
@@ -22,5 +22,5 @@ from .results import CONFIDENCE_THRESHOLD, Hypothesis, SearchNode, SearchStep, S
 from .strategies import STRATEGIES, Batch, Stepper
 
 __all__ = ["Anchoring", "CONFIDENCE_THRESHOLD", "DecodingConfig", "DecodingPool", "Hypothesis", "TranslationResult",
-           "STRATEGIES", "generate", "translate", "decode_ids", "length_penalty", "Batch", "Stepper", "SearchTrace", "SearchStep",
+           "STRATEGIES", "generate", "decode_ids", "length_penalty", "Batch", "Stepper", "SearchTrace", "SearchStep",
            "SearchNode", "ENGINES", "Engine", "PyTorchEngine", "get_engine"]

@@ -1,8 +1,7 @@
 """The decoding calls: text -> ids -> an engine -> results in input order.
 
-``generate`` is the rich call (n-best lists with scores and attention),
-``translate`` the plain one (strings), ``decode_ids`` the tokenizer-free one
-(padded id tensors in, hypotheses out).  All three share the same input
+``generate`` is the rich call (n-best lists with scores and attention; ``model.translate`` gives the strings),
+``decode_ids`` the tokenizer-free one (padded id tensors in, hypotheses out).  Both share the same input
 handling (``batching.py``): empty sources give empty outputs without running the model,
 over-long sources are truncated with a warning, and every sentence gets its
 own length cap.  The engine (``engines.py``: PyTorch in this process, with ``workers`` threads;
@@ -157,6 +156,9 @@ def generate(model, texts: Sequence[str], config: Optional[DecodingConfig] = Non
     at its source words.  ``return_alternatives=K``: each hypothesis's per-token ``alternatives``;
     ``return_search=True`` (beam): each result's ``search`` trace.
     """
+    text_options = [name for name in ("split_sentences", "glossary") if name in overrides]
+    if text_options:  # DecodingConfig would call them unknown: say where they belong
+        raise ValueError(f"{text_options[0]} is the text pipeline's option: use transformer_hub.text.translate_texts")
     config = resolve_config(config, overrides)
     texts = check_texts(texts)
     tokenizer = getattr(model, "tokenizer", None)
@@ -189,11 +191,6 @@ def _results(model, texts: List[str], hyps: List[List[Hypothesis]], truncated, u
             result.constraints = [p.text for p in spec.phrases]
             result.warnings += _constraint_warnings(spec, h, cap)
     return results
-
-
-def translate(model, texts: Sequence[str], strategy: str = "greedy", *, workers: int = 1, **options) -> List[str]:
-    """Translate ``texts`` and return the best output string for each; ``options`` are ``DecodingConfig`` fields."""
-    return [r.text for r in generate(model, texts, strategy=strategy, workers=workers, **options)]
 
 
 def decode_ids(model, src_ids: Tensor, config: Optional[DecodingConfig] = None, *, workers: int = 1,

@@ -102,12 +102,10 @@ def translation_scores(model, pairs: Sequence[Tuple[str, str]], src_lang: Option
                        domain: Optional[str] = "", **options) -> Dict[str, float]:
     """sacreBLEU / chrF of ``model``'s translations of ``pairs`` (greedy unless ``options`` say otherwise), the
     sources read in ``domain`` by a model trained with domain tags (empty: its default)."""
-    from ..decoding import translate
-
     languages = {"src_lang": src_lang, "tgt_lang": tgt_lang} if model.config.pairs() else {}
     if model.config.domains and domain:
         languages["domain"] = domain
-    hypotheses = translate(model, [p[0] for p in pairs], batch_size=200, **languages, **options)
+    hypotheses = model.translate([p[0] for p in pairs], batch_size=200, **languages, **options)
     return score(hypotheses, [p[1] for p in pairs])
 
 
