@@ -8,10 +8,12 @@ settings and the sources, so an interrupted run picks up where it stopped and a 
 decodes only that model (``--workers N``: N decoding processes for the beam rows).
 
 For each domain (``--data-dir NAME=DIR``: captions is Multi30k, scored on test_2016_flickr; any other domain on
-its ``test`` split, ``--split NAME=SPLIT`` to change it), each model and each direction the model serves, beam
-search (default 5) is scored with sacreBLEU cased and lowercased (13a) and chrF. ``--quality fast,best`` adds
+its ``test`` split, ``--split NAME=SPLIT`` to change it, ``NAME=A,B,C`` for several, e.g. Multi30k's three test
+splits; directions without both files are skipped), each model and each direction the model serves (a bilingual
+model beside a multilingual one: its own direction), beam search (default 5) is scored with sacreBLEU cased and lowercased (13a) and chrF. ``--quality fast,best`` adds
 the reranked n-best of models with tuned weights (``rerank.json``); as it costs a multiple of the beam, it is
-scored on the first ``--slice`` sentences alone when a slice is given, beside the beam's scores on them. A model
+scored on the first ``--slice`` sentences alone when a slice is given, beside the beam's scores on them (its time
+against the beam's: ``python -m benchmarks quality``). A model
 trained with domain tags reads each test set with its domain's tag; one without reads it as it is. Between two
 non-English languages the last model also pivots through English (X -> en -> Y, its own X -> en output reused).
 Writes a ``results.json`` (models named as given, ``NAME via en`` for pivots; splits ``DOMAIN/SPLIT``, slices
@@ -42,16 +44,29 @@ from transformer_hub.hub import results as results_json
 from transformer_hub.hub.selection import DEFAULT_DOMAIN, DOMAIN_SPLITS
 from transformer_hub.text.models import OneModel
 from transformer_hub.text.pipeline import translate_texts
+from transformer_hub.training.data import DataError, corpus_file, read_lines
 from transformer_hub.training.metrics import score
 from transformer_hub.training.warm_start import weights_digest
 
-from .multilingual_results import PIVOT, rounded, split_lines
 from .pieces_per_word import file_digests
 
 DATASETS = {"captions": ("Multi30k", "multi30k"), "software": ("LibreOffice help", "libreoffice-help")}
 # sacreBLEU (cased, 13a) targets on the LibreOffice help test split, set before training v3.
 TARGETS = {"en-de": 35.0, "en-fr": 40.0, "en-cs": 30.0, "de-en": 40.0, "fr-en": 40.0, "cs-en": 38.0}
 CAPTIONS_MARGIN = 0.3  # on captions no English-side direction may fall more than this below the first model
+PIVOT = "en"
+
+
+def split_lines(data_dir: Path, split: str, lang: str) -> Optional[List[str]]:
+    """The lines of ``split`` in ``lang`` (None: no such file)."""
+    try:
+        return read_lines(corpus_file(data_dir, split, lang))
+    except DataError:
+        return None
+
+
+def rounded(scores: Dict[str, float]) -> Dict[str, float]:
+    return {k: round(v, 2) for k, v in scores.items()}
 
 
 @dataclass
@@ -109,31 +124,45 @@ def scorers(args: argparse.Namespace, stack: contextlib.ExitStack) -> List[Score
 
 
 def evaluate(args: argparse.Namespace, models: List[Scorer]) -> List[Dict]:
-    """One row per domain and direction: each scorer's scores, and the last model's pivot through English."""
-    rows: List[Dict] = []
+    """One row per domain, split and direction: each scorer's scores, and the last model's pivot through English."""
     last = next(m for m in reversed(models) if m.quality == "fast")
-    for domain, folder in args.data_dir:
-        split = args.split.get(domain) or DOMAIN_SPLITS.get(domain, "test")
-        into_english = sorted(last.models.model.config.pairs(), key=lambda p: p[1] != PIVOT)  # pivots find their first half done
-        done: Dict[Tuple[str, str], List[str]] = {}
-        for src, tgt in tqdm(into_english, desc=f"{domain} directions", unit="set"):
-            sources, references = split_lines(folder, split, src), split_lines(folder, split, tgt)
-            if sources is None or references is None:
-                continue
-            sources, references = sources[: args.limit or None], references[: args.limit or None]
-            row = {"domain": domain, "split": split, "direction": f"{src}-{tgt}", "sentences": len(sources)}
-            for m in models:
-                if (src, tgt) in m.models.model.config.pairs():
-                    score_model(args, m, row, sources, references, domain)
-                    output = row.pop("output", None)
-                    if m is last:
-                        done[src, tgt] = output
-            if args.pivot and PIVOT not in (src, tgt) and (src, PIVOT) in done:
-                row[f"{last.name} via en"] = rounded(score(last(done[src, PIVOT], PIVOT, tgt, domain), references))
-            rows.append(row)
+    rows = [row for domain, folder in args.data_dir for split in splits_of(args, domain)
+            for row in score_split(args, models, last, (domain, Path(folder), split))]
     order = [f"{s}-{t}" for s, t in last.models.model.config.pairs()]
     domains = [d for d, _ in args.data_dir]
-    return sorted(rows, key=lambda r: (domains.index(r["domain"]), order.index(r["direction"])))
+    return sorted(rows, key=lambda r: (domains.index(r["domain"]), splits_of(args, r["domain"]).index(r["split"]),
+                                       order.index(r["direction"])))
+
+
+def splits_of(args: argparse.Namespace, domain: str) -> List[str]:
+    """The splits ``domain`` is scored on: ``--split DOMAIN=A,B``, else its default (captions: test_2016_flickr)."""
+    return (args.split.get(domain) or DOMAIN_SPLITS.get(domain, "test")).split(",")
+
+
+def score_split(args: argparse.Namespace, models: List[Scorer], last: Scorer,
+                test_set: Tuple[str, Path, str]) -> List[Dict]:
+    """The rows of one domain's split (``test_set``: the domain, its folder, the split); directions without both
+    files are skipped (Multi30k has no Czech for its 2017 tests)."""
+    domain, folder, split = test_set
+    into_english = sorted(last.models.model.config.pairs(), key=lambda p: p[1] != PIVOT)  # pivots find their first half done
+    done: Dict[Tuple[str, str], List[str]] = {}
+    rows = []
+    for src, tgt in tqdm(into_english, desc=f"{domain} {split}", unit="set"):
+        sources, references = split_lines(folder, split, src), split_lines(folder, split, tgt)
+        if sources is None or references is None:
+            continue
+        sources, references = sources[: args.limit or None], references[: args.limit or None]
+        row = {"domain": domain, "split": split, "direction": f"{src}-{tgt}", "sentences": len(sources)}
+        for m in models:
+            if (src, tgt) in m.models.model.config.pairs():
+                score_model(args, m, row, sources, references, domain)
+                output = row.pop("output", None)
+                if m is last:
+                    done[src, tgt] = output
+        if args.pivot and PIVOT not in (src, tgt) and (src, PIVOT) in done:
+            row[f"{last.name} via en"] = rounded(score(last(done[src, PIVOT], PIVOT, tgt, domain), references))
+        rows.append(row)
+    return rows
 
 
 def score_model(args: argparse.Namespace, model: Scorer, row: Dict, sources: List[str], references: List[str],
@@ -165,6 +194,12 @@ def target_of(row: Dict, first: str) -> Optional[Tuple[str, float]]:
     return ("bleu", row[pivot]["bleu"]) if pivot else None
 
 
+def place(row: Dict, rows: List[Dict]) -> str:
+    """The table's first cell: the domain, with the split where the rows hold several splits of that domain."""
+    several = len({r["split"] for r in rows if r["domain"] == row["domain"]}) > 1
+    return f"{row['domain']}/{row['split']}" if several else row["domain"]
+
+
 def beam_names(names: List[str]) -> List[str]:
     """The models' beam rows (not their quality mode's, ``NAME best``), in order: the last is the one targeted."""
     return [n for n in names if not n.endswith(" best")]
@@ -184,7 +219,7 @@ def markdown(rows: List[Dict], names: List[str], first: int = 0) -> str:
         pivot = row.get(f"{last} via en")
         target = target_of(row, beam[0])
         gap = f"{row[last][target[0]] - target[1]:+.2f}" if target and last in row else ""
-        lines.append(f"| {row['domain']} | {row['direction']} | {' | '.join(cells)} "
+        lines.append(f"| {place(row, rows)} | {row['direction']} | {' | '.join(cells)} "
                      f"| {row[last]['chrf']:.2f} | {f'{pivot[metric]:.2f}' if pivot else ''} "
                      f"| {f'{target[1]:.2f}' if target else ''} | {gap} |")
     text = "\n".join(lines) + "\n\nBLEU: lowercased on captions, cased on the other domains (sacreBLEU 13a)."
@@ -195,7 +230,7 @@ def markdown(rows: List[Dict], names: List[str], first: int = 0) -> str:
         for row in rows:
             metric = "bleu_lowercase" if row["domain"] == DEFAULT_DOMAIN else "bleu"
             cells = [f"{row['slices'][n][metric]:.2f}" if n in row.get("slices", {}) else "" for n in sliced]
-            lines.append(f"| {row['domain']} | {row['direction']} | {' | '.join(cells)} |")
+            lines.append(f"| {place(row, rows)} | {row['direction']} | {' | '.join(cells)} |")
         text += (f"\n\nThe quality mode (\"best\") against the beam on the first {first} "
                  "sentences of each test set:\n\n" + "\n".join(lines))
     return text
@@ -290,7 +325,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--data-dir", type=named("a domain and its corpus folder"), action="append", required=True,
                    help="DOMAIN=DIR in Multi30k's layout (captions=data/multi30k, software=data/libreoffice-help)")
     p.add_argument("--split", type=named("a domain and a split"), action="append", default=[],
-                   help="DOMAIN=SPLIT (default: test_2016_flickr for captions, test for the others)")
+                   help="DOMAIN=SPLIT or DOMAIN=SPLIT,SPLIT (default: test_2016_flickr for captions, test for the others)")
     p.add_argument("--beam", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--engine", default="pytorch", help="pytorch, ctranslate2 or auto (the fast rows)")

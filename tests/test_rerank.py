@@ -245,34 +245,6 @@ def test_the_cli_quality_mode_refuses_in_one_line(tuned_dir, monkeypatch, capsys
     assert status == 2 and message in err and len(err.strip().splitlines()) == 1 and out == ""
 
 
-def test_the_results_script_scores_both_modes_and_names_the_weights_in_the_card(tuned_dir, tmp_path):
-    import shutil
-
-    from scripts import rerank_results
-    from transformer_hub.hub import card_data_from_file
-    from transformer_hub.hub.results import load as load_results
-
-    folder = tmp_path / "model"
-    shutil.copytree(tuned_dir, folder)
-    data = tmp_path / "data"
-    data.mkdir()
-    references = ["ein grosser hund .", "zwei kleine leute .", "gruen ."]
-    (data / "test_2016_flickr.en").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
-    (data / "test_2016_flickr.de").write_text("\n".join(references) + "\n", encoding="utf-8")
-    assert rerank_results.main(["--model", str(folder), "--data-dir", str(data), "--splits", "test_2016_flickr",
-                                "--card"]) == 0
-    saved = load_results(folder / "rerank_results.json")
-    got = {(s.model, s.metric): s.value for s in saved.results}
-    with one_thread():
-        best = Reranker.from_pretrained(folder).translate(TEXTS, "en", "de")
-    assert got["quality best", "chrf"] == round(corpus_score(best, references)["chrf"], 2)
-    assert {s.direction for s in saved.results} == {"en-de"} and saved.settings["time_ratio"] > 0
-    assert saved.settings["features"] == {"en-de": ["forward", "reverse", "mbr_chrf"]}
-    card = card_data_from_file(str(folder / "README.md"))
-    assert "rerank.json" in card["quality"] and "translate --quality best" in card["quality"]
-    assert "## Quality mode" in (folder / "README.md").read_text(encoding="utf-8")
-
-
 def test_tuning_drops_a_model_pass_that_another_feature_makes_redundant():
     """``reverse`` finds the reference in half the lists and is picked first; ``mbr_chrf`` then finds it in all,
     so the costly ``reverse`` goes."""

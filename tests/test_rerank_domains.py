@@ -21,7 +21,7 @@ from transformer_hub.training.data import read_lines
 from transformer_hub.training.metrics import score
 from transformer_hub.training.trainer import main as train
 
-from scripts import domain_results, rerank_results, tune_rerank
+from scripts import domain_results, tune_rerank
 
 SEARCH = SearchSettings(3, 0.6)
 WEIGHTS = DirectionWeights({"forward": 1.0, "reverse": 0.5, "mbr_chrf": 1.0}, 0.6, SEARCH)
@@ -162,20 +162,3 @@ def test_domain_results_best_row_is_the_reranked_model_with_the_domain(folder, r
     got = {s["metric"]: s["value"] for s in found
            if s["model"] == "v3 best" and s["split"] == "software/val" and s["direction"] == "en-de"}
     assert got == pytest.approx({k: round(v, 2) for k, v in score(expected, references).items()}, abs=0.006)
-
-
-def test_rerank_results_scores_a_tagged_model_in_its_default_domain(folder, reranker, corpora, tmp_path):  # noqa: F811
-    model = tmp_path / "model"
-    shutil.copytree(folder, model)
-    data = tmp_path / "data"
-    data.mkdir()
-    sources, references = read_lines(corpora[0] / "val.en.gz")[:4], read_lines(corpora[0] / "val.de.gz")[:4]
-    (data / "test_2016_flickr.en").write_text("\n".join(sources) + "\n", encoding="utf-8")
-    (data / "test_2016_flickr.de").write_text("\n".join(references) + "\n", encoding="utf-8")
-    assert rerank_results.main(["--model", str(model), "--data-dir", str(data), "--splits", "test_2016_flickr",
-                                "--card"]) == 0
-    saved = json.loads((model / "rerank_results.json").read_text())["results"]
-    got = {s["metric"]: s["value"] for s in saved if s["model"] == "quality best" and s["direction"] == "en-de"}
-    with one_thread():
-        outputs = reranker.translate(sources, "en", "de", domain="captions")
-    assert got == pytest.approx({k: round(v, 2) for k, v in score(outputs, references).items()}, abs=0.006)

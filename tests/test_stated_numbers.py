@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from helpers.docs import page
-from scripts import multilingual_results as mr
+from scripts import multilingual_v2 as mr
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.hub.results import METRICS, load
 

@@ -12,7 +12,7 @@ from typing import Dict, List
 
 
 from helpers.docs import page
-from scripts import multilingual_results as mr
+from scripts import multilingual_v2 as mr
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.hub.results import load
 
