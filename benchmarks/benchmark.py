@@ -357,23 +357,18 @@ def _register_others() -> None:
 
     benchmark("engines", "pytorch vs ctranslate2 (float32, int8) vs transformers MarianMT: speed and BLEU",
               add_engines_arguments)(bench_engines)
-    benchmark("versions", "two versions of a model through CTranslate2 on the same sentences: time per sentence",
-              versions.add_arguments)(versions.run)
-    benchmark("quality", "the page's time per sentence at quality best vs fast (interleaved)",
-              quality.add_arguments)(quality.run)
-    benchmark("scale", "translate-corpus on Ray (1, 2 actors) vs one process; REST on Ray Serve vs app.py",
-              scale.add_arguments)(scale.run)
-    benchmark("hostile", "hostile documents: CPU, memory, /languages meanwhile; a /suggest flood",
-              hostile_bench.add_arguments)(hostile_bench.run)
-    benchmark("text", "sentence splitting, language detection and the confidence flag", text.add_arguments)(text.run)
-    benchmark("inside", "the Inside tab's views and figures against the library calls alone",
-              inside.add_arguments)(inside.run)
-    benchmark("playground_start", "a playground run's start, cold against a warm spare",
-              playground_start.add_arguments)(playground_start.run)
-    benchmark("glossary", "constrained decoding and glossaries: term use, BLEU, time against plain beam",
-              glossary.add_arguments)(glossary.run)
-    benchmark("l10n", "catalogs: placeholders kept, msgfmt/pofilter on .po outputs, BLEU with/without, speed",
-              l10n.add_arguments)(l10n.run)
+    for name, module, description in (
+            ("versions", versions,
+             "two versions of a model through CTranslate2 on the same sentences: time per sentence"),
+            ("quality", quality, "the page's time per sentence at quality best vs fast (interleaved)"),
+            ("scale", scale, "translate-corpus on Ray (1, 2 actors) vs one process; REST on Ray Serve vs app.py"),
+            ("hostile", hostile_bench, "hostile documents: CPU, memory, /languages meanwhile; a /suggest flood"),
+            ("text", text, "sentence splitting, language detection and the confidence flag"),
+            ("inside", inside, "the Inside tab's views and figures against the library calls alone"),
+            ("playground_start", playground_start, "a playground run's start, cold against a warm spare"),
+            ("glossary", glossary, "constrained decoding and glossaries: term use, BLEU, time against plain beam"),
+            ("l10n", l10n, "catalogs: placeholders kept, msgfmt/pofilter on .po outputs, BLEU with/without, speed")):
+        benchmark(name, description, module.add_arguments)(module.run)
 
 
 _register_others()

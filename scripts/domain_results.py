@@ -10,8 +10,8 @@ decodes only that model (``--workers N``: N decoding processes for the beam rows
 For each domain (``--data-dir NAME=DIR``: captions is Multi30k, scored on test_2016_flickr; any other domain on
 its ``test`` split, ``--split NAME=SPLIT`` to change it, ``NAME=A,B,C`` for several, e.g. Multi30k's three test
 splits; directions without both files are skipped), each model and each direction the model serves (a bilingual
-model beside a multilingual one: its own direction), beam search (default 5) is scored with sacreBLEU cased and lowercased (13a) and chrF. ``--quality fast,best`` adds
-the reranked n-best of models with tuned weights (``rerank.json``); as it costs a multiple of the beam, it is
+model beside a multilingual one: its own direction), beam search (default 5) is scored with sacreBLEU cased and
+lowercased (13a) and chrF. ``--quality fast,best`` adds the reranked n-best of models with tuned weights (``rerank.json``); as it costs a multiple of the beam, it is
 scored on the first ``--slice`` sentences alone when a slice is given, beside the beam's scores on them (its time
 against the beam's: ``python -m benchmarks quality``). A model
 trained with domain tags reads each test set with its domain's tag; one without reads it as it is. Between two
