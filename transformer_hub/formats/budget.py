@@ -12,7 +12,7 @@ the limit in words. A parsed HTML tree (bounded by the upload's own bytes) gets 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import IO, Any, Iterable, Tuple
+from typing import IO, Any
 
 from lxml import etree
 
@@ -103,9 +103,3 @@ def scan_tree(root: Any, budget: Budget, where: str,
         if depth:
             budget.element(depth, where)
         stack.extend((kid, depth + 1) for kid in reversed(kids))
-
-
-def scan_members(items: Iterable[Tuple[str, IO[bytes]]], budget: Budget) -> None:
-    """Every (name, stream) of a package through one ``budget``."""
-    for name, stream in items:
-        scan_xml(stream, budget, name)
