@@ -21,7 +21,7 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Dict
+from typing import Dict, List, Tuple
 
 import torch
 import torch.nn as nn
@@ -101,6 +101,29 @@ def bf16_loss(model: Transformer, batch) -> torch.Tensor:
         return model(batch[0], batch[1], batch[2], label_smoothing=0.1).float()
 
 
+def time_steps(runs: Dict, batches: List, cfg: TransformerConfig) -> Tuple[Dict[str, float], float, float]:
+    """Each run's training steps on the same batches, interleaved; the first two are warm-up.  Returns the seconds
+    of each run, the target tokens and the matmul FLOPs of the timed steps."""
+    optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+                  for name, (m, _) in runs.items()}
+    seconds = {name: 0.0 for name in runs}
+    tokens = flops = 0.0
+    for i, batch in enumerate(batches):
+        for name, (model, loss_fn) in runs.items():
+            model.train()
+            start = time.perf_counter()
+            loss = loss_fn(batch)
+            loss.backward()
+            optimizers[name].step()
+            optimizers[name].zero_grad(set_to_none=True)
+            if i >= 2:
+                seconds[name] += time.perf_counter() - start
+        if i >= 2:
+            tokens += int((batch[2] != cfg.pad_id).sum())
+            flops += matmul_flops(cfg, batch[0], batch[1])
+    return seconds, tokens, flops
+
+
 def bench_train(args: argparse.Namespace) -> Dict:
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -125,23 +148,7 @@ def bench_train(args: argparse.Namespace) -> Dict:
     if args.bf16:
         half = copy.deepcopy(ours)  # the same weights again, float32, its forward and loss in bf16
         runs[BF16] = (half, lambda b: bf16_loss(half, b))
-    optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
-                  for name, (m, _) in runs.items()}
-    seconds = {name: 0.0 for name in runs}
-    tokens = flops = 0.0
-    for i, batch in enumerate(batches):
-        for name, (model, loss_fn) in runs.items():
-            model.train()
-            start = time.perf_counter()
-            loss = loss_fn(batch)
-            loss.backward()
-            optimizers[name].step()
-            optimizers[name].zero_grad(set_to_none=True)
-            if i >= 2:
-                seconds[name] += time.perf_counter() - start
-        if i >= 2:
-            tokens += int((batch[2] != cfg.pad_id).sum())
-            flops += matmul_flops(cfg, batch[0], batch[1])
+    seconds, tokens, flops = time_steps(runs, batches, cfg)
     peak = matmul_peak()
     result = {"threads": torch.get_num_threads(), "steps": len(batches) - 2, "max_tokens": args.max_tokens,
               "matmul_peak_gflops": round(peak, 1), "config": cfg.to_dict()}
