@@ -16,6 +16,7 @@ the connections, an upload's body a deadline (space/hosting/connections.py). A R
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 import time
@@ -156,6 +157,18 @@ def server_options() -> Dict[str, Any]:
     return {"timeout_graceful_shutdown": 5, **connection_limits(), **forwarding_options(), "http": guarded_protocol()}
 
 
+class ClosedAtShutdown(logging.Filter):
+    """uvicorn logs each connection still open when its graceful shutdown ends (a page's or a client's event
+    stream) as an ERROR with the ``CancelledError``'s traceback: one warning line instead, for each."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError):
+            record.msg, record.args, record.exc_info, record.exc_text = "an open connection closed at shutdown", (), \
+                None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
 def serve(app: FastAPI, announce: str = "", on_stop: Optional[Callable[[], None]] = None,
           **uvicorn_options: Any) -> None:
     """Run ``app`` with uvicorn until interrupted; ``announce`` (its ``{url}`` filled in) is printed once the
@@ -175,6 +188,7 @@ def serve(app: FastAPI, announce: str = "", on_stop: Optional[Callable[[], None]
     server = Server(uvicorn.Config(app, **{"host": host, "port": port, "log_level": "warning",
                                            **server_options(), **uvicorn_options}))
     logs.configure()
+    logging.getLogger("uvicorn.error").addFilter(ClosedAtShutdown())
 
     def announce_when_listening() -> None:
         while not (server.started or server.should_exit):
