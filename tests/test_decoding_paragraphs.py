@@ -131,7 +131,8 @@ def test_detection_is_not_run_when_the_language_is_given(tiny_model, monkeypatch
 def test_auto_needs_the_pipeline_and_a_model_that_names_its_languages(tiny_model, make_model):
     with pytest.raises(ValueError, match="src_lang='auto' detects each text's language: use transformer_hub.text"):
         generate(tiny_model, ["A dog."], src_lang="auto")  # generate is sentence-level
-    with pytest.raises(ValueError, match=r"unknown decoding options \['split_sentences'\]"):
+    with pytest.raises(ValueError, match="split_sentences is the text pipeline's option: use "
+                                         "transformer_hub.text.translate_texts"):
         generate(tiny_model, ["A dog. A cat."], split_sentences=True)
     with pytest.raises(ValueError, match="src_lang='auto' needs a model that names its languages"):
         translate_texts(make_model(src_lang=None, tgt_lang=None), ["A dog."], src_lang="auto")
