@@ -4,7 +4,7 @@ Phone: the source box and the Translate button lie within the first 1.5 screens;
 screen's right edge unless a frame that scrolls sideways holds it (tables, pictures), on Translate, Beam vs
 greedy (after a comparison: the n-best table) and Architecture variants; every number in the variants table
 fits its column on one line.  Desktop: the Translate button is on the first screen.  After a failed request
-the previous translation is gone and a note says the request failed; the Inside tab opens on the best-scored model.
+the previous translation is gone and a note says the request failed.
 On every tab at both sizes no dropdown's selected label, nor any of its choices, is cut.
 Screenshots go to ``$SCREENSHOT_DIR`` (else ``transformer_hub-screens/layout`` in the temporary folder: outside
 the repository, never committed).  Browser and skips as in ``test_browser.py``.
@@ -22,7 +22,6 @@ import pytest
 from helpers.browser import TIMEOUT_MS, app_url, browser, open_page, screenshot_on_failure  # noqa: F401  (skips without a browser)
 from space.page.tabs._common import FAILED_NOTE
 from space.page.tabs.inside import NO_REFERENCE
-from space.serving.choice import AUTO_LABEL
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "space" / "models"
@@ -159,14 +158,6 @@ def test_after_an_error_the_previous_translation_is_cleared(desktop):
     assert desktop.locator("#translate-tokens span.token").count() == 0
     shoot(desktop, "desktop-error-cleared")
     assert not desktop.errors, desktop.errors
-
-
-def test_inside_opens_on_best_for_the_direction_as_every_tab(desktop):
-    """Before: the paper's variant (the weakest model), then the best model's name while every other tab opened on
-    "Best for the direction"."""
-    desktop.get_by_role("tab", name="Inside the Transformer", exact=True).click()
-    desktop.wait_for_function("m => document.querySelector('#inside-model input').value === m", arg=AUTO_LABEL)
-    assert desktop.locator("#translate-model input").input_value() == AUTO_LABEL
 
 
 @pytest.mark.parametrize("size", ["phone", "desktop"])

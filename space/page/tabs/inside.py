@@ -50,7 +50,7 @@ def render(ctx) -> None:
     gr.Markdown(INTRO)
     with gr.Row():
         with gr.Column():
-            model = model_picker(ctx, elem_id="inside-model")  # "Best for the direction", as on every tab
+            model = model_picker(ctx, elem_id="inside-model", default=inside.opening_model(ctx))
             source, target = language_pickers(ctx, model, "inside")
         with gr.Column():
             text = text_input(ctx, "Source sentence", value=examples_of(source.value)[0][0], lines=2,
