@@ -7,7 +7,7 @@ from transformer_hub.text.placeholders import (accelerator_marker, find_pieces, 
 
 @pytest.mark.parametrize("text, pieces", [
     ("Could not open file %s: %s", ["%s", "%s"]),
-    ("%1$s of %2$d, %-10.3f and %% done", ["%1$s", "%2$d", "%-10.3f", "%%"]),
+    ("%1$s of %2$d, %-10.3f and %% done: %m", ["%1$s", "%2$d", "%-10.3f", "%%", "%m"]),
     ("Downloaded %(size)s of %(total)s", ["%(size)s", "%(total)s"]),
     ("Hello {{person.name}}, you have {count} new messages.", ["{{person.name}}", "{count}"]),
     ("{0} files in {1}", ["{0}", "{1}"]),

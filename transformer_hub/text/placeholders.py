@@ -32,7 +32,7 @@ _PATTERNS = [
     ("block", r"<(?P<blocktag>style|script)\b[^<>]{0,1000}>[^<]{0,20000}</(?P=blocktag)\s*>|<!--[\s\S]{0,5000}?-->"
               r"|<![A-Za-z][^<>]{0,1000}>"),  # a style sheet, a script, a comment, a DOCTYPE: none of it is text
     ("name", r"%[A-Z][A-Z0-9_]+%?|\$\([^()\s]{1,64}\)|\$\{[^{}\s]{1,64}\}|(?<![\w$])\$[A-Za-z_]\w{0,64}"),
-    ("printf", r"%(?:\d+\$)?[-+#0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspn]"
+    ("printf", r"%(?:\d+\$)?[-+#0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspnm]"
                r"|%\([A-Za-z_][\w.-]{0,64}\)[-+#0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]|%%|%\d{1,2}(?![\d$])"),  # Qt: %1
     ("tag", r"</?[A-Za-z][\w:.-]{0,64}(?:\s[^<>]{0,1000})?/?>|&(?:[A-Za-z]{2,10}|#\d{1,7}|#x[0-9A-Fa-f]{1,6});"),
     ("escape", r"\\[ntr\\\"']"),
