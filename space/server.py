@@ -188,7 +188,9 @@ def serve(app: FastAPI, announce: str = "", on_stop: Optional[Callable[[], None]
     server = Server(uvicorn.Config(app, **{"host": host, "port": port, "log_level": "warning",
                                            **server_options(), **uvicorn_options}))
     logs.configure()
-    logging.getLogger("uvicorn.error").addFilter(ClosedAtShutdown())
+    errors = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, ClosedAtShutdown) for f in errors.filters):  # once, however often serve() runs
+        errors.addFilter(ClosedAtShutdown())
 
     def announce_when_listening() -> None:
         while not (server.started or server.should_exit):
