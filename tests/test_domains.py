@@ -13,7 +13,7 @@ from transformer_hub.config import TransformerConfig
 from transformer_hub.decoding import generate
 from transformer_hub.errors import UserError
 from transformer_hub.tokenizer import source_tags
-from transformer_hub.training.data import DataError, Track, parse_data_dirs
+from transformer_hub.training.data import DataError, Track, load_mixed, parse_data_dirs
 from transformer_hub.training.options import parse_config
 from transformer_hub.training.run import encode, load_data
 from transformer_hub.training.trainer import Trainer, main
@@ -113,11 +113,19 @@ def test_mixed_corpora_go_through_the_one_loader(corpora, tmp_path):
     assert train_sets[Track("en", "de", "software")][0][0] == first
 
 
+def test_folders_of_one_name_are_one_corpus(corpora):
+    one = load_mixed(parse_data_dirs([f"software={corpora[0]}", f"software={corpora[1]}"]), "train", [("en", "de")])
+    apart = [load_mixed(parse_data_dirs([f"software={c}"]), "train", [("en", "de")]) for c in corpora]
+    track = Track("en", "de", "software")
+    assert list(one) == [track]
+    assert one[track] == apart[0][track] + apart[1][track]
+
+
 def test_corpora_need_names_and_domain_tags_need_named_corpora(corpora, tmp_path):
-    with pytest.raises(DataError, match="need a different name each"):
+    with pytest.raises(DataError, match="need a name each"):
         parse_data_dirs([str(corpora[0]), str(corpora[1])])
-    with pytest.raises(DataError, match="need a different name each"):
-        parse_data_dirs([f"a={corpora[0]}", f"a={corpora[1]}"])
+    with pytest.raises(DataError, match="need a name each"):
+        parse_data_dirs([f"a={corpora[0]}", str(corpora[1])])
     assert parse_data_dirs([str(corpora[0])])[0].domain == ""
     unnamed = ["--out", str(tmp_path / "u"), "--data-dir", str(corpora[0]), "--langs", "en,de", "--domain-tags"]
     with pytest.raises(UserError, match="--domain-tags needs named corpora"):

@@ -40,6 +40,8 @@ class TrainingConfig:
     # tokenizer
     vocab_size: Optional[int] = None         # None: 10000 (a warm start: the model's)
     separate_vocab: bool = False
+    tokenizer_lines: int = 0                 # > 0: the tokenizer learns from at most N lines per language and corpus
+    new_vocabulary: bool = False             # with init_from: a new tokenizer, the model's tables moved onto it
     subword_sampling_alpha: float = 0.0      # > 0: re-segment the training text each epoch by sampling
     subword_sampling_side: str = "source"    # or "both"
     # model: a preset, then overrides (None: the preset's, or a warm start's)
@@ -99,7 +101,7 @@ class TrainingConfig:
         for name, low in (("limit", 0), ("valid_limit", 0), ("max_tokens", 1), ("warmup", 1), ("cooldown_updates", 0),
                           ("max_updates", 0), ("max_epochs", 0), ("seed", 0), ("save_every", 0), ("keep_last", 0),
                           ("average_last", 0), ("bleu_every", 1), ("valid_every", 0), ("bleu_directions", 1),
-                          ("final_beam", 0), ("threads", 0), ("vocab_size", 1)):
+                          ("final_beam", 0), ("threads", 0), ("vocab_size", 1), ("tokenizer_lines", 0)):
             _at_least(self, name, low)
         for name, low, high in (("peak_lr", 0.0, None), ("lr_factor", 0.0, None), ("clip_norm", 0.0, None),
                                 ("label_smoothing", None, 1.0), ("dropout", None, 1.0)):
@@ -111,6 +113,8 @@ class TrainingConfig:
                               ("tag_position", (None, "source", "decoder")), ("precision", PRECISIONS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}, got {getattr(self, name)!r}")
+        if self.new_vocabulary and not self.init_from:
+            raise ValueError("new_vocabulary moves a saved model onto a new tokenizer: give init_from too")
         if self.directions and not self.langs:
             raise ValueError("directions choose among the languages of langs: give langs too")
 

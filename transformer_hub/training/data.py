@@ -190,7 +190,8 @@ class DataSource:
 KNOWN_TERMS = {"multi30k": "non-commercial research and education (Multi30k's README; the images are Flickr30K's)"}
 
 def parse_data_dirs(values: Sequence[str]) -> List[DataSource]:
-    """``--data-dir`` values (``PATH`` or ``NAME=PATH``) as sources; several need a name each, all different."""
+    """``--data-dir`` values (``PATH`` or ``NAME=PATH``) as sources; several need a name each (folders of one
+    name are one corpus: their directions' pairs are read together)."""
     sources = []
     for value in values:
         name, sep, path = value.partition("=")
@@ -199,17 +200,21 @@ def parse_data_dirs(values: Sequence[str]) -> List[DataSource]:
         else:
             sources.append(DataSource(Path(value)))
     names = [s.domain for s in sources]
-    if len(sources) > 1 and (not all(names) or len(set(names)) != len(names)):
-        raise DataError("several --data-dir folders need a different name each: --data-dir captions=PATH "
-                        "--data-dir software=PATH (a name is a lowercase word)")
+    if len(sources) > 1 and not all(names):
+        raise DataError("several --data-dir folders need a name each: --data-dir captions=PATH "
+                        "--data-dir software=PATH (a name is a lowercase word; folders of one name are one corpus)")
     return sources
 
 
 def load_mixed(sources: Sequence[DataSource], split: str, directions: Sequence[Tuple[str, str]]
                ) -> Dict[Track, List[Tuple[str, str]]]:
-    """Every direction of every corpus: {Track(src, tgt, corpus name): pairs}, corpus by corpus."""
-    return {Track(s, t, source.domain): pairs for source in sources
-            for (s, t), pairs in load_directions(source.path, split, directions).items()}
+    """Every direction of every corpus: {Track(src, tgt, corpus name): pairs}, corpus by corpus (the folders of
+    one name in the order given)."""
+    mixed: Dict[Track, List[Tuple[str, str]]] = {}
+    for source in sources:
+        for (s, t), pairs in load_directions(source.path, split, directions).items():
+            mixed.setdefault(Track(s, t, source.domain), []).extend(pairs)
+    return mixed
 
 
 def fetch_url(url: str) -> bytes:

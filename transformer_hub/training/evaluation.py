@@ -75,10 +75,10 @@ class Evaluator:
 
     def _maybe_split(self, name: str) -> Dict[Track, List[Tuple[str, str]]]:
         found = {}
-        sources = {source.domain: source for source in data_sources(self.config)}
+        sources = data_sources(self.config)
         for track in self.run.valid_sets:
             try:
-                found.update(load_mixed([sources[track.domain]], name, [track[:2]]))
+                found.update(load_mixed([s for s in sources if s.domain == track.domain], name, [track[:2]]))
             except ValueError:  # e.g. no Czech test_2017 files: that direction is skipped
                 continue
         return found

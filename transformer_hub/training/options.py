@@ -67,6 +67,13 @@ def _tokenizer(p: argparse.ArgumentParser) -> None:
     t = p.add_argument_group("tokenizer")
     t.add_argument("--vocab-size", type=int, help="pieces in the SentencePiece model (default: 10000)")
     t.add_argument("--separate-vocab", action="store_true", help="one vocabulary per language (default: joint)")
+    t.add_argument("--tokenizer-lines", type=int, metavar="N",
+                   help="train the tokenizer on at most N distinct lines of each language of each corpus (a seeded "
+                   "sample), so that a large corpus does not outweigh the others (default: 0 = every line)")
+    t.add_argument("--new-vocabulary", action="store_true",
+                   help="with --init-from: train a new joint tokenizer on this run's corpora (--vocab-size, "
+                   "--tokenizer-lines) and move the model's tables onto it: a piece both vocabularies have keeps "
+                   "its row, a new one starts from the rows of the old pieces that spell it")
     t.add_argument("--subword-sampling-alpha", type=float,
                    help="subword regularisation: re-segment the training text every epoch by SentencePiece "
                    "sampling with this alpha (e.g. 0.1; nbest -1); 0 = off. Decoding never samples")

@@ -6,6 +6,7 @@ sampling re-segments the training examples every epoch from a seed fixed by (see
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from .config import TrainingConfig
 from .data import (DataSource, Example, Track, default_data_dir, encode_pairs, load_mixed, parse_data_dirs,
                    parse_directions, read_parallel)
 from .metrics import MetricsLog
+from .vocabulary import balanced, transplant, transplant_summary
 from .warm_start import add_domains, check_init_source, load_init, run_config, weights_digest
 
 logger = logging.getLogger("transformer_hub.training")
@@ -98,7 +100,7 @@ def build_run(options: TrainingConfig, place: Place, metrics: MetricsLog) -> Run
     weights, init_record = None, None
     directions = list(dict.fromkeys((track.src, track.tgt) for track in train_sets))
     if options.init_from:
-        tok, config, weights, init_record = init_from(options, place, found, directions)
+        tok, config, weights, init_record = init_from(options, place, found, directions, train_sets)
     else:
         tok = train_tokenizer(options, place, langs, train_sets)
         config = new_config(options, tok, langs, directions)
@@ -160,15 +162,18 @@ def run_domains(options: TrainingConfig) -> Optional[List[str]]:
     names = [source.domain for source in data_sources(options)]
     if not all(names):
         raise UserError("--domain-tags needs named corpora: --data-dir captions=PATH [--data-dir software=PATH]")
-    return names
+    return list(dict.fromkeys(names))  # folders of one name are one corpus, one tag
 
 
-def tokenizer_texts(train_sets: Sets) -> List[str]:
-    """Every training sentence once per language and corpus (a four-way corpus repeats them per direction)."""
+def tokenizer_texts(train_sets: Sets, per_corpus: int = 0, seed: int = 0) -> List[str]:
+    """Every training sentence once per language and corpus (a four-way corpus repeats them per direction);
+    ``per_corpus`` > 0: at most that many distinct lines of each (``vocabulary.balanced``)."""
     by_lang: Dict[Tuple[str, str], List[str]] = {}
     for track, pairs in train_sets.items():
         by_lang.setdefault((track.src, track.domain), [p[0] for p in pairs])
         by_lang.setdefault((track.tgt, track.domain), [p[1] for p in pairs])
+    if per_corpus:
+        return balanced(by_lang, per_corpus, seed)
     return [text for texts in by_lang.values() for text in texts]
 
 
@@ -180,8 +185,8 @@ def train_tokenizer(options: TrainingConfig, place: Place, langs: Optional[List[
         if langs:
             if options.separate_vocab:
                 raise UserError("--langs needs a joint vocabulary: drop --separate-vocab")
-            tok = Tokenizer.train(tokenizer_texts(train_sets), vocab_size=vocab_size, languages=langs,
-                                  domains=run_domains(options) or ())
+            tok = Tokenizer.train(tokenizer_texts(train_sets, options.tokenizer_lines, options.seed),
+                                  vocab_size=vocab_size, languages=langs, domains=run_domains(options) or ())
         else:
             pairs = [pair for pairs in train_sets.values() for pair in pairs]
             tok = Tokenizer.train([s for s, _ in pairs], [t for _, t in pairs], vocab_size=vocab_size,
@@ -216,7 +221,7 @@ def new_config(options: TrainingConfig, tok: Tokenizer, langs: Optional[List[str
         raise UserError(f"these model options make no valid config: {exc}") from exc
 
 
-def init_from(options: TrainingConfig, place: Place, found: List[Path], directions: List[Pair]
+def init_from(options: TrainingConfig, place: Place, found: List[Path], directions: List[Pair], train_sets: Sets
               ) -> Tuple[Tokenizer, TransformerConfig, Optional[Dict], Dict[str, str]]:
     """--init-from: the saved model's tokenizer, config, weights and where they came from (a resumed run: its
     own checkpoint's weights, and no new record)."""
@@ -229,13 +234,35 @@ def init_from(options: TrainingConfig, place: Place, found: List[Path], directio
         record = {"source": options.init_from, "sha256": weights_digest(options.init_from)}
         tok = init.tokenizer
         domains = run_domains(options)
-        if domains and config.domains is None:  # a warm start that learns domain tags: new pieces, new rows
+        if options.new_vocabulary:
+            config, weights = new_vocabulary(options, place, train_sets, tok, config, weights)
+        elif domains and config.domains is None:  # a warm start that learns domain tags: new pieces, new rows
             tok, config, weights = add_domains(tok, config, weights, domains)
-        if place.main:
+        if place.main and not options.new_vocabulary:
             tok.save(folder)
         place.barrier()
     tok = Tokenizer.from_directory(folder)
-    return tok, run_config(options, config, tok, directions, run_domains(options)), weights, record
+    checked = options.replace(vocab_size=None) if options.new_vocabulary else options  # the size is the new one's
+    return tok, run_config(checked, config, tok, directions, run_domains(options)), weights, record
+
+
+def new_vocabulary(options: TrainingConfig, place: Place, train_sets: Sets, old: Tokenizer,
+                   config: TransformerConfig, weights: Dict) -> Tuple[TransformerConfig, Dict]:
+    """--new-vocabulary: a joint tokenizer trained on this run's corpora (rank 0, into ``out/tokenizer``) and the
+    saved model's config and weights moved onto it (``vocabulary.transplant``)."""
+    folder, domains = place.out / "tokenizer", run_domains(options) or config.domains or ()
+    if not old.joint or not config.share_embeddings:
+        raise UserError("--new-vocabulary moves one joint vocabulary onto another: the model's is not joint")
+    if place.main:
+        Tokenizer.train(tokenizer_texts(train_sets, options.tokenizer_lines, options.seed),
+                        vocab_size=options.vocab_size or old.tgt_vocab_size, languages=config.languages or (),
+                        domains=domains).save(folder)
+    place.barrier()
+    new = Tokenizer.from_directory(folder)
+    logger.info("new vocabulary: %s", transplant_summary(old, new))
+    config = dataclasses.replace(config, src_vocab_size=new.src_vocab_size, tgt_vocab_size=new.tgt_vocab_size,
+                                 domains=list(domains) or None)
+    return config, transplant(weights, old, new)
 
 
 def encode(sets: Sets, tok: Tokenizer, config: TransformerConfig, budget: int, sample: bool = False) -> List[Example]:
