@@ -81,6 +81,7 @@ def test_tensors_of_other_sizes_pass_unchanged(tokenizers):
     assert transplant({"layer": other}, old, new)["layer"] is other
 
 
+@pytest.mark.slow
 def test_a_warm_start_onto_a_new_vocabulary_keeps_the_shared_rows(tmp_path):
     from helpers.training import args_for
     from safetensors.torch import load_file
