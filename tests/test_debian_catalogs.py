@@ -177,6 +177,23 @@ def test_texts_of_a_held_out_corpus_go_nowhere(archive, built, apt, tmp_path):
     assert manifest["dropped"]["entry: in another corpus's val or test"] == 1
 
 
+def test_projects_are_held_out_whole_and_share_no_text_with_the_other_splits(archive, built, apt, tmp_path):
+    out = tmp_path / "projects"
+    project = next(name for name, r in built[1]["packages"].items() if r["split"] == "train")
+    manifest = build_debian_catalogs(out, archive[0] / "cache", contents=[archive[1]], projects=[project], **SIZES)
+    assert manifest["packages"][project]["split"] == "projects" and manifest["split"]["projects"] == [project]
+    assert {line.split("#")[0] for line in lines(out, "projects", "ids")} == {project}
+    own = split_rows(out, "projects")
+    assert own and "Cancel" not in {row[0] for row in own}  # other packages share it: a train text
+    others = {(k, row[k]) for split in ("train", "val", "test") for row in split_rows(out, split)
+              for k in range(4) if row[k]}
+    assert not any((k, row[k]) in others for row in own for k in range(4) if row[k])
+    assert project not in {line.split("#")[0] for split in ("train", "val", "test") for line in lines(out, split, "ids")}
+    with pytest.raises(ContentsError, match="--projects nowhere: not among the packages chosen"):
+        build_debian_catalogs(tmp_path / "x", archive[0] / "cache", contents=[archive[1]], projects=["nowhere"],
+                              **SIZES)
+
+
 def test_manifest_records_versions_licences_failures_and_hashes(built):
     folder, manifest = built
     assert json.loads((folder / "manifest.json").read_text()) == {k: v for k, v in manifest.items()

@@ -79,6 +79,9 @@ def catalogs_command(argv: List[str]) -> int:
                         help="val's size: rows in each of de, fr, cs at least (default: 2000)")
     parser.add_argument("--test-entries", type=int, default=4000,
                         help="test's size: rows in each of de, fr, cs at least (default: 4000)")
+    parser.add_argument("--projects", nargs="+", metavar="NAME", default=[],
+                        help="packages held out whole as the `projects` split, in no other split: a user's own "
+                        "catalogs for the adaptation measurement (docs/adapt.md)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 3:
@@ -93,7 +96,7 @@ def catalogs_command(argv: List[str]) -> int:
                                      packages=args.packages, limit=args.limit,
                                      held_out=[Path(p) for p in args.held_out], seed=args.seed,
                                      val_entries=args.val_entries, test_entries=args.test_entries,
-                                     progress=not args.no_progress)
+                                     projects=args.projects, progress=not args.no_progress)
     sizes = "; ".join(f"{split} {c['packages']} packages: " + ", ".join(
         f"{lang} {n['rows']}" for lang, n in c["languages"].items()) for split, c in manifest["counts"].items())
     failed = f"; {len(manifest['failed'])} packages failed (see manifest.json)" if manifest["failed"] else ""

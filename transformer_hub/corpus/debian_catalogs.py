@@ -163,6 +163,20 @@ def read_packages(debs: Dict[str, Path], held: Set[Tuple[int, str]], dropped: Co
     return records, rows, entries
 
 
+def project_rows(rows: Sequence[Row], splits: Splits) -> List[Row]:
+    """The rows of the packages held out as projects (a user's own catalogs, for the adaptation measurement):
+    those with no text, in any language, in train, val or test, each text once, so nothing of them is trained on
+    or scored twice."""
+    taken = {(k, text) for split in SPLITS for row in splits.rows[split] for k, text in enumerate(row.texts) if text}
+    kept = []
+    for row in rows:
+        keys = [(k, text) for k, text in enumerate(row.texts) if text]
+        if not any(key in taken for key in keys):
+            taken.update(keys)
+            kept.append(row)
+    return kept
+
+
 def _raw_line(entry: Entry, shared: int, langs: Sequence[str]) -> str:
     return json.dumps({"catalog": entry.catalog, "context": entry.context, "form": entry.form,
                        "rows_merged": shared, "raw": dict(zip(langs, entry.raw))}, ensure_ascii=False, sort_keys=True)
@@ -171,15 +185,22 @@ def _raw_line(entry: Entry, shared: int, langs: Sequence[str]) -> str:
 def build_debian_catalogs(out: Path, cache: Path, contents: Optional[Sequence[Path]] = None,
                           packages: Optional[Sequence[str]] = None, limit: Optional[int] = None,
                           held_out: Sequence[Path] = (), seed: int = 1, val_entries: int = 2000,
-                          test_entries: int = 4000, cap: int = CAP, progress: bool = True) -> Dict[str, object]:
+                          test_entries: int = 4000, cap: int = CAP, projects: Sequence[str] = (),
+                          progress: bool = True) -> Dict[str, object]:
     """Build the corpus into ``out`` from packages downloaded into (or found in) ``cache``; returns the manifest
     (also ``out/manifest.json``).  Val and test hold at least ``val_entries`` and ``test_entries`` rows in each
-    translation language."""
+    translation language; the packages named in ``projects`` are the ``projects`` split (``project_rows``)."""
     chosen, index = select_packages(LANGS, contents, packages, limit, seed)
+    missing = sorted(set(projects) - set(chosen))
+    if missing:
+        raise ContentsError(f"--projects {' '.join(missing)}: not among the packages chosen (each must ship "
+                            f"catalogs in {', '.join(LANGS[1:])})")
     debs, failed = fetch_debs(chosen, Path(cache), batch=BATCH, progress=progress)
     dropped: Counter = Counter()
     held = held_out_texts(held_out, LANGS)
     records, rows, entries = read_packages(debs, held, dropped, failed, progress)
+    own = [r for r in rows if r.page in set(projects)]
+    rows = [r for r in rows if r.page not in set(projects)]
     splits = split_by_page(rows, seed, val_entries, test_entries, size=language_size)
     held_apart = set(splits.pages["val"] + splits.pages["test"])
     shared: Dict[Tuple[str, str], int] = {}
@@ -187,7 +208,9 @@ def build_debian_catalogs(out: Path, cache: Path, contents: Optional[Sequence[Pa
     dropped["val/test: a text in train, or repeated"] = sum(r.page in held_apart for r in rows) - \
         len(splits.rows["val"]) - len(splits.rows["test"])
     splits = Splits({**splits.rows, "train": train}, splits.pages)
-    for split in SPLITS:  # a package none of whose rows is left is in no split
+    if projects:
+        splits.rows["projects"], splits.pages["projects"] = project_rows(own, splits), sorted(set(projects))
+    for split in splits.rows:  # a package none of whose rows is left is in no split
         for package in splits.pages[split]:
             records[package]["split"] = split
     sides = {"ids": lambda row: f"{row.page}#{row.key}",
@@ -198,11 +221,12 @@ def build_debian_catalogs(out: Path, cache: Path, contents: Optional[Sequence[Pa
         "packages_chosen": len(chosen), "packages_read": len(records),
         "failed": dict(sorted(failed.items())),
         "licences": dict(Counter(str(r["license"]) for r in records.values()).most_common()),
-        "seed": seed, "split": {"by": "package", "val_entries": val_entries, "test_entries": test_entries},
+        "seed": seed, "split": {"by": "package", "val_entries": val_entries, "test_entries": test_entries,
+                                "projects": sorted(projects)},
         "filters": {"length_ratio": LENGTH_RATIO, "length_slack": LENGTH_SLACK, "detect_letters": DETECT_LETTERS,
                     "detect_confidence": DETECT_CONFIDENCE, "cap_per_english": cap,
                     "held_out": len(held)},
-        "rows_before_split": len(rows), "counts": counts(splits, LANGS), "dropped": dict(sorted(dropped.items())),
+        "rows_before_split": len(rows) + len(own), "counts": counts(splits, LANGS), "dropped": dict(sorted(dropped.items())),
         "packages": dict(sorted(records.items())), "files": digests,
     }
     text = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"

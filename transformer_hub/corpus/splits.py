@@ -123,8 +123,7 @@ def write_layout(out: Path, splits: Splits, langs: Sequence[str],
     each file's sha256."""
     out.mkdir(parents=True, exist_ok=True)
     digests = {}
-    for split in SPLITS:
-        rows = splits.rows[split]
+    for split, rows in splits.rows.items():
         columns = {lang: [row.texts[k] for row in rows] for k, lang in enumerate(langs)}
         for name, line in (sides or {"ids": row_id}).items():
             columns[name] = [line(row) for row in rows]
