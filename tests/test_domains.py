@@ -179,3 +179,15 @@ def test_the_card_names_each_corpus_its_domain_and_licence(tagged, tmp_path):
     text = (tagged / "final" / "README.md").read_text()
     assert "## Data" in text and "| software | software |" in text
     assert card_data_from_file(str(tagged / "final" / "README.md"))["data"] == card["data"]
+
+
+def test_upsample_repeats_a_corpus_in_every_epoch_and_refuses_unknown_names(corpora, tmp_path):
+    plain, _ = load_data(parse_config(run_args(tmp_path / "p", corpora)), ["en", "de"])
+    twice, valid = load_data(parse_config(run_args(tmp_path / "u", corpora, "--upsample", "software=2")), ["en", "de"])
+    for track, pairs in plain.items():
+        assert twice[track] == pairs * (2 if track.domain == "software" else 1)
+    assert all(len(v) == len(load_data(parse_config(run_args(tmp_path / "p", corpora)), ["en", "de"])[1][t])
+               for t, v in valid.items())  # validation is never repeated
+    for bad in ("nothing=2", "software=0", "software=x"):
+        with pytest.raises(UserError, match=f"--upsample {bad}: give NAME=N"):
+            load_data(parse_config(run_args(tmp_path / "b", corpora, "--upsample", bad)), ["en", "de"])

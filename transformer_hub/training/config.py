@@ -24,6 +24,7 @@ class TrainingConfig:
     # data
     data_dir: Optional[List[str]] = None     # [NAME=]PATH folders of {split}.{lang}; None: the Multi30k folder
     domain_tags: bool = False                # start each source with its corpus's <domain:NAME> tag
+    upsample: Optional[List[str]] = None     # NAME=N: corpus NAME's training pairs N times in every epoch
     src_lang: str = "en"
     tgt_lang: str = "de"
     langs: Optional[str] = None              # "en,de,fr": a multilingual run over every direction between them

@@ -46,6 +46,9 @@ def _data(p: argparse.ArgumentParser) -> None:
     d.add_argument("--domain-tags", action=argparse.BooleanOptionalAction,
                    help="with named --data-dir folders: start each source with its corpus's domain tag "
                    "(<domain:NAME>, Kobus et al., 2017); decoding then takes domain=NAME (default: the first)")
+    d.add_argument("--upsample", action="append", metavar="NAME=N",
+                   help="the named corpus's training pairs N times in every epoch (a small corpus beside a large "
+                   "one: --upsample captions=3); repeatable")
     d.add_argument("--src-lang")
     d.add_argument("--tgt-lang")
     d.add_argument("--langs", help="a multilingual model over these languages, e.g. en,de,fr,cs: "

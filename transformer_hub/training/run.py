@@ -145,7 +145,23 @@ def load_data(options: TrainingConfig, langs: Optional[List[str]]) -> Tuple[Sets
     for sets, limit in ((train_sets, a.limit), (valid_sets, a.valid_limit)):
         for pair in sets:
             sets[pair] = sets[pair][:limit] if limit else sets[pair]
+    for name, times in upsampling(a, train_sets).items():
+        for track in [t for t in train_sets if t.domain == name]:
+            train_sets[track] = train_sets[track] * times
     return train_sets, valid_sets
+
+
+def upsampling(options: TrainingConfig, train_sets: Sets) -> Dict[str, int]:
+    """--upsample NAME=N: {corpus name: N}; a name no corpus has, or N not a whole number >= 1, is refused."""
+    found: Dict[str, int] = {}
+    names = sorted({track.domain for track in train_sets if track.domain})
+    for value in options.upsample or []:
+        name, _, times = value.partition("=")
+        if name not in names or not times.isdigit() or int(times) < 1:
+            raise UserError(f"--upsample {value}: give NAME=N, N a whole number >= 1 and NAME one of the "
+                            f"--data-dir names ({', '.join(names) or 'none: name the folders NAME=PATH'})")
+        found[name] = int(times)
+    return found
 
 
 def data_sources(options: TrainingConfig) -> List[DataSource]:
