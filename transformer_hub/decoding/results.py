@@ -117,12 +117,12 @@ class TranslationResult:
     @property
     def domain_counts(self) -> Dict[str, int]:
         """How many of its sentences were read as each domain (the text pipeline's ``domain="auto"`` tells each
-        sentence's), most first; more than one entry: a text of mixed domains, ``domain`` the one of most."""
+        sentence's), most first (``domain``, the text's, first of equals); more than one: a text of mixed domains."""
         counts: Dict[str, int] = {}
         for result in self.sentences if self.sentences is not None else [self]:
             if result.domain is not None:
                 counts[result.domain] = counts.get(result.domain, 0) + 1
-        return dict(sorted(counts.items(), key=lambda item: -item[1]))
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0] != self.domain)))
 
     @property
     def mixed_domains(self) -> bool:
