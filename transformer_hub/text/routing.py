@@ -71,9 +71,10 @@ def tell_domains(models: Models, texts: Sequence[str], layouts: Sequence[Segment
                  document_ids: Optional[Sequence] = None) -> List[TextDomains]:
     """Per text, its segments' domains and its own: as given (one name, or one per text; None: the models'
     default), or for "auto" by the rule above with the models' ``domain_classifier`` (None where they ship none).
-    ``document_ids``: one per text, texts with the same id being parts of one document."""
+    ``document_ids``: one per text, texts with the same id being parts of one document (one id: all are)."""
     domains = one_per_text(domain, len(texts), "domain", "one name")
-    groups = one_per_text(document_ids, len(texts), "document_ids") if document_ids is not None else None
+    groups = None if document_ids is None else [document_ids] * len(texts) if isinstance(document_ids, (str, int)) \
+        else one_per_text(document_ids, len(texts), "document_ids", "one id")  # one id: the texts are one document
     known = check_domains(models, domains)
     auto = [i for i, d in enumerate(domains) if d == AUTO]
     classifier = models.domain_classifier() if auto else None
