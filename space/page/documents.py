@@ -21,12 +21,13 @@ from gradio.utils import get_upload_folder
 from transformer_hub.formats import DocumentError, extensions
 
 from ..hosting.limits import RequestError
-from ..pictures.word_view import DOMAIN_NOTE
+from ..pictures.word_view import domain_advice
 from ..rest import files
 from ..serving.context import SpaceContext
 from ..serving.languages import AUTO, LANGUAGES
 from ..serving.quality import quality_option
-from ..serving.service import TRANSLATE_ENGINE, decoding_config, domain_note, engine_note
+from ..serving.service import (DOMAIN_LABELS, TRANSLATE_ENGINE, SpaceModels, decoding_config, domain_note,
+                               engine_note)
 
 
 def temporary_folder() -> Path:
@@ -92,17 +93,18 @@ def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str =
     out = folder / done.name
     out.write_bytes(done.data)
     detected = f"Detected: {LANGUAGES.get(done.source, done.source)}" if source_lang == AUTO else ""
-    note = [f"{done.sentences} sentence(s) translated", detected, unsure_note(done),
-            " · ".join(p for p in (domain_note(done.domain, done.domain_confidence),
+    note = [f"{done.sentences} sentence(s) translated", detected, unsure_note(ctx, done),
+            " · ".join(p for p in (domain_note(done.domain, done.domain_confidence, done.domains),
                                    engine_note(done.engine, done.seconds, done.model, quality)) if p)]
     return str(out), "  \n".join(part for part in note if part)
 
 
-def unsure_note(done: files.Translation) -> str:
+def unsure_note(ctx: SpaceContext, done: files.Translation) -> str:
     """The Translate tab's ⚠ for a document: how many sentences the model is unsure of, the first few, the
-    domain note ("" when it is sure of every one)."""
+    domain note, as the text's (``word_view.domain_advice``) ("" when it is sure of every one)."""
     if not done.unsure:
         return ""
     shown = "; ".join(f"“{s['source']}” → “{s['translation']}”" for s in done.unsure[:files.UNSURE_SHOWN])
     return (f"⚠ The model is unsure of {len(done.unsure)} of {done.sentences} sentence(s): {shown}. "
-            + DOMAIN_NOTE)
+            + domain_advice(" and ".join(DOMAIN_LABELS.get(d, d) for d in done.trained_on) or None,
+                            bool(SpaceModels(ctx).domains())))

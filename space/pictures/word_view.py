@@ -27,6 +27,9 @@ COLOURS[GLOSSARY] = "#a855f7"
 DOMAIN_NOTE = ("The model was trained on short image descriptions (Multi30k), so this text may be outside what "
                "it learned.")
 TRAINED_ON_NOTE = "The model was trained on {}, so this text may be outside what it learned."  # a model with domains
+# where the page offers the Domain menu (models trained with domains): the remedy when a sentence was read as the
+# wrong domain, and so went to the wrong model or domain tag
+DOMAIN_MENU_NOTE = "If the text is of another kind than it was read as, choose its domain in the Domain menu."
 
 
 def band(probability: float) -> str:
@@ -75,21 +78,24 @@ def mark_terms(words: List[Dict[str, Any]], terms: Sequence[str]) -> None:
             text += (" " if words[b].get("space", True) else "") + words[b]["text"]
 
 
-def build(whole: TranslationResult, tokenizer, special: set, **info: Any) -> Dict[str, Any]:
+def build(whole: TranslationResult, tokenizer, special: set, tokenizers: Optional[Dict[str, Any]] = None,
+          **info: Any) -> Dict[str, Any]:
     """The view's data of the pipeline's result ``whole`` (one text): its translation and layout; per sentence its
     source, output, confidence and mark; all pieces; all words (those of a glossary term marked
-    ``glossary``)."""
+    ``glossary``).  ``tokenizers``: by model name, for sentences a model of their own decoded (a text mixing
+    domains); the others are read with ``tokenizer``."""
     results = whole.sentences if whole.sentences is not None else [whole]
     tokens: List[Dict[str, Any]] = []
     words: List[Dict[str, Any]] = []
     sentences = []
     for n, result in enumerate(results):
-        pieces = _tokens(result, tokenizer, special, n)
+        tokenizer_n = (tokenizers or {}).get(result.model, tokenizer)
+        pieces = _tokens(result, tokenizer_n, special, n)
         found = _words(pieces, len(tokens))
         mark_terms(found, [e.target for e in getattr(result, "glossary", None) or []])
         words += found
         tokens += pieces
-        doubt = word_level.doubt(result.best, tokenizer)
+        doubt = word_level.doubt(result.best, tokenizer_n)
         sentences.append({"source": result.source, "translation": result.text,
                           "confidence": None if doubt is None else round(doubt.mean, 4),
                           "lowest_word": None if doubt is None else {"text": doubt.word,
@@ -172,5 +178,12 @@ def note(data: Dict[str, Any]) -> str:
     if unsure:
         lines.append(f"⚠ The model is unsure of {len(unsure)} of {len(data['sentences'])} sentence(s): "
                      + "; ".join(f"“{s['translation']}” ({_why(s)})" for s in unsure[:5]) + ". "
-                     + (TRAINED_ON_NOTE.format(data["trained_on"]) if data.get("trained_on") else DOMAIN_NOTE))
+                     + domain_advice(data.get("trained_on"), bool(data.get("domain_menu"))))
     return "  \n".join(lines)
+
+
+def domain_advice(trained_on: Optional[str], menu: bool) -> str:
+    """What the unsure note says of the domain: what the model was trained on, and where the page offers the Domain
+    menu (``menu``), that it picks another domain."""
+    said = TRAINED_ON_NOTE.format(trained_on) if trained_on else DOMAIN_NOTE
+    return f"{said} {DOMAIN_MENU_NOTE}" if menu else said

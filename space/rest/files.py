@@ -19,7 +19,7 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -27,6 +27,7 @@ from transformer_hub.decoding import DecodingConfig
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.formats import DocumentError, format_of, translate_document_texts
 from transformer_hub.text.pipeline import detect_sources
+from transformer_hub.text.routing import domain_counts
 
 from ..hosting.sandbox import DocumentWorker
 from ..serving import service
@@ -52,8 +53,10 @@ class Translation:
     sentences: int
     seconds: float
     unsure: Tuple[Dict[str, str], ...] = ()  # every sentence the model is unsure of: its source and translation
-    domain: Optional[str] = None  # the domain it was read as (models trained with domains), and how sure of it
-    domain_confidence: Optional[float] = None
+    domain: Optional[str] = None  # the domain most of its sentences were read as (models trained with domains),
+    domain_confidence: Optional[float] = None  # the classifier's mean probability over them,
+    domains: Dict[str, int] = field(default_factory=dict)  # and how many were read as each (several: mixed)
+    trained_on: Tuple[str, ...] = ()  # the domains ``model`` was trained with
 
 
 def _detected(ctx: SpaceContext, texts: List[str], source: str, target: str) -> str:
@@ -74,7 +77,8 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
                    domain: Optional[str] = AUTO) -> Translation:
     """``data`` (the file ``filename``) translated from ``source`` (or "auto") into ``target`` (``config``:
     the decoding options, default the REST routes' beam search; ``quality``: "fast" or "best", the pipeline's;
-    ``domain``: one of the models' domains, or "auto" (told once from the document's whole text)).
+    ``domain``: one of the models' domains, or "auto": each sentence's, or for a short one its paragraph's or the
+    whole document's, ``transformer_hub.text.routing``).
     The file is read and written in a worker process within ``limits.document_seconds`` and
     ``limits.document_memory_mb`` (``space/hosting/sandbox.py``), killed at once when ``cancelled()`` (the client
     left). Raises ``DocumentError`` (a ``ValueError``) for a file that cannot be translated, ``RequestError`` for a
@@ -104,7 +108,9 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
                                         quality=quality, domain=domain)
         seconds = time.perf_counter() - start
         translated = worker.write(done)
+    domain, confidence, counts = document_domain(done)
     ran = [t.result for t in done if t.result is not None and t.result.model is not None]
+    ran.sort(key=lambda r: r.domain != domain)  # the model and engine of the document's domain first
     if ran:
         model, engine = ran[0].model, ran[0].engine
     else:  # nothing was decoded: the model and engine that would have run
@@ -112,9 +118,20 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
         engine = service.resolve_engine(ctx, service.pick_engine(engine, ENGINE_CHOICES), model, config)
     sentences = sum(len(t.spans) for t in done)
     safe_stem = re.sub(r"[^\w.-]+", "_", stem)[:80].strip("._") or "document"
-    told = next((t.result for t in done if t.result is not None and t.result.domain), None)
     return Translation(translated, f"{safe_stem}.{target}{suffix.lower()}", model, engine, source, sentences,
-                       seconds, unsure_sentences(ctx, done), told and told.domain, told and told.domain_confidence)
+                       seconds, unsure_sentences(ctx, done), domain, confidence, counts,
+                       tuple(ctx.store.config(model).domains or ()) if model in ctx.store.specs else ())
+
+
+def document_domain(done: list) -> Tuple[Optional[str], Optional[float], Dict[str, int]]:
+    """The domain most of the document's sentences (``done``: one ``Translated`` per text) were read as, the
+    classifier's mean probability over them (None: given), and how many were read as each domain."""
+    results = [t.result for t in done if t.result is not None]
+    counts = domain_counts(results)
+    main = next(iter(counts), None)
+    told = [s.domain_confidence for r in results for s in (r.sentences if r.sentences is not None else [r])
+            if s.domain == main and s.domain_confidence is not None]
+    return main, (sum(told) / len(told) if told else None), counts
 
 
 def unsure_sentences(ctx: SpaceContext, done: list) -> Tuple[Dict[str, str], ...]:

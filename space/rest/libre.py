@@ -152,6 +152,9 @@ class LibreAPI:
                   "detectedLanguage": {"language": done.source}}
         if done.domain:  # our extension, as /translate's: the domain the document was read as
             answer["domain"] = done.domain
+        mixed = service.mixed_domains_warning(done.domains)
+        if mixed is not None:  # as /translate's: how many sentences were read as each domain
+            answer["domains"], answer["warnings"] = done.domains, [mixed]
         unsure = files.unsure_summary(done)
         if unsure is not None:  # our extension, as /translate's word view flags a sentence: LibreTranslate's kept
             answer["unsure"] = unsure

@@ -38,8 +38,12 @@ class TranslatedFile(BaseModel):
     model: Optional[str] = None
     engine: Optional[str] = None
     detectedLanguage: Optional[Detection | Dict[str, str]] = None
-    domain: Optional[str] = Field(None, description="with models trained with domains: the domain the document "
-                                                    "was read as")
+    domain: Optional[str] = Field(None, description="with models trained with domains: the domain most of the "
+                                                    "document's sentences were read as")
+    domains: Optional[Dict[str, int]] = Field(None, description="when its sentences were read as several domains "
+                                                                "(domain auto): how many as each")
+    warnings: Optional[List[str]] = Field(None, description="e.g. that its sentences were read as several domains, "
+                                                            "and how to read them all as one")
 
 
 class SuggestRequest(BaseModel):

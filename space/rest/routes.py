@@ -305,8 +305,8 @@ class RestAPI:
             answer["domain"] = [r.domain if r is not None else None for r in found]
         if job.glossary is not None:
             answer["glossary"] = [[e.to_dict() for e in r.glossary] if r is not None else [] for r in found]
-        if any(r is not None and r.warnings for r in found):  # a glossary term that could not fit its sentence
-            answer["warnings"] = [r.warnings if r is not None else [] for r in found]
+        answer.update(service.answer_warnings([r.warnings if r is not None else [] for r in found],
+                                              [r.domain_counts if r is not None else {} for r in found]))
         return answer if job.batch else {key: value[0] for key, value in answer.items()}
 
     def config(self, job: Job) -> DecodingConfig:

@@ -37,8 +37,9 @@ class TranslateRequest(BaseModel):
                             "weights is a 400)")
     domain: Optional[str] = Field(
         "auto", description="where the texts come from, for models trained with domain tags: auto (the default: "
-                            "told from each text's words) or a domain the models know (e.g. captions, software); "
-                            "the answer's domain says which each text got")
+                            "each sentence's, told from its words, or a short one's from its paragraph or text) or a "
+                            "domain the models know (e.g. captions, software) for every sentence; the answer's domain "
+                            "says which each text got")
     api_key: Optional[str] = Field(None, description="an API key (its own limits; SPACE_API_KEYS=1)")
 
 
@@ -66,9 +67,14 @@ class Translation(BaseModel):
     glossary: Optional[Union[List[GlossaryEntry], List[List[GlossaryEntry]]]] = Field(
         None, description="with a glossary: per text, the entries whose source term occurs in it")
     warnings: Optional[Union[List[str], List[List[str]]]] = Field(
-        None, description="per text: glossary terms that could not fit the translation's length limit")
+        None, description="per text: glossary terms that could not fit the translation's length limit, and a "
+                          "text whose sentences were read as several domains (how to read them all as one)")
     domain: Optional[Union[str, List[Optional[str]]]] = Field(
-        None, description="with models trained with domains: the domain each text was translated as")
+        None, description="with models trained with domains: the domain each text was translated as (of a text "
+                          "mixing domains, the one most of its sentences were read as)")
+    domains: Optional[Union[Dict[str, int], List[Dict[str, int]]]] = Field(
+        None, description="when some text's sentences were read as several domains (domain auto): per text, how many "
+                          "as each")
 
 
 class Language(BaseModel):

@@ -8,7 +8,7 @@ other failure too, never a stack trace) and the REST API answers with a 400.
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import gradio as gr
 
@@ -18,6 +18,7 @@ from transformer_hub.decoding.words import doubt
 from transformer_hub.export.engine import CHOICES as ENGINE_CHOICES
 from transformer_hub.export.engine import choose_engine, engine_available
 from transformer_hub.text.pipeline import Models, translate_texts
+from transformer_hub.text.routing import describe_domains
 
 from ..hosting.limits import CleanText, RequestError, choice_option, clean_text, float_option, int_option
 from ..pictures import word_view
@@ -192,13 +193,16 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
     if name is None:  # nothing was decoded (no words): any model into the target names the view
         source = source or next((s for s, t in ctx.chooser.pairs() if t == target_lang), None)
         name = pick_model(ctx, model, source, target_lang)
+    models = list(dict.fromkeys(s.model for s in sentences if s.model)) or [name]  # a mixed text's: one per domain
     data = word_view.build(result, ctx.store.tokenizer(name), _special(ctx, name), model=name,
-                      source_lang=source, target_lang=target_lang, detected=result.src_lang_confidence,
-                      ms=round(seconds * 1e3, 1))
+                           source_lang=source, target_lang=target_lang, detected=result.src_lang_confidence,
+                           ms=round(seconds * 1e3, 1), tokenizers={m: ctx.store.tokenizer(m) for m in models})
     data["engine"] = result.engine or resolve_engine(ctx, pick_engine(engine, ENGINE_CHOICES), name, config)
+    data["models"], data["domains"] = models, result.domain_counts
     data["domain"], data["domain_confidence"] = result.domain, result.domain_confidence
     trained = ctx.store.config(name).domains or ()  # the unsure note names what a model with domains knows
     data["trained_on"] = " and ".join(DOMAIN_LABELS.get(d, d) for d in trained) or None
+    data["domain_menu"] = bool(SpaceModels(ctx).domains())  # the unsure note then points to the Domain menu
     if glossary is not None:  # what the note under the translation says applied, and what could not fit
         data["glossary"], data["warnings"] = [e.to_dict() for e in result.glossary], list(result.warnings)
     return data, seconds
@@ -242,18 +246,47 @@ def domain_choices(ctx: SpaceContext) -> List[Tuple[str, str]]:
                                                        for d in known] if known else []
 
 
-def domain_note(domain: Optional[str], confidence: Optional[float]) -> str:
-    """How the note names the domain a text was translated as ("" for a model without domains)."""
+def domain_note(domain: Optional[str], confidence: Optional[float], counts: Optional[Mapping[str, int]] = None) -> str:
+    """How the note names the domain a text was translated as ("" for a model without domains); for a text whose
+    sentences were read as several (``counts``, ``TranslationResult.domain_counts``), how many as each, and the
+    Domain menu that reads them all as one."""
+    if counts and len(counts) > 1:
+        told = describe_domains(counts, {d: f"**{DOMAIN_LABELS.get(d, d)}**" for d in counts})
+        return (f"domains told per sentence: {told}, each translated as its own (to translate all of them as one, "
+                "choose it in the Domain menu)")
     if not domain:
         return ""
     told = f" (told from the text, {100 * confidence:.0f} %)" if confidence is not None else ""
     return f"domain **{DOMAIN_LABELS.get(domain, domain)}**{told}"
 
 
-def engine_note(engine: str, seconds: float, model: Optional[str] = None, quality: str = "fast") -> str:
+def mixed_domains_warning(counts: Mapping[str, int]) -> Optional[str]:
+    """The REST answers' warning for a text or document whose sentences were read as several domains (None for
+    one): how many as each, and the ``domain`` field that reads them all as one."""
+    if len(counts) < 2:
+        return None
+    return (f"mixed domains: {describe_domains(counts)}, each translated as its own; to translate all of them as "
+            f"one, send domain ({' or '.join(counts)})")
+
+
+def answer_warnings(warnings: Sequence[Sequence[str]], counts: Sequence[Mapping[str, int]]) -> Dict[str, list]:
+    """The REST answers' ``warnings`` (per text: its own, e.g. a glossary term that could not fit, then
+    ``mixed_domains_warning``) and ``domains`` (per text, how many sentences were read as each domain), each only
+    where some text has one."""
+    notes = [mixed_domains_warning(c) for c in counts]
+    merged = [list(w) + ([note] if note else []) for w, note in zip(warnings, notes)]
+    return {**({"domains": [dict(c) for c in counts]} if any(notes) else {}),
+            **({"warnings": merged} if any(merged) else {})}
+
+
+def engine_note(engine: str, seconds: float, model: Union[str, Sequence[str], None] = None,
+                quality: str = "fast") -> str:
+    """The note's run: the quality, the model (``model``: a list for a text whose domains took several), the engine
+    and the time."""
+    models = [model] if isinstance(model, str) else list(model or ())
     parts = ["quality **best** (reranked)"] if quality == "best" else []
-    return " · ".join(parts + ([f"model **{model}**"] if model else []) + [f"engine **{engine}**",
-                                                                           f"{seconds * 1000.0:.1f} ms"])
+    parts += [("models " if len(models) > 1 else "model ") + ", ".join(f"**{m}**" for m in models)] if models else []
+    return " · ".join(parts + [f"engine **{engine}**", f"{seconds * 1000.0:.1f} ms"])
 
 
 def resolve_engine(ctx: SpaceContext, engine: str, name: str, config: DecodingConfig,
@@ -289,8 +322,8 @@ def translate_view(ctx: SpaceContext, text: str, model: str, strategy: str = "be
     domain = choice_option("domain", domain or AUTO, (AUTO, *(d for _, d in domain_choices(ctx)[1:])))
     data, seconds = decode_text(ctx, clean, model, config, source_lang, target_lang, engine, quality=quality,
                                 glossary=terms, domain=domain)
-    ran = " · ".join(p for p in (domain_note(data["domain"], data["domain_confidence"]),
-                                 engine_note(data["engine"], seconds, data["model"], quality)) if p)
+    ran = " · ".join(p for p in (domain_note(data["domain"], data["domain_confidence"], data["domains"]),
+                                 engine_note(data["engine"], seconds, data["models"], quality)) if p)
     note = "  \n".join(p for p in (word_view.note(data), ran) if p)
     return data["translation"], round(seconds * 1000.0, 1), note, data
 

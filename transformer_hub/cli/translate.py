@@ -118,7 +118,8 @@ def _by_shipped_models(args: argparse.Namespace, config, engine, options: dict) 
                                       workers=args.workers, engine=engine, prefix=prefixes, **options)
         except ValueError as exc:  # a line in a language no model reads, a direction no model serves
             raise CLIError(str(exc))
-        for key in dict.fromkeys((r.src_lang, r.domain, r.model) for r in results if r.model is not None):
+        ran = [s for r in results for s in (r.sentences if r.sentences is not None else [r])]  # a line may mix domains
+        for key in dict.fromkeys((s.src_lang, s.domain, s.model) for s in ran if s.model is not None):
             if key not in named:
                 named.add(key)
                 src, domain, name = key

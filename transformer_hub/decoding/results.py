@@ -90,8 +90,10 @@ class TranslationResult:
     search: Optional["SearchTrace"] = None  # beam search's steps, with ``return_search=True``
     src_lang: Optional[str] = None  # the source language: as given, the model's own, or detected (src_lang="auto")
     src_lang_confidence: Optional[float] = None  # the detection's probability among the candidates; None if given
-    domain: Optional[str] = None  # the domain the text was translated as (given, or classified: domain="auto")
-    domain_confidence: Optional[float] = None  # the domain classifier's probability; None if given
+    # the domain it was translated as (given, or classified: domain="auto"; a text's: that of most of its sentences,
+    # each sentence's on its own result) and the domain classifier's probability of it (None if given)
+    domain: Optional[str] = None
+    domain_confidence: Optional[float] = None
     # split_sentences=True: each sentence's own result, in order (``text`` puts their best outputs in the layout)
     sentences: Optional[List["TranslationResult"]] = None
     # what the text pipeline (transformer_hub.text.pipeline) did: the model and engine that translated the text,
@@ -111,6 +113,21 @@ class TranslationResult:
     @property
     def text(self) -> str:
         return self.hypotheses[0].text if self.hypotheses else ""
+
+    @property
+    def domain_counts(self) -> Dict[str, int]:
+        """How many of its sentences were read as each domain (the text pipeline's ``domain="auto"`` tells each
+        sentence's), most first (``domain``, the text's, first of equals); more than one: a text of mixed domains."""
+        counts: Dict[str, int] = {}
+        for result in self.sentences if self.sentences is not None else [self]:
+            if result.domain is not None:
+                counts[result.domain] = counts.get(result.domain, 0) + 1
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0] != self.domain)))
+
+    @property
+    def mixed_domains(self) -> bool:
+        """True when its sentences were read as more than one domain (each translated as its own)."""
+        return len(self.domain_counts) > 1
 
     def target_pieces(self, tokenizer, rank: int = 0) -> List[str]:
         """Output tokens as pieces, eos included when finished: the attention rows."""

@@ -28,7 +28,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 from ..decoding import DecodingConfig, Hypothesis, TranslationResult
 from ..registry import Registry
 from ..text.models import Models
-from ..text.pipeline import AUTO, detect_domains, translate_texts
+from ..text.pipeline import translate_texts
 
 Translate = Callable[[List[str]], List[str]]  # sentences -> their translations, same length and order
 
@@ -158,12 +158,12 @@ def translate_document_texts(texts: Sequence[str], translate: Union[Translate, M
     """Every text of ``texts`` through the text pipeline: cut into sentences (``lang``'s rules: one code, or one
     per text), the sentences decoded (a plain ``translate`` function gets them all in ONE call), and each text put
     back together with its layout between the sentences.  ``options`` go to the pipeline (``glossary``,
-    ``on_chunk``, ``chunk_size``, ``check_size``, ``domain``, ...); ``domain="auto"`` is told once, from the
-    whole document's text (its short texts, a heading or a cell, say little on their own)."""
+    ``on_chunk``, ``chunk_size``, ``check_size``, ``domain``, ...); with ``domain="auto"`` the texts are one
+    document (``document_ids``, unless given): each sentence is read as its own domain where the classifier is sure
+    of it, else as its paragraph's or text's, and a short text (a heading, a cell) that says little on its own as
+    the whole document's (``text.routing``)."""
     models = translate if isinstance(translate, Models) else CallbackModels(translate)
-    told = None  # the classifier's probability for the whole document's domain
-    if options.get("domain") == AUTO:
-        (options["domain"],), (told,) = detect_domains(models, ["\n".join(texts)], AUTO)
+    options.setdefault("document_ids", [0] * len(texts))
     check = options.pop("check_size", None)
 
     def check_size(count: int) -> None:
@@ -175,8 +175,6 @@ def translate_document_texts(texts: Sequence[str], translate: Union[Translate, M
 
     results = translate_texts(models, list(texts), config, src_lang=lang, tgt_lang=tgt_lang, check_size=check_size,
                               **options)
-    for result in results if told is not None else ():
-        result.domain_confidence = told
     return [_assemble(text, r.layout.segments, r.layout.separators, [s.text for s in r.sentences or []], r)
             for text, r in zip(texts, results)]
 

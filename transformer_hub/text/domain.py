@@ -86,26 +86,38 @@ class DomainClassifier:
         totals = {**self.totals, domain: sum(counts[domain])}
         return DomainClassifier(vocabulary, counts, totals, self.made_by)
 
-    def scores(self, text: str) -> Dict[str, float]:
-        """Each domain's posterior probability for ``text`` (uniform when it has no known word)."""
+    def log_likelihoods(self, text: str) -> Dict[str, float]:
+        """Per domain, the log-probability of ``text``'s known features (0 for every domain when none is known):
+        what ``scores`` normalises. Features are counted independently, so two texts' add up to those of the
+        two together: a paragraph's evidence is its sentences' summed (``text.routing``)."""
         ids = [self._index[f] for f in features(text) if f in self._index]
-        logs = {d: sum(self._log[d][i] for i in ids) for d in self.domains}
+        return {d: sum(self._log[d][i] for i in ids) for d in self.domains}
+
+    @staticmethod
+    def posterior(logs: Mapping[str, float]) -> Dict[str, float]:
+        """Each domain's probability from its log-likelihood (``log_likelihoods``, or a sum of them): uniform
+        priors."""
         top = max(logs.values())
         exp = {d: math.exp(v - top) for d, v in logs.items()}
         total = sum(exp.values())
         return {d: v / total for d, v in exp.items()}
 
+    def scores(self, text: str) -> Dict[str, float]:
+        """Each domain's posterior probability for ``text`` (uniform when it has no known word)."""
+        return self.posterior(self.log_likelihoods(text))
+
+    def best(self, scores: Mapping[str, float], default: Optional[str] = None) -> Prediction:
+        """The most likely domain of ``scores`` (``posterior``'s) and its probability; ``default`` (else the first
+        domain) when they are all equal (no known word)."""
+        best = max(self.domains, key=lambda d: scores[d])  # the first of equal ones
+        if len(set(scores.values())) == 1:
+            best = default if default in scores else self.domains[0]
+        return best, scores[best]
+
     def predict(self, texts: Sequence[str], default: Optional[str] = None) -> List[Prediction]:
         """Per text, its most likely domain and that domain's probability; a text with no known word gets
         ``default`` (else the first domain) with probability 1 / number of domains."""
-        out = []
-        for text in texts:
-            scores = self.scores(text)
-            best = max(self.domains, key=lambda d: scores[d])  # the first of equal ones
-            if len(set(scores.values())) == 1:
-                best = default if default in scores else self.domains[0]
-            out.append((best, scores[best]))
-        return out
+        return [self.best(self.scores(text), default) for text in texts]
 
     def to_dict(self) -> Dict[str, object]:
         return {"schema": SCHEMA, "made_by": self.made_by, "domains": self.domains, "vocabulary": self.vocabulary,

@@ -1,7 +1,8 @@
 """The front door for texts, ``translate_texts``: per text its language (given, or detected once per text:
 docs/design.md says why), its sentences, the model for its direction, one decoding call per model for every
 sentence of the call, the text put back together in its layout, and a record of what was done (``src_lang``,
-``src_lang_confidence``, ``model``, ``engine``, ``unchanged``, ``layout``).
+``src_lang_confidence``, ``domain``, ``model``, ``engine``, ``unchanged``, ``layout``; each sentence's ``domain``,
+``model`` and ``engine`` too: with ``domain="auto"`` each sentence is told its own, ``text.routing``).
 
 The Python API, the CLI and the Space's page, documents and REST routes all come here; none of them splits,
 detects, chooses or joins on its own, and sentences go down to ``decoding.generate``, which never comes back up.
@@ -15,13 +16,14 @@ the pipeline itself never reranks.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..decoding import DecodingConfig, Hypothesis, TranslationResult, generate
 from ..decoding.api import check_texts, resolve_config
 from ..decoding.config import length_penalty, one_per_text
 from ..decoding.constraints import Term
 from .domain import model_domain_classifier
+from .routing import AUTO, TextDomains, tell_domains
 from .detection import detect_language, too_short_to_detect, unserved_language
 from .glossary import Entry, Glossary
 from .models import Models, ModelSet, OneModel, check_quality  # noqa: F401 - ModelSet, OneModel: the Models callers pass
@@ -29,7 +31,6 @@ from .segmentation import Segmented, has_words, language_name, split_sentences
 from .placeholders import mask, unmask_result
 from .verbatim import restore_results, with_attention
 
-AUTO = "auto"
 # A text detected as the target language with at least this confidence is refused ("already in German");
 # below it the detection is unsure (short texts: "A dog." is 0.51 English among en/de/fr/cs) and the most
 # likely of the other languages is taken instead.
@@ -143,7 +144,8 @@ def translate_texts(models: Any, texts: Sequence[str], config: Optional[Decoding
                     keep_target_language: bool = False, constraints=None, glossary=None,
                     check_size: Optional[Callable[[int], None]] = None,
                     on_chunk: Optional[Callable[[int, int], None]] = None, chunk_size: Optional[int] = None,
-                    quality: str = "fast", domain=AUTO, **options: Any) -> List[TranslationResult]:
+                    quality: str = "fast", domain=AUTO, document_ids: Optional[Sequence] = None,
+                    **options: Any) -> List[TranslationResult]:
     """One result per text, in order.  ``models``: a model object or a ``Models``; ``config`` and keyword
     overrides of its fields as for ``decoding.generate``, whose other ``options`` (``progress``, ``workers``,
     ``engine``) go to the decoding call.  ``src_lang``: a code, "auto" (each text's language detected among the
@@ -155,9 +157,11 @@ def translate_texts(models: Any, texts: Sequence[str], config: Optional[Decoding
     found in a sentence (for its direction) is added to its constraints, and the result lists the entries in
     ``glossary``.  ``check_size(n)`` sees the number of sentences to decode before any is (it raises to refuse
     them).  ``quality`` ("fast" or "best") goes to ``models.choose`` and ``models.decode``.  ``domain`` (one name or
-    one per text; "auto", the default: the models' domain classifier decides per text where they ship one; None: the
-    models' default domain) chooses the model
-    that scores the domain best and is the domain tag of a model trained with tags.
+    one per text; None: the models' default domain; "auto", the default: where the models ship a domain classifier,
+    each sentence's, or for one too short to be sure of its paragraph's or text's, ``text.routing``) chooses the
+    model that scores the domain best and is the domain tag of a model trained with tags: a text mixing domains
+    has its sentences decoded by their own (``result.mixed_domains``, ``result.domain_counts``).  ``document_ids``
+    (one per text): texts with the same id are parts of one document, whose domain a text too short to tell takes.
 
     A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
     ``unchanged`` saying why; so does one too short to detect (``src_lang="auto"``), and one already in its
@@ -170,7 +174,8 @@ def translate_texts(models: Any, texts: Sequence[str], config: Optional[Decoding
         raise ValueError("prefix forces the start of one sentence: it cannot be used with split_sentences=True")
     glossary = Glossary.coerce(glossary) if glossary is not None else None
     given = _given_constraints(constraints, len(texts), split_sentences)
-    plan = _plan(models, texts, src_lang, tgt_lang, keep_target_language, domain, split_sentences, prefix, quality)
+    plan = _plan(models, texts, src_lang, tgt_lang, keep_target_language, (domain, document_ids), split_sentences,
+                 prefix, quality)
     if check_size is not None:
         check_size(sum(len(layout.segments) for layout in plan.layouts))
     decoded, engines = _decode_all(models, plan, given, glossary, config, split_sentences, options, chunk_size,
@@ -179,25 +184,36 @@ def translate_texts(models: Any, texts: Sequence[str], config: Optional[Decoding
             for i, text in enumerate(texts)]
 
 
+class _Row(NamedTuple):
+    """One sentence to decode: its text's index, its own index in the text, its words, the text's prefix, the
+    phrases its output must hold and the glossary entries they come from."""
+    text: int
+    index: int
+    sentence: str
+    prefix: Optional[str]
+    constraints: list
+    entries: List[Entry]
+
+
 @dataclass
 class _Plan:
-    """Per text of a call: its direction and domain, found or given, its prefix, layout and model (None: none)."""
+    """Per text of a call: its direction, found or given, its prefix, layout and domains (``text.routing``), and
+    per segment the model that decodes it."""
     sources: list
     targets: list
     confidences: List[Optional[float]]
-    domains: List[Optional[str]]
-    domain_confidences: List[Optional[float]]
+    domains: List[TextDomains]
     prefixes: list
     layouts: List[Segmented]
-    names: List[Optional[str]]
+    names: List[List[str]]
     unchanged: List[Optional[str]]
 
 
 def _plan(models: Models, texts: List[str], src_lang, tgt_lang, keep_target_language: bool, domain,
           split: bool, prefix, quality: str) -> _Plan:
-    """Each text's languages (detected where asked), domain, layout and model."""
+    """Each text's languages (detected where asked), layout, domains (``domain``: the argument and the
+    ``document_ids``) and each segment's model."""
     sources, confidences, unchanged = detect_sources(models, texts, src_lang, tgt_lang, keep_target_language)
-    domains, domain_confidences = detect_domains(models, texts, domain)
     default_source, default_target = models.default_languages()
     sources = [default_source if lang is None else lang for lang in sources]
     targets = [default_target if lang is None else lang for lang in one_per_text(tgt_lang, len(texts), "tgt_lang")]
@@ -205,67 +221,58 @@ def _plan(models: Models, texts: List[str], src_lang, tgt_lang, keep_target_lang
     layouts = [_layout(text, lang, split, why) for text, lang, why in zip(texts, sources, unchanged)]
     unchanged = [why or (None if layout.segments else "no words to translate" if text.strip() else "empty")
                  for text, layout, why in zip(texts, layouts, unchanged)]
-    names = [_choose(models, i, s, t, quality, domains[i]) if layout.segments else None
-             for i, (s, t, layout) in enumerate(zip(sources, targets, layouts))]
-    return _Plan(sources, targets, confidences, domains, domain_confidences, prefixes, layouts, names, unchanged)
+    domains = tell_domains(models, texts, layouts, *domain)
+    chosen: Dict[tuple, str] = {}  # one choice per direction and domain
+    for i, told in enumerate(domains):
+        for key in dict.fromkeys((sources[i], targets[i], d) for d, _ in told.sentences):
+            if key not in chosen:
+                chosen[key] = _choose(models, i, *key[:2], quality, key[2])
+    names = [[chosen[(sources[i], targets[i], d)] for d, _ in told.sentences] for i, told in enumerate(domains)]
+    return _Plan(sources, targets, confidences, domains, prefixes, layouts, names, unchanged)
 
 
 def _decode_all(models: Models, plan: _Plan, given: list, glossary: Optional[Glossary], config: DecodingConfig,
                 split: bool, options: Dict[str, Any], chunk_size: Optional[int],
                 on_chunk: Optional[Callable[[int, int], None]]) -> Tuple[Dict[int, list], Dict[str, str]]:
-    """Every sentence of the plan decoded, one call per model (``chunk_size`` sentences at a time, ``on_chunk``
-    told before each): per text its sentences' results (with the glossary entries that applied), per model the
-    engine that decoded them."""
-    decoded: Dict[int, List[TranslationResult]] = {}
+    """Every sentence of the plan decoded, one call per model for all its sentences, whatever their texts
+    (``chunk_size`` sentences at a time, ``on_chunk`` told before each): per text its sentences' results in order
+    (with the glossary entries that applied), per model the engine that decoded them."""
+    decoded: Dict[int, List[TranslationResult]] = {i: [None] * len(names) for i, names in enumerate(plan.names)}
     engines: Dict[str, str] = {}
     done, total = 0, sum(len(layout.segments) for layout in plan.layouts)
-    for name in dict.fromkeys(n for n in plan.names if n is not None):
-        flat = [(i, s) for i, n in enumerate(plan.names) if n == name for s in plan.layouts[i].segments]
-        phrases, applied = _sentence_constraints(glossary, given, flat, plan.sources, plan.targets)
-        rows = [(i, s, plan.prefixes[i], p, e) for (i, s), p, e in zip(flat, phrases, applied)]
+    for name in dict.fromkeys(n for names in plan.names for n in names):
+        flat = [(i, k, plan.layouts[i].segments[k]) for i, names in enumerate(plan.names)
+                for k, n in enumerate(names) if n == name]
+        phrases, applied = _sentence_constraints(glossary, given, [(i, s) for i, _, s in flat], plan.sources,
+                                                 plan.targets)
+        rows = [_Row(i, k, s, plan.prefixes[i], p, e) for (i, k, s), p, e in zip(flat, phrases, applied)]
         step = max(1, chunk_size or len(rows))
         for part in (rows[start:start + step] for start in range(0, len(rows), step)):
             if on_chunk is not None:  # before the call, so a bar shows where a slow chunk is
                 on_chunk(done, total)
             results, engines[name] = _decode(models, name, part, plan, config, split, options)
-            for (i, *_, entries), result in zip(part, results):
-                result.glossary = entries
-                decoded.setdefault(i, []).append(result)
+            for row, result in zip(part, results):
+                result.glossary, result.model, result.engine = row.entries, name, engines[name]
+                decoded[row.text][row.index] = result
             done += len(part)
-    return decoded, engines
+    return {i: part for i, part in decoded.items() if part}, engines
 
 
 def _text_result(i: int, text: str, part: List[TranslationResult], plan: _Plan, engines: Dict[str, str],
                  alpha: float, split: bool) -> TranslationResult:
-    """Text ``i``'s result from its sentences' (``part``), with the record of what was done."""
+    """Text ``i``'s result from its sentences' (``part``), with the record of what was done: the text's domain
+    is the one most of its sentences were read as, its model and engine those of that domain's sentences."""
+    told = plan.domains[i]
     result = joined(text, part, plan.layouts[i], alpha) if split or not part else part[0]
-    result.model, result.engine, result.unchanged = plan.names[i], engines.get(plan.names[i]), plan.unchanged[i]
+    main = next((k for k, (d, _) in enumerate(told.sentences) if d == told.domain), None)
+    result.model = plan.names[i][main] if main is not None else None
+    result.engine, result.unchanged = engines.get(result.model), plan.unchanged[i]
     result.layout = plan.layouts[i]
-    for r in [result] + (result.sentences or []):
+    records = [(result, (told.domain, told.confidence))] + list(zip(result.sentences or [], told.sentences))
+    for r, (domain, confidence) in records:
         r.src_lang, r.src_lang_confidence = plan.sources[i], plan.confidences[i]
-        r.domain, r.domain_confidence = plan.domains[i], plan.domain_confidences[i]
+        r.domain, r.domain_confidence = domain, confidence
     return result
-
-
-def detect_domains(models: Models, texts: List[str], domain) -> Tuple[List[Optional[str]], List[Optional[float]]]:
-    """Per text: its domain (as given; "auto": the models' ``domain_classifier``'s choice, None where they ship
-    none) and the classifier's probability (None if given).  A given domain no model knows is a ``ValueError``."""
-    domains = one_per_text(domain, len(texts), "domain", "one name")
-    known = models.domains()
-    for name in dict.fromkeys(d for d in domains if d not in (None, AUTO)):
-        if name not in known:
-            raise ValueError(f"unknown domain {name!r}: " + (f"the domains are {', '.join(known)} (or auto)" if known
-                             else f"{'this model was' if models.one_model else 'the models were'} trained without "
-                                  "domains (give none)"))
-    confidences: List[Optional[float]] = [None] * len(texts)
-    auto = [i for i, d in enumerate(domains) if d == AUTO]
-    classifier = models.domain_classifier() if auto else None
-    for i in auto:
-        domains[i] = None
-    if classifier is not None:
-        for i, (name, p) in zip(auto, classifier.predict([texts[i] for i in auto], default=known[0] if known else None)):
-            domains[i], confidences[i] = (name, p) if name in known else (None, None)
-    return domains, confidences
 
 
 def _choose(models: Models, index: int, src_lang: Optional[str], tgt_lang: Optional[str], quality: str,
@@ -324,14 +331,15 @@ ATTENTION_PART = 64
 
 def _decode(models: Models, name: str, part: list, plan: _Plan, config: DecodingConfig, split: bool,
             options: Dict[str, Any]) -> Tuple[List[TranslationResult], str]:
-    """One decoding call: the ``(text index, sentence, prefix, constraints, entries)`` of ``part`` with ``name``."""
+    """One decoding call: the sentences (``_Row``) of ``part`` with ``name``."""
     given, own = options, models.domains(name)
     if own:  # a model trained with domain tags reads each sentence's (the others have none)
-        options = {**options, "domain": [plan.domains[i] if plan.domains[i] in own else None for i, *_ in part]}
-    extra: Dict[str, Any] = {} if split else {"prefix": [row[2] for row in part]}
-    if any(row[3] for row in part):  # else plain search, and engines without constrained search still serve the call
-        extra["constraints"] = [row[3] for row in part]
-    masked = [mask(row[1]) for row in part]  # placeholders and markup as numbered marks the model copies
+        told = [plan.domains[row.text].sentences[row.index][0] for row in part]
+        options = {**options, "domain": [d if d in own else None for d in told]}
+    extra: Dict[str, Any] = {} if split else {"prefix": [row.prefix for row in part]}
+    if any(row.constraints for row in part):  # else plain search: engines without constrained search serve the call
+        extra["constraints"] = [row.constraints for row in part]
+    masked = [mask(row.sentence) for row in part]  # placeholders and markup as numbered marks the model copies
     sentences, tokenizer = [m.text for m in masked], models.tokenizer(name, options) if split else None
     asked = with_attention(config, sentences) if tokenizer is not None else config  # to keep pieces verbatim
     if asked.return_attention and not config.return_attention and len(part) > ATTENTION_PART:
@@ -340,8 +348,8 @@ def _decode(models: Models, name: str, part: list, plan: _Plan, config: Decoding
             done, engine = _decode(models, name, part[start:start + ATTENTION_PART], plan, config, split, given)
             results += done
         return results, engine
-    results, engine = models.decode(name, sentences, [plan.sources[row[0]] for row in part],
-                                    [plan.targets[row[0]] for row in part], asked, **extra, **options)
+    results, engine = models.decode(name, sentences, [plan.sources[row.text] for row in part],
+                                    [plan.targets[row.text] for row in part], asked, **extra, **options)
     if split:
         restore_results(results, tokenizer, keep_attention=config.return_attention)
     for marks, result in zip(masked, results):
