@@ -92,7 +92,7 @@ def test_the_project_tag_reaches_decoding_through_the_training_rule(adapted, tag
     assert tags[-1] == model.tokenizer.domain_tag_id("project")
     trained = encode({Track("en", "de", "project"): [(text, "x")]}, model.tokenizer, model.config, 256)[0]
     decoded = generate(model, [text], src_lang="en", tgt_lang="de", domain="project")[0]
-    assert trained.src[:len(tags)] == tags == decoded.source_ids[:len(tags)]
+    assert list(trained.src[:len(tags)]) == tags == decoded.source_ids[:len(tags)]
 
 
 def test_the_folder_carries_its_card_plot_and_a_classifier_that_knows_the_project(adapted):

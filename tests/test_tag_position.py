@@ -50,9 +50,11 @@ class Pieces:
 
 def test_training_examples_put_the_tag_after_bos_and_never_ask_for_it():
     source_tagged = encode_pairs([("a bb", "ccc")], Pieces(), bos=1, eos=2, max_len=10, tags=[7])
-    assert (source_tagged[0].src, source_tagged[0].tgt, source_tagged[0].forced) == ([7, 11, 12, 2], [1, 13, 2], 0)
+    assert (list(source_tagged[0].src), list(source_tagged[0].tgt), source_tagged[0].forced) == (
+        [7, 11, 12, 2], [1, 13, 2], 0)
     decoder_tagged = encode_pairs([("a bb", "ccc")], Pieces(), bos=1, eos=2, max_len=10, tags=[7], tag_in_decoder=True)
-    assert (decoder_tagged[0].src, decoder_tagged[0].tgt, decoder_tagged[0].forced) == ([11, 12, 2], [1, 7, 13, 2], 1)
+    assert (list(decoder_tagged[0].src), list(decoder_tagged[0].tgt), decoder_tagged[0].forced) == (
+        [11, 12, 2], [1, 7, 13, 2], 1)
     src, tgt_in, tgt_out = collate(decoder_tagged + [Example([11, 2], [1, 13, 14, 2])], pad_id=0)
     assert tgt_in.tolist() == [[1, 7, 13], [1, 13, 14]]
     assert tgt_out.tolist() == [[0, 13, 2], [13, 14, 2]]  # the tag's position is padding: no loss

@@ -108,7 +108,7 @@ def test_subword_sampling_changes_training_pieces_each_epoch_and_never_decoding(
     assert sum(s for s, _ in changed) > len(changed) // 10 and sum(t for _, t in changed) > len(changed) // 10, changed
     for example, fixed in zip(epochs[1], trainer.run.train_examples):  # other pieces, the same text
         assert tok.decode(example.src, side="source") == tok.decode(fixed.src, side="source")
-    plain = [e.src for e in trainer.run.valid_examples]
+    plain = [list(e.src) for e in trainer.run.valid_examples]
     sources = [s for s, _ in trainer.run.valid_pairs]
     assert plain == [tok.encode(s) + [2] for s in sources]  # validation is not sampled
     assert [tok.encode(s) + [2] for s in sources] == plain  # and neither is encode (what decoding uses)
