@@ -75,6 +75,20 @@ def test_same_pieces_compares_counts_and_order():
     assert same_pieces("no pieces", "keine")
 
 
+@pytest.mark.parametrize("source, moved", [
+    ("Load of '%1' with '%2' failed", "V %2 databáze '%1."),  # v3's Czech beam output, which pofilter refused
+    ("Copy %1$s to %2$s", "%2$s: %1$s kopieren"),
+    ("Run $(ARG1) on $(ARG2)", "Auf $(ARG2) $(ARG1) ausführen"),
+])
+def test_keep_order_asks_every_variable_in_the_sources_order(source, moved):
+    assert same_pieces(source, moved)  # the program can use it: each names its argument
+    assert not same_pieces(source, moved, keep_order=True)  # a catalog checker cannot
+    in_order = moved.replace("%2", "%@").replace("%1", "%2").replace("%@", "%1").replace("ARG2", "ARG@").replace(
+        "ARG1", "ARG2").replace("ARG@", "ARG1")
+    assert same_pieces(source, in_order, keep_order=True)
+    assert same_pieces("<b>%s</b> and {0}", "{0} und <b>%s</b>", keep_order=True)  # tags and braces may move
+
+
 @pytest.mark.parametrize("text, marker, stripped, letter", [
     ("_Open Recent", "_", "Open Recent", "O"),
     ("&Save As...", "&", "Save As...", "S"),
@@ -84,6 +98,9 @@ def test_same_pieces_compares_counts_and_order():
     ("~Edit", "~", "Edit", "E"),
     ("No marker", "_", "No marker", None),
     ("snake__case", "_", "snake__case", None),
+    ("Open %(file_name)s with _Viewer", "_", "Open %(file_name)s with Viewer", "V"),  # the program's "_"
+    ("See https://a.org/?x=1&view=2 or &Help", "&", "See https://a.org/?x=1&view=2 or Help", "H"),
+    ("Set $HOME_DIR", "_", "Set $HOME_DIR", None),
 ])
 def test_an_accelerator_is_taken_off_with_its_letter(text, marker, stripped, letter):
     assert strip_accelerator(text, marker) == (stripped, letter)
@@ -96,6 +113,12 @@ def test_an_accelerator_is_taken_off_with_its_letter(text, marker, stripped, let
     ("Uložit", "_", "S", "_Uložit"),  # absent: the first letter
     ("123", "_", "S", "123"),  # no letter: unchanged
     ("Datei", "_", None, "Datei"),
+    ("Úpravy", "&", "E", "Ú&pravy"),  # a letter without a diacritic: a key of its own, pofilter's "valid" one
+    ("Čeština", "_", "C", "Č_eština"),
+    ("Ωμέγα", "_", "O", "_Ωμέγα"),  # no such letter: the first without a diacritic
+    ("Öl", "_", "O", "Ö_l"),
+    ("Čí", "_", "O", "_Čí"),  # only letters with one: the first of them
+    ("%s öffnen", "_", "s", "%s ö_ffnen"),  # never inside a piece ("%_s" is no directive)
 ])
 def test_an_accelerator_goes_back_on_a_letter_of_the_translation(text, marker, letter, placed):
     assert place_accelerator(text, marker, letter) == placed
