@@ -18,6 +18,7 @@ from transformer_hub.text.placeholders import (accelerator_marker, find_pieces, 
     ("Saved in ~/.config/app and /usr/share/doc/x", ["~/.config/app", "/usr/share/doc/x"]),
     ("{n, plural, one {# file} other {# files}} left", ["{n, plural, one {# file} other {# files}}"]),
     ("Copy %1 of %2 to %L3", ["%1", "%2", "%L3"]),  # Qt
+    ('Read $t(legal.terms) and $t(count, {"n": 2})', ["$t(legal.terms)", '$t(count, {"n": 2})']),  # i18next
     ('<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0//EN"><style type="text/css">p, li { white-space: pre-wrap; }'
      "</style><p>Hi</p><!-- a note -->", ['<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0//EN">',
                                           '<style type="text/css">p, li { white-space: pre-wrap; }</style>', "<p>",

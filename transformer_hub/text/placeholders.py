@@ -2,9 +2,9 @@
 
 Software strings are full of pieces a program fills in or reads: printf directives (``%s``, ``%1$s``,
 ``%(size)s``, ``%-10.3f``, ``%%``), braces (``{0}``, ``{name}``, ``{{person.name}}``, ICU arguments),
-``$(ARG1)``, ``${var}``, ``$Username``, ``%PRODUCTNAME``, HTML/XML tags and entities, ``\\n`` escapes, URLs,
-e-mail addresses and paths.  A translation that drops or mangles one crashes the program ("%: %" where
-"%s: %s" was).  So they are masked before the model sees the string and put back after:
+``$(ARG1)``, ``${var}``, ``$Username``, i18next's ``$t(key)``, ``%PRODUCTNAME``, HTML/XML tags and entities,
+``\\n`` escapes, URLs, e-mail addresses and paths.  A translation that drops or mangles one crashes the program
+("%: %" where "%s: %s" was).  So they are masked before the model sees the string and put back after:
 
     masked = mask("Could not open file %s: %s")
     masked.text                                  # 'Could not open file #1: #2'
@@ -32,7 +32,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 _PATTERNS = [
     ("block", r"<(?P<blocktag>style|script)\b[^<>]{0,1000}>[^<]{0,20000}</(?P=blocktag)\s*>|<!--[\s\S]{0,5000}?-->"
               r"|<![A-Za-z][^<>]{0,1000}>"),  # a style sheet, a script, a comment, a DOCTYPE: none of it is text
-    ("name", r"%[A-Z][A-Z0-9_]+%?|\$\([^()\s]{1,64}\)|\$\{[^{}\s]{1,64}\}|(?<![\w$])\$[A-Za-z_]\w{0,64}"),
+    ("name", r"\$t\([^()]{1,200}\)|%[A-Z][A-Z0-9_]+%?|\$\([^()\s]{1,64}\)|\$\{[^{}\s]{1,64}\}"
+             r"|(?<![\w$])\$[A-Za-z_]\w{0,64}"),  # i18next's $t(key), %APPNAME%, $(ARG), ${var}, $Username
     ("printf", r"%(?:\d+\$)?[-+#0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspnm]"
                r"|%\([A-Za-z_][\w.-]{0,64}\)[-+#0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]|%%|%\d{1,2}(?![\d$])"),  # Qt: %1
     ("tag", r"</?[A-Za-z][\w:.-]{0,64}(?:\s[^<>]{0,1000})?/?>|&(?:[A-Za-z]{2,10}|#\d{1,7}|#x[0-9A-Fa-f]{1,6});"),
