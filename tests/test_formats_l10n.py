@@ -11,6 +11,7 @@ import polib
 import pytest
 from lxml import etree
 
+from benchmarks.l10n_xliff import fetch_schemas
 from helpers.corpus import cache_folder
 from transformer_hub.formats import gettext, xliff
 from transformer_hub.formats.layout import DocumentError, translate_document_texts
@@ -284,19 +285,11 @@ def translate_xliff(data: bytes, translate=fake, tgt_lang="de") -> bytes:
 @pytest.fixture(scope="module")
 def schemas(request) -> Path:
     """The OASIS XLIFF 1.2 (strict) and 2.0 schemas, from Debian's php-symfony-translation (cached)."""
-    from transformer_hub.corpus.debian import PackageError, apt_download, deb_files, read_deb
-
     folder = (cache_folder(request, "xliff-schemas") or Path(request.config.rootpath) / ".pytest_cache")
-    wanted = ("xliff-core-1.2-strict.xsd", "xliff-core-2.0.xsd", "xml.xsd")
-    if not all((folder / name).is_file() for name in wanted):
-        try:
-            (deb,) = apt_download(["php-symfony-translation"], folder)
-        except (PackageError, ValueError) as exc:
-            pytest.skip(f"the XLIFF schemas come from Debian's php-symfony-translation, which could not be "
-                        f"downloaded: {exc}")
-        for name, data in deb_files(read_deb(deb), ["usr/share/php/Symfony/Component/Translation/Resources/schemas/"]):
-            (folder / Path(name).name).write_bytes(data)
-    return folder
+    try:
+        return fetch_schemas(folder)
+    except SystemExit as exc:
+        pytest.skip(str(exc))
 
 
 def validate(data: bytes, schema_folder: Path, name: str) -> None:
