@@ -1,6 +1,9 @@
 """Placeholders, markup and accelerators: found, masked, put back exactly (transformer_hub/text/placeholders.py)."""
 import pytest
 
+from transformer_hub.formats.layout import CallbackModels
+from transformer_hub.text.pipeline import translate_texts
+from transformer_hub.text.segmentation import split_sentences
 from transformer_hub.text.placeholders import (accelerator_marker, find_pieces, mask, place_accelerator,
                                                same_pieces, strip_accelerator)
 
@@ -144,3 +147,24 @@ def test_marks_start_past_the_ones_the_text_holds_and_its_own_stay_text():
     assert masked.text == "Fix #1 and #2 in #3" and masked.first == 3
     assert masked.unmask("Behebe #1 und #2 in #3") == "Behebe #1 und #2 in %s"
     assert masked.unmask("Behebe #1 und #2 in #3 #7") == "Behebe #1 und #2 in %s"  # an invented mark dropped
+
+
+QT_RICH_TEXT = ('<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0//EN" "https://www.w3.org/TR/REC-html40/strict.dtd">\n'
+                '<html><head><style type="text/css">\np, li { white-space: pre-wrap; }\n</style></head>'
+                "<body><p>Open the list. Then close it.</p></body></html>")  # as Qt Designer writes a label
+
+
+def test_no_sentence_cut_goes_through_a_piece():
+    segmented = split_sentences(QT_RICH_TEXT, "en")
+    assert segmented.join(list(segmented.segments)) == QT_RICH_TEXT
+    # the DOCTYPE whole (its link is no wordless end to cut off: it is inside it), the style sheet over three lines
+    # in no sentence (the "}" of its rule was a wordless end, "p, li { white-space: pre-wrap;" a sentence)
+    assert segmented.segments == (QT_RICH_TEXT.split("\n")[0], "<html><head>", "</head><body><p>Open the list.",
+                                  "Then close it.", "</p></body></html>")
+
+
+def test_every_text_path_gives_back_a_rich_text_labels_pieces():
+    # a model that writes everything it sees in capitals: only what it is shown (marks aside) may change
+    results = translate_texts(CallbackModels(lambda s: [x.upper() for x in s]), [QT_RICH_TEXT], src_lang="en",
+                              tgt_lang="de")
+    assert same_pieces(QT_RICH_TEXT, results[0].text) and "OPEN THE LIST." in results[0].text
