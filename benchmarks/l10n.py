@@ -20,11 +20,14 @@ German, French and Czech with the shipped multilingual v3 (domain "software"):
   words: the pieces taken out of both (a piece is copied, so its characters would count as matched n-grams, and
   tags and links are long), beside the same with the pieces left in; against the BLEU of as many entries with
   neither placeholders nor accelerators, each drawn to have the words (outside the pieces) of one entry of (a),
-  from its package where one has, so that both sides are strings of the same length from the same programs;
+  from its package where one has, so that both sides are strings of the same length from the same programs; the gap
+  with a 95 % bootstrap interval (100 short strings a side: a few BLEU either way is noise);
 * (d) speed: ``--speed-entries`` test entries (distinct msgids, German) as one ``.po`` through the document path
   against the same strings through the call ``POST /translate`` makes (``translate_texts`` with the texts as one
   list, ``keep_target_language``), after one untimed call of each, ``--rounds`` times, alternately first, in one
-  run; the ratio of the summed seconds, and each round's.
+  run; the ratio of the summed seconds, each round's, and the ratio of the process's CPU seconds (decoding runs in
+  this process: its threads are counted, the machine's other load is not), with the load average after each
+  round.
 
 Writes ``OUT/l10n_results.json`` (the figures, the sizes, the command).
 """
@@ -33,6 +36,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import random
 import re
 import shutil
@@ -143,15 +147,25 @@ def bleu(outputs: List[str], references: List[str]) -> float:
     return round(sacrebleu.corpus_bleu(outputs, [references]).score, 2)
 
 
-def bleu_row(with_pieces: dict, without: dict) -> dict:
-    """(c): BLEU on the words of the entries with pieces, the same with the pieces in, and on those without."""
-    row = {"bleu_with_pieces": bleu([words(o) for o in with_pieces["outputs"]],
-                                    [words(r) for r in with_pieces["references"]]),
-           "bleu_with_pieces_kept_in": bleu(with_pieces["outputs"], with_pieces["references"]),
-           "bleu_without": bleu(without["outputs"], without["references"]),
-           "entries_without": without["entries"],
+def bleu_row(with_pieces: dict, without: dict, resamples: int = 1000) -> dict:
+    """(c): BLEU on the words of the entries with pieces, the same with the pieces in, and on those without; the
+    gap (without - with) and its 95 % bootstrap interval (each sample's entries drawn again, ``resamples`` times)."""
+    ours = ([words(o) for o in with_pieces["outputs"]], [words(r) for r in with_pieces["references"]])
+    theirs = (without["outputs"], without["references"])
+    row = {"bleu_with_pieces": bleu(*ours), "bleu_with_pieces_kept_in": bleu(with_pieces["outputs"],
+                                                                             with_pieces["references"]),
+           "bleu_without": bleu(*theirs), "entries_without": without["entries"],
            "words_per_entry": {"with_pieces": with_pieces["words_per_entry"], "without": without["words_per_entry"]}}
     row["bleu_gap"] = round(row["bleu_without"] - row["bleu_with_pieces"], 2)
+    rng = random.Random(0)
+
+    def drawn(side) -> float:
+        picks = [rng.randrange(len(side[0])) for _ in side[0]]
+        return sacrebleu.corpus_bleu([side[0][i] for i in picks], [[side[1][i] for i in picks]]).score
+
+    if ours[0] and theirs[0]:
+        gaps = sorted(drawn(theirs) - drawn(ours) for _ in range(resamples))
+        row["bleu_gap_95"] = [round(gaps[int(0.025 * resamples)], 2), round(gaps[int(0.975 * resamples) - 1], 2)]
     return row
 
 
@@ -245,14 +259,20 @@ def speed(models: Models, rows: Sequence[dict], entries: int, rounds: int, confi
     run("document", build_po(distinct[:WARMUP]), [])
     run("text", b"", texts[:WARMUP])
     seconds: Dict[str, List[float]] = {"document": [], "text": []}
+    cpu: Dict[str, List[float]] = {"document": [], "text": []}
+    load = [round(os.getloadavg()[0], 2)]
     for r in range(rounds):
         for path in (("document", "text") if r % 2 == 0 else ("text", "document")):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             run(path, data, texts)
             seconds[path].append(round(time.perf_counter() - start, 3))
+            cpu[path].append(round(time.process_time() - start_cpu, 3))
+        load.append(round(os.getloadavg()[0], 2))
     return {"entries": len(distinct), "texts": len(texts), "rounds": rounds, "seconds": seconds,
             "round_ratios": [round(d / t, 3) for d, t in zip(seconds["document"], seconds["text"])],
-            "ratio": round(sum(seconds["document"]) / sum(seconds["text"]), 3)}
+            "ratio": round(sum(seconds["document"]) / sum(seconds["text"]), 3),
+            "cpu_seconds": cpu, "cpu_ratio": round(sum(cpu["document"]) / sum(cpu["text"]), 3),
+            "load_average": load}
 
 
 # --------------------------------------------------------------------------- the command

@@ -96,10 +96,12 @@ def test_the_command_on_a_tiny_corpus_keeps_every_piece_and_writes_valid_catalog
             assert xliff["targets"] == xliff["targets_same_pieces"] == catalogs["translated"]
         assert row["bleu_with_pieces"] >= 0 and row["bleu_without"] >= 0 and row["entries_without"] == 3
         assert row["bleu_gap"] == pytest.approx(row["bleu_without"] - row["bleu_with_pieces"], abs=0.011)
+        assert row["bleu_gap_95"][0] <= row["bleu_gap_95"][1]
     speed = saved["speed"]
     assert speed["entries"] == 6 and [len(speed["seconds"][side]) for side in ("document", "text")] == [3, 3]
     assert speed["ratio"] == pytest.approx(sum(speed["seconds"]["document"]) / sum(speed["seconds"]["text"]),
                                            abs=0.001)  # rounded to 3 places
+    assert speed["cpu_ratio"] > 0 and len(speed["load_average"]) == 4  # before the rounds, after each
 
 
 def chosen(folder: Path):
