@@ -170,6 +170,9 @@ msgstr ""
 msgid "Copy %1$s to %2$s"
 msgstr ""
 
+msgid "<p>Read <a href=\\"https://example.org/\\">the guide</a>.</p>"
+msgstr ""
+
 msgid "&Edit"
 msgstr ""
 
@@ -183,12 +186,13 @@ def swapping(sentences):
     return [s.replace("#1", "#@").replace("#2", "#1").replace("#@", "#2") for s in sentences]
 
 
-def test_an_entry_whose_variables_move_stays_untranslated_and_pofilter_passes(tmp_path):
+def test_an_entry_whose_variables_or_tags_move_stays_untranslated_and_pofilter_passes(tmp_path):
     # Qt's %1 and gettext's %1$s may move for the program, but pofilter reads every move as an error (its printf
-    # test takes %1 for a directive without a position, its variables test compares the sequence)
+    # test takes %1 for a directive without a position, its variables and xmltags tests compare the sequence)
     moved = polib.pofile(translate_po(QT_PO.encode(), translate=swapping).decode() + "\n")
     assert moved.find("Load of '%1' with '%2' failed").msgstr == ""
     assert moved.find("Copy %1$s to %2$s").msgstr == ""
+    assert moved.find('<p>Read <a href="https://example.org/">the guide</a>.</p>').msgstr == ""  # pofilter's xmltags
     kept = polib.pofile(translate_po(QT_PO.encode()).decode() + "\n")
     assert kept.find("Load of '%1' with '%2' failed").msgstr == "Přeloženo Load of '%1' with '%2' failed"
     if importlib.util.find_spec("translate") is not None:

@@ -48,7 +48,6 @@ _FIND = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _PATTE
 # "‹1›" or "§1" in none: their byte pieces come back torn); "%N" is itself a Qt placeholder, so "#N".
 _MARK = re.compile(r"#(\d{1,4})(?!\d)")
 _SPACED_MARK = re.compile(f"( ?){_MARK.pattern}")
-ORDERED_KINDS = frozenset({"printf", "name"})  # variables a catalog checker wants in the source's order
 _POSITIONAL = re.compile(r"%\d+\$|%\(|%\d+$")  # %1$s, %(name)s, Qt's %1: each names its argument
 _WORD_START = re.compile(r"(?<![^\W_])[^\W\d_]")  # a letter after no letter or digit
 _ACCELERATED = {"_": re.compile(r"_(?=[^\W_])"), "&": re.compile(r"&(?=[^\W_])(?![A-Za-z]{2,10};|#\d)"),
@@ -168,19 +167,23 @@ def _boundary_near(text: str, where: float) -> int:
 def same_pieces(source: str, translation: str, keep_order: bool = False) -> bool:
     """True when ``translation`` holds exactly ``source``'s pieces (as many of each), and its printf
     directives without a position in the source's order (what ``msgfmt --check`` asks of a c-format string).
-    ``keep_order``: every variable (``ORDERED_KINDS``: printf directives, Qt's ``%1`` and positional ones
-    included, and named variables) in the source's order too, as translate-toolkit's ``pofilter`` asks of a
-    catalog: its printf test reads ``%1`` as a directive without a position, its variables test compares the
-    sequence of ``%`` and ``$(...)`` variables."""
+    ``keep_order``: every variable and tag (``ordered``) in the source's order too, as translate-toolkit's
+    ``pofilter`` asks of a catalog: its printf test reads Qt's ``%1`` as a directive without a position, its
+    variables test compares the sequence of ``%`` and ``$(...)`` variables, its xmltags test that of the tags."""
     ours, theirs = find_pieces(source), find_pieces(translation)
     if Counter(p.text for p in ours) != Counter(p.text for p in theirs):
         return False
     if keep_order:
-        return [p.text for p in ours if p.kind in ORDERED_KINDS] == \
-            [p.text for p in theirs if p.kind in ORDERED_KINDS]
+        return [p.text for p in ours if ordered(p)] == [p.text for p in theirs if ordered(p)]
     plain = [p.text for p in ours if p.kind == "printf" and p.text != "%%" and not _POSITIONAL.match(p.text)]
     return plain == [p.text for p in theirs if p.kind == "printf" and p.text != "%%"
                      and not _POSITIONAL.match(p.text)]
+
+
+def ordered(piece: Piece) -> bool:
+    """Whether a catalog's checks want ``piece`` where the source has it among the others: a printf directive
+    (positional ones and Qt's ``%1`` too), a named variable, a tag (not an entity), a style sheet or comment."""
+    return piece.kind in ("printf", "name", "block") or (piece.kind == "tag" and piece.text.startswith("<"))
 
 
 # --------------------------------------------------------------------------- accelerators
