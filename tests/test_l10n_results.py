@@ -156,16 +156,24 @@ def test_the_rest_and_cli_pages_point_to_the_results(name):
 
 def test_the_benchmarks_page_quotes_the_results_file(saved):
     text = page("benchmarks.md")
-    for direction, row in saved["directions"].items():
-        catalogs = row["catalogs"]
-        assert f"| {direction} | {row['entries']} | {row['same_pieces_pct']:g}% | " \
-               f"{row['untranslated_with_warning']} | {catalogs['files']} | {catalogs['msgfmt_pass_pct']:g}% | " \
-               f"{catalogs['pofilter_pass_pct']:g}% | {catalogs['same_entries_pct']:g}% | " \
-               f"{row['bleu_with_pieces']:.1f} | {row['bleu_without']:.1f} |" in text, direction
-        assert f"{catalogs['translated']} of {catalogs['entries']} ({direction})" in text
-    speed = saved["speed"]
     flat = " ".join(text.split())
-    assert f"{speed['entries']} test entries" in flat and f"{speed['ratio']:.2f}x the text path's time" in flat
-    document, texts = speed["seconds"]["document"], speed["seconds"]["text"]
-    assert f"{document[0]} s against {texts[0]} s, then {texts[1]} s against {document[1]} s" in flat
+    for direction, row in saved["directions"].items():
+        catalogs, xliff = row["catalogs"], row["catalogs"]["xliff"]
+        files = catalogs["files"]
+        assert f"| {direction} | {row['entries']} | {row['same_pieces_pct']:g}% | " \
+               f"{row['untranslated_with_warning']} | {catalogs['msgfmt_passed']}/{files} | " \
+               f"{catalogs['pofilter_passed']}/{files} | {catalogs['same_entries_passed']}/{files} | " \
+               f"{xliff['1.2']['valid']}/{xliff['1.2']['files']} | {xliff['2.0']['valid']}/{xliff['2.0']['files']} |" \
+               in text, direction
+        low, high = row["bleu_gap_95"]
+        assert f"| {direction} | {row['bleu_with_pieces']:.1f} | {row['bleu_without']:.1f} | {row['bleu_gap']:.1f} " \
+               f"({low:.1f} to {high:.1f}) | {row['bleu_with_pieces_kept_in']:.1f} |" in text, direction
+        assert f"{catalogs['translated']} of {catalogs['entries']} ({direction})" in flat
+        assert f"{xliff['1.2']['targets']} of {xliff['1.2']['units']} ({direction})" in flat
+        assert xliff["1.2"]["targets"] == xliff["2.0"]["targets"]  # the page quotes one count for both versions
+    speed = saved["speed"]
+    assert f"{speed['entries']:,} test entries" in flat and f"{speed['ratio']:.2f}x the text path's time" in flat
+    assert f"CPU seconds {speed['cpu_ratio']:.2f}x" in flat
+    rounds = ", ".join(f"{d} s against {t} s" for d, t in zip(speed["seconds"]["document"], speed["seconds"]["text"]))
+    assert rounds in flat and f"load average {speed['load_average'][0]}" in flat
     assert f"a seeded sample of {saved['directions']['en-de']['entries']} distinct test entries" in flat
