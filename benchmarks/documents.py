@@ -128,17 +128,19 @@ SRT = "1\n00:00:01,000 --> 00:00:02,500\nA dog runs.\n\n2\n00:00:03,000 --> 00:0
 
 PO = (b'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n#, c-format\nmsgid "_Open %s"\nmsgstr ""\n\n'
       b'msgid "%d file"\nmsgid_plural "%d files"\nmsgstr[0] ""\nmsgstr[1] ""\n')
+MESSAGES = (b'{\n  "menu": {\n    "open": "Open {{name}}",\n    "files_one": "{{count}} file",\n    '
+            b'"files_other": "{{count}} files"\n  },\n  "help.about": "About <b>$t(app.name)</b>"\n}\n')
 XLIFF = (b'<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2"><file source-language="en" '
          b'datatype="plaintext" original="a"><body><trans-unit id="1"><source>A <g id="1">dog</g> runs.</source>'
          b'</trans-unit></body></file></xliff>')
 
 
 def valid_documents() -> Dict[str, bytes]:
-    """One small valid document of each of the ten formats."""
+    """One small valid document of each of the eleven formats."""
     return {".txt": b"A dog runs.\nWhere is the train station?\n", ".srt": SRT.encode(),
             ".html": b"<html><body><p>A dog <b>runs</b>.</p><ul><li>One.</li></ul></body></html>",
             ".docx": make_docx(), ".pptx": make_pptx(), ".odt": make_odt(), ".odp": make_odp(), ".epub": make_epub(),
-            ".po": PO, ".xlf": XLIFF}
+            ".po": PO, ".xlf": XLIFF, ".json": MESSAGES}
 
 
 # ---------------------------------------------------------------- formatted documents

@@ -244,10 +244,11 @@ def test_epub_chapters_translated_as_xhtml_and_every_other_member_kept():
 # --------------------------------------------------------------------------- the front door
 def test_formats_listed_and_others_refused():
     assert extensions() == (".txt", ".html", ".htm", ".srt", ".docx", ".pptx", ".odt", ".odp", ".epub", ".po", ".pot",
-                            ".xlf", ".xliff")
+                            ".xlf", ".xliff", ".json")
     assert [f.title for f in document_formats()] == [
         "Plain text (.txt)", "HTML (.html, .htm)", "SubRip subtitles (.srt)", "Word (.docx)", "PowerPoint (.pptx)",
-        "OpenDocument (.odt, .odp)", "EPUB (.epub)", "gettext catalog (.po, .pot)", "XLIFF (.xlf, .xliff)"]
+        "OpenDocument (.odt, .odp)", "EPUB (.epub)", "gettext catalog (.po, .pot)", "XLIFF (.xlf, .xliff)",
+        "i18next JSON (.json)"]
     with pytest.raises(DocumentError, match=r"\.pdf is not a format that can be translated; use one of .txt"):
         translate_document(b"%PDF-1.4", ".pdf", Recorder())
     with pytest.raises(DocumentError, match="too large: 11 bytes, the limit is 10"):

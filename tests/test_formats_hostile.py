@@ -152,16 +152,17 @@ def fuzzed():
     return [(suffix, mutate(data, rng)) for suffix, data in valid_documents().items() for _ in range(FUZZ_PER_FORMAT)]
 
 
-def test_the_seeds_are_valid_documents_of_all_ten_formats():
+def test_the_seeds_are_valid_documents_of_all_eleven_formats():
     seeds = valid_documents()
-    assert sorted(seeds) == sorted([".txt", ".html", ".srt", ".docx", ".pptx", ".odt", ".odp", ".epub", ".po", ".xlf"])
+    assert sorted(seeds) == sorted([".txt", ".html", ".srt", ".docx", ".pptx", ".odt", ".odp", ".epub", ".po", ".xlf",
+                                    ".json"])
     for suffix, data in seeds.items():
         assert read_document(data, suffix).texts, suffix
 
 
 def test_fuzzed_documents_are_read_or_refused_with_a_document_error_only():
     documents = fuzzed()
-    assert len(documents) == 250  # 25 per format
+    assert len(documents) == 275  # 25 per format
     outcomes = {"read": 0, "refused": 0}
     for suffix, data in documents:
         try:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import l10n
+from benchmarks import l10n, l10n_xliff
 from benchmarks.benchmark import main
+from helpers.corpus import cache_folder
 from helpers.docs import page
 from transformer_hub.formats.layout import CallbackModels
 
@@ -59,13 +60,23 @@ needs_tools = pytest.mark.skipif(shutil.which("msgfmt") is None or l10n.POFILTER
                                  reason="needs msgfmt (gettext) and pofilter (translate-toolkit)")
 
 
+@pytest.fixture(scope="module")
+def schemas(request) -> Path:
+    """The OASIS XLIFF schemas (Debian's php-symfony-translation, in pytest's cache)."""
+    folder = cache_folder(request, "xliff-schemas") or Path(request.config.rootpath) / ".pytest_cache"
+    try:
+        return l10n_xliff.fetch_schemas(folder)
+    except SystemExit as exc:
+        pytest.skip(str(exc))
+
+
 @needs_tools
 @pytest.mark.parametrize("translate, untranslated", [(keeping, False), (breaking, True)])
 def test_the_command_on_a_tiny_corpus_keeps_every_piece_and_writes_valid_catalogs(tmp_path, monkeypatch, translate,
-                                                                                   untranslated):
+                                                                                   untranslated, schemas):
     monkeypatch.setattr(l10n, "load_models", lambda path: SoftwareFunction(translate))
     assert main(["l10n", "--data-dir", str(tiny_corpus(tmp_path)), "--out", str(tmp_path), "--limit", "5",
-                 "--speed-entries", "6", "--rounds", "2"]) == 0
+                 "--speed-entries", "6", "--rounds", "3", "--schemas", str(schemas)]) == 0
     saved = json.loads((tmp_path / "l10n_results.json").read_text())
     assert saved["command"].startswith("python -m benchmarks l10n")
     for direction in ("en-de", "en-fr", "en-cs"):
@@ -75,11 +86,22 @@ def test_the_command_on_a_tiny_corpus_keeps_every_piece_and_writes_valid_catalog
         with_placeholders = sum(bool(l10n.find_pieces(en)) for en in chosen(tmp_path))
         assert row["untranslated_with_warning"] == (with_placeholders if untranslated else 0)
         catalogs = row["catalogs"]
-        assert catalogs["msgfmt_pass_pct"] == catalogs["pofilter_pass_pct"] == catalogs["same_entries_pct"] == 100.0
+        assert catalogs["msgfmt_passed"] == catalogs["pofilter_passed"] == catalogs["same_entries_passed"] == 2
+        assert catalogs["msgfmt_pass_pct"] == catalogs["pofilter_pass_pct"] == 100.0
         assert catalogs["entries"] == 5
         assert catalogs["translated"] == 5 - (with_placeholders if untranslated else 0)
-        assert row["bleu_with_pieces"] >= 0 and row["bleu_without"] >= 0
-    assert saved["speed"]["entries"] == 6 and len(saved["speed"]["seconds"]["document"]) == 2
+        for version in ("1.2", "2.0"):  # the same 5 entries, one file per package, each valid
+            xliff = catalogs["xliff"][version]
+            assert (xliff["files"], xliff["valid"], xliff["units"], xliff["invalid"]) == (2, 2, 5, {})
+            assert xliff["targets"] == xliff["targets_same_pieces"] == catalogs["translated"]
+        assert row["bleu_with_pieces"] >= 0 and row["bleu_without"] >= 0 and row["entries_without"] == 3
+        assert row["bleu_gap"] == pytest.approx(row["bleu_without"] - row["bleu_with_pieces"], abs=0.011)
+        assert row["bleu_gap_95"][0] <= row["bleu_gap_95"][1]
+    speed = saved["speed"]
+    assert speed["entries"] == 6 and [len(speed["seconds"][side]) for side in ("document", "text")] == [3, 3]
+    assert speed["ratio"] == pytest.approx(sum(speed["seconds"]["document"]) / sum(speed["seconds"]["text"]),
+                                           abs=0.001)  # rounded to 3 places
+    assert speed["cpu_ratio"] > 0 and len(speed["load_average"]) == 4  # before the rounds, after each
 
 
 def chosen(folder: Path):
@@ -95,6 +117,27 @@ def test_the_sample_takes_rows_with_pieces_or_accelerators_and_as_many_without(t
     assert {r["marker"] for r in sample["pieces"]} == {"_", "&"}
 
 
+def test_each_entry_without_pieces_is_drawn_for_the_words_of_one_with_them():
+    rows = [{"catalog": c, "raw": {"en": en}, "marker": None} for c, en in [
+        ("a", "Open <b>%s</b> now"), ("b", "%d files in the folder of %s")]]
+    plain = [{"catalog": c, "raw": {"en": en}} for c, en in [
+        ("b", "Save"), ("a", "Open it"), ("b", "Open all the files"), ("a", "Open it now"), ("a", "Files in the bin")]]
+    chosen = l10n.matched(rows, plain, l10n.random.Random(0))
+    # "Open now": two words, package a's; "files in the folder of": five, none has five: four, package b's
+    assert [r["raw"]["en"] for r in chosen] == ["Open it", "Open all the files"]
+    assert l10n.words("See <a href='x'>the https://example.org page</a>, %1.") == "See the page , ."
+
+
+def test_bleu_is_counted_on_the_words_the_pieces_taken_out():
+    with_pieces = {"outputs": ["Öffnen <b>%s</b> jetzt"], "references": ["<b>%s</b> jetzt öffnen"],
+                   "words_per_entry": 2.0}
+    without = {"outputs": ["Speichern"], "references": ["Speichern"], "entries": 1, "words_per_entry": 1.0}
+    row = l10n.bleu_row(with_pieces, without)
+    # the copied tags would make "<b>%s</b> jetzt" a matching 6-gram: with them in, the score is far higher
+    assert row["bleu_with_pieces"] < row["bleu_with_pieces_kept_in"]
+    assert row["bleu_with_pieces"] == l10n.bleu(["Öffnen jetzt"], ["jetzt öffnen"])
+
+
 @pytest.fixture(scope="module")
 def saved() -> dict:
     return json.loads(RESULTS.read_text())
@@ -102,7 +145,7 @@ def saved() -> dict:
 
 def test_the_results_file_meets_the_targets_that_hold_by_construction(saved):
     for row in saved["directions"].values():
-        assert row["catalogs"]["msgfmt_pass_pct"] == row["catalogs"]["same_entries_pct"] == 100.0
+        assert row["catalogs"]["msgfmt_pass_pct"] == row["catalogs"]["same_entries_pass_pct"] == 100.0
 
 
 @pytest.mark.parametrize("name", ["rest-api.md", "cli.md"])
@@ -113,16 +156,24 @@ def test_the_rest_and_cli_pages_point_to_the_results(name):
 
 def test_the_benchmarks_page_quotes_the_results_file(saved):
     text = page("benchmarks.md")
-    for direction, row in saved["directions"].items():
-        catalogs = row["catalogs"]
-        assert f"| {direction} | {row['entries']} | {row['same_pieces_pct']:g}% | " \
-               f"{row['untranslated_with_warning']} | {catalogs['files']} | {catalogs['msgfmt_pass_pct']:g}% | " \
-               f"{catalogs['pofilter_pass_pct']:g}% | {catalogs['same_entries_pct']:g}% | " \
-               f"{row['bleu_with_pieces']:.1f} | {row['bleu_without']:.1f} |" in text, direction
-        assert f"{catalogs['translated']} of {catalogs['entries']} ({direction})" in text
-    speed = saved["speed"]
     flat = " ".join(text.split())
-    assert f"{speed['entries']} test entries" in flat and f"{speed['ratio']:.2f}x the text path's time" in flat
-    document, texts = speed["seconds"]["document"], speed["seconds"]["text"]
-    assert f"{document[0]} s against {texts[0]} s, then {texts[1]} s against {document[1]} s" in flat
+    for direction, row in saved["directions"].items():
+        catalogs, xliff = row["catalogs"], row["catalogs"]["xliff"]
+        files = catalogs["files"]
+        assert f"| {direction} | {row['entries']} | {row['same_pieces_pct']:g}% | " \
+               f"{row['untranslated_with_warning']} | {catalogs['msgfmt_passed']}/{files} | " \
+               f"{catalogs['pofilter_passed']}/{files} | {catalogs['same_entries_passed']}/{files} | " \
+               f"{xliff['1.2']['valid']}/{xliff['1.2']['files']} | {xliff['2.0']['valid']}/{xliff['2.0']['files']} |" \
+               in text, direction
+        low, high = row["bleu_gap_95"]
+        assert f"| {direction} | {row['bleu_with_pieces']:.1f} | {row['bleu_without']:.1f} | {row['bleu_gap']:.1f} " \
+               f"({low:.1f} to {high:.1f}) | {row['bleu_with_pieces_kept_in']:.1f} |" in text, direction
+        assert f"{catalogs['translated']} of {catalogs['entries']} ({direction})" in flat
+        assert f"{xliff['1.2']['targets']} of {xliff['1.2']['units']} ({direction})" in flat
+        assert xliff["1.2"]["targets"] == xliff["2.0"]["targets"]  # the page quotes one count for both versions
+    speed = saved["speed"]
+    assert f"{speed['entries']:,} test entries" in flat and f"{speed['ratio']:.2f}x the text path's time" in flat
+    assert f"CPU seconds {speed['cpu_ratio']:.2f}x" in flat
+    rounds = ", ".join(f"{d} s against {t} s" for d, t in zip(speed["seconds"]["document"], speed["seconds"]["text"]))
+    assert rounds in flat and f"load average {speed['load_average'][0]}" in flat
     assert f"a seeded sample of {saved['directions']['en-de']['entries']} distinct test entries" in flat

@@ -1,6 +1,9 @@
 """Placeholders, markup and accelerators: found, masked, put back exactly (transformer_hub/text/placeholders.py)."""
 import pytest
 
+from transformer_hub.formats.layout import CallbackModels
+from transformer_hub.text.pipeline import translate_texts
+from transformer_hub.text.segmentation import split_sentences
 from transformer_hub.text.placeholders import (accelerator_marker, find_pieces, mask, place_accelerator,
                                                same_pieces, strip_accelerator)
 
@@ -18,6 +21,7 @@ from transformer_hub.text.placeholders import (accelerator_marker, find_pieces, 
     ("Saved in ~/.config/app and /usr/share/doc/x", ["~/.config/app", "/usr/share/doc/x"]),
     ("{n, plural, one {# file} other {# files}} left", ["{n, plural, one {# file} other {# files}}"]),
     ("Copy %1 of %2 to %L3", ["%1", "%2", "%L3"]),  # Qt
+    ('Read $t(legal.terms) and $t(count, {"n": 2})', ["$t(legal.terms)", '$t(count, {"n": 2})']),  # i18next
     ('<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0//EN"><style type="text/css">p, li { white-space: pre-wrap; }'
      "</style><p>Hi</p><!-- a note -->", ['<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0//EN">',
                                           '<style type="text/css">p, li { white-space: pre-wrap; }</style>', "<p>",
@@ -75,6 +79,24 @@ def test_same_pieces_compares_counts_and_order():
     assert same_pieces("no pieces", "keine")
 
 
+@pytest.mark.parametrize("source, moved", [
+    ("Load of '%1' with '%2' failed", "V %2 databáze '%1."),  # v3's Czech beam output, which pofilter refused
+    ("Copy %1$s to %2$s", "%2$s: %1$s kopieren"),
+    ("Run $(ARG1) on $(ARG2)", "Auf $(ARG2) $(ARG1) ausführen"),
+])
+def test_keep_order_asks_every_variable_and_tag_in_the_sources_order(source, moved):
+    assert same_pieces(source, moved)  # the program can use it: each names its argument
+    assert not same_pieces(source, moved, keep_order=True)  # a catalog checker cannot
+    in_order = moved.replace("%2", "%@").replace("%1", "%2").replace("%@", "%1").replace("ARG2", "ARG@").replace(
+        "ARG1", "ARG2").replace("ARG@", "ARG1")
+    assert same_pieces(source, in_order, keep_order=True)
+    assert same_pieces("<b>%s</b> and {0} &amp; {1}", "{1} &amp; {0} und <b>%s</b>", keep_order=True)  # braces,
+    # entities may move; tags may not: v3's output for skrooge's tip, which pofilter's xmltags test refused
+    tip = '<p>... skrooge can <a href="skg://search">search</a> and process operations.</p>'
+    assert same_pieces(tip, '<a href="skg://search"> </a> <p>.</p>')
+    assert not same_pieces(tip, '<a href="skg://search"> </a> <p>.</p>', keep_order=True)
+
+
 @pytest.mark.parametrize("text, marker, stripped, letter", [
     ("_Open Recent", "_", "Open Recent", "O"),
     ("&Save As...", "&", "Save As...", "S"),
@@ -84,6 +106,9 @@ def test_same_pieces_compares_counts_and_order():
     ("~Edit", "~", "Edit", "E"),
     ("No marker", "_", "No marker", None),
     ("snake__case", "_", "snake__case", None),
+    ("Open %(file_name)s with _Viewer", "_", "Open %(file_name)s with Viewer", "V"),  # the program's "_"
+    ("See https://a.org/?x=1&view=2 or &Help", "&", "See https://a.org/?x=1&view=2 or Help", "H"),
+    ("Set $HOME_DIR", "_", "Set $HOME_DIR", None),
 ])
 def test_an_accelerator_is_taken_off_with_its_letter(text, marker, stripped, letter):
     assert strip_accelerator(text, marker) == (stripped, letter)
@@ -96,6 +121,12 @@ def test_an_accelerator_is_taken_off_with_its_letter(text, marker, stripped, let
     ("Uložit", "_", "S", "_Uložit"),  # absent: the first letter
     ("123", "_", "S", "123"),  # no letter: unchanged
     ("Datei", "_", None, "Datei"),
+    ("Úpravy", "&", "E", "Ú&pravy"),  # a letter without a diacritic: a key of its own, pofilter's "valid" one
+    ("Čeština", "_", "C", "Č_eština"),
+    ("Ωμέγα", "_", "O", "_Ωμέγα"),  # no such letter: the first without a diacritic
+    ("Öl", "_", "O", "Ö_l"),
+    ("Čí", "_", "O", "_Čí"),  # only letters with one: the first of them
+    ("%s öffnen", "_", "s", "%s ö_ffnen"),  # never inside a piece ("%_s" is no directive)
 ])
 def test_an_accelerator_goes_back_on_a_letter_of_the_translation(text, marker, letter, placed):
     assert place_accelerator(text, marker, letter) == placed
@@ -120,3 +151,24 @@ def test_marks_start_past_the_ones_the_text_holds_and_its_own_stay_text():
     assert masked.text == "Fix #1 and #2 in #3" and masked.first == 3
     assert masked.unmask("Behebe #1 und #2 in #3") == "Behebe #1 und #2 in %s"
     assert masked.unmask("Behebe #1 und #2 in #3 #7") == "Behebe #1 und #2 in %s"  # an invented mark dropped
+
+
+QT_RICH_TEXT = ('<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0//EN" "https://www.w3.org/TR/REC-html40/strict.dtd">\n'
+                '<html><head><style type="text/css">\np, li { white-space: pre-wrap; }\n</style></head>'
+                "<body><p>Open the list. Then close it.</p></body></html>")  # as Qt Designer writes a label
+
+
+def test_no_sentence_cut_goes_through_a_piece():
+    segmented = split_sentences(QT_RICH_TEXT, "en")
+    assert segmented.join(list(segmented.segments)) == QT_RICH_TEXT
+    # the DOCTYPE whole (its link is no wordless end to cut off: it is inside it), the style sheet over three lines
+    # in no sentence (the "}" of its rule was a wordless end, "p, li { white-space: pre-wrap;" a sentence)
+    assert segmented.segments == (QT_RICH_TEXT.split("\n")[0], "<html><head>", "</head><body><p>Open the list.",
+                                  "Then close it.", "</p></body></html>")
+
+
+def test_every_text_path_gives_back_a_rich_text_labels_pieces():
+    # a model that writes everything it sees in capitals: only what it is shown (marks aside) may change
+    results = translate_texts(CallbackModels(lambda s: [x.upper() for x in s]), [QT_RICH_TEXT], src_lang="en",
+                              tgt_lang="de")
+    assert same_pieces(QT_RICH_TEXT, results[0].text) and "OPEN THE LIST." in results[0].text

@@ -83,7 +83,7 @@ def test_fuzzed_documents_of_every_format_are_never_a_server_error(served):
     rng = random.Random(4646)
     documents = [(suffix, mutate(data, rng)) for suffix, data in valid_documents().items()
                  for _ in range(FUZZ_PER_FORMAT)]
-    assert len(documents) == 40  # 4 of each of the ten formats
+    assert len(documents) == 44  # 4 of each of the eleven formats
     statuses = []
     for suffix, data in documents:
         response = send_file(served, "fuzzed" + suffix, data)

@@ -1,5 +1,5 @@
 """Documents translated with their structure kept: .txt, .html, .srt, .docx, .pptx, .odt, .odp, .epub, and the
-localization files .po/.pot and XLIFF (.xlf, .xliff).
+localization files .po/.pot, XLIFF (.xlf, .xliff) and JSON messages (.json, i18next style).
 
     from transformer_hub.formats import translate_document, document_texts, extensions
     out = translate_document(data, ".docx", translate, lang="en")   # bytes of the translated .docx
@@ -19,8 +19,8 @@ from __future__ import annotations
 import functools
 from typing import Any, List, Optional, Tuple
 
-from . import (ebook, gettext, html, opendocument, plain, slides, subtitles, word,  # noqa: F401 - importing
-               xliff)  # registers them
+from . import (ebook, gettext, html, messages, opendocument, plain, slides, subtitles,  # noqa: F401 - importing
+               word, xliff)  # registers them
 from .html import translate_html
 from .layout import (DOCUMENT_FORMATS, Document, DocumentError, DocumentFormat, Translate, Translated,
                      register_format, translate_document_texts)

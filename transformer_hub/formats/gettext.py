@@ -4,7 +4,9 @@ The catalog is parsed by ``polib``. Each entry to translate gives its ``msgid`` 
 the translations go to ``msgstr`` (or to every ``msgstr[i]`` of the target's plural forms: Czech has three, the
 singular's translation in form 0 and the plural's in the others) and the entry is flagged ``fuzzy``, gettext's
 "needs review", so no machine output reaches users unread. Its menu accelerator (``_File``) is taken off before
-translation and put back on a letter of the translation. Entries already translated are kept (unless
+translation and put back on a letter of the translation. An entry whose translation lost a placeholder, or moved
+a variable (``%s``, ``%1``, ``%1$s``, ``$(VAR)``) or a tag out of the source's order, stays untranslated:
+translators run pofilter on catalogs, and it reads any such move as an error. Entries already translated are kept (unless
 ``overwrite``), and so are the header's other fields, comments, references, flags, contexts and obsolete entries;
 the header gets the target's ``Language`` and ``Plural-Forms``, ``X-Generator`` and the revision date.
 
@@ -132,8 +134,9 @@ def _fill(unit: _Unit, translations: List[str], marker: Optional[str], forms: in
         translations = [place_accelerator(_unmarked(t, marker), marker, unit.letter) for t in translations]
         if unit.letter is not None and not all(strip_accelerator(t, marker)[1] for t in translations):
             return  # no letter to carry the accelerator: the entry waits for a translator
-    if not all(t.strip() and t != s and same_pieces(s, t) for s, t in zip(sources, translations)):
-        return  # a broken format string would crash the program, the source is no translation: nothing is better
+    if not all(t.strip() and t != s and same_pieces(s, t, keep_order=True) for s, t in zip(sources, translations)):
+        return  # a broken format string would crash the program, one with its variables or tags moved fails the
+        # catalog's checks (pofilter), the source is no translation: nothing is better
     if entry.msgid_plural:
         entry.msgstr_plural = {i: translations[0] if i == 0 else translations[1] for i in range(forms)}
     else:

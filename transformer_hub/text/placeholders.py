@@ -2,9 +2,9 @@
 
 Software strings are full of pieces a program fills in or reads: printf directives (``%s``, ``%1$s``,
 ``%(size)s``, ``%-10.3f``, ``%%``), braces (``{0}``, ``{name}``, ``{{person.name}}``, ICU arguments),
-``$(ARG1)``, ``${var}``, ``$Username``, ``%PRODUCTNAME``, HTML/XML tags and entities, ``\\n`` escapes, URLs,
-e-mail addresses and paths.  A translation that drops or mangles one crashes the program ("%: %" where
-"%s: %s" was).  So they are masked before the model sees the string and put back after:
+``$(ARG1)``, ``${var}``, ``$Username``, i18next's ``$t(key)``, ``%PRODUCTNAME``, HTML/XML tags and entities,
+``\\n`` escapes, URLs, e-mail addresses and paths.  A translation that drops or mangles one crashes the program
+("%: %" where "%s: %s" was).  So they are masked before the model sees the string and put back after:
 
     masked = mask("Could not open file %s: %s")
     masked.text                                  # 'Could not open file #1: #2'
@@ -21,6 +21,7 @@ Every pattern here is linear in the text: none can restart a scan inside a run i
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -31,7 +32,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 _PATTERNS = [
     ("block", r"<(?P<blocktag>style|script)\b[^<>]{0,1000}>[^<]{0,20000}</(?P=blocktag)\s*>|<!--[\s\S]{0,5000}?-->"
               r"|<![A-Za-z][^<>]{0,1000}>"),  # a style sheet, a script, a comment, a DOCTYPE: none of it is text
-    ("name", r"%[A-Z][A-Z0-9_]+%?|\$\([^()\s]{1,64}\)|\$\{[^{}\s]{1,64}\}|(?<![\w$])\$[A-Za-z_]\w{0,64}"),
+    ("name", r"\$t\([^()]{1,200}\)|%[A-Z][A-Z0-9_]+%?|\$\([^()\s]{1,64}\)|\$\{[^{}\s]{1,64}\}"
+             r"|(?<![\w$])\$[A-Za-z_]\w{0,64}"),  # i18next's $t(key), %APPNAME%, $(ARG), ${var}, $Username
     ("printf", r"%(?:\d+\$)?[-+#0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspnm]"
                r"|%\([A-Za-z_][\w.-]{0,64}\)[-+#0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]|%%|%\d{1,2}(?![\d$])"),  # Qt: %1
     ("tag", r"</?[A-Za-z][\w:.-]{0,64}(?:\s[^<>]{0,1000})?/?>|&(?:[A-Za-z]{2,10}|#\d{1,7}|#x[0-9A-Fa-f]{1,6});"),
@@ -47,6 +49,7 @@ _FIND = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _PATTE
 _MARK = re.compile(r"#(\d{1,4})(?!\d)")
 _SPACED_MARK = re.compile(f"( ?){_MARK.pattern}")
 _POSITIONAL = re.compile(r"%\d+\$|%\(|%\d+$")  # %1$s, %(name)s, Qt's %1: each names its argument
+_WORD_START = re.compile(r"(?<![^\W_])[^\W\d_]")  # a letter after no letter or digit
 _ACCELERATED = {"_": re.compile(r"_(?=[^\W_])"), "&": re.compile(r"&(?=[^\W_])(?![A-Za-z]{2,10};|#\d)"),
                 "~": re.compile(r"~(?=[^\W_])")}
 
@@ -161,40 +164,58 @@ def _boundary_near(text: str, where: float) -> int:
     return min(bounds, key=lambda i: abs(i - where))
 
 
-def same_pieces(source: str, translation: str) -> bool:
+def same_pieces(source: str, translation: str, keep_order: bool = False) -> bool:
     """True when ``translation`` holds exactly ``source``'s pieces (as many of each), and its printf
-    directives without a position in the source's order (what ``msgfmt --check`` asks of a c-format string)."""
+    directives without a position in the source's order (what ``msgfmt --check`` asks of a c-format string).
+    ``keep_order``: every variable and tag (``ordered``) in the source's order too, as translate-toolkit's
+    ``pofilter`` asks of a catalog: its printf test reads Qt's ``%1`` as a directive without a position, its
+    variables test compares the sequence of ``%`` and ``$(...)`` variables, its xmltags test that of the tags."""
     ours, theirs = find_pieces(source), find_pieces(translation)
     if Counter(p.text for p in ours) != Counter(p.text for p in theirs):
         return False
+    if keep_order:
+        return [p.text for p in ours if ordered(p)] == [p.text for p in theirs if ordered(p)]
     plain = [p.text for p in ours if p.kind == "printf" and p.text != "%%" and not _POSITIONAL.match(p.text)]
     return plain == [p.text for p in theirs if p.kind == "printf" and p.text != "%%"
                      and not _POSITIONAL.match(p.text)]
 
 
+def ordered(piece: Piece) -> bool:
+    """Whether a catalog's checks want ``piece`` where the source has it among the others: a printf directive
+    (positional ones and Qt's ``%1`` too), a named variable, a tag (not an entity), a style sheet or comment."""
+    return piece.kind in ("printf", "name", "block") or (piece.kind == "tag" and piece.text.startswith("<"))
+
+
 # --------------------------------------------------------------------------- accelerators
 def strip_accelerator(text: str, marker: str) -> Tuple[str, Optional[str]]:
     """``text`` without its accelerator marker (``_`` ``&`` or ``~`` before a letter) and the marked letter (None:
-    none).  A doubled marker (``&&``, ``__``) is a literal character, kept."""
-    pattern = _ACCELERATED[marker]
+    none).  A doubled marker (``&&``, ``__``) is a literal character, kept, and so is one inside a piece
+    (``%(file_name)s``, ``{user_name}``, a URL): it is the program's, not a mark."""
+    pattern, pieces = _ACCELERATED[marker], None
     for match in pattern.finditer(text):
         if match.start() > 0 and text[match.start() - 1] == marker:
+            continue
+        pieces = find_pieces(text) if pieces is None else pieces
+        if any(p.start <= match.start() < p.end for p in pieces):
             continue
         return text[:match.start()] + text[match.end():], text[match.end()]
     return text, None
 
 
 def place_accelerator(text: str, marker: str, letter: Optional[str]) -> str:
-    """``text`` with ``marker`` before one letter: ``letter`` at a word start if it has one, else anywhere, else
-    the first letter of ``text``; ``text`` as it is when ``letter`` is None or there is no letter."""
+    """``text`` with ``marker`` before one letter outside its pieces, without a diacritic where there is one (a
+    key on every keyboard; ``pofilter`` refuses "_Č"): ``letter`` at a word start if it has one, else anywhere,
+    else the first such letter at a word start, else the first anywhere; ``text`` as it is when ``letter`` is None
+    or there is no letter."""
     if letter is None:
         return text
-    starts = [m.start() for m in re.finditer(r"(?<![^\W_])[^\W\d_]", text)]
-    where = next((i for i in starts if text[i].lower() == letter.lower()), None)
-    if where is None:
-        where = next((i for i, ch in enumerate(text) if ch.lower() == letter.lower() and ch.isalpha()), None)
-    if where is None:
-        where = starts[0] if starts else None
+    pieces = find_pieces(text)
+    letters = [m.start() for m in re.finditer(r"[^\W\d_]", text)
+               if not any(p.start <= m.start() < p.end for p in pieces)]
+    plain = [i for i in letters if not unicodedata.decomposition(text[i])] or letters
+    starts = [i for i in plain if _WORD_START.match(text, i)]
+    same = [i for i in plain if text[i].lower() == letter.lower()]
+    where = next(iter([i for i in same if i in starts] + same + starts + plain), None)
     return text if where is None else text[:where] + marker + text[where:]
 
 

@@ -19,9 +19,12 @@ choices.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from .placeholders import Piece, find_pieces
 
 # A text is in a language the caller does not serve when the languages other than the candidates (over all
 # ~97 that py3langid knows, added up: Chinese splits its mass between zh, wuu and yue) have at least
@@ -34,6 +37,7 @@ UNSERVED_THRESHOLD = 0.7
 UNSERVED_RATIO = 10.0
 LANGUAGE_NAMES = {"en": "English", "de": "German", "fr": "French", "cs": "Czech"}
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
+_LINE = re.compile(r"[^\n]+")
 # A piece of text without words (emoji, symbols, punctuation, numbers, times, URLs, e-mail addresses) is not
 # translated: a model trained on sentences invents words for it ("12:45" -> "1245.", "..." -> "Ein Mann.").
 # Linear in the text, as every scan of a visitor's text must be: a scheme is at most 32 characters, and an address
@@ -107,13 +111,17 @@ def split_sentences(text: str, lang: Optional[str] = None) -> Segmented:
     """Cut ``text`` into sentences (``lang``'s abbreviations; None: English's), keeping everything between them.
 
     Pieces without words (``has_words``) are never segments: a wordless sentence, and wordless tokens at the
-    start or end of a sentence, stay in the separators, so they come back exactly as they were."""
+    start or end of a sentence, stay in the separators, so they come back exactly as they were.  No cut goes
+    through a protected piece (``placeholders.find_pieces``: a DOCTYPE, a tag, ``{ white-space: pre; }``), which
+    the model sees as one mark; a piece over several lines (a style sheet, a comment) is no sentence's, it stays
+    in the separators."""
     from sentencex import segment  # imported on first use: the package loads its language data
 
     if not isinstance(text, str):
         raise TypeError(f"expected a string to split, got {type(text).__name__}")
+    pieces = find_pieces(text)
     spans: List[Tuple[int, int]] = []
-    for line in re.finditer(r"[^\n]+", text):
+    for line in _lines(text, [p for p in pieces if "\n" in p.text]):
         start = line.start()
         for sentence in _join_after_titles(segment(_sentencex_lang(lang), line.group()), lang):
             core = sentence.strip()
@@ -130,7 +138,38 @@ def split_sentences(text: str, lang: Optional[str] = None) -> Segmented:
             if spans and spans[-1][1] == found and _joined_name(text, found):
                 found = spans.pop()[0]  # "ScriptForge.Basic", "svc.Resize()": a name, not two sentences
             spans.append((found, start))
-    return _from_spans(text, [w for w in (_worded(text, *span) for span in spans) if w is not None])
+    worded = [w for w in (_worded(text, *span) for span in spans) if w is not None]
+    return _from_spans(text, _whole_pieces(worded, pieces))
+
+
+def _lines(text: str, blocks: Sequence[Piece]) -> Iterator["re.Match[str]"]:
+    """The lines of ``text`` (runs without a line break) outside ``blocks``."""
+    at = 0
+    for block in [*blocks, None]:
+        end = block.start if block is not None else len(text)
+        yield from _LINE.finditer(text, at, end)
+        at = block.end if block is not None else at
+
+
+def _whole_pieces(spans: List[Tuple[int, int]], pieces: Sequence[Piece]) -> List[Tuple[int, int]]:
+    """``spans`` (in order) widened so that none starts or ends inside a piece of one line (a piece over lines is
+    in no span), merged where that makes two of them overlap."""
+    inline = [p for p in pieces if "\n" not in p.text]
+    starts = [p.start for p in inline]
+
+    def around(offset: int) -> Optional[Piece]:
+        i = bisect.bisect_right(starts, offset - 1) - 1  # the last piece starting before offset
+        return inline[i] if i >= 0 and inline[i].start < offset < inline[i].end else None
+
+    out: List[Tuple[int, int]] = []
+    for start, end in spans:
+        first, last = around(start), around(end)
+        start, end = first.start if first else start, last.end if last else end
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
 
 
 def _joined_name(text: str, boundary: int) -> bool:
