@@ -62,10 +62,10 @@ def test_a_full_queue_refuses_at_once_and_takes_requests_again_once_drained():
     assert batcher.run("other", decode, ["d"]) == ["d"] and calls == [["a"], ["b"], ["d"]]
 
 
-def parted(first_part: int, **options) -> MicroBatcher:
-    """A batcher that decodes a request in parts of ``first_part`` sentences: its clock stands still, so no
-    speed is ever measured to size them otherwise."""
-    return MicroBatcher(max_parallel=1, part_seconds=2.0, first_part=first_part, clock=lambda: 0.0, **options)
+def parted(min_part: int, **options) -> MicroBatcher:
+    """A batcher that decodes a request in parts of ``min_part`` sentences: its clock stands still, so no speed is
+    ever measured to size them otherwise."""
+    return MicroBatcher(max_parallel=1, part_seconds=2.0, min_part=min_part, clock=lambda: 0.0, **options)
 
 
 def _start(batcher, key, decode, sentences, out, name, cancelled=None):
@@ -169,9 +169,9 @@ def test_a_later_part_of_an_admitted_request_is_never_refused_as_queue_full():
 
 
 def test_parts_hold_the_decoder_about_part_seconds_at_the_speed_each_key_was_measured_at():
-    """A key's first part is ``first_part`` sentences; then as many as its calls decode in ``part_seconds`` (a costly
-    rerank gets small parts, a fast decode large ones, at most ``max_sentences``); without ``part_seconds``, one
-    call for the whole request."""
+    """A key's first part is ``min_part`` sentences; then as many as its calls decode in ``part_seconds`` (a fast
+    decode gets large parts, at most ``max_sentences``), never fewer than ``min_part`` (a costly rerank); without
+    ``part_seconds``, one call for the whole request."""
     now = [0.0]
 
     def decoding(seconds_each):
@@ -182,12 +182,14 @@ def test_parts_hold_the_decoder_about_part_seconds_at_the_speed_each_key_was_mea
         return decode
 
     calls = []
-    batcher = MicroBatcher(part_seconds=2.0, first_part=3, max_sentences=16, clock=lambda: now[0])
+    batcher = MicroBatcher(part_seconds=2.0, min_part=3, max_sentences=16, clock=lambda: now[0])
     sentences = [f"s{i}" for i in range(48)]
-    assert batcher.run("best", decoding(0.5), sentences[:12]) == sentences[:12]  # 2 sentences a second
+    assert batcher.run("mid", decoding(0.5), sentences[:12]) == sentences[:12]  # 2 sentences a second: parts of 4
     assert batcher.run("fast", decoding(0.05), sentences) == sentences  # 20 a second: parts of 40, cut to 16
-    assert calls == [(0.5, 3), (0.5, 4), (0.5, 4), (0.5, 1), (0.05, 3), (0.05, 16), (0.05, 16), (0.05, 13)]
-    assert batcher.part_size("best") == 4 and batcher.part_size("never seen") == 3
+    assert batcher.run("slow", decoding(2.0), sentences[:7]) == sentences[:7]  # 0.5 a second: 1 fits, 3 go
+    assert calls == [(0.5, 3), (0.5, 4), (0.5, 4), (0.5, 1), (0.05, 3), (0.05, 16), (0.05, 16), (0.05, 13),
+                     (2.0, 3), (2.0, 3), (2.0, 1)]
+    assert batcher.part_size("mid") == 4 and batcher.part_size("slow") == 3 and batcher.part_size("never seen") == 3
     calls.clear()
-    assert MicroBatcher(clock=lambda: now[0]).run("best", decoding(0.5), sentences) == sentences
+    assert MicroBatcher(clock=lambda: now[0]).run("mid", decoding(0.5), sentences) == sentences
     assert calls == [(0.5, 48)]

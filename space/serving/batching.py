@@ -13,8 +13,9 @@ that the page's events and the REST routes share: beyond it a request fails at o
 
 A large request does not hold the decoder for all its sentences at once: with ``part_seconds`` it is decoded in
 parts of about that many seconds each (at its key's speed, measured on the key's calls so far: a costly "best"
-rerank gets parts of a few sentences, a fast decode larger ones; ``first_part`` sentences before any call of the
-key was timed), and each next part queues again behind whatever came meanwhile, so a one-sentence request that
+rerank gets parts of a few sentences, a fast decode larger ones), never fewer than ``min_part`` sentences (a
+"best" rerank in parts of one or two sentences costs far more CPU than in one call, in parts of four a little
+more), and each next part queues again behind whatever came meanwhile, so a one-sentence request that
 arrives while 48 sentences are decoded waits for one part, not the whole (and the large request, queued again
 first come first served, is never starved).  A request whose ``cancelled()`` turns true (its client left) stops
 there: a part still queued is dropped, a part being decoded finishes, no next part is queued, and ``Cancelled`` is
@@ -57,7 +58,7 @@ class MicroBatcher:
     max_sentences: int = 64     # sentences merged into one call
     max_waiting: Optional[int] = None  # requests waiting at most (None: no bound); more raise QueueFull
     part_seconds: Optional[float] = None  # about how long one part of a request holds a slot (None: no parts)
-    first_part: int = 4         # sentences of a part before its key's speed is known
+    min_part: int = 4           # sentences of a part at least (and before its key's speed is known)
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
     _speed: Dict[Hashable, float] = field(default_factory=dict, repr=False)  # sentences per second, per key
     _cond: threading.Condition = field(default_factory=threading.Condition, repr=False)
@@ -86,13 +87,14 @@ class MicroBatcher:
                 return results
 
     def part_size(self, key: Hashable) -> Optional[int]:
-        """Sentences of the next part of a request of ``key``: ``part_seconds`` at the key's speed (at most
-        ``max_sentences``), ``first_part`` before its speed is known; None: no parts."""
+        """Sentences of the next part of a request of ``key``: ``part_seconds`` at the key's speed, at least
+        ``min_part`` (all there is before its speed is known), at most ``max_sentences``; None: no parts."""
         if self.part_seconds is None:
             return None
         with self._cond:
             speed = self._speed.get(key)
-        return self.first_part if speed is None else max(1, min(self.max_sentences, int(speed * self.part_seconds)))
+        fits = 0 if speed is None else int(speed * self.part_seconds)
+        return max(1, self.min_part, min(self.max_sentences, fits))
 
     def _run_part(self, key: Hashable, decode: Callable[[List[str]], list], sentences: List[str],
                   cancelled: Optional[Callable[[], bool]], admitted: bool) -> list:
