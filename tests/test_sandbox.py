@@ -130,8 +130,8 @@ def test_a_document_with_more_text_than_its_limit_is_refused_in_the_worker():
 
 def test_a_documents_sentences_are_cut_counted_and_its_domain_told_in_the_worker():
     """What costs as much as a document's text is done in its worker, as the library does it in-process: each
-    text's sentences (a .docx of 40,000 sentences was cut in the server before the 1,000 were checked) and the
-    domain of the whole text; past the sentence limit the worker refuses it in the formats' words."""
+    text's sentences (a .docx of 40,000 sentences was cut in the server before the 1,000 were checked) and their
+    domains; past the sentence limit the worker refuses it in the formats' words."""
     from transformer_hub.formats import cut_document
     from transformer_hub.text.domain import DomainClassifier
 
@@ -143,7 +143,7 @@ def test_a_documents_sentences_are_cut_counted_and_its_domain_told_in_the_worker
         cut = worker.cut("en", 2, classifier, ("captions", "software"))
     assert cut == cut_document(texts, "en", 2, classifier, ("captions", "software"))
     assert [layout.segments for layout in cut.layouts] == [("A dog runs.", "It is fast.")]
-    assert cut.told and cut.domain == "captions" and 0.5 < cut.domain_confidence <= 1.0
+    assert cut.domains[0].domain == "captions" and 0.5 < cut.domains[0].confidence <= 1.0
     with pytest.raises(DocumentError, match=r"^The document has 2 sentences to translate, the limit is 1: split it "
                                             r"into smaller documents\.$"):
         with DocumentWorker(data, ".odt", 100_000, seconds=60, memory_mb=512) as worker:

@@ -78,20 +78,20 @@ def test_files_that_cannot_be_translated_are_refused_before_decoding(ctx):
 
 
 def test_a_documents_sentences_are_cut_and_its_domain_told_in_its_worker_never_here(ctx, monkeypatch):
-    """The server process only hands a document's text on: cutting it into sentences and telling its domain, as
-    long as the text (a .docx of 40,000 sentences was cut here before the limit of 1,000 was checked), happen in
+    """The server process only hands a document's text on: cutting it into sentences and telling their domains,
+    as long as the text (a .docx of 40,000 sentences was cut here before the limit of 1,000 was checked), happen in
     its worker (space/hosting/sandbox.py), whose process these counters do not reach; the document is translated
-    all the same, in the domain the worker told."""
-    from transformer_hub.text import pipeline
+    all the same."""
+    from transformer_hub.text import cut
     from transformer_hub.text.domain import DomainClassifier
 
     DomainClassifier.train({"captions": ["A dog runs in the park."], "software": ["Click the button."]}).save(
         ctx.store.spec("en-de").source)
     assert ctx.store.domain_classifier() is not None  # so "auto" asks it
     here = []
-    split, predict = pipeline.split_sentences, DomainClassifier.predict
-    monkeypatch.setattr(pipeline, "split_sentences", lambda *a, **k: here.append("split") or split(*a, **k))
-    monkeypatch.setattr(DomainClassifier, "predict", lambda *a, **k: here.append("domain") or predict(*a, **k))
+    split, score = cut.split_sentences, DomainClassifier.log_likelihoods
+    monkeypatch.setattr(cut, "split_sentences", lambda *a, **k: here.append("split") or split(*a, **k))
+    monkeypatch.setattr(DomainClassifier, "log_likelihoods", lambda *a, **k: here.append("domain") or score(*a, **k))
     done = files.translate_file(ctx, make_docx(), "report.docx", "en", "de", engine="pytorch")
     assert here == [] and done.sentences == 4
     expected = reference(ctx, ["A dog runs in the park.", "Two children play.", "A man sits.", "A woman reads."])
