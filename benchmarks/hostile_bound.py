@@ -188,8 +188,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--only", nargs="*", default=None, help="docx-long-word, epub-12mb-text, docx-40k-sentences, "
-                                                                "docx-1001-long-paragraphs, left-early, largest-translate")
+    parser.add_argument("--only", nargs="*", default=None,
+                        help="docx-long-word, epub-12mb-text, docx-40k-sentences, docx-1001-long-paragraphs, "
+                             "left-early, largest-translate")
     parser.add_argument("--env", nargs="*", default=[], metavar="NAME=VALUE",
                         help="the server's settings, e.g. SPACE_DECODE_PART_SECONDS=1000 (a request in one part)")
     args = parser.parse_args()
