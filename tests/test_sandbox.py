@@ -126,3 +126,39 @@ def test_a_document_with_more_text_than_its_limit_is_refused_in_the_worker():
             worker.texts()
     with DocumentWorker(b"A dog runs.", ".txt", 1000, seconds=60, memory_mb=512, max_chars=11) as worker:
         assert worker.texts() == ["A dog runs."]
+
+
+def test_a_documents_sentences_are_cut_counted_and_its_domain_told_in_the_worker():
+    """What costs as much as a document's text is done in its worker, as the library does it in-process: each
+    text's sentences (a .docx of 40,000 sentences was cut in the server before the 1,000 were checked) and their
+    domains; past the sentence limit the worker refuses it in the formats' words."""
+    from transformer_hub.formats import cut_document
+    from transformer_hub.text.domain import DomainClassifier
+
+    classifier = DomainClassifier.train({"captions": ["A dog runs in the park.", "Two men sit on a bench."],
+                                         "software": ["Click the button to save the file.", "Open the menu."]})
+    data = valid_documents()[".odt"]
+    with DocumentWorker(data, ".odt", 100_000, seconds=60, memory_mb=512) as worker:
+        texts = worker.texts()
+        cut = worker.cut("en", 2, classifier, ("captions", "software"))
+    assert cut == cut_document(texts, "en", 2, classifier, ("captions", "software"))
+    assert [layout.segments for layout in cut.layouts] == [("A dog runs.", "It is fast.")]
+    assert cut.domains[0].domain == "captions" and 0.5 < cut.domains[0].confidence <= 1.0
+    with pytest.raises(DocumentError, match=r"^The document has 2 sentences to translate, the limit is 1: split it "
+                                            r"into smaller documents\.$"):
+        with DocumentWorker(data, ".odt", 100_000, seconds=60, memory_mb=512) as worker:
+            worker.texts()
+            pid = worker.process.pid
+            worker.cut("en", 1)
+    assert gone(pid)
+
+
+def test_a_worker_whose_client_left_before_its_sentences_were_cut_is_killed():
+    left = []
+    worker = DocumentWorker(valid_documents()[".odt"], ".odt", 100_000, seconds=60, memory_mb=512,
+                            cancelled=lambda: bool(left))
+    assert worker.texts() == ["A dog runs. It is fast."]
+    left.append(True)
+    with pytest.raises(DocumentError, match="The client left before the document was translated"):
+        worker.cut("en", 1000)
+    assert gone(worker.process.pid)

@@ -77,6 +77,39 @@ def test_files_that_cannot_be_translated_are_refused_before_decoding(ctx):
     assert split_sentences(too_many.decode(), "en").segments[0] == "A dog runs."
 
 
+def test_a_documents_sentences_are_cut_and_its_domain_told_in_its_worker_never_here(ctx, monkeypatch):
+    """The server process only hands a document's text on: cutting it into sentences and telling their domains,
+    as long as the text (a .docx of 40,000 sentences was cut here before the limit of 1,000 was checked), happen in
+    its worker (space/hosting/sandbox.py), whose process these counters do not reach; the document is translated
+    all the same."""
+    from transformer_hub.text import cut
+    from transformer_hub.text.domain import DomainClassifier
+
+    DomainClassifier.train({"captions": ["A dog runs in the park."], "software": ["Click the button."]}).save(
+        ctx.store.spec("en-de").source)
+    assert ctx.store.domain_classifier() is not None  # so "auto" asks it
+    here = []
+    split, score = cut.split_sentences, DomainClassifier.log_likelihoods
+    monkeypatch.setattr(cut, "split_sentences", lambda *a, **k: here.append("split") or split(*a, **k))
+    monkeypatch.setattr(DomainClassifier, "log_likelihoods", lambda *a, **k: here.append("domain") or score(*a, **k))
+    done = files.translate_file(ctx, make_docx(), "report.docx", "en", "de", engine="pytorch")
+    assert here == [] and done.sentences == 4
+    expected = reference(ctx, ["A dog runs in the park.", "Two children play.", "A man sits.", "A woman reads."])
+    assert [c.text for c in docx.Document(io.BytesIO(done.data)).tables[0].rows[0].cells] == expected[2:]
+
+
+def test_a_client_that_left_gets_none_of_its_sentences_decoded(ctx):
+    """``cancelled()`` (a REST client gone) reaches the decoder's queue: no part of the request is decoded."""
+    from space.serving.batching import Cancelled
+
+    calls = ctx.decoder.batcher.calls
+    config = service.decoding_config(ctx, "beam", 4, 0.6)
+    with pytest.raises(Cancelled, match="the client left before its sentences were decoded"):
+        service.SpaceModels(ctx, cancelled=lambda: True).decode("en-de", ["A dog runs."] * 9, ["en"] * 9,
+                                                                 ["de"] * 9, config)
+    assert ctx.decoder.batcher.calls == calls and ctx.decoder.batcher.waiting == 0
+
+
 class Clock:
     now = 100.0
 

@@ -5,8 +5,8 @@ caller sends whatever it likes.  Every handler therefore passes its text and
 numbers through these checks, which raise ``RequestError`` with a message a
 visitor can act on (never a stack trace): the page shows it as Gradio's error, the REST API answers 400 with it.  The limits can be changed with
 environment variables (``SPACE_MAX_CHARS``, ``SPACE_MAX_LINES``, ``SPACE_MAX_SENTENCES``,
-``SPACE_MAX_OUTPUT_TOKENS``, ``SPACE_MAX_BEAM``, ``SPACE_MAX_MODELS``, and for uploaded documents
-``SPACE_MAX_FILE_BYTES``, ``SPACE_MAX_FILE_SENTENCES``, ``SPACE_DOCUMENT_CHUNK``, ``SPACE_DOCUMENT_SECONDS``,
+``SPACE_MAX_OUTPUT_TOKENS``, ``SPACE_MAX_BEAM``, ``SPACE_MAX_MODELS``, ``SPACE_DECODE_PART_SECONDS``, and for uploaded
+documents ``SPACE_MAX_FILE_BYTES``, ``SPACE_MAX_FILE_SENTENCES``, ``SPACE_DOCUMENT_CHUNK``, ``SPACE_DOCUMENT_SECONDS``,
 ``SPACE_DOCUMENT_MEMORY_MB``; a playground run's time budget
 ``SPACE_PLAYGROUND_SECONDS``).
 """
@@ -42,6 +42,8 @@ class Limits:
     max_file_bytes: int = 100_000  # an uploaded .txt document
     max_file_sentences: int = 1000  # sentences of an uploaded document
     document_chunk: int = 16      # sentences of a document decoded per step of its progress bar
+    decode_part_seconds: int = 2  # about how long one part of a request holds the shared decoder: between its
+                                  # parts, the requests that came meanwhile go first (space/serving/batching.py)
     document_seconds: int = 10    # a document's worker: seconds to read it and to write it back (space/hosting/
     document_memory_mb: int = 512  # sandbox.py), and the memory it may add; past either it is killed
     playground_seconds: int = 60  # the time budget of one playground training run

@@ -6,11 +6,15 @@ the parse too: the worker's address space is capped (``RLIMIT_AS``: its size at 
 time is the parent's to watch, and it is killed when the budget ends or the client leaves (``cancelled``), so
 the server's own memory never grows with a document and what the worker used goes back to the OS with it.
 
-The worker keeps the parsed document while the parent translates its texts (the models live in the server):
+The worker keeps the parsed document while the parent translates its texts (the models live in the server), and
+does there what costs as much as the document's text before anything is decoded: its sentences cut and counted,
+their domains told (``formats.cut_document``), so the server's own memory and time per document stay small whatever
+the text holds, and a client that leaves stops that work too:
 
     with DocumentWorker(data, ".docx", max_bytes, seconds=10, memory_mb=512, cancelled=event.is_set,
                         max_chars=1_000_000) as worker:
         texts = worker.texts()            # DocumentError for a file refused, a budget passed, text past max_chars
+        cut = worker.cut("en", max_sentences=1000, classifier=c, domains=("captions", "software"))
         data = worker.write(translated)   # the document written back
 
 Workers fork from a ``forkserver`` started once with the format libraries imported (a fork of the server itself,
@@ -31,16 +35,16 @@ import resource
 import sys
 import time
 import types
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Sequence
 
-from transformer_hub.formats import DocumentError, Translated, read_document
+from transformer_hub.formats import Cut, DocumentError, Translated, cut_document, read_document
 from transformer_hub.formats.budget import out_of_memory
 
 logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.05  # how often the parent looks at the budget and the client while it waits
 MEMORY_EXIT = 75  # the worker's exit code when its memory budget ran out before it could say so
 _CONTEXT: Optional[Any] = None
-_DONE = {"read": "read", "write": "written"}
+_DONE = {"read": "read", "cut": "cut into sentences", "write": "written"}
 
 
 MAIN_ENV = "TRANSFORMER_HUB_SANDBOX_MAIN"  # the server's main file, for the forkserver's stand-in
@@ -109,16 +113,20 @@ def _say_memory(conn) -> None:
 
 def _work(conn, data: bytes, suffix: str, max_bytes: int, memory_mb: int, options: dict,
           max_chars: Optional[int] = None) -> None:
-    """The worker: read, check the text's size, send the texts, wait for their translations, write, send the file."""
+    """The worker: read, check the text's size, send the texts; then cut them into sentences (and tell their
+    domains) when asked; write the translations it is sent, send the file."""
     try:
         _limit_memory(memory_mb)
         document = read_document(data, suffix, max_bytes, **options)
         size = sum(len(text) for text in document.texts)
-        if max_chars is not None and size > max_chars:  # before the server splits or scores any of it
+        if max_chars is not None and size > max_chars:  # before any of it is cut or scored
             raise DocumentError(f"The document holds {size:,} characters of text, more than one document may "
                                 f"({max_chars:,}): split it into smaller documents.")
         conn.send(("texts", document.texts))
-        asked = conn.recv()
+        kind, asked = conn.recv()
+        if kind == "cut":
+            conn.send(("cut", cut_document(document.texts, **asked)))
+            kind, asked = conn.recv()
         conn.send(("data", document.write(asked)))
     except DocumentError as exc:
         conn.send(("refused", str(exc)))
@@ -154,15 +162,24 @@ class DocumentWorker:
         """The document's texts, as its format reads them."""
         return self._answer("read")
 
+    def cut(self, lang: str, max_sentences: Optional[int] = None, classifier: Any = None,
+            domains: Sequence[str] = ()) -> Cut:
+        """The texts cut into sentences by ``lang``'s rules and counted against ``max_sentences``, and with a
+        ``classifier`` each sentence's domain among ``domains`` told, in the worker (``formats.cut_document``): at
+        most once, before ``write``."""
+        self._parent.send(("cut", {"lang": lang, "max_sentences": max_sentences, "classifier": classifier,
+                                   "domains": tuple(domains)}))
+        return self._answer("cut")
+
     def write(self, done: List[Translated]) -> bytes:
         """The document written back with ``done`` (one ``Translated`` per text; their records stay here)."""
-        self._parent.send([dataclasses.replace(t, result=None) for t in done])
+        self._parent.send(("write", [dataclasses.replace(t, result=None) for t in done]))
         return self._answer("write")
 
     def _answer(self, doing: str) -> Any:
         start = time.monotonic()
         try:
-            while not self._parent.poll(POLL_SECONDS):
+            while self.cancelled() or not self._parent.poll(POLL_SECONDS):  # a client gone: no answer waited for
                 if self.cancelled():
                     raise DocumentError("The client left before the document was translated.")
                 if self.used + time.monotonic() - start > self.seconds:
@@ -192,7 +209,7 @@ class DocumentWorker:
         raise RuntimeError(f"the document worker stopped without an answer (exit code {code})")
 
     def _reply(self, kind: str, value: Any, doing: str) -> Any:
-        if kind in ("texts", "data"):
+        if kind in ("texts", "cut", "data"):
             return value
         self.close()
         if kind == "memory":

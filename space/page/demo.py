@@ -97,10 +97,11 @@ def serving_context(model_ids: Optional[Iterable[str]] = None, *, models_dir: Op
     models being loaded while the caller builds what serves them (the page, or a Ray Serve replica)."""
     if store is None:
         store = ModelStore(models_dir, model_ids_from_env() if model_ids is None else list(model_ids))
-    decoder = Decoder(store, threads=TORCH_THREADS or torch.get_num_threads(),
-                      batcher=MicroBatcher(max_parallel=CONCURRENCY, max_waiting=QUEUE_MAX_SIZE))
+    limits = limits or Limits.from_env()
+    decoder = Decoder(store, threads=TORCH_THREADS or torch.get_num_threads(), batcher=MicroBatcher(
+        max_parallel=CONCURRENCY, max_waiting=QUEUE_MAX_SIZE, part_seconds=limits.decode_part_seconds))
     workers = int(os.environ.get("SPACE_DECODE_WORKERS", str(max(DECODE_WORKERS, 4 * CONCURRENCY))))
-    ctx = SpaceContext(store=store, limits=limits or Limits.from_env(), decoder=decoder, decode_workers=workers)
+    ctx = SpaceContext(store=store, limits=limits, decoder=decoder, decode_workers=workers)
     decoder.start()  # the worker starts and loads the default model
     return ctx
 

@@ -87,14 +87,17 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
     format_of(suffix)  # a DocumentError naming the formats there are
     cancelled = cancelled or (lambda: False)
     limits = ctx.limits
-    # the text's size is checked in the worker, before this process splits or scores any of it: a 35 kB .epub held
-    # 12 MB of text (21 s and +860 MB here before its sentences were counted)
+    # the text's size is checked in the worker, its sentences cut and counted, and their domains told there: none
+    # of it runs in this process (a 35 kB .epub held 12 MB of text: 21 s and +860 MB here before its sentences were
+    # counted; a .docx of 40,000 sentences was cut here before the 1,000 were checked)
     with DocumentWorker(data, suffix, limits.max_file_bytes, limits.document_seconds, limits.document_memory_mb,
                         cancelled, max_chars=limits.max_file_sentences * limits.max_chars, tgt_lang=target) as worker:
         texts = worker.texts()
         source = _detected(ctx, texts, source, target)
         config = config or service.decoding_config(ctx, "beam", 4, 0.6)
-        models = service.SpaceModels(ctx, model, engine)
+        models = service.SpaceModels(ctx, model, engine, cancelled=cancelled)
+        classifier = models.domain_classifier() if domain == AUTO else None
+        cut = worker.cut(source, limits.max_file_sentences, classifier, models.domains())
 
         def on_chunk(done: int, total: int) -> None:
             if cancelled():  # the client left: no more sentences decoded for nobody
@@ -105,7 +108,7 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
         start = time.perf_counter()
         done = translate_document_texts(texts, models, source, limits.max_file_sentences, tgt_lang=target,
                                         config=config, on_chunk=on_chunk, chunk_size=max(1, limits.document_chunk),
-                                        quality=quality, domain=domain)
+                                        quality=quality, domain=domain, cut=cut)
         seconds = time.perf_counter() - start
         translated = worker.write(done)
     domain, confidence, counts = document_domain(done)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Dict, Optional, Sequence
+import threading
+from typing import Any, Callable, Dict, Optional, Sequence
 from urllib.parse import parse_qsl
 
 import anyio
@@ -22,10 +23,11 @@ from transformer_hub.text.models import QUALITIES
 
 from ..hosting.limits import RequestError
 from ..hosting.logs import hide_paths
-from ..serving.batching import QueueFull
+from ..serving.batching import Cancelled, QueueFull
 from ..serving.languages import AUTO, LANGUAGES
 
 logger = logging.getLogger(__name__)
+DISCONNECT_POLL = 0.25  # seconds between looks at whether a request's client is still there
 
 
 class RestError(Exception):
@@ -51,12 +53,15 @@ def error_response(status: int, message: str, headers: Dict[str, str] = None) ->
 
 def refusal(exc: Exception, doing: str, path: str) -> RestError:
     """The answer to ``exc``, raised while the route ``path`` was to ``doing`` ("translate text"): the caller's
-    mistakes (the Space's ``RequestError``, the library's ``ValueError``) 400, a full queue 429, a model that cannot
-    be loaded 503, anything else a fault of the server: 500, logged with its traceback."""
+    mistakes (the Space's ``RequestError``, the library's ``ValueError``) 400, a full queue 429, work stopped because
+    the client left 499, a model that cannot be loaded 503, anything else a fault of the server: 500, logged with its
+    traceback."""
     if isinstance(exc, RestError):
         return exc
     if isinstance(exc, QueueFull):
         return RestError(429, f"Slowdown: {exc}; retry in a moment")
+    if isinstance(exc, Cancelled):  # nobody reads it: the client has gone (nginx's "client closed request")
+        return RestError(499, f"Cannot {doing}: {exc}")
     if isinstance(exc, ModelLoadError):
         logger.warning("REST %s: a model could not be loaded: %s", path, exc)
         return RestError(503, f"Cannot {doing}: the model could not be loaded: {exc}")
@@ -213,3 +218,28 @@ def read_quality(params: Dict[str, Any], html: bool = False) -> str:
     if value == "best" and html:
         raise RestError(400, "Invalid request: quality best is supported with format=text only")
     return value
+
+
+async def watch_disconnect(request: Request, left: threading.Event) -> None:
+    """Set ``left`` once the client has gone (its body is read by then: what comes next is a disconnect)."""
+    while not await request.is_disconnected():
+        await anyio.sleep(DISCONNECT_POLL)
+    left.set()
+
+
+async def run_watched(request: Request, work: Callable[[Callable[[], bool]], Any],
+                      limiter: Optional[anyio.CapacityLimiter] = None) -> Any:
+    """``work(cancelled)`` in a worker thread of ``limiter``, ``cancelled()`` true once the client has gone, so the
+    work stops at its next look (a document's worker killed, no next part of its sentences decoded)."""
+    left, failed, done = threading.Event(), None, None
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch_disconnect, request, left)
+        try:
+            done = await anyio.to_thread.run_sync(lambda: work(left.is_set), limiter=limiter)
+        except Exception as exc:  # noqa: BLE001 - raised below, outside the group (not as a group)
+            failed = exc
+        finally:
+            group.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
+    return done

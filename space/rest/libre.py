@@ -15,7 +15,6 @@ Every route but the settings, health and download checks ``api_key`` and the lim
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any, Callable, Dict, Optional
 
 import anyio
@@ -32,7 +31,7 @@ from ..serving.context import SpaceContext
 from ..serving.languages import DEFAULT_PAIR, LANGUAGES
 from . import files
 from .input import (RestError, SafeJSONResponse, error_response, read_api_key, read_body, read_domain, read_language,
-                    read_params, read_quality, refusal, required)
+                    read_params, read_quality, refusal, required, run_watched)
 
 
 class AnyName(Convertor):
@@ -54,7 +53,6 @@ FILE_WORKERS = 2           # documents translated at once; more wait (their deco
 FILE_QUEUE = 8             # documents admitted at once (translating or waiting); more get 429
 FORM_OVERHEAD = 1 << 16    # a multipart body's bytes beyond its file: the other fields and the boundaries
 MAX_SUGGESTION_BYTES = 4000  # q and s each, as UTF-8 (a four-byte character counts four)
-DISCONNECT_POLL = 0.25     # seconds between looks at whether a document's client is still there
 
 
 class LibreAPI:
@@ -180,23 +178,10 @@ class LibreAPI:
         if self.files_in >= FILE_QUEUE:
             raise RestError(429, f"Slowdown: {self.files_in} documents are being translated; retry in a moment")
         self.files_in += 1
-        left = threading.Event()  # set when the client disconnects: the document's worker is killed at once
-        try:
-            failed: Optional[Exception] = None
-            async with anyio.create_task_group() as group:
-                group.start_soon(_watch_disconnect, request, left)
-                try:
-                    done = await anyio.to_thread.run_sync(
-                        lambda: files.translate_file(self.ctx, data, filename, source, target, model, engine,
-                                                     quality=quality, cancelled=left.is_set, domain=domain),
-                        limiter=self._workers)
-                except Exception as exc:  # noqa: BLE001 - raised below, outside the group (not as a group)
-                    failed = exc
-                finally:
-                    group.cancel_scope.cancel()
-            if failed is not None:
-                raise failed
-            return done
+        try:  # the client gone: the document's worker killed at once, no next part of its sentences decoded
+            return await run_watched(request, lambda cancelled: files.translate_file(
+                self.ctx, data, filename, source, target, model, engine, quality=quality, cancelled=cancelled,
+                domain=domain), self._workers)
         except Exception as exc:  # noqa: BLE001 - each kind worded by refusal(); a fault of the server logged there
             raise refusal(exc, "translate file", "/translate_file") from None
         finally:
@@ -209,13 +194,6 @@ class LibreAPI:
                                        "again")
         path, download_name = found
         return FileResponse(path, filename=download_name)
-
-
-async def _watch_disconnect(request: Request, left: threading.Event) -> None:
-    """Set ``left`` once the client has gone (the body is read by then: what comes next is a disconnect)."""
-    while not await request.is_disconnected():
-        await anyio.sleep(DISCONNECT_POLL)
-    left.set()
 
 
 def _text(value: Any) -> str:

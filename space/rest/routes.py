@@ -49,7 +49,7 @@ from ..serving.languages import LANGUAGES
 from ..serving.service import SpaceModels
 from . import html
 from .input import (RestError, SafeJSONResponse, error_response, read_api_key, read_domain, read_language,
-                    read_params, read_quality, refusal, required)
+                    read_params, read_quality, refusal, required, run_watched)
 
 logger = logging.getLogger(__name__)
 PATHS = ("/translate", "/detect", "/languages")
@@ -131,6 +131,7 @@ class Job:
     where: Callable[[int], str]       # how an error names item i ("q[3]: " in a list, "" for one text)
     documents: Optional[List[Optional[Document]]] = None  # format=html: each text's markup (space/rest/html.py)
     glossary: Optional[Glossary] = None
+    cancelled: Optional[Callable[[], bool]] = None  # true once the client has gone: its decoding stops there
 
 
 class RestAPI:
@@ -159,7 +160,8 @@ class RestAPI:
 
     async def _answer(self, request: Request, work) -> JSONResponse:
         """Read the request (within the body deadline), admit it (429 when ``queue`` are in already), run
-        ``work`` in a thread, answer.  A slot is taken only once the body is in: a slow client holds none."""
+        ``work(params, cancelled)`` in a thread (``cancelled()``: the client has gone), answer.  A slot is taken only
+        once the body is in: a slow client holds none."""
         try:
             params = await read_params(request, self.settings.max_body_bytes, self.settings.body_timeout)
             q = params.get("q")
@@ -177,8 +179,8 @@ class RestAPI:
             if self._limiter is None:  # a thread for every admitted request: none waits for a thread
                 self._limiter = anyio.CapacityLimiter(self.settings.queue)
             self._limiter.total_tokens = self.settings.queue
-            start = time.perf_counter()
-            answer = await anyio.to_thread.run_sync(work, params, limiter=self._limiter)
+            start = time.perf_counter()  # the client gone: no next part of its sentences is decoded
+            answer = await run_watched(request, lambda cancelled: work(params, cancelled), self._limiter)
             # the time in the handler (waiting for the decoder included), as the page's "time taken" counts it
             timing = f"handler;dur={1000 * (time.perf_counter() - start):.1f}"
             return SafeJSONResponse(answer, headers={"Server-Timing": timing})
@@ -197,7 +199,7 @@ class RestAPI:
         return [{"code": code, "name": name, "targets": [t for t in LANGUAGES if (code, t) in pairs]}
                 for code, name in LANGUAGES.items() if any(s == code for s, _ in pairs)]
 
-    def detect(self, params: Dict[str, Any]) -> List[Dict[str, Any]]:
+    def detect(self, params: Dict[str, Any], cancelled: Optional[Callable[[], bool]] = None) -> List[Dict[str, Any]]:
         q = required(params, "q")
         if not isinstance(q, str):
             raise RestError(400, "Invalid request: q must be a text")
@@ -208,14 +210,14 @@ class RestAPI:
         return [html.libre_detection(code, confidence)]
 
     def models(self, job: Optional[Job] = None) -> SpaceModels:
-        """The Space's models for the pipeline: the job's model and engine; detection among the languages some
-        model translates from."""
+        """The Space's models for the pipeline: the job's model, engine and ``cancelled``; detection among the
+        languages some model translates from."""
         served = list(dict.fromkeys(s for s, _ in self.ctx.chooser.pairs()))
         if not served:
             raise RestError(400, "No model is available to detect languages for")
         if job is None:
             return SpaceModels(self.ctx, languages=served)
-        return SpaceModels(self.ctx, job.model, job.engine, languages=served)
+        return SpaceModels(self.ctx, job.model, job.engine, languages=served, cancelled=job.cancelled)
 
     def refusal(self, exc: TextError, where: Callable[[int], str], items: List[int]) -> str:
         """The answer to the pipeline's refusal of one text (``items`` maps its index to the item of ``q``)."""
@@ -271,10 +273,12 @@ class RestAPI:
         except RequestError as exc:
             raise RestError(400, f"Invalid request: {where}{exc.message}") from exc
 
-    def translate(self, params: Dict[str, Any]) -> Dict[str, Any]:
+    def translate(self, params: Dict[str, Any], cancelled: Optional[Callable[[], bool]] = None) -> Dict[str, Any]:
         """The text pipeline over the Space's models: each text's model chosen for its direction (``model`` and
-        ``engine`` are per text: lists when ``q`` is a list), its k-th alternative the k-th best of every sentence."""
+        ``engine`` are per text: lists when ``q`` is a list), its k-th alternative the k-th best of every sentence;
+        ``cancelled()`` (the client has gone) stops its decoding between parts."""
         job = self.check(params)
+        job.cancelled = cancelled
         quality = read_quality(params, html=job.documents is not None)
         domain = read_domain(params, self.models(job).domains())
         if job.documents is not None:

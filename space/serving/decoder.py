@@ -10,7 +10,7 @@ dies, the request that was running fails with a clear error and the next one sta
 from __future__ import annotations
 
 import threading
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from transformer_hub.decoding import DecodingConfig, DecodingPool, TranslationResult
 
@@ -61,9 +61,10 @@ class Decoder:
         if self.store.default() is not None:
             self.pool()
 
-    def generate(self, name: str, requests: Sequence[Request], config: DecodingConfig,
-                 engine: str = "pytorch") -> List[TranslationResult]:
-        """Decode ``requests`` with model ``name`` (sharing a call with concurrent requests of the same options)."""
+    def generate(self, name: str, requests: Sequence[Request], config: DecodingConfig, engine: str = "pytorch",
+                 cancelled: Optional[Callable[[], bool]] = None) -> List[TranslationResult]:
+        """Decode ``requests`` with model ``name`` (sharing a call with concurrent requests of the same options, a
+        large request in parts: ``MicroBatcher``); ``batching.Cancelled`` once ``cancelled()`` (the client left)."""
         spec = self.store.spec(name)
 
         def decode(batch: List[Request]) -> List[TranslationResult]:
@@ -80,7 +81,7 @@ class Decoder:
         # sampling: a call without a seed draws one for all its texts, and a sentence's stream is keyed on its
         # source and that seed, so two users' identical texts merged in one call would get the same samples
         key = self.batcher.unique_key() if config.strategy == "sample" else (spec.name, repr(config), engine)
-        return self.batcher.run(key, decode, list(requests))
+        return self.batcher.run(key, decode, list(requests), cancelled)
 
     def call(self, name: str, function, *args, **kwargs):
         """``function(model, *args, **kwargs)`` on model ``name`` in the decoding worker (``DecodingPool.call``)."""

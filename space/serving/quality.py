@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from transformer_hub.decoding import TranslationResult
 from transformer_hub.rerank import RERANK_FILE, RerankFile, refuse_search_options, rerank_in_worker
@@ -71,10 +71,11 @@ def _untuned(ctx: SpaceContext, what: str) -> str:
 
 
 def rerank(ctx: SpaceContext, name: str, sentences: List[str], src_langs: list, tgt_langs: list,
-           prefix: Optional[list] = None, constraints: Optional[list] = None,
-           domains: Optional[list] = None) -> List[TranslationResult]:
+           prefix: Optional[list] = None, constraints: Optional[list] = None, domains: Optional[list] = None,
+           cancelled: Optional[Callable[[], bool]] = None) -> List[TranslationResult]:
     """The sentences reranked by model ``name`` in the decoding worker (its ``rerank.json`` and helpers), each
-    with its domain (``domains``: the pipeline's, for a model trained with domain tags; None: the default)."""
+    with its domain (``domains``: the pipeline's, for a model trained with domain tags; None: the default);
+    ``batching.Cancelled`` once ``cancelled()`` (the client left)."""
     refuse_search_options(prefix, constraints)
     for src, tgt in dict.fromkeys(zip(src_langs, tgt_langs)):
         best_model(ctx, name, src, tgt)  # refused here, with the message, before the worker is asked
@@ -86,4 +87,5 @@ def rerank(ctx: SpaceContext, name: str, sentences: List[str], src_langs: list, 
     # through the decoder's micro-batcher: the page's and REST's queue, first come first served with plain
     # decodes and bounded (QueueFull), and concurrent "best" requests of one model merged into one call
     domains = domains if domains is not None else [None] * len(sentences)
-    return ctx.decoder.batcher.run(("rerank", name), decode, list(zip(sentences, src_langs, tgt_langs, domains)))
+    return ctx.decoder.batcher.run(("rerank", name), decode, list(zip(sentences, src_langs, tgt_langs, domains)),
+                                   cancelled)

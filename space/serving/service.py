@@ -8,7 +8,7 @@ other failure too, never a stack trace) and the REST API answers with a 400.
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import gradio as gr
 
@@ -104,8 +104,8 @@ class SpaceModels(Models):
     with the engine the options allow."""
 
     def __init__(self, ctx: SpaceContext, model: Optional[str] = None, engine: str = TRANSLATE_ENGINE,
-                 languages: Optional[List[str]] = None) -> None:
-        self.ctx, self.engine = ctx, engine
+                 languages: Optional[List[str]] = None, cancelled: Optional[Callable[[], bool]] = None) -> None:
+        self.ctx, self.engine, self.cancelled = ctx, engine, cancelled  # cancelled(): the client left
         self.model = None if model is None or model == "" or model == AUTO else model
         self._languages = list(languages) if languages is not None else list(LANGUAGES)
 
@@ -143,7 +143,7 @@ class SpaceModels(Models):
         (progress, workers) do not apply to the Space's worker.  ``quality="best"``: reranked there (PyTorch)."""
         if quality == "best":
             return best_quality.rerank(self.ctx, name, sentences, src_langs, tgt_langs, prefix, constraints,
-                                       domain), "pytorch"
+                                       domain, self.cancelled), "pytorch"
         constraints = constraints or [()] * len(sentences)
         engine = resolve_engine(self.ctx, pick_engine(self.engine, ENGINE_CHOICES), name, config,
                                 constrained=any(constraints))
@@ -155,7 +155,7 @@ class SpaceModels(Models):
         domains = domain if domain is not None else [None] * len(sentences)  # the pipeline's, for tagged models
         requests = [Request(s, *pairs[pair], start, constraints=tuple(c or ()), domain=d)
                     for s, pair, start, c, d in zip(sentences, zip(src_langs, tgt_langs), starts, constraints, domains)]
-        return self.ctx.decoder.generate(name, requests, config, engine=engine), engine
+        return self.ctx.decoder.generate(name, requests, config, engine=engine, cancelled=self.cancelled), engine
 
 
 def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConfig, source_lang, target_lang,

@@ -22,8 +22,8 @@ from typing import Any, List, Optional, Tuple
 from . import (ebook, gettext, html, messages, opendocument, plain, slides, subtitles,  # noqa: F401 - importing
                word, xliff)  # registers them
 from .html import translate_html
-from .layout import (DOCUMENT_FORMATS, Document, DocumentError, DocumentFormat, Translate, Translated,
-                     register_format, translate_document_texts)
+from .layout import (DOCUMENT_FORMATS, Cut, Document, DocumentError, DocumentFormat, Translate, Translated,
+                     cut_document, register_format, translate_document_texts)
 
 MAX_BYTES = 20 << 20  # a document as uploaded; callers set their own, lower limit
 
@@ -75,6 +75,6 @@ def translate_document(data: bytes, suffix: str, translate: Translate, lang: Opt
     return document.write(translate_document_texts(document.texts, translate, lang, max_sentences))
 
 
-__all__ = ["DOCUMENT_FORMATS", "Document", "DocumentError", "DocumentFormat", "Translate", "Translated",
-           "document_formats", "document_texts", "extensions", "format_of", "read_document", "register_format",
-           "translate_document", "translate_document_texts", "translate_html"]
+__all__ = ["DOCUMENT_FORMATS", "Cut", "Document", "DocumentError", "DocumentFormat", "Translate", "Translated",
+           "cut_document", "document_formats", "document_texts", "extensions", "format_of", "read_document",
+           "register_format", "translate_document", "translate_document_texts", "translate_html"]

@@ -28,6 +28,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 from ..decoding import DecodingConfig, Hypothesis, TranslationResult
 from ..registry import Registry
 from ..text.models import Models
+from ..text.cut import Cut, cut_texts
 from ..text.pipeline import translate_texts
 
 Translate = Callable[[List[str]], List[str]]  # sentences -> their translations, same length and order
@@ -152,6 +153,23 @@ class CallbackModels(Models):
                 for s, t in zip(sentences, translations)], "function"
 
 
+def cut_document(texts: Sequence[str], lang: str, max_sentences: Optional[int] = None, classifier: Any = None,
+                 domains: Sequence[str] = ()) -> Cut:
+    """What a document's text costs before any sentence is decoded, which grows with the text: each text cut into
+    sentences by ``lang``'s rules (a code), the sentences counted against ``max_sentences`` (a ``DocumentError``)
+    before anything else, then with a ``classifier`` (a ``DomainClassifier``) each sentence's domain among
+    ``domains`` told as ``domain="auto"`` tells a document's (``text.cut``).  A server runs it in the document's
+    worker process (``space/hosting/sandbox.py``) and hands the ``Cut`` to ``translate_document_texts``."""
+    return cut_texts(texts, lang, classifier, domains, [0] * len(texts),
+                     lambda count: _check_sentences(count, max_sentences))
+
+
+def _check_sentences(count: int, max_sentences: Optional[int]) -> None:
+    if max_sentences is not None and count > max_sentences:
+        raise DocumentError(f"The document has {count:,} sentences to translate, the limit is "
+                            f"{max_sentences:,}: split it into smaller documents.")
+
+
 def translate_document_texts(texts: Sequence[str], translate: Union[Translate, Models], lang: Any = None,
                              max_sentences: Optional[int] = None, *, tgt_lang: Any = None,
                              config: Optional[DecodingConfig] = None, **options: Any) -> List[Translated]:
@@ -161,15 +179,14 @@ def translate_document_texts(texts: Sequence[str], translate: Union[Translate, M
     ``on_chunk``, ``chunk_size``, ``check_size``, ``domain``, ...); with ``domain="auto"`` the texts are one
     document (``document_ids``, unless given): each sentence is read as its own domain where the classifier is sure
     of it, else as its paragraph's or text's, and a short text (a heading, a cell) that says little on its own as
-    the whole document's (``text.routing``)."""
+    the whole document's (``text.routing``).  ``cut``: the sentences and their domains found already
+    (``cut_document``, with ``lang``'s code), not found again."""
     models = translate if isinstance(translate, Models) else CallbackModels(translate)
     options.setdefault("document_ids", [0] * len(texts))
     check = options.pop("check_size", None)
 
     def check_size(count: int) -> None:
-        if max_sentences is not None and count > max_sentences:
-            raise DocumentError(f"The document has {count:,} sentences to translate, the limit is "
-                                f"{max_sentences:,}: split it into smaller documents.")
+        _check_sentences(count, max_sentences)
         if check is not None:
             check(count)
 

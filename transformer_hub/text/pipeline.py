@@ -22,12 +22,13 @@ from ..decoding import DecodingConfig, Hypothesis, TranslationResult, generate
 from ..decoding.api import check_texts, resolve_config
 from ..decoding.config import length_penalty, one_per_text
 from ..decoding.constraints import Term
+from .cut import Cut, check_cut, text_layout as _layout
 from .domain import model_domain_classifier
 from .routing import AUTO, TextDomains, tell_domains
 from .detection import detect_language, too_short_to_detect, unserved_language
 from .glossary import Entry, Glossary
 from .models import Models, ModelSet, OneModel, check_quality  # noqa: F401 - ModelSet, OneModel: the Models callers pass
-from .segmentation import Segmented, has_words, language_name, split_sentences
+from .segmentation import Segmented, has_words, language_name
 from .placeholders import mask, unmask_result
 from .verbatim import restore_results, with_attention
 
@@ -145,7 +146,7 @@ def translate_texts(models: Any, texts: Sequence[str], config: Optional[Decoding
                     check_size: Optional[Callable[[int], None]] = None,
                     on_chunk: Optional[Callable[[int, int], None]] = None, chunk_size: Optional[int] = None,
                     quality: str = "fast", domain=AUTO, document_ids: Optional[Sequence] = None,
-                    **options: Any) -> List[TranslationResult]:
+                    cut: Optional[Cut] = None, **options: Any) -> List[TranslationResult]:
     """One result per text, in order.  ``models``: a model object or a ``Models``; ``config`` and keyword
     overrides of its fields as for ``decoding.generate``, whose other ``options`` (``progress``, ``workers``,
     ``engine``) go to the decoding call.  ``src_lang``: a code, "auto" (each text's language detected among the
@@ -162,6 +163,8 @@ def translate_texts(models: Any, texts: Sequence[str], config: Optional[Decoding
     model that scores the domain best and is the domain tag of a model trained with tags: a text mixing domains
     has its sentences decoded by their own (``result.mixed_domains``, ``result.domain_counts``).  ``document_ids``
     (one per text): texts with the same id are parts of one document, whose domain a text too short to tell takes.
+    ``cut``: the texts' sentences (and for "auto" their domains) found already (``text.cut``: in a document's worker
+    process), neither found again.
 
     A text without anything to translate (blank, or no words: see ``split_sentences``) comes back as it is, its
     ``unchanged`` saying why; so does one too short to detect (``src_lang="auto"``), and one already in its
@@ -175,7 +178,7 @@ def translate_texts(models: Any, texts: Sequence[str], config: Optional[Decoding
     glossary = Glossary.coerce(glossary) if glossary is not None else None
     given = _given_constraints(constraints, len(texts), split_sentences)
     plan = _plan(models, texts, src_lang, tgt_lang, keep_target_language, (domain, document_ids), split_sentences,
-                 prefix, quality)
+                 prefix, quality, check_cut(cut, texts, src_lang, split_sentences))
     if check_size is not None:
         check_size(sum(len(layout.segments) for layout in plan.layouts))
     decoded, engines = _decode_all(models, plan, given, glossary, config, split_sentences, options, chunk_size,
@@ -210,18 +213,20 @@ class _Plan:
 
 
 def _plan(models: Models, texts: List[str], src_lang, tgt_lang, keep_target_language: bool, domain,
-          split: bool, prefix, quality: str) -> _Plan:
+          split: bool, prefix, quality: str, cut: Optional[Cut] = None) -> _Plan:
     """Each text's languages (detected where asked), layout, domains (``domain``: the argument and the
-    ``document_ids``) and each segment's model."""
+    ``document_ids``; the ``cut``'s where found already) and each segment's model."""
     sources, confidences, unchanged = detect_sources(models, texts, src_lang, tgt_lang, keep_target_language)
     default_source, default_target = models.default_languages()
     sources = [default_source if lang is None else lang for lang in sources]
     targets = [default_target if lang is None else lang for lang in one_per_text(tgt_lang, len(texts), "tgt_lang")]
     prefixes = one_per_text(prefix, len(texts), "prefix")
-    layouts = [_layout(text, lang, split, why) for text, lang, why in zip(texts, sources, unchanged)]
+    layouts = list(cut.layouts) if cut is not None else [_layout(text, lang, split, why)
+                                                         for text, lang, why in zip(texts, sources, unchanged)]
     unchanged = [why or (None if layout.segments else "no words to translate" if text.strip() else "empty")
                  for text, layout, why in zip(texts, layouts, unchanged)]
-    domains = tell_domains(models, texts, layouts, *domain)
+    found = cut is not None and cut.domains is not None and domain[0] == AUTO
+    domains = list(cut.domains) if found else tell_domains(models, texts, layouts, *domain)
     chosen: Dict[tuple, str] = {}  # one choice per direction and domain
     for i, told in enumerate(domains):
         for key in dict.fromkeys((sources[i], targets[i], d) for d, _ in told.sentences):
@@ -355,12 +360,3 @@ def _decode(models: Models, name: str, part: list, plan: _Plan, config: Decoding
     for marks, result in zip(masked, results):
         unmask_result(marks, result)
     return results, engine
-
-
-def _layout(text: str, lang: Optional[str], split: bool, unchanged: Optional[str]) -> Segmented:
-    """The segments to translate in ``text`` (none when it stays as it is) and the text between them."""
-    if unchanged is not None or not text.strip():  # a blank text (a corpus's empty line) has no direction to choose
-        return Segmented((), (text,))
-    if split:
-        return split_sentences(text, lang)
-    return Segmented((text,), ("", ""))  # the whole text is one sentence (an empty one gives an empty output)

@@ -73,16 +73,24 @@ def tell_domains(models: Models, texts: Sequence[str], layouts: Sequence[Segment
     default), or for "auto" by the rule above with the models' ``domain_classifier`` (None where they ship none).
     ``document_ids``: one per text, texts with the same id being parts of one document (one id: all are)."""
     domains = one_per_text(domain, len(texts), "domain", "one name")
+    known = check_domains(models, domains)
+    classifier = models.domain_classifier() if AUTO in domains else None
+    return told_by(classifier, known, texts, layouts, domains, document_ids)
+
+
+def told_by(classifier: Optional[DomainClassifier], known: Sequence[str], texts: Sequence[str],
+            layouts: Sequence[Segmented], domains: List[Optional[str]],
+            document_ids: Optional[Sequence] = None) -> List[TextDomains]:
+    """``tell_domains`` with its ``classifier`` (None: none ships) and ``known`` domains given, ``domains`` one per
+    text: what it does without a ``Models`` (in a document's worker process, ``text.cut``)."""
     groups = None if document_ids is None else [document_ids] * len(texts) if isinstance(document_ids, (str, int)) \
         else one_per_text(document_ids, len(texts), "document_ids", "one id")  # one id: the texts are one document
-    known = check_domains(models, domains)
     auto = [i for i, d in enumerate(domains) if d == AUTO]
-    classifier = models.domain_classifier() if auto else None
     out = []
     for name, layout in zip(domains, layouts):
         name = None if name == AUTO else name  # auto without a classifier: the default domain
         out.append(TextDomains(name, None, [(name, None)] * len(layout.segments)))
-    if classifier is not None:
+    if classifier is not None and auto:
         default = known[0] if known else None
         found = _told(classifier, [texts[i] for i in auto], [layouts[i] for i in auto],
                       [groups[i] for i in auto] if groups is not None else [None] * len(auto), default)
