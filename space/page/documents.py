@@ -26,8 +26,8 @@ from ..rest import files
 from ..serving.context import SpaceContext
 from ..serving.languages import AUTO, LANGUAGES
 from ..serving.quality import quality_option
-from ..serving.service import (DOMAIN_LABELS, TRANSLATE_ENGINE, SpaceModels, decoding_config, domain_note,
-                               engine_note)
+from ..serving.service import (DOMAIN_LABELS, DOUBT_REASON, TRANSLATE_ENGINE, SpaceModels, decoding_config,
+                               domain_note, engine_note, unsure_reasons)
 
 
 def temporary_folder() -> Path:
@@ -105,6 +105,8 @@ def unsure_note(ctx: SpaceContext, done: files.Translation) -> str:
     if not done.unsure:
         return ""
     shown = "; ".join(f"“{s['source']}” → “{s['translation']}”" for s in done.unsure[:files.UNSURE_SHOWN])
+    why = [r for r in unsure_reasons(done.unsure) if r != DOUBT_REASON]  # a sentence of none of the domains
     return (f"⚠ The model is unsure of {len(done.unsure)} of {done.sentences} sentence(s): {shown}. "
+            + "".join(f"Some: {r}. " for r in why)
             + domain_advice(" and ".join(DOMAIN_LABELS.get(d, d) for d in done.trained_on) or None,
                             bool(SpaceModels(ctx).domains())))

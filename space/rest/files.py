@@ -140,10 +140,12 @@ def unsure_sentences(ctx: SpaceContext, done: list) -> Tuple[Dict[str, str], ...
 
 
 def unsure_summary(done: Translation) -> Optional[Dict[str, Any]]:
-    """REST's ``unsure`` field of ``/translate_file``: how many sentences are unsure, of how many, the first few."""
+    """REST's ``unsure`` field of ``/translate_file``: how many sentences are unsure, of how many, the first few
+    (each with its reasons), and every reason found."""
     if not done.unsure:
         return None
-    return {"count": len(done.unsure), "sentences": done.sentences, "first": list(done.unsure[:UNSURE_SHOWN])}
+    return {"count": len(done.unsure), "sentences": done.sentences, "first": list(done.unsure[:UNSURE_SHOWN]),
+            "reasons": service.unsure_reasons(done.unsure)}
 
 
 class OutputFolder:
