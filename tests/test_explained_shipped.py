@@ -124,3 +124,8 @@ def test_translate_file_and_the_page_note_give_the_reason(served):
                                               engine="pytorch")
     assert [s["unfamiliar"] for s in data["sentences"]] == [None, REASON]
     assert f"⚠ Unsure of 1 of 2 sentence(s) (“{EVERYDAY[1]}”): {REASON}." in note
+    from space.page.documents import unsure_note
+    from space.rest import files
+
+    done = files.translate_file(ctx, text.encode(), "mixed.txt", "en", "de", None, "pytorch", None, None, "fast")
+    assert f"1 of them: {REASON}. " in unsure_note(ctx, done)

@@ -100,13 +100,14 @@ def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str =
 
 
 def unsure_note(ctx: SpaceContext, done: files.Translation) -> str:
-    """The Translate tab's ⚠ for a document: how many sentences the model is unsure of, the first few, the
-    domain note, as the text's (``word_view.domain_advice``) ("" when it is sure of every one)."""
+    """The Translate tab's ⚠ for a document: how many sentences the model is unsure of, the first few, how many
+    look like none of the models' domains and why, the domain note, as the text's (``word_view.domain_advice``)
+    ("" when it is sure of every one)."""
     if not done.unsure:
         return ""
     shown = "; ".join(f"“{s['source']}” → “{s['translation']}”" for s in done.unsure[:files.UNSURE_SHOWN])
-    why = [r for r in unsure_reasons(done.unsure) if r != DOUBT_REASON]  # a sentence of none of the domains
+    why = [(sum(r in s["reasons"] for s in done.unsure), r) for r in unsure_reasons(done.unsure) if r != DOUBT_REASON]
     return (f"⚠ The model is unsure of {len(done.unsure)} of {done.sentences} sentence(s): {shown}. "
-            + "".join(f"Some: {r}. " for r in why)
+            + "".join(f"{n} of them: {r}. " for n, r in why)  # sentences of none of the domains
             + domain_advice(" and ".join(DOMAIN_LABELS.get(d, d) for d in done.trained_on) or None,
                             bool(SpaceModels(ctx).domains())))

@@ -52,7 +52,7 @@ class Translation:
     source: str
     sentences: int
     seconds: float
-    unsure: Tuple[Dict[str, str], ...] = ()  # every sentence the model is unsure of: its source and translation
+    unsure: Tuple[Dict[str, Any], ...] = ()  # every sentence the model is unsure of: source, translation, reasons
     domain: Optional[str] = None  # the domain most of its sentences were read as (models trained with domains),
     domain_confidence: Optional[float] = None  # the classifier's mean probability over them,
     domains: Dict[str, int] = field(default_factory=dict)  # and how many were read as each (several: mixed)
