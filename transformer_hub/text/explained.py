@@ -22,7 +22,7 @@ where a text comes from (a menu name, "Prague", "Thursday"), the evidence of so 
 a label or a term is what a visitor often looks up; the calibration measures how many of the val splits' short
 segments the threshold would flag (``short_flagged`` in ``domains_results.json``).
 
-    fit(classifier, "Where is the train station?", "en")      # Fit(domain='captions', evidence=0.3.., explained=False)
+    fit(classifier, "Where is the train station?", "en")   # Fit(domain='captions', evidence=0.208.., explained=False)
 """
 from __future__ import annotations
 
