@@ -119,3 +119,35 @@ def test_the_script_refuses_data_named_unlike_the_models_domains(tagged, corpora
     assert code == 2
     assert "trained with domains ['captions', 'software'], but --data-dir names ['captions', 'docs']" \
         in capsys.readouterr().err
+
+
+def test_the_script_calibrates_the_flag_for_text_of_neither_domain(tagged_with_classifier, tagged, corpora,
+                                                                   tmp_path, capsys):  # noqa: F811
+    import json
+
+    from transformer_hub.text import explained
+
+    folder, (captions, software) = tagged / "final", corpora
+    classifier = DomainClassifier.from_folder(folder)
+    assert classifier.explained["share"] == 0.98 and set(classifier.explained["thresholds"]) == {"captions", "software"}
+    everyday = tmp_path / "everyday.tsv"
+    everyday.write_text("# hand-written\nen\tzorp blick quux frob\n\nen\tThe the a the.\nde\tJa\n", encoding="utf-8")
+    args = ["--model", str(folder), "--data-dir", f"captions={captions}", "--data-dir", f"software={software}",
+            "--langs", "en,de"]
+    assert domain_classifier.main(args + ["--check-dir", f"software={software}", "--everyday", str(everyday)]) == 0
+    found = json.loads((folder / domain_classifier.RESULTS_FILE).read_text())["explained"]
+    assert {k: found[k] for k in ("share", "min_words", "thresholds")} == DomainClassifier.from_folder(folder).explained
+    assert [(r["domain"], r["lang"]) for r in found["val"]] == [(d, lang) for d in ("captions", "software")
+                                                                 for lang in ("en", "de")]
+    assert all(r["passed"] >= 98.0 for r in found["val"])  # by the calibration
+    assert [r["corpus"] for r in found["checks"]] == [software.name] * 2
+    assert [r["passed"] for r in found["checks"]] == [r["passed"] for r in found["val"][2:]]  # the same sentences
+    assert found["everyday"] == {"sentences": 3, "judged": 2, "flagged": 2, "flagged_by_lang": {"en": [2, 2],
+                                 "de": [0, 1]}, "not_flagged": ["Ja"]}  # "Ja": one word, not judged
+    assert "everyday sentences flagged: 2 of 2 judged" in capsys.readouterr().out
+    assert explained.fit(classifier, "zorp blick quux frob", "en").explained is False
+    everyday.write_text("en The sentence without its tab.\n", encoding="utf-8")
+    assert domain_classifier.main(args + ["--everyday", str(everyday)]) == 2
+    assert "everyday.tsv:1: write lang<TAB>sentence, got 'en The sentence without its tab.'" in capsys.readouterr().err
+    assert domain_classifier.main(args + ["--check-dir", f"legal={software}"]) == 2
+    assert "name each --check-dir by one of the domains of --data-dir" in capsys.readouterr().err

@@ -26,8 +26,8 @@ from ..rest import files
 from ..serving.context import SpaceContext
 from ..serving.languages import AUTO, LANGUAGES
 from ..serving.quality import quality_option
-from ..serving.service import (DOMAIN_LABELS, TRANSLATE_ENGINE, SpaceModels, decoding_config, domain_note,
-                               engine_note)
+from ..serving.service import (DOMAIN_LABELS, DOUBT_REASON, TRANSLATE_ENGINE, SpaceModels, decoding_config,
+                               domain_note, engine_note, unsure_reasons)
 
 
 def temporary_folder() -> Path:
@@ -100,11 +100,14 @@ def translate_document(ctx: SpaceContext, file: Any, model: str, strategy: str =
 
 
 def unsure_note(ctx: SpaceContext, done: files.Translation) -> str:
-    """The Translate tab's ⚠ for a document: how many sentences the model is unsure of, the first few, the
-    domain note, as the text's (``word_view.domain_advice``) ("" when it is sure of every one)."""
+    """The Translate tab's ⚠ for a document: how many sentences the model is unsure of, the first few, how many
+    look like none of the models' domains and why, the domain note, as the text's (``word_view.domain_advice``)
+    ("" when it is sure of every one)."""
     if not done.unsure:
         return ""
     shown = "; ".join(f"“{s['source']}” → “{s['translation']}”" for s in done.unsure[:files.UNSURE_SHOWN])
+    why = [(sum(r in s["reasons"] for s in done.unsure), r) for r in unsure_reasons(done.unsure) if r != DOUBT_REASON]
     return (f"⚠ The model is unsure of {len(done.unsure)} of {done.sentences} sentence(s): {shown}. "
+            + "".join(f"{n} of them: {r}. " for n, r in why)  # sentences of none of the domains
             + domain_advice(" and ".join(DOMAIN_LABELS.get(d, d) for d in done.trained_on) or None,
                             bool(SpaceModels(ctx).domains())))

@@ -96,11 +96,13 @@ def build(whole: TranslationResult, tokenizer, special: set, tokenizers: Optiona
         words += found
         tokens += pieces
         doubt = word_level.doubt(result.best, tokenizer_n)
+        doubtful = doubt is not None and doubt.unsure()
+        unfamiliar = getattr(result, "unfamiliar", None)  # looks like none of the models' domains (text.explained)
         sentences.append({"source": result.source, "translation": result.text,
                           "confidence": None if doubt is None else round(doubt.mean, 4),
                           "lowest_word": None if doubt is None else {"text": doubt.word,
                                                                      "probability": round(doubt.lowest_word, 4)},
-                          "unsure": doubt is not None and doubt.unsure()})
+                          "doubt": doubtful, "unfamiliar": unfamiliar, "unsure": doubtful or unfamiliar is not None})
     return {**info, "translation": whole.text, "separators": list(whole.layout.separators),
             "sentences": sentences, "tokens": tokens, "words": words,
             "threshold": {"mean": word_level.MEAN_THRESHOLD, "lowest_word": word_level.LOWEST_WORD_THRESHOLD}}
@@ -174,12 +176,22 @@ def note(data: Dict[str, Any]) -> str:
     if data.get("detected"):
         lines.append(f"Detected: {language_name(data['source_lang'])}, {data['detected']:.2f}")
     lines += glossary_note(data)
-    unsure = [s for s in data["sentences"] if s["unsure"]]
+    unsure = [s for s in data["sentences"] if s.get("doubt", s["unsure"])]
     if unsure:
         lines.append(f"⚠ The model is unsure of {len(unsure)} of {len(data['sentences'])} sentence(s): "
                      + "; ".join(f"“{s['translation']}” ({_why(s)})" for s in unsure[:5]) + ". "
                      + domain_advice(data.get("trained_on"), bool(data.get("domain_menu"))))
+    lines += unfamiliar_note(data["sentences"])
     return "  \n".join(lines)
+
+
+def unfamiliar_note(sentences: List[Dict[str, Any]]) -> List[str]:
+    """The line on sentences that look like none of the models' domains: how many, the first few, why."""
+    found = [s for s in sentences if s.get("unfamiliar")]
+    if not found:
+        return []
+    shown = "; ".join(f"“{s['source']}”" for s in found[:5])
+    return [f"⚠ Unsure of {len(found)} of {len(sentences)} sentence(s) ({shown}): {found[0]['unfamiliar']}."]
 
 
 def domain_advice(trained_on: Optional[str], menu: bool) -> str:

@@ -52,7 +52,7 @@ class Translation:
     source: str
     sentences: int
     seconds: float
-    unsure: Tuple[Dict[str, str], ...] = ()  # every sentence the model is unsure of: its source and translation
+    unsure: Tuple[Dict[str, Any], ...] = ()  # every sentence the model is unsure of: source, translation, reasons
     domain: Optional[str] = None  # the domain most of its sentences were read as (models trained with domains),
     domain_confidence: Optional[float] = None  # the classifier's mean probability over them,
     domains: Dict[str, int] = field(default_factory=dict)  # and how many were read as each (several: mixed)
@@ -143,10 +143,12 @@ def unsure_sentences(ctx: SpaceContext, done: list) -> Tuple[Dict[str, str], ...
 
 
 def unsure_summary(done: Translation) -> Optional[Dict[str, Any]]:
-    """REST's ``unsure`` field of ``/translate_file``: how many sentences are unsure, of how many, the first few."""
+    """REST's ``unsure`` field of ``/translate_file``: how many sentences are unsure, of how many, the first few
+    (each with its reasons), and every reason found."""
     if not done.unsure:
         return None
-    return {"count": len(done.unsure), "sentences": done.sentences, "first": list(done.unsure[:UNSURE_SHOWN])}
+    return {"count": len(done.unsure), "sentences": done.sentences, "first": list(done.unsure[:UNSURE_SHOWN]),
+            "reasons": service.unsure_reasons(done.unsure)}
 
 
 class OutputFolder:

@@ -44,6 +44,8 @@ class TranslatedFile(BaseModel):
                                                                 "(domain auto): how many as each")
     warnings: Optional[List[str]] = Field(None, description="e.g. that its sentences were read as several domains, "
                                                             "and how to read them all as one")
+    unsure: Optional[Dict[str, Any]] = Field(None, description="when the model is unsure of some sentences: how "
+                                                               "many, of how many, the first few and the reasons")
 
 
 class SuggestRequest(BaseModel):

@@ -303,8 +303,11 @@ class RestAPI:
         if any(r is not None and r.model for r in found):
             answer["model"] = [r.model if r is not None else None for r in found]
             answer["engine"] = [r.engine if r is not None else None for r in found]
-        # our extension, as /translate_file's: whether the model is unsure of any sentence of each text
-        answer["unsure"] = [bool(r is not None and service.unsure_sentences(self.ctx, r)) for r in found]
+        # our extension, as /translate_file's: whether the model is unsure of any sentence of each text, and why
+        unsure = [service.unsure_sentences(self.ctx, r) if r is not None else [] for r in found]
+        answer["unsure"] = [bool(u) for u in unsure]
+        if any(unsure):
+            answer["unsure_reasons"] = [service.unsure_reasons(u) for u in unsure]
         if any(r is not None and r.domain for r in found):  # models trained with domains: the one each text got
             answer["domain"] = [r.domain if r is not None else None for r in found]
         if job.glossary is not None:

@@ -75,6 +75,12 @@ class Translation(BaseModel):
     domains: Optional[Union[Dict[str, int], List[Dict[str, int]]]] = Field(
         None, description="when some text's sentences were read as several domains (domain auto): per text, how many "
                           "as each")
+    unsure: Optional[Union[bool, List[bool]]] = Field(
+        None, description="per text (format text): whether the model is unsure of any of its sentences, or some "
+                          "sentence looks like none of the domains the models were trained on")
+    unsure_reasons: Optional[Union[List[str], List[List[str]]]] = Field(
+        None, description="when some text is unsure: per text, why, in words (e.g. that it looks like neither "
+                          "image captions nor software documentation)")
 
 
 class Language(BaseModel):

@@ -135,6 +135,9 @@ class SpaceModels(Models):
     def domain_classifier(self):
         return self.ctx.store.domain_classifier()
 
+    def domain_labels(self) -> Dict[str, str]:
+        return dict(DOMAIN_LABELS)
+
     def decode(self, name: str, sentences: List[str], src_langs: list, tgt_langs: list, config: DecodingConfig,
                quality: str = "fast", prefix: Optional[list] = None, constraints: Optional[list] = None,
                domain: Optional[list] = None, **options) -> Tuple[List[TranslationResult], str]:
@@ -208,19 +211,29 @@ def decode_text(ctx: SpaceContext, clean: CleanText, model, config: DecodingConf
     return data, seconds
 
 
+DOUBT_REASON = "the model is unsure of its translation: a word or its mean token probability is low"
+
+
 def unsure_sentences(ctx: SpaceContext, result: TranslationResult) -> List[Dict[str, str]]:
     """The sentences of one text's ``result`` the model is unsure of, by the Translate tab's flag
-    (``transformer_hub.decoding.words.doubt``: the least likely word or the mean token probability low): each
-    one's source and translation."""
+    (``transformer_hub.decoding.words.doubt``: the least likely word or the mean token probability low) or because
+    they look like none of the domains the models were trained on (``TranslationResult.unfamiliar``,
+    ``transformer_hub.text.explained``): each one's source, translation and reasons (why, in words)."""
     found = []
     for sentence in result.sentences if result.sentences is not None else [result]:
         name = sentence.model or result.model
         if not sentence.hypotheses or name is None:
             continue
         flag = doubt(sentence.best, ctx.store.tokenizer(name))
-        if flag is not None and flag.unsure():
-            found.append({"source": sentence.source, "translation": sentence.text})
+        why = [r for r in (sentence.unfamiliar, DOUBT_REASON if flag is not None and flag.unsure() else None) if r]
+        if why:
+            found.append({"source": sentence.source, "translation": sentence.text, "reasons": why})
     return found
+
+
+def unsure_reasons(sentences: Sequence[Mapping[str, Any]]) -> List[str]:
+    """The distinct reasons of ``unsure_sentences``' entries, in the order they come."""
+    return list(dict.fromkeys(r for s in sentences for r in s["reasons"]))
 
 
 def _special(ctx: SpaceContext, name: str) -> set:

@@ -94,6 +94,10 @@ class TranslationResult:
     # each sentence's on its own result) and the domain classifier's probability of it (None if given)
     domain: Optional[str] = None
     domain_confidence: Optional[float] = None
+    # with a calibrated domain classifier (``text.explained``): a sentence's evidence for the domain its words point
+    # to most, and why it looks like none of the domains the models were trained on (a text's: any of its sentences)
+    domain_evidence: Optional[float] = None
+    unfamiliar: Optional[str] = None
     # split_sentences=True: each sentence's own result, in order (``text`` puts their best outputs in the layout)
     sentences: Optional[List["TranslationResult"]] = None
     # what the text pipeline (transformer_hub.text.pipeline) did: the model and engine that translated the text,

@@ -9,6 +9,11 @@ the share of each domain in the training data says nothing about what a visitor 
 
     classifier = DomainClassifier.from_folder("space/models/multilingual-v3")
     classifier.predict(["Click OK to close the dialog."])      # [('software', 0.99...)]
+
+The posterior says which domain, never whether any fits: a text of neither domain ("Where is the train
+station?") is still read as one at 0.99.  ``evidence`` (how strongly, per feature, a text's words point to a
+domain) does not grow with the text's length, and ``text.explained`` flags a sentence whose evidence no domain's
+calibrated threshold (``explained``, an optional field of ``domains.json``) reaches.
 """
 from __future__ import annotations
 
@@ -48,7 +53,7 @@ class DomainClassifier:
     training text, ``totals[domain]`` the number of words counted there (Laplace smoothing on top)."""
 
     def __init__(self, vocabulary: Sequence[str], counts: Mapping[str, Sequence[int]],
-                 totals: Mapping[str, int], made_by: str = "") -> None:
+                 totals: Mapping[str, int], made_by: str = "", explained: Optional[Mapping[str, Any]] = None) -> None:
         if not counts:
             raise ValueError("a domain classifier needs at least one domain")
         for domain, row in counts.items():
@@ -58,6 +63,8 @@ class DomainClassifier:
         self.counts = {d: list(map(int, row)) for d, row in counts.items()}
         self.totals = {d: int(totals[d]) for d in self.domains}
         self.made_by = made_by
+        # ``text.explained.calibrate``'s thresholds of ``evidence`` (None: not calibrated, nothing is flagged)
+        self.explained = check_explained(explained, self.domains) if explained is not None else None
         size = len(self.vocabulary) + 1
         self._index = {w: i for i, w in enumerate(self.vocabulary)}
         self._log = {d: [math.log((c + 1) / (self.totals[d] + size)) for c in self.counts[d]] for d in self.domains}
@@ -77,7 +84,8 @@ class DomainClassifier:
         """This classifier and one more domain counted from ``texts`` (its ``features_per_domain`` most frequent
         features join the vocabulary). The old domains' texts are not here to count, so a feature new to the
         vocabulary counts 0 in them (Laplace smoothing keeps it possible): an approximation that retraining on
-        every domain's texts (``train``) does not need."""
+        every domain's texts (``train``) does not need.  It has no ``explained`` thresholds: one more domain
+        changes every domain's evidence (``text.explained.calibrate`` measures them again)."""
         counted = Counter(f for text in texts for f in features(text))
         vocabulary = self.vocabulary + sorted({w for w, _ in counted.most_common(features_per_domain)}
                                               - set(self.vocabulary))
@@ -92,6 +100,23 @@ class DomainClassifier:
         two together: a paragraph's evidence is its sentences' summed (``text.routing``)."""
         ids = [self._index[f] for f in features(text) if f in self._index]
         return {d: sum(self._log[d][i] for i in ids) for d in self.domains}
+
+    def evidence(self, text: str) -> Dict[str, float]:
+        """Per domain, how strongly ``text``'s features point to it: the mean over its features (words and
+        4-grams, ``features``) of log p(feature | domain) minus the largest log p(feature | other domain), a
+        feature outside the vocabulary (rare in every domain) counting 0.  A mean, not a sum: it does not grow
+        with the text as the posterior does.  Words that every domain uses alike, or none knows, bring it near 0;
+        empty ({}) for a text without features or a classifier of one domain (nothing to compare with)."""
+        found = features(text)
+        if len(self.domains) < 2 or not found:
+            return {}
+        ids = [self._index[f] for f in found if f in self._index]
+        out = {}
+        for d in self.domains:
+            others = [self._log[o] for o in self.domains if o != d]
+            mine = self._log[d]
+            out[d] = sum(mine[i] - max(row[i] for row in others) for i in ids) / len(found)
+        return out
 
     @staticmethod
     def posterior(logs: Mapping[str, float]) -> Dict[str, float]:
@@ -120,8 +145,9 @@ class DomainClassifier:
         return [self.best(self.scores(text), default) for text in texts]
 
     def to_dict(self) -> Dict[str, object]:
-        return {"schema": SCHEMA, "made_by": self.made_by, "domains": self.domains, "vocabulary": self.vocabulary,
+        data = {"schema": SCHEMA, "made_by": self.made_by, "domains": self.domains, "vocabulary": self.vocabulary,
                 "counts": self.counts, "totals": self.totals}
+        return {**data, "explained": self.explained} if self.explained is not None else data
 
     def save(self, folder: Union[str, Path]) -> Path:
         """Write ``domains.json`` into ``folder`` (a model's ``save_pretrained`` folder)."""
@@ -136,7 +162,8 @@ class DomainClassifier:
         if data.get("schema") != SCHEMA:
             raise ValueError(f"{DOMAINS_FILE} has schema {data.get('schema')!r}; this version reads {SCHEMA}")
         try:
-            return cls(data["vocabulary"], data["counts"], data["totals"], str(data.get("made_by", "")))
+            return cls(data["vocabulary"], data["counts"], data["totals"], str(data.get("made_by", "")),
+                       data.get("explained"))  # optional: files written before it was measured have none
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"{DOMAINS_FILE} is not a domain classifier: {exc!r}") from exc
 
@@ -147,6 +174,23 @@ class DomainClassifier:
         path = Path(folder) / DOMAINS_FILE
         data = read_domains(str(path)) if path.is_file() else None
         return cls.from_dict(data) if data is not None else None
+
+
+def check_explained(explained: Any, domains: Sequence[str]) -> Dict[str, Any]:
+    """``domains.json``'s optional ``explained``: ``{"share": 0.98, "min_words": 3, "thresholds": {domain: {lang or
+    "*": evidence}}}``, a threshold for every domain (``text.explained``); ``ValueError`` naming what is wrong."""
+    try:
+        share, least, thresholds = explained["share"], explained["min_words"], explained["thresholds"]
+        ok = 0 < share <= 1 and isinstance(least, int) and least >= 1 and set(thresholds) == set(domains) and all(
+            "*" in row and all(isinstance(v, (int, float)) and math.isfinite(v) for v in row.values())
+            for row in thresholds.values())
+    except (KeyError, TypeError, AttributeError):
+        ok = False
+    if not ok:
+        raise ValueError(f"explained must be {{'share': 0..1, 'min_words': n, 'thresholds': {{domain: {{'*': number, "
+                         f"lang: number, ...}}}}}} for the domains {list(domains)}, got {str(explained)[:200]}")
+    return {"share": float(share), "min_words": least,
+            "thresholds": {d: {k: float(v) for k, v in thresholds[d].items()} for d in domains}}
 
 
 # one classifier per model object while its ``domain_data`` (what hub loading read from domains.json) is unchanged

@@ -43,6 +43,10 @@ class Models:
         """What tells a text's domain for ``domain="auto"`` (None: no model ships one, and no domain is given)."""
         return None
 
+    def domain_labels(self) -> Dict[str, str]:
+        """How to name each domain to a person ("captions": "image captions"); a domain not here by its name."""
+        return {}
+
     def decode(self, name: str, sentences: List[str], src_langs: list, tgt_langs: list, config: DecodingConfig,
                quality: str = "fast", **options: Any) -> Tuple[List[TranslationResult], str]:
         """The sentences' results, in order, and the name of the engine that decoded them; each result's

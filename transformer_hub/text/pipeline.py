@@ -24,6 +24,7 @@ from ..decoding.config import length_penalty, one_per_text
 from ..decoding.constraints import Term
 from .cut import Cut, check_cut, text_layout as _layout
 from .domain import model_domain_classifier
+from . import explained
 from .routing import AUTO, TextDomains, tell_domains
 from .detection import detect_language, too_short_to_detect, unserved_language
 from .glossary import Entry, Glossary
@@ -210,6 +211,8 @@ class _Plan:
     layouts: List[Segmented]
     names: List[List[str]]
     unchanged: List[Optional[str]]
+    fits: List[List[Optional[explained.Fit]]]  # per segment, how well the classifier's domains explain it
+    unfamiliar: str  # why a segment no domain explains is flagged (``explained.reason``)
 
 
 def _plan(models: Models, texts: List[str], src_lang, tgt_lang, keep_target_language: bool, domain,
@@ -233,7 +236,10 @@ def _plan(models: Models, texts: List[str], src_lang, tgt_lang, keep_target_lang
             if key not in chosen:
                 chosen[key] = _choose(models, i, *key[:2], quality, key[2])
     names = [[chosen[(sources[i], targets[i], d)] for d, _ in told.sentences] for i, told in enumerate(domains)]
-    return _Plan(sources, targets, confidences, domains, prefixes, layouts, names, unchanged)
+    classifier = models.domain_classifier()  # given a domain or not: a text none explains is flagged
+    fits = [[explained.fit(classifier, s, lang) for s in layout.segments] for layout, lang in zip(layouts, sources)]
+    why = explained.reason(classifier.domains if classifier else (), models.domain_labels(), models.one_model)
+    return _Plan(sources, targets, confidences, domains, prefixes, layouts, names, unchanged, fits, why)
 
 
 def _decode_all(models: Models, plan: _Plan, given: list, glossary: Optional[Glossary], config: DecodingConfig,
@@ -277,6 +283,7 @@ def _text_result(i: int, text: str, part: List[TranslationResult], plan: _Plan, 
     for r, (domain, confidence) in records:
         r.src_lang, r.src_lang_confidence = plan.sources[i], plan.confidences[i]
         r.domain, r.domain_confidence = domain, confidence
+    explained.mark(result, plan.fits[i], plan.unfamiliar)
     return result
 
 
