@@ -343,7 +343,8 @@ benchmark("decode", "decoding speed: naive loop vs cached, batched greedy and be
 
 def _register_others() -> None:
     """Every benchmark but ``decode`` lives in a module of its own."""
-    from . import app, glossary, hostile_bench, inside, l10n, playground_start, quality, rest, scale, text, versions
+    from . import (app, cli_memory, glossary, hostile_bench, inside, l10n, playground_start, quality, rest, scale, text,
+                   versions)
     from .engines import add_engines_arguments, bench_engines
     from .trace import add_trace_arguments, bench_trace
     from .train import add_train_arguments, bench_train
@@ -367,7 +368,8 @@ def _register_others() -> None:
             ("inside", inside, "the Inside tab's views and figures against the library calls alone"),
             ("playground_start", playground_start, "a playground run's start, cold against a warm spare"),
             ("glossary", glossary, "constrained decoding and glossaries: term use, BLEU, time against plain beam"),
-            ("l10n", l10n, "catalogs: placeholders kept, msgfmt/pofilter on .po outputs, BLEU with/without, speed")):
+            ("l10n", l10n, "catalogs: placeholders kept, msgfmt/pofilter on .po outputs, BLEU with/without, speed"),
+            ("cli_memory", cli_memory, "the command line's peak memory at 1,000 and 10,000 lines of the test sets")):
         benchmark(name, description, module.add_arguments)(module.run)
 
 

@@ -34,6 +34,7 @@ V3_SHAPE = ["--d-model", "160", "--n-heads", "4", "--d-ff", "640", "--n-encoder-
             "--n-decoder-layers", "4", "--feed-forward", "swiglu", "--positional", "rope", "--norm", "pre",
             "--dropout", "0.2"]
 PILOTS: Dict[str, Dict] = {
+    "v3": {"about": "v3 as shipped, before any pilot's training (scored only)", "args": []},
     "warm": {"about": "v3's weights and tokenizer (the baseline)", "args": ["--init-from", V3]},
     "warm-new-vocabulary": {"about": "v3's weights moved onto a new joint tokenizer of all three corpora",
                             "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY]},
@@ -101,8 +102,10 @@ def score(name: str, rows: int) -> None:
     from transformer_hub import Transformer
     from transformer_hub.training.evaluation import translation_scores
     folder = RUNS / name
-    model = Transformer.from_pretrained(str(folder / "final"))
-    metrics = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    model = Transformer.from_pretrained(V3 if name == "v3" else str(folder / "final"))
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "metrics.jsonl"
+    metrics = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
     steps = [m for m in metrics if m.get("kind") == "train"]
     result = {"name": name, "parameters": sum(p.numel() for p in model.parameters()), "rows": rows, "scores": {}}
     if steps:
@@ -137,8 +140,9 @@ def write_table() -> None:
              + " | ".join(f"{d} BLEU" for d in domains) + " |", "|" + "---|" * (6 + len(domains))]
     for p in pilots:
         means = [mean_bleu(p, d) for d in domains]
-        lines.append(f"| {p['name']} | {p['about']} | {p['parameters'] / 1e6:.1f}M | {p.get('minutes', '?')} x "
-                     f"{p.get('threads', '?')} | {p.get('updates', '?')} | {p.get('tokens_per_s', '?')} | "
+        budget = f"{p['minutes']:g} x {p['threads']}" if "minutes" in p else "-"
+        lines.append(f"| {p['name']} | {p['about']} | {p['parameters'] / 1e6:.1f}M | {budget} | "
+                     f"{p.get('updates', '-')} | {p.get('tokens_per_s', '-')} | "
                      + " | ".join(f"{m:.2f}" for m in means) + " |")
     lines += ["", "BLEU: the mean over the six English-side directions of each domain's val (greedy, "
               f"{pilots[0]['rows']} seeded rows per direction, sacreBLEU cased); captions: Multi30k, help: "
@@ -156,7 +160,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
     r = sub.add_parser("run")
-    r.add_argument("name", choices=sorted(PILOTS))
+    r.add_argument("name", choices=sorted(set(PILOTS) - {"v3"}))
     r.add_argument("--minutes", type=float, default=30)
     r.add_argument("--threads", type=int, default=1)
     s = sub.add_parser("score")
