@@ -5,8 +5,7 @@ per sentence) reads the first N lines of the test sets, one after the other: Deb
 strings and messages), LibreOffice's help (paragraphs), Multi30k's test_2016_flickr (captions), and again from
 the start until N lines are read. Each N runs as its own process (``--threads 1``), and its peak resident memory
 is that process's own (``os.wait4``'s ``ru_maxrss``). The target: at most 1.5 GB at 10,000 lines, flat in N (the
-CLI streams: it holds one batch, not the whole input and its results). ``--out FILE`` writes the JSON that
-docs/benchmarks.md's figures are checked against (tests/test_cli_memory_results.py).
+CLI streams: it holds one batch, not the whole input and its results). ``--out FILE`` writes the results as JSON.
 """
 from __future__ import annotations
 

@@ -1,16 +1,9 @@
-"""``python -m benchmarks cli_memory``: its input cycles through the test sets, and docs/benchmarks.md quotes its
-results file."""
+"""``python -m benchmarks cli_memory``: its input cycles through the test sets."""
 import gzip
-import json
-from pathlib import Path
 
 import pytest
 
 from benchmarks import cli_memory
-from helpers.docs import page
-
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "docs" / "cli_memory.json"
 
 
 def test_the_input_takes_each_test_set_in_turn_and_starts_again(tmp_path, monkeypatch):
@@ -25,14 +18,3 @@ def test_the_input_takes_each_test_set_in_turn_and_starts_again(tmp_path, monkey
     monkeypatch.setenv("DEBIAN_CATALOGS", str(tmp_path / "nowhere"))
     with pytest.raises(SystemExit, match="cli_memory needs the debian-catalogs corpus"):
         cli_memory.input_lines(1)
-
-
-def test_the_page_quotes_the_results_file():
-    results = json.loads(RESULTS.read_text())
-    text = " ".join(page("benchmarks.md").split())
-    assert results["command"] in text
-    for row in results["rows"]:
-        assert f"| {row['lines']:,} | {row['peak_rss_mb']:,.0f} MB | {row['seconds']:,.0f} s |" in text
-    assert f"{results['growth']:.2f}x" in text
-    assert results["within_target"] == (results["rows"][-1]["peak_rss_mb"] <= results["target_mb"])
-    assert all(row["lines_out"] == row["lines"] for row in results["rows"])  # one line out per line in
