@@ -70,7 +70,10 @@ def run(name: str, minutes: float, threads: int) -> None:
     command = recipe(name, minutes, threads)
     started = time.time()
     subprocess.run(command, check=True)
-    record = {"name": name, "about": PILOTS[name]["about"], "command": " ".join(command[1:]), "minutes": minutes,
+    shown = " ".join(command[1:])
+    for variable, (_, folder) in zip(("$MULTI30K", "$LIBREOFFICE_HELP", "$DEBIAN_CATALOGS"), corpora().items()):
+        shown = shown.replace(f"={folder} ", f"={variable} ")  # where the corpora lie here is no one's business
+    record = {"name": name, "about": PILOTS[name]["about"], "command": shown, "minutes": minutes,
               "threads": threads, "wall_seconds": round(time.time() - started), "cpu": cpu_name(),
               "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime(started))}
     (RUNS / name / "pilot_run.json").write_text(json.dumps(record, indent=1) + "\n")
@@ -107,7 +110,8 @@ def score(name: str, rows: int) -> None:
     log = folder / "metrics.jsonl"
     metrics = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
     steps = [m for m in metrics if m.get("kind") == "train"]
-    result = {"name": name, "parameters": sum(p.numel() for p in model.parameters()), "rows": rows, "scores": {}}
+    result = {"name": name, "about": PILOTS[name]["about"], "parameters": sum(p.numel() for p in model.parameters()),
+              "rows": rows, "scores": {}}
     if steps:
         rates = [m["tokens_per_s"] for m in steps if m.get("tokens_per_s")]
         result.update(updates=max(m["step"] for m in steps), last_loss=round(steps[-1]["loss"], 3),
@@ -126,13 +130,19 @@ def score(name: str, rows: int) -> None:
 
 
 def write_table() -> None:
-    """docs/multilingual-v4-pilots.json (every pilot.json) and .md (a table of the mean BLEU per domain)."""
+    """docs/multilingual-v4-pilots.json (every pilot.json) and .md (``table_page``)."""
     pilots = [json.loads(p.read_text()) for p in sorted(RUNS.glob("*/pilot.json"))]
     if not pilots:
         raise SystemExit(f"no pilot.json under {RUNS}: run `python -m scripts.pilots_v4 score NAME` first")
     pilots.sort(key=lambda p: list(PILOTS).index(p["name"]))
     (DOCS / "multilingual-v4-pilots.json").write_text(json.dumps(
         {"command": "python -m scripts.pilots_v4 table", "pilots": pilots}, indent=1) + "\n")
+    (DOCS / "multilingual-v4-pilots.md").write_text(table_page(pilots))
+    print(table_page(pilots))
+
+
+def table_page(pilots: List[Dict]) -> str:
+    """The pilots' page: a row per pilot with its mean BLEU on each domain's val."""
     domains = ("captions", "help", "catalogs")
     lines = ["# The v4 pilots", "", f"Written by `python -m scripts.pilots_v4 table` from the runs' pilot.json files "
              "([multilingual-v4-pilots.json](multilingual-v4-pilots.json)); how they ran: `scripts/pilots_v4.py`.",
@@ -147,8 +157,7 @@ def write_table() -> None:
     lines += ["", "BLEU: the mean over the six English-side directions of each domain's val (greedy, "
               f"{pilots[0]['rows']} seeded rows per direction, sacreBLEU cased); captions: Multi30k, help: "
               "LibreOffice's help, catalogs: Debian's message catalogs. Per direction: the JSON file."]
-    (DOCS / "multilingual-v4-pilots.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    return "\n".join(lines) + "\n"
 
 
 def mean_bleu(pilot: Dict, domain: str) -> float:
