@@ -1,9 +1,9 @@
 """``python -m benchmarks cli_memory``: the command line's peak memory against the number of lines it translates.
 
 ``translate --src-lang en --tgt-lang cs --split-sentences`` (the default model for the direction, the domain told
-per sentence) reads the first N lines of the test sets, one after the other: Debian's catalogs (software
-strings and messages), LibreOffice's help (paragraphs), Multi30k's test_2016_flickr (captions), and again from
-the start until N lines are read. Each N runs as its own process (``--threads 1``), and its peak resident memory
+per sentence) reads N lines of the test sets, a line of each in turn: Debian's catalogs (software strings and
+messages), LibreOffice's help (paragraphs), Multi30k's test_2016_flickr (captions), each from its start again
+when its lines run out. Each N runs as its own process (``--threads 1``), and its peak resident memory
 is that process's own (``os.wait4``'s ``ru_maxrss``). The target: at most 1.5 GB at 10,000 lines, flat in N (the
 CLI streams: it holds one batch, not the whole input and its results). ``--out FILE`` writes the results as JSON.
 """
@@ -31,15 +31,17 @@ def corpora() -> Dict[str, Path]:
 
 
 def input_lines(n: int) -> List[str]:
-    """The first ``n`` non-empty English test lines of the corpora, in turn, from the start again as needed."""
+    """``n`` non-empty English test lines, a line of each corpus in turn (so that every prefix holds all three
+    domains and needs all their models), each corpus from its start again when its lines run out."""
     found = []
     for name, folder in corpora().items():
         split = "test_2016_flickr" if name == "multi30k" else "test"
         try:
-            found += [line for line in read_lines(corpus_file(folder, split, "en"), allow_empty=True) if line.strip()]
+            found.append([line for line in read_lines(corpus_file(folder, split, "en"), allow_empty=True)
+                          if line.strip()])
         except DataError as exc:
             raise SystemExit(f"cli_memory needs the {name} corpus: {exc}") from exc
-    return [found[i % len(found)] for i in range(n)]
+    return [found[i % len(found)][(i // len(found)) % len(found[i % len(found)])] for i in range(n)]
 
 
 def measure(n: int, threads: int) -> Dict[str, float]:
