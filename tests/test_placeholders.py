@@ -1,7 +1,7 @@
 """Placeholders, markup and accelerators: found, masked, put back exactly (transformer_hub/text/placeholders.py)."""
 import pytest
 
-from transformer_hub.text.placeholders import (accelerator_marker, find_pieces, mask, place_accelerator,
+from transformer_hub.text.placeholders import (accelerator_marker, find_pieces, mask, mask_pair, place_accelerator,
                                                same_pieces, strip_accelerator)
 
 
@@ -120,3 +120,18 @@ def test_marks_start_past_the_ones_the_text_holds_and_its_own_stay_text():
     assert masked.text == "Fix #1 and #2 in #3" and masked.first == 3
     assert masked.unmask("Behebe #1 und #2 in #3") == "Behebe #1 und #2 in %s"
     assert masked.unmask("Behebe #1 und #2 in #3 #7") == "Behebe #1 und #2 in %s"  # an invented mark dropped
+
+
+@pytest.mark.parametrize("source, target, masked", [
+    ("Could not open file %s: %s", "Datei %s: %s", ("Could not open file #1: #2", "Datei #1: #2")),
+    ("Move %1$s to %2$s", "%2$s: %1$s verschieben", ("Move #1 to #2", "#2: #1 verschieben")),  # reordered
+    ("Press <b>Save</b> in {app}", "{app}: <b>Speichern</b>", ("Press #1Save#2 in #3", "#3: #1Speichern#2")),
+    ("Fix #1 in %s", "Behebe #1 in %s", ("Fix #1 in #2", "Behebe #1 in #2")),  # the text's own mark stays text
+    ("Open %s", "%s und %d öffnen", ("Open #1", "#1 und %d öffnen")),  # a piece the source lacks stays text
+    ("A dog runs.", "Ein Hund rennt.", ("A dog runs.", "Ein Hund rennt.")),
+])
+def test_a_training_pair_is_masked_as_serving_masks_its_source(source, target, masked):
+    assert mask_pair(source, target) == masked
+    assert masked[0] == mask(source).text  # the source exactly as serving shows it to the model
+    if same_pieces(source, target):  # the target's marks are the ones serving turns back into its pieces
+        assert mask(source).unmask(masked[1]) == target

@@ -160,7 +160,8 @@ def prepare(config: AdaptConfig) -> Adaptation:
     """The project's data read and split per direction, the base model loaded, the model to train grown by the
     project's tag."""
     found = read_directions(config.data, config.src_lang, config.tgt_lang)
-    splits = hold_out_directions([user.pairs for user in found], config.holdout, config.seed)
+    splits = hold_out_directions([user.pairs for user in found], config.holdout, config.seed,
+                                 [user.name for user in found])
     base = load_init(config.base)
     for user in found:
         try:

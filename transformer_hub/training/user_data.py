@@ -253,28 +253,26 @@ def read_directions(paths: Sequence[str], src_lang: Optional[str] = None,
     return [UserData(group, src, tgt) for (src, tgt), group in directions.items()]
 
 
-def hold_out_directions(directions: Sequence[Sequence[Pair]], share: float, seed: int
-                        ) -> List[Tuple[List[Pair], List[Pair]]]:
+def hold_out_directions(directions: Sequence[Sequence[Pair]], share: float, seed: int,
+                        names: Sequence[str] = ()) -> List[Tuple[List[Pair], List[Pair]]]:
     """Per direction (train, held out): the distinct source sentences of every direction shuffled once
     (seeded), the first ``share`` of them held out in each direction that has them, so a source held out in one
-    direction is trained on in none (with one direction: ``hold_out``)."""
+    direction is trained on in none (with one direction: ``hold_out``).  ``names`` name the directions in a
+    refusal."""
     distinct = [list(dict.fromkeys(pairs)) for pairs in directions]
     sources = list(dict.fromkeys(s for pairs in distinct for s, _ in pairs))
     random.Random(seed).shuffle(sources)
     held = set(sources[:math.ceil(share * len(sources))])
     split = []
-    for pairs in distinct:
+    for k, pairs in enumerate(distinct):
         train, kept = [p for p in pairs if p[0] not in held], [p for p in pairs if p[0] in held]
         if not train or not kept:
-            count = len({s for s, _ in pairs})
-            raise DataError(f"{count} distinct source sentence(s){_among(len(directions), len(sources))}: too "
-                            f"few to hold out {share:.0%} and train on the rest")
+            where = f"{names[k] if k < len(names) else f'direction {k + 1}'}: " if len(distinct) > 1 else ""
+            among = f" (of {len(sources)} in {len(distinct)} directions)" if len(distinct) > 1 else ""
+            raise DataError(f"{where}{len({s for s, _ in pairs})} distinct source sentence(s){among}: too few to "
+                            f"hold out {share:.0%} and train on the rest")
         split.append((train, kept))
     return split
-
-
-def _among(directions: int, sources: int) -> str:
-    return f" in a direction, of {sources} in {directions} directions" if directions > 1 else ""
 
 
 def hold_out(pairs: Sequence[Pair], share: float, seed: int) -> Tuple[List[Pair], List[Pair]]:
