@@ -2,12 +2,12 @@
 with domain tags: one run, one project tag, a hold-out per direction that shares no source across directions, a
 replay drawn in each direction, scores, card rows and curves per direction, the tag reaching decoding in each
 direction, and training pairs masked as serving masks them."""
-import gzip
 import json
 import random
 
 import pytest
 
+from helpers.adapt_fixtures import entries, train_tagged
 from transformer_hub import Transformer
 from transformer_hub.decoding import generate
 from transformer_hub.hub.selection import candidate_from_folder
@@ -15,41 +15,8 @@ from transformer_hub.tokenizer import source_tags
 from transformer_hub.training import adaptation
 from transformer_hub.training.adapt import AdaptConfig, adapt
 from transformer_hub.training.adaptation import epoch_examples, prepare
-from transformer_hub.training.trainer import main as train_main
 
 pytestmark = pytest.mark.slow  # the fixture trains a model and adapts it
-
-LANGS = ("en", "de", "fr")
-CAPTIONS = {lang: [f"{lang}{w}" for w in "abcdefghij"] for lang in LANGS}
-SOFTWARE = {lang: [f"{lang}{w}" for w in "klmnopqrst"] for lang in LANGS}
-PROJECT = {"en": "commit branch merge push pull stash".split(), "de": "Einspielung Zweig Zusammenführung Hochladen "
-           "Abholen Ablage".split(), "fr": "validation branche fusion pousser tirer remise".split()}
-PIECES = ["%s", "<b>{name}</b>", "%(count)d"]  # a placeholder at the end of some entries
-
-
-def write_corpus(folder, words, seed):
-    """A three-way word-for-word corpus in the Multi30k layout (train and val)."""
-    rng = random.Random(seed)
-    folder.mkdir(parents=True, exist_ok=True)
-    for split, count in (("train", 120), ("val", 12)):
-        rows = [[rng.randrange(10) for _ in range(rng.randint(2, 5))] for _ in range(count)]
-        for lang in LANGS:
-            text = "".join(" ".join(words[lang][i] for i in row) + "\n" for row in rows)
-            (folder / f"{split}.{lang}.gz").write_bytes(gzip.compress(text.encode()))
-    return folder
-
-
-def entries(n=80, seed=5):
-    """The project's entries: {lang: text}, the same English in both catalogs, a piece in every third."""
-    rng = random.Random(seed)
-    found = {}
-    for k in range(n):
-        row = [rng.randrange(6) for _ in range(rng.randint(2, 4))]
-        piece = f" {PIECES[k % 3]}" if k % 3 == 0 else ""
-        texts = {lang: " ".join(PROJECT[lang][i] for i in row) + piece for lang in LANGS}
-        found.setdefault(texts["en"], texts)
-    return list(found.values())
-
 
 def write_po(path, lang, rows):
     body = "".join(f'msgid "{r["en"]}"\nmsgstr "{r[lang]}"\n\n' for r in rows)
@@ -61,15 +28,10 @@ def write_po(path, lang, rows):
 @pytest.fixture(scope="module")
 def setting(tmp_path_factory):
     root = tmp_path_factory.mktemp("directions")
-    captions, software = write_corpus(root / "captions", CAPTIONS, 0), write_corpus(root / "software", SOFTWARE, 1)
-    assert train_main(["--out", str(root / "run"), "--data-dir", f"captions={captions}", "--data-dir",
-                       f"software={software}", "--langs", ",".join(LANGS), "--domain-tags", "--preset", "tiny",
-                       "--vocab-size", "400", "--max-tokens", "300", "--warmup", "4", "--max-updates", "3",
-                       "--final-beam", "0", "--threads", "1", "--bleu-every", "100", "--average-last", "1",
-                       "--test-splits", ""]) == 0
+    base, captions, software = train_tagged(root)
     rows = entries()
     files = [write_po(root / "de.po", "de", rows), write_po(root / "fr.po", "fr", rows[:-10])]  # fr lacks 10
-    config = AdaptConfig(base=str(root / "run" / "final"), data=[str(f) for f in files], out=str(root / "project"),
+    config = AdaptConfig(base=str(base), data=[str(f) for f in files], out=str(root / "project"),
                          domain="project", max_updates=6, eval_every=3, max_tokens=300, peak_lr=3e-3, warmup=4,
                          val_limit=8, threads=1, replay_data=[f"captions={captions}", f"software={software}"])
     return config, rows
