@@ -16,9 +16,9 @@ with ``@benchmark("name", "help", add_arguments)`` on a ``run(args)`` function.
   and the ratio (see ``benchmarks/versions.py``).
 ``trace``: beam search with and without ``return_search`` / ``return_alternatives`` (see ``benchmarks/trace.py``).
 ``quality``: the page's Translate at quality "best" against "fast", time per sentence (see ``benchmarks/quality.py``).
-``text``, ``inside``, ``playground_start``, ``glossary``, ``l10n``: sentences, languages and confidence; the Inside tab's
-  views; a playground run's cold and warm start; constrained decoding with glossaries; localization files (each
-  module's docstring says more).
+``text``, ``inside``, ``playground_start``, ``glossary``, ``l10n``, ``adapt``: sentences, languages and confidence; the
+  Inside tab's views; a playground run's cold and warm start; constrained decoding with glossaries; localization
+  files; a model adapted to unseen packages' catalogs (each module's docstring says more).
 ``hostile``: hostile documents (a zip bomb of empty elements, deep nesting, damaged members) against ``python app.py`` (CPU, memory above idle, ``/languages``
   meanwhile) and a /suggest flood (see ``benchmarks/hostile_bench.py``; results in docs/hostile.json).
 
@@ -343,8 +343,8 @@ benchmark("decode", "decoding speed: naive loop vs cached, batched greedy and be
 
 def _register_others() -> None:
     """Every benchmark but ``decode`` lives in a module of its own."""
-    from . import (app, cli_memory, glossary, hostile_bench, inside, l10n, playground_start, quality, rest, scale, text,
-                   versions)
+    from . import (adapt, app, cli_memory, glossary, hostile_bench, inside, l10n, playground_start, quality, rest, scale,
+                   text, versions)
     from .engines import add_engines_arguments, bench_engines
     from .trace import add_trace_arguments, bench_trace
     from .train import add_train_arguments, bench_train
@@ -369,7 +369,8 @@ def _register_others() -> None:
             ("playground_start", playground_start, "a playground run's start, cold against a warm spare"),
             ("glossary", glossary, "constrained decoding and glossaries: term use, BLEU, time against plain beam"),
             ("l10n", l10n, "catalogs: placeholders kept, msgfmt/pofilter on .po outputs, BLEU with/without, speed"),
-            ("cli_memory", cli_memory, "the command line's peak memory at 1,000 and 10,000 lines of the test sets")):
+            ("cli_memory", cli_memory, "the command line's peak memory at 1,000 and 10,000 lines of the test sets"),
+            ("adapt", adapt, "adapt to held-out Debian packages as projects: held-out BLEU gain, base val change")):
         benchmark(name, description, module.add_arguments)(module.run)
 
 

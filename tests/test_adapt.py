@@ -70,8 +70,9 @@ def adapted(tagged, corpora, tmp_path_factory):  # noqa: F811
 
 def test_the_held_out_loss_falls_and_the_replayed_domains_stay(adapted):
     _, record = adapted
-    before, after, curve = record["before"], record["after"], record["curve"]
-    assert record["pairs"]["train"] + record["pairs"]["held_out"] == len(project_pairs())
+    assert record["directions"] == ["en-de"]
+    before, after, curve = record["before"]["en-de"], record["after"]["en-de"], record["curve"]["en-de"]
+    assert record["pairs"]["en-de"]["train"] + record["pairs"]["en-de"]["held_out"] == len(project_pairs())
     assert after["held_out"]["loss"] < before["held_out"]["loss"] - 0.5
     assert curve[0]["loss"] == before["held_out"]["loss"] and curve[-1]["loss"] < curve[1]["loss"]
     assert [p["step"] for p in curve] == [0, 10, 20, 30, 40]
@@ -105,8 +106,8 @@ def test_the_folder_carries_its_card_plot_and_a_classifier_that_knows_the_projec
     assert "adapted to project" in card and "| held-out project" in card and "training_curves.png" in card
     assert (out / "training_curves.png").stat().st_size > 10_000
     found = candidate_from_folder(out)  # the Space's choice of model reads the held-out BLEU as the project's test
-    assert found.scores_on("project")[("en", "de")] == pytest.approx(record["after"]["held_out"]["bleu_lowercase"],
-                                                                    abs=0.005)
+    assert found.scores_on("project")[("en", "de")] == pytest.approx(
+        record["after"]["en-de"]["held_out"]["bleu_lowercase"], abs=0.005)
 
 
 def test_the_shipped_folder_is_served_with_its_domain(adapted, tagged, corpora, tmp_path):  # noqa: F811

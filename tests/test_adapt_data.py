@@ -5,8 +5,8 @@ import pytest
 from helpers.cli import run
 from transformer_hub.store import Store
 from transformer_hub.training.data import DataError
-from transformer_hub.training.user_data import (hold_out, language_code, read_po, read_suggestions, read_tmx,
-                                                read_tsv, read_user_data)
+from transformer_hub.training.user_data import (hold_out, hold_out_directions, language_code, read_directions,
+                                                read_po, read_suggestions, read_tmx, read_tsv, read_user_data)
 
 TMX = """<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE tmx [<!ENTITY secret SYSTEM "file:///etc/hostname">]>
@@ -134,6 +134,40 @@ def test_files_settle_one_direction(tmp_path):
     with pytest.raises(DataError, match=r"a.docx: not a format adapt reads: give .po, .tmx, .tsv"):
         read_user_data([str(tmp_path / "a.docx")])
     assert language_code("pt_BR") == "pt" and language_code("DE-at") == "de" and language_code("") is None
+
+
+def test_catalogs_of_several_languages_are_one_direction_each(tmp_path):
+    de, fr, tsv = tmp_path / "de.po", tmp_path / "fr.po", tmp_path / "more.tsv"
+    de.write_text(PO, encoding="utf-8")
+    fr.write_text(PO.replace("Language: de_DE", "Language: fr").replace("Ö_ffnen", "_Ouvrir"), encoding="utf-8")
+    tsv.write_text("Save\tSpeichern\n", encoding="utf-8")
+    found = read_directions([str(de), str(fr)])
+    assert [(d.name, [f.path for f in d.files]) for d in found] == [("en-de", [str(de)]), ("en-fr", [str(fr)])]
+    assert found[1].pairs[0] == ("Open", "Ouvrir")
+    assert [d.name for d in read_directions([str(de), str(tsv)])] == ["en-de"]  # the TSV takes the one target
+    with pytest.raises(DataError, match=r"more.tsv does not say its target language and the other files are in "
+                                        r"several \(de, fr\): adapt it in a run of its own, with --tgt-lang"):
+        read_directions([str(de), str(fr), str(tsv)])
+    with pytest.raises(DataError, match=r"fr.po is in fr, but --tgt-lang says de"):
+        read_directions([str(de), str(fr)], tgt_lang="de")
+    with pytest.raises(DataError, match=r"in several directions \(en-de, en-fr\): this reads one direction"):
+        read_user_data([str(de), str(fr)])
+
+
+def test_a_source_held_out_in_one_direction_is_held_out_in_all():
+    sources = [f"s{i}" for i in range(50)]
+    de = [(s, f"de {s}") for s in sources]
+    fr = [(s, f"fr {s}") for s in sources[10:]] + [("only in fr", "seulement")]
+    (de_train, de_held), (fr_train, fr_held) = hold_out_directions([de, fr], 0.2, seed=3)
+    assert hold_out_directions([de, fr], 0.2, seed=3) == [(de_train, de_held), (fr_train, fr_held)]
+    held = {s for s, _ in de_held + fr_held}
+    assert len(held) == 11  # 20 % of the 51 distinct sources of both directions, rounded up
+    assert not held & {s for s, _ in de_train + fr_train}  # trained on in no direction
+    assert {s for s, _ in de_held} == held & set(sources) and {s for s, _ in fr_held} == held & {s for s, _ in fr}
+    assert hold_out_directions([de], 0.2, seed=3) == [hold_out(de, 0.2, seed=3)]  # one direction: hold_out
+    with pytest.raises(DataError, match=r"^en-cs: 1 distinct source sentence\(s\) \(of 50 in 2 directions\): too "
+                                        r"few to hold out 20% and train on the rest$"):
+        hold_out_directions([de, [("s1", "x")]], 0.2, seed=3, names=["en-de", "en-cs"])
 
 
 def test_hold_out_is_seeded_and_never_shares_a_source_with_training():

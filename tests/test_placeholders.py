@@ -4,7 +4,7 @@ import pytest
 from transformer_hub.formats.layout import CallbackModels
 from transformer_hub.text.pipeline import translate_texts
 from transformer_hub.text.segmentation import split_sentences
-from transformer_hub.text.placeholders import (accelerator_marker, find_pieces, mask, place_accelerator,
+from transformer_hub.text.placeholders import (accelerator_marker, find_pieces, mask, mask_pair, place_accelerator,
                                                same_pieces, strip_accelerator)
 
 
@@ -172,3 +172,18 @@ def test_every_text_path_gives_back_a_rich_text_labels_pieces():
     results = translate_texts(CallbackModels(lambda s: [x.upper() for x in s]), [QT_RICH_TEXT], src_lang="en",
                               tgt_lang="de")
     assert same_pieces(QT_RICH_TEXT, results[0].text) and "OPEN THE LIST." in results[0].text
+
+
+@pytest.mark.parametrize("source, target, masked", [
+    ("Could not open file %s: %s", "Datei %s: %s", ("Could not open file #1: #2", "Datei #1: #2")),
+    ("Move %1$s to %2$s", "%2$s: %1$s verschieben", ("Move #1 to #2", "#2: #1 verschieben")),  # reordered
+    ("Press <b>Save</b> in {app}", "{app}: <b>Speichern</b>", ("Press #1Save#2 in #3", "#3: #1Speichern#2")),
+    ("Fix #1 in %s", "Behebe #1 in %s", ("Fix #1 in #2", "Behebe #1 in #2")),  # the text's own mark stays text
+    ("Open %s", "%s und %d öffnen", ("Open #1", "#1 und %d öffnen")),  # a piece the source lacks stays text
+    ("A dog runs.", "Ein Hund rennt.", ("A dog runs.", "Ein Hund rennt.")),
+])
+def test_a_training_pair_is_masked_as_serving_masks_its_source(source, target, masked):
+    assert mask_pair(source, target) == masked
+    assert masked[0] == mask(source).text  # the source exactly as serving shows it to the model
+    if same_pieces(source, target):  # the target's marks are the ones serving turns back into its pieces
+        assert mask(source).unmask(masked[1]) == target

@@ -20,7 +20,8 @@ def adapt_command(argv: List[str]) -> int:
                         "folder (e.g. space/models/multilingual-v3) or a Hub repo id")
     parser.add_argument("--data", action="append", required=True, metavar="FILE",
                         help="the project's translations, repeatable: .po, .tmx, .tsv (source<TAB>target), two "
-                             "aligned files as SOURCE,TARGET, or a folder of `suggestions export`")
+                             "aligned files as SOURCE,TARGET, or a folder of `suggestions export`; files of "
+                             "several directions (de.po, fr.po) adapt them all in one run")
     parser.add_argument("--out", required=True, help="the folder to write the adapted model into")
     parser.add_argument("--minutes", type=float, default=30.0, help="the training's time budget (default 30)")
     parser.add_argument("--domain", default=None, help="the project's domain name (default: from --out's name)")
@@ -31,11 +32,12 @@ def adapt_command(argv: List[str]) -> int:
                              "LibreOffice help), named by its domain; repeatable")
     defaults = AdaptConfig(base="", data=["-"], out="")
     for name, kind, text in (
-            ("replay_share", float, "the replayed pairs' share of each epoch"),
+            ("replay_share", float, "the replayed pairs' share of each direction's examples in an epoch"),
             ("holdout", float, "the share of the project's source sentences held out to score"),
             ("seed", int, "the seed of the hold-out, the batches and the replay"),
             ("max_updates", int, "stop after this many updates too (0: only the minutes)"),
             ("eval_every", int, "updates between held-out BLEU measurements"),
+            ("eval_limit", int, "held-out pairs per direction those measurements score (0: all)"),
             ("max_tokens", int, "tokens per batch"), ("peak_lr", float, "the learning rate after warm-up"),
             ("warmup", int, "warm-up updates"), ("val_limit", int, "pairs of each replayed val scored"),
             ("beam", int, "the beam of the before/after scores (1: greedy)"),

@@ -9,6 +9,7 @@ Software strings are full of pieces a program fills in or reads: printf directiv
     masked = mask("Could not open file %s: %s")
     masked.text                                  # 'Could not open file #1: #2'
     masked.unmask("Datei #1 konnte nicht geöffnet werden: #2")   # 'Datei %s konnte nicht geöffnet werden: %s'
+    mask_pair("Open %s", "%s öffnen")            # ('Open #1', '#1 öffnen'): a training pair as the model sees it
 
 ``unmask`` repairs what the model did to the marks (a mark lost is put back at the same relative place, an
 unknown or doubled one removed) and returns None when the result would still not hold exactly the source's
@@ -132,6 +133,27 @@ def mask(text: str) -> Masked:
         previous = piece.end
     out.append(text[previous:])
     return Masked(text, "".join(out), pieces, first)
+
+
+def mask_pair(source: str, target: str) -> Tuple[str, str]:
+    """A training pair as the model sees it when it serves: the source ``mask``-ed, and in the target each piece
+    the source holds replaced by the source's mark for it (the k-th occurrence of a piece by the k-th mark of that
+    text: ``%s: %s`` -> ``#1: #2`` on both sides, ``%2$s ... %1$s`` -> ``#2 ... #1``); a piece the source does
+    not hold stays text.  ``Masked.unmask`` of the target's marks gives the target back."""
+    masked = mask(source)
+    marks: Dict[str, List[str]] = {}
+    for number, piece in enumerate(masked.pieces, masked.first):
+        marks.setdefault(piece.text, []).append(_mark(number))
+    if not marks:
+        return source, target
+    out, previous = [], 0
+    for piece in find_pieces(target):
+        waiting = marks.get(piece.text)
+        if waiting:
+            out += [target[previous:piece.start], waiting.pop(0)]
+            previous = piece.end
+    out.append(target[previous:])
+    return masked.text, "".join(out)
 
 
 def _repair(translation: str, places: Dict[int, float], source: str) -> str:

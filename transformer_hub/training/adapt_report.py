@@ -1,7 +1,7 @@
 """What ``adapt`` leaves in its folder: the adapted model (``save_pretrained``: weights, config, tokenizer), its
-card (the project's data and sizes, the before/after scores, the recipe), a domain classifier that knows the
-project (``domains.json``), ``adapt.json`` (every number the card and the command print) and the plot of the
-held-out curve beside the before/after table."""
+card (the project's data and sizes, the before/after scores per direction, the recipe), a domain classifier that
+knows the project (``domains.json``), ``adapt.json`` (every number the card and the command print) and the plot of
+the held-out curves beside the before/after table."""
 from __future__ import annotations
 
 import json
@@ -13,30 +13,33 @@ from tqdm.auto import tqdm
 from ..hub.card import PLOT_FILE
 from ..hub.results import METRICS
 from ..text.domain import DomainClassifier, model_domain_classifier
-from .adaptation import Adaptation
+from .adaptation import Adaptation, Scores
 from .data import DataSource
 from .evaluation import result_records
 from .metrics import plot_adaptation
 from .warm_start import provenance, shown_source, weights_digest
 
 RESULTS_FILE = "adapt.json"
+COLUMNS = ["scored on", "BLEU before", "BLEU after", "chrF before", "chrF after"]
 
 
-def write(a: Adaptation, before: Dict[str, Dict], after: Dict[str, Dict], run: Dict, command: str) -> Path:
+def write(a: Adaptation, before: Scores, after: Scores, run: Dict, command: str) -> Path:
     """Write the adapted model's folder (``a.config.out``) and print the before/after table; returns the folder."""
     out = Path(a.config.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = table_rows(a, before, after)
-    plot = plot_adaptation(run["curve"], rows, out / PLOT_FILE, a.domain)
+    plot = plot_adaptation(run["curves"], rows, out / PLOT_FILE, a.domain)
     classifier, how = domain_classifier(a, command)
     a.model.domain_data = classifier.to_dict() if classifier is not None else None
     a.model.card_data = card_data(a, after, run, rows, command, str(plot))
     a.model.save_pretrained(out)
     record = {"command": command, "base": shown_source(a.config.base), "domain": a.domain,
-              "direction": "-".join(a.direction), "data": [f.describe() for f in a.user.files],
-              "pairs": {"train": len(a.train), "held_out": len(a.held),
-                        "replay": {name: len(pairs) for name, (pairs, _) in a.replay.items()}},
-              "before": before, "after": after, "training": recipe(a, run), "curve": run["curve"],
+              "directions": [d.name for d in a.directions],
+              "data": [{**f.describe(), "direction": d.name} for d in a.directions for f in d.user.files],
+              "pairs": {d.name: {"train": len(d.train), "held_out": len(d.held),
+                                 "replay": {name: len(pairs) for name, (pairs, _) in d.replay.items()}}
+                        for d in a.directions},
+              "before": before, "after": after, "training": recipe(a, run), "curve": run["curves"],
               "classifier": how}
     (out / RESULTS_FILE).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     width = max(len(r[0]) for r in rows)
@@ -47,25 +50,27 @@ def write(a: Adaptation, before: Dict[str, Dict], after: Dict[str, Dict], run: D
     return out
 
 
-def table_rows(a: Adaptation, before: Dict[str, Dict], after: Dict[str, Dict]) -> List[List[str]]:
-    """One row per scored set: its name, BLEU before and after, chrF before and after."""
+def table_rows(a: Adaptation, before: Scores, after: Scores) -> List[List[str]]:
+    """One row per scored set and direction: its name, BLEU before and after, chrF before and after."""
     rows = []
-    for key in before:
-        name = f"held-out {a.domain} ({len(a.held)})" if key == "held_out" else \
-            f"{key.split('/', 1)[1]} val ({len(a.replay[key.split('/', 1)[1]][1])})"
-        rows.append([name, f"{before[key]['bleu']:.2f}", f"{after[key]['bleu']:.2f}", f"{before[key]['chrf']:.2f}",
-                     f"{after[key]['chrf']:.2f}"])
+    for d in a.directions:
+        for key, was in before[d.name].items():
+            now = after[d.name][key]
+            name = f"held-out {a.domain} {d.name} ({len(d.held)})" if key == "held_out" else \
+                f"{key.split('/', 1)[1]} val {d.name} ({len(d.replay[key.split('/', 1)[1]][1])})"
+            rows.append([name, f"{was['bleu']:.2f}", f"{now['bleu']:.2f}", f"{was['chrf']:.2f}", f"{now['chrf']:.2f}"])
     return rows
 
 
 def domain_classifier(a: Adaptation, command: str) -> Tuple[Optional[DomainClassifier], str]:
     """A classifier that knows the project: trained anew on the replayed corpora and the project's training
-    pairs when every base domain is replayed, else the base model's own extended by the project; none when the
-    base has none to extend."""
-    project = [text for pair in a.train for text in pair]
+    pairs (every direction's) when every base domain is replayed, else the base model's own extended by the
+    project; none when the base has none to extend."""
+    project = [text for d in a.directions for pair in d.train for text in pair]
     base_domains = list(a.base.config.domains or [])
-    if a.replay and set(a.replay) >= set(base_domains):
-        texts = {name: [text for pair in pairs for text in pair] for name, (pairs, _) in a.replay.items()}
+    if a.replayed and set(a.replayed) >= set(base_domains):
+        texts = {name: [text for d in a.directions for pair in d.replay[name][0] for text in pair]
+                 for name in a.replayed}
         return DomainClassifier.train({**texts, a.domain: project}, made_by=command), "trained on the replayed " \
             "corpora and the project's training pairs"
     found = model_domain_classifier(a.base)
@@ -77,34 +82,37 @@ def domain_classifier(a: Adaptation, command: str) -> Tuple[Optional[DomainClass
 def recipe(a: Adaptation, run: Dict) -> Dict:
     """The card's Training table: where it started, the data's sizes, how it trained and how it stopped."""
     c = a.config
-    return {"base": shown_source(c.base), "domain": a.domain, "direction": "-".join(a.direction),
-            "train_pairs": len(a.train), "held_out_pairs": len(a.held), "held_out_share": c.holdout,
-            "replay": ", ".join(f"{n} ({len(p)} pairs)" for n, (p, _) in a.replay.items()) or "none",
-            "replay_share": c.replay_share if a.replay else 0, "minutes_budget": c.minutes,
-            **{k: v for k, v in run.items() if k != "curve"}, "max_tokens_per_batch": c.max_tokens,
+    return {"base": shown_source(c.base), "domain": a.domain, "directions": ", ".join(d.name for d in a.directions),
+            "train_pairs": sum(len(d.train) for d in a.directions),
+            "held_out_pairs": sum(len(d.held) for d in a.directions), "held_out_share": c.holdout,
+            "replay": ", ".join(f"{n} ({sum(len(d.replay[n][0]) for d in a.directions)} pairs)"
+                                for n in a.replayed) or "none",
+            "replay_share": c.replay_share if a.replayed else 0, "minutes_budget": c.minutes,
+            **{k: v for k, v in run.items() if k != "curves"}, "max_tokens_per_batch": c.max_tokens,
             "peak_lr": c.peak_lr, "warmup": c.warmup, "label_smoothing": c.label_smoothing, "seed": c.seed,
-            "eval_every": c.eval_every}
+            "eval_every": c.eval_every, "eval_limit": c.eval_limit}
 
 
-def card_data(a: Adaptation, after: Dict[str, Dict], run: Dict, rows: List[List[str]], command: str,
+def card_data(a: Adaptation, after: Scores, run: Dict, rows: List[List[str]], command: str,
               plot: str) -> Dict:
-    """The adapted model's card data: its results (the held-out pairs as the project's test, each replayed
-    domain's val), its data, its recipe, and how it was made with the before/after table."""
-    direction = "-".join(a.direction)
-    results = result_records(_metrics(after["held_out"]), "test", direction, a.domain)
+    """The adapted model's card data: its results per direction (the held-out pairs as the project's test, each
+    replayed domain's val), its data, its recipe, and how it was made with the before/after table."""
     corpora = [DataSource(Path(folder), name).describe() for name, folder in a.replay_sources.items()]
-    for name, corpus in zip(a.replay_sources, corpora):
-        results += result_records(_metrics(after[f"val/{name}"]), "val", direction, corpus["corpus"].lower())
+    results = []
+    for d in a.directions:
+        results += result_records(_metrics(after[d.name]["held_out"]), "test", d.name, a.domain)
+        for name, corpus in zip(a.replay_sources, corpora):
+            results += result_records(_metrics(after[d.name][f"val/{name}"]), "val", d.name, corpus["corpus"].lower())
     data = [{"corpus": f.describe()["file"], "domain": a.domain, "licence": "the project's",
-             "source": f"{f.kind}, {len(f.pairs)} pairs"} for f in a.user.files] + corpora
-    table = ["| scored on | BLEU before | BLEU after | chrF before | chrF after |", "| --- | --- | --- | --- | --- |"]
+             "source": f"{f.kind}, {d.name}, {len(f.pairs)} pairs"} for d in a.directions for f in d.user.files]
+    table = ["| " + " | ".join(COLUMNS) + " |", "| --- | --- | --- | --- | --- |"]
     table += ["| " + " | ".join(row) + " |" for row in rows]
     made = (f"Adapted to the domain `{a.domain}` with `{command}`: the held-out pairs ({c_share(a)}) were never "
-            "trained on; the base model is scored in the best of its domains, the adapted one in its new tag.\n\n"
-            + "\n".join(table) + "\n\n"
+            "trained on, in any direction; the base model is scored in the best of its domains, the adapted one in "
+            "its new tag, both as served (placeholders masked).\n\n" + "\n".join(table) + "\n\n"
             + provenance({"source": a.config.base, "sha256": weights_digest(a.config.base)}))
     name = a.base.card_data.get("name") or "transformer_hub model"
-    return {"name": f"{name}, adapted to {a.domain}", "data": data,
+    return {"name": f"{name}, adapted to {a.domain}", "data": data + corpora,
             "datasets": [a.domain] + [c["corpus"].lower() for c in corpora], "results": results,
             "training": recipe(a, run), "provenance": made, "plot": plot}
 

@@ -89,22 +89,24 @@ def plot_curves(records: List[Dict[str, Any]], path: Path, title: str = "trainin
     return path
 
 
-def plot_adaptation(curve: List[Dict[str, Any]], table: List[List[str]], path: Path, title: str = "adapt") -> Path:
-    """The held-out BLEU against updates (update 0: the base model's, also the dashed line) beside the
-    before/after table (rows: what was scored, BLEU and chrF before and after). Returns ``path``."""
+def plot_adaptation(curves: Dict[str, List[Dict[str, Any]]], table: List[List[str]], path: Path,
+                    title: str = "adapt") -> Path:
+    """Each direction's held-out BLEU against updates (update 0: the base model's, also its dashed line) beside
+    the before/after table (rows: what was scored, BLEU and chrF before and after). Returns ``path``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax_curve, ax_table) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1.1, 1]})
-    ax_curve.plot([p["step"] for p in curve], [p["bleu"] for p in curve], "o-", ms=3, color="C2",
-                  label="held-out BLEU (greedy)")
-    if table:
-        ax_curve.axhline(float(table[0][1]), ls="--", color="C7", label="base model")
-    ax_curve.set(xlabel="update", ylabel="sacreBLEU", title=f"{title}: held-out pairs")
+    fig, (ax_curve, ax_table) = plt.subplots(1, 2, figsize=(11, 3.8 + 0.2 * max(0, len(table) - 6)),
+                                             gridspec_kw={"width_ratios": [1.1, 1]})
+    for k, (direction, curve) in enumerate(curves.items()):
+        ax_curve.plot([p["step"] for p in curve], [p["bleu"] for p in curve], "o-", ms=3, color=f"C{k + 2}",
+                      label=f"{direction} held-out BLEU (greedy)")
+        ax_curve.axhline(curve[0]["bleu"], ls="--", lw=0.8, color=f"C{k + 2}", alpha=0.6)
+    ax_curve.set(xlabel="update", ylabel="sacreBLEU", title=f"{title}: held-out pairs (dashed: the base model)")
     ax_curve.grid(alpha=0.3)
-    ax_curve.legend(loc="best")
+    ax_curve.legend(loc="best", fontsize=8)
     ax_table.axis("off")
     cells = ax_table.table(cellText=table, colLabels=["scored on", "BLEU before", "BLEU after", "chrF before",
                                                       "chrF after"], colWidths=[0.36] + [0.16] * 4, loc="center")

@@ -3,9 +3,10 @@ the export of the server's suggestions, for ``python -m transformer_hub adapt``.
 
 Each reader returns a ``UserFile``: its pairs and the direction the file itself states (a catalog's ``Language``
 header with English sources, a TMX's ``srclang`` and ``xml:lang``s, two files' language suffixes, an export
-folder's ``src-tgt`` name) or ``None`` where it states none; ``read_user_data`` settles one direction for all the
-files (the command line's ``--src-lang``/``--tgt-lang`` first) and refuses in one line what it cannot read.
-``hold_out`` sets aside a seeded share of the pairs, by source sentence, so that no held-out source is trained on.
+folder's ``src-tgt`` name) or ``None`` where it states none; ``read_directions`` settles each file's direction
+(the command line's ``--src-lang``/``--tgt-lang`` first) and groups the files by it (``de.po``, ``fr.po``: two
+directions), and refuses in one line what it cannot read.  ``hold_out_directions`` sets aside a seeded share of the
+source sentences, the same in every direction, so that no held-out source is trained on in any.
 """
 from __future__ import annotations
 
@@ -54,6 +55,11 @@ class UserData:
     @property
     def pairs(self) -> List[Pair]:
         return [pair for f in self.files for pair in f.pairs]
+
+    @property
+    def name(self) -> str:
+        """``en-de``."""
+        return f"{self.src_lang}-{self.tgt_lang}"
 
 
 def language_code(value: Optional[str]) -> Optional[str]:
@@ -210,37 +216,66 @@ def reader_for(path: str) -> Reader:
 
 def read_user_data(paths: Sequence[str], src_lang: Optional[str] = None,
                    tgt_lang: Optional[str] = None) -> UserData:
-    """Every file's pairs in one direction: ``src_lang``/``tgt_lang`` when given, else what the files state
-    (they must agree); a file that states another direction than the one given is refused."""
+    """Every file's pairs in one direction (``read_directions``, which must find one)."""
+    found = read_directions(paths, src_lang, tgt_lang)
+    if len(found) > 1:
+        raise DataError(f"the files are in several directions ({', '.join(d.name for d in found)}): this reads "
+                        "one direction at a time")
+    return found[0]
+
+
+def read_directions(paths: Sequence[str], src_lang: Optional[str] = None,
+                    tgt_lang: Optional[str] = None) -> List[UserData]:
+    """Every file's pairs, by direction (in the order the files come): each file's direction is what it states,
+    where ``src_lang``/``tgt_lang`` are given what they say (a file that states another is refused), else for a
+    file that states nothing the one language every other file states (refused when they state several)."""
     files = [reader_for(path)(path, src_lang, tgt_lang) for path in paths]
-    direction = []
+    sides = []
     for side, given in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
         stated = {getattr(f, side): f.path for f in files if getattr(f, side)}
         option, what = f"--{side.replace('_', '-')}", "source" if side == "src_lang" else "target"
         if given is not None and set(stated) - {given}:
             other = next(lang for lang in stated if lang != given)
             raise DataError(f"{stated[other]} is in {other}, but {option} says {given}")
-        if given is None and len(stated) > 1:
-            raise DataError(f"the files disagree on the {what} language ({', '.join(sorted(stated))}): adapt one "
-                            "direction at a time")
         if not (given or stated):
             raise DataError(f"no file says its {what} language: give {option}")
-        direction.append(given or next(iter(stated)))
+        silent = next((f.path for f in files if not getattr(f, side)), None)
+        if given is None and len(stated) > 1 and silent is not None:
+            raise DataError(f"{silent} does not say its {what} language and the other files are in several "
+                            f"({', '.join(sorted(stated))}): adapt it in a run of its own, with {option}")
+        sides.append([getattr(f, side) or given or next(iter(stated)) for f in files])
     for f in files:
         if not f.pairs:
             raise DataError(f"{f.path}: no translated pairs to learn from")
-    return UserData(files, *direction)
+    directions: Dict[Tuple[str, str], List[UserFile]] = {}
+    for f, src, tgt in zip(files, *sides):
+        directions.setdefault((src, tgt), []).append(f)
+    return [UserData(group, src, tgt) for (src, tgt), group in directions.items()]
+
+
+def hold_out_directions(directions: Sequence[Sequence[Pair]], share: float, seed: int,
+                        names: Sequence[str] = ()) -> List[Tuple[List[Pair], List[Pair]]]:
+    """Per direction (train, held out): the distinct source sentences of every direction shuffled once
+    (seeded), the first ``share`` of them held out in each direction that has them, so a source held out in one
+    direction is trained on in none (with one direction: ``hold_out``).  ``names`` name the directions in a
+    refusal."""
+    distinct = [list(dict.fromkeys(pairs)) for pairs in directions]
+    sources = list(dict.fromkeys(s for pairs in distinct for s, _ in pairs))
+    random.Random(seed).shuffle(sources)
+    held = set(sources[:math.ceil(share * len(sources))])
+    split = []
+    for k, pairs in enumerate(distinct):
+        train, kept = [p for p in pairs if p[0] not in held], [p for p in pairs if p[0] in held]
+        if not train or not kept:
+            where = f"{names[k] if k < len(names) else f'direction {k + 1}'}: " if len(distinct) > 1 else ""
+            among = f" (of {len(sources)} in {len(distinct)} directions)" if len(distinct) > 1 else ""
+            raise DataError(f"{where}{len({s for s, _ in pairs})} distinct source sentence(s){among}: too few to "
+                            f"hold out {share:.0%} and train on the rest")
+        split.append((train, kept))
+    return split
 
 
 def hold_out(pairs: Sequence[Pair], share: float, seed: int) -> Tuple[List[Pair], List[Pair]]:
     """(train, held out): the distinct pairs, a seeded ``share`` of their source sentences held out (every
     translation of a held-out source goes with it, so none is trained on)."""
-    distinct = list(dict.fromkeys(pairs))
-    sources = list(dict.fromkeys(s for s, _ in distinct))
-    random.Random(seed).shuffle(sources)
-    held = set(sources[:math.ceil(share * len(sources))])
-    train = [p for p in distinct if p[0] not in held]
-    if not train or not held:
-        raise DataError(f"{len(sources)} distinct source sentence(s): too few to hold out {share:.0%} and train on "
-                        "the rest")
-    return train, [p for p in distinct if p[0] in held]
+    return hold_out_directions([pairs], share, seed)[0]
