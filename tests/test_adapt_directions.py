@@ -115,7 +115,7 @@ def test_the_tag_reaches_decoding_in_each_direction(adapted, setting):
         assert tags[-1] == model.tokenizer.domain_tag_id("project")
         (trained,) = a.examples(model, [(text, "x")], "project", d)
         decoded = generate(model, [text], src_lang="en", tgt_lang=tgt, domain="project")[0]
-        assert trained.src[:len(tags)] == tags == decoded.source_ids[:len(tags)]
+        assert list(trained.src[:len(tags)]) == tags == decoded.source_ids[:len(tags)]
     found = candidate_from_folder(out)  # the card scores the held-out pairs of each direction as the project's test
     for direction, (src, tgt) in (("en-de", ("en", "de")), ("en-fr", ("en", "fr"))):
         assert found.scores_on("project")[(src, tgt)] == pytest.approx(
