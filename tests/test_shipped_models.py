@@ -109,12 +109,14 @@ def test_v3s_card_scores_every_direction_on_both_domains(v3_beside_v2):
 def test_v3_serves_software_and_the_cards_decide_captions(v3_beside_v2):
     from transformer_hub.hub.selection import candidates_in
 
-    from space.page.inside import opening_model
+    from space.page.inside import resolve_model
+    from space.serving.choice import AUTO
     from space.serving.context import SpaceContext
 
     store, chooser = v3_beside_v2
     assert store.default() == "multilingual"  # the model-picker tabs' default stays v2 (docs/space.md)
-    assert opening_model(SpaceContext(store)) == chooser.best("en", "de")  # the Inside tab: the cards' en-de
+    # the Inside tab opens on "Best for the direction": en->de's by the cards, on captions (what its views read)
+    assert resolve_model(SpaceContext(store), AUTO, "en", "de") == chooser.best("en", "de")
     cards = {c.name: c for c in candidates_in(MODELS)}
     for pair in store.config("multilingual-v3").pairs():
         assert chooser.best(*pair, "software") == "multilingual-v3", pair

@@ -69,8 +69,8 @@ def test_the_documentation_examples_are_parallel_and_not_captions():
 
 def test_inside_shows_the_tagged_model_with_its_tags(folders, tagged_with_classifier):  # noqa: F811
     demo, ctx = built(folders[1])
-    try:  # it opens on the cards' best for the page's pair, as without tags (test_shipped_models: with v3)
-        assert inside.opening_model(ctx) == ctx.chooser.best("en", "de") in ctx.model_names
+    try:  # "Best for the direction" is the cards' best for the pair, as without tags (test_shipped_models: with v3)
+        assert inside.resolve_model(ctx, "auto", "en", "de") == ctx.chooser.best("en", "de") in ctx.model_names
         for view in inside.VIEWS:
             assert "tagged" in inside.shown_models(ctx, view)
         data = inside.attention_all(ctx, TEXT, "tagged", "en", "de")[2]

@@ -19,9 +19,9 @@ from transformer_hub.training.metrics import MetricsLog
 from ..hosting.limits import RequestError, choice_option, clean_text, int_option
 from ..pictures import attention as plots
 from ..pictures import inside as inside_plots
-from ..serving.choice import AUTO
+from ..serving.choice import AUTO, AUTO_LABEL
 from ..serving.context import SpaceContext
-from ..serving.languages import DEFAULT_PAIR
+from ..serving.languages import LANGUAGES
 from ..serving.service import decoding_config, languages_for, pick_model, run
 from .examples import EXAMPLES
 
@@ -54,17 +54,29 @@ def reference_for(text: str, source_lang: Optional[str], target_lang: Optional[s
 VIEWS = ("attention", "positions", "steps", "recipe")
 
 
-def why_not(ctx: SpaceContext, name: Optional[str], view: str) -> Optional[str]:
-    """One plain sentence on why ``view`` cannot show model ``name``; None when it can (or for "auto", which
-    the call resolves)."""
-    if not name or name == AUTO:
-        return None
+def resolve_model(ctx: SpaceContext, name: Optional[str], source_lang=None, target_lang=None) -> Optional[str]:
+    """The model the views show for the picker's ``name`` and direction: a named model itself; "Best for the
+    direction" (``AUTO``, None or "") the one the views' handlers pick (``pick_model``: the best-scored on image
+    captions, the domain the views read a sentence as, else the Space's default).  None when there is none."""
     try:
-        config = ctx.store.config(name)
+        return pick_model(ctx, name, source_lang, target_lang)
+    except RequestError:  # no model, or an unknown name: the view's own call says so
+        return None
+
+
+def why_not(ctx: SpaceContext, name: Optional[str], view: str, source_lang=None, target_lang=None) -> Optional[str]:
+    """One plain sentence on why ``view`` cannot show model ``name`` (for "Best for the direction": the model it
+    is for the direction); None when it can, or when there is no model to ask about (the call reports it)."""
+    shown = resolve_model(ctx, name, source_lang, target_lang)
+    if shown is None:
+        return None
+    best = f"{AUTO_LABEL} is {shown} here. " if name in (None, "", AUTO) else ""
+    try:
+        config = ctx.store.config(shown)
     except Exception:  # noqa: BLE001 - any unreadable model: the view's own call reports the details
-        return f"The model {name} could not be read."
+        return f"{best}The model {shown} could not be read."
     if view == "attention" and getattr(config, "layout", "encoder-decoder") != "encoder-decoder":
-        return ("This model is decoder-only: it has no encoder, so no encoder self-attention and no "
+        return (f"{best}This model is decoder-only: it has no encoder, so no encoder self-attention and no "
                 "encoder-decoder attention to show. Pick an encoder-decoder model.")
     return None
 
@@ -74,16 +86,24 @@ def shown_models(ctx: SpaceContext, view: str) -> List[str]:
     return [name for name in ctx.model_names if why_not(ctx, name, view) is None]
 
 
-def opening_model(ctx: SpaceContext) -> Optional[str]:
-    """The model the tab opens on: the best-scored one of the page's default direction by the model cards
-    (what "Best for the direction" picks), so the views open on a model that translates the sentence right
-    (the paper's variant, the weakest, opened on a mistranslation); the paper's variant is one pick
-    away.  Else the Space's default model."""
+def best_note(ctx: SpaceContext, name: Optional[str], source_lang=None, target_lang=None) -> str:
+    """What "Best for the direction" is for the picked direction, e.g. "Best for English → German: en-de";
+    "" for a named model (the picker shows it)."""
+    if name not in (None, "", AUTO):
+        return ""
+    shown = resolve_model(ctx, name, source_lang, target_lang)
+    pair = f"{LANGUAGES.get(source_lang, source_lang)} → {LANGUAGES.get(target_lang, target_lang)}"
+    return f"Best for {pair}: {shown}" if shown else ""
+
+
+def sizes(ctx: SpaceContext, name: Optional[str], source_lang=None, target_lang=None) -> Tuple[int, int]:
+    """(layers, heads) of the model the views show (``resolve_model``), for the layer and head sliders: the more
+    layers of its encoder and decoder; (8, 16) when there is no model or its config cannot be read."""
     try:
-        best = ctx.chooser.best(*DEFAULT_PAIR)
-    except Exception:  # noqa: BLE001 - unreadable cards: the Space's default
-        best = None
-    return best if best in ctx.model_names else ctx.default_model
+        config = ctx.store.config(resolve_model(ctx, name, source_lang, target_lang))
+    except Exception:  # noqa: BLE001 - the view's own call reports what is wrong with the model
+        return 8, 16
+    return max(config.n_encoder_layers, config.n_decoder_layers, 1), config.n_heads
 
 
 def _can_show(ctx: SpaceContext, name: str, view: str) -> None:

@@ -86,13 +86,13 @@ def bind(ctx: SpaceContext, fn):
 
 
 def model_picker(ctx: SpaceContext, label: str = "Model", elem_id: Optional[str] = None,
-                 auto: bool = True, default: Optional[str] = None) -> gr.Dropdown:
+                 auto: bool = True) -> gr.Dropdown:
     """The model dropdown.  One rule for every tab: it opens on "Best for the direction" (``auto``: the
-    best-scored model of each direction, listed first), unless the tab is about one model (``default``)."""
+    best-scored model of each direction, listed first)."""
     names = [(name, name) for name in ctx.model_names]
     if auto and names:
         names.insert(0, (AUTO_LABEL, BEST_MODEL))
-    value = default or (names[0][1] if auto and names else ctx.default_model)
+    value = names[0][1] if auto and names else ctx.default_model
     return gr.Dropdown(choices=names, value=value, label=label,
                        interactive=True, elem_id=elem_id,
                        info=None if names else "No model found: ship one under space/models/ or pass --model.")
@@ -111,9 +111,18 @@ def _config(ctx: SpaceContext, model: Optional[str]):
         return None
 
 
-def _pickers(ctx: SpaceContext, model, source, target, detect: bool = False) -> Tuple[dict, dict]:
+def _fit(ctx: SpaceContext, model, source, target, detect: bool = False):
     pairs = ctx.chooser.pairs() if model == BEST_MODEL else None  # every direction some model serves
-    sources, targets, source, target = fit_pair(_config(ctx, model), source, target, pairs, detect)
+    return fit_pair(_config(ctx, model), source, target, pairs, detect)
+
+
+def fitted_pair(ctx: SpaceContext, model, source, target, detect: bool = False) -> Tuple[str, str]:
+    """The (source, target) the language pickers settle on for ``model`` after a pick (what ``_pickers`` sets)."""
+    return tuple(_fit(ctx, model, source, target, detect)[2:])  # type: ignore[return-value]
+
+
+def _pickers(ctx: SpaceContext, model, source, target, detect: bool = False) -> Tuple[dict, dict]:
+    sources, targets, source, target = _fit(ctx, model, source, target, detect)
     return (gr.update(choices=choices(sources), value=source), gr.update(choices=choices(targets), value=target))
 
 

@@ -7,15 +7,15 @@ teacher forcing against free running (``/steps``), and the training recipe (``/r
 from __future__ import annotations
 
 import functools
+from typing import List, Tuple
 
 import gradio as gr
 
 from ...pictures.attention import KIND_TITLES
-from ...serving.choice import AUTO as BEST_MODEL
 from .. import inside
 from ..registry import tab
-from ._common import (UI, bind, decode_event, examples, examples_of, handler, language_pickers, model_picker,
-                      text_input)
+from ._common import (PICKERS, UI, bind, decode_event, examples, examples_of, fitted_pair, handler, language_pickers,
+                      model_picker, text_input)
 
 INTRO = ("The model of the paper, opened up on your sentence: pick a model and a language pair, type a sentence "
          "(or click an example: they come with their Multi30k reference translations), then open a view.")
@@ -50,8 +50,9 @@ def render(ctx) -> None:
     gr.Markdown(INTRO)
     with gr.Row():
         with gr.Column():
-            model = model_picker(ctx, elem_id="inside-model", default=inside.opening_model(ctx))
+            model = model_picker(ctx, elem_id="inside-model")  # "Best for the direction", as on every tab
             source, target = language_pickers(ctx, model, "inside")
+            model.info = inside.best_note(ctx, model.value, source.value, target.value) or None
         with gr.Column():
             text = text_input(ctx, "Source sentence", value=examples_of(source.value)[0][0], lines=2,
                               elem_id="inside-input")
@@ -59,34 +60,59 @@ def render(ctx) -> None:
     common = [text, model, source, target]
     with gr.Tabs(overflow_behavior="wrap"):  # every view's name in sight, at any width
         with gr.Tab("Attention, all three kinds", id="inside-attention"):
-            _available(ctx, "attention", model, _attention(ctx, common))
+            button, sliders = _attention(ctx, common)
+            views = [_available(ctx, "attention", common, button)]
         with gr.Tab("Positional encoding", id="inside-positions"):
-            _available(ctx, "positions", model, _positions(ctx, common))
+            views.append(_available(ctx, "positions", common, _positions(ctx, common)))
         with gr.Tab("Step by step", id="inside-steps"):
-            _available(ctx, "steps", model, _steps(ctx, common))
+            views.append(_available(ctx, "steps", common, _steps(ctx, common)))
         with gr.Tab("Training recipe", id="inside-recipe"):
-            _available(ctx, "recipe", model, _recipe(ctx, common))
+            views.append(_available(ctx, "recipe", common, _recipe(ctx, common)))
+    outputs = [model, *sliders, *(part for view in views for part in view)]
+    for picker in (model, source, target):  # "Best for the direction" is another model in another direction
+        picker.change(functools.partial(_follow, ctx), [model, source, target, *sliders], outputs,
+                      show_progress="hidden", **PICKERS)
 
 
-def _available(ctx, view: str, model, button) -> None:
-    """Under a view's button, the one sentence saying why it cannot show the picked model (the button then
-    off); nothing when it can."""
-    def update(name):
-        reason = inside.why_not(ctx, name, view) if name else None
-        return gr.update(interactive=reason is None), gr.update(value=reason or "", visible=reason is not None)
-
-    first = update(model.value)
-    note = gr.Markdown(first[1]["value"], visible=first[1]["visible"], elem_id=f"inside-{view}-why-not")
-    button.interactive = first[0]["interactive"]
-    model.change(update, model, [button, note], **UI)
+def _available(ctx, view: str, common, button) -> Tuple[gr.Button, gr.Markdown]:
+    """Under a view's button, the one sentence saying why it cannot show the model (the button then off);
+    nothing when it can.  ``_follow`` keeps both in step with the pickers."""
+    reason = inside.why_not(ctx, common[1].value, view, common[2].value, common[3].value)
+    button.interactive = reason is None
+    return button, gr.Markdown(reason or "", visible=reason is not None, elem_id=f"inside-{view}-why-not")
 
 
-def _attention(ctx, common) -> None:
+def _follow(ctx, name, source, target, layer, head) -> list:
+    """Once the model or a language changes: the picker's line on what "Best for the direction" is, the layer and
+    head sliders sized to the model the views show (their values kept within), and each view's button and note.
+
+    Every picker's change runs this, and their answers may land in any order: each one reads the pair the
+    language pickers settle on for the model (``fitted_pair``), so that all of them say the same."""
+    source, target = fitted_pair(ctx, name, source, target)
+    layers, heads = inside.sizes(ctx, name, source, target)
+    updates = [gr.update(info=inside.best_note(ctx, name, source, target)),  # "": no line under a named model
+               _within(layer, layers), _within(head, heads)]
+    for view in inside.VIEWS:
+        reason = inside.why_not(ctx, name, view, source, target)
+        updates += [gr.update(interactive=reason is None), gr.update(value=reason or "", visible=reason is not None)]
+    return updates
+
+
+def _within(value, maximum: int) -> dict:
+    """A slider's update to ``maximum``, its value kept (lowered to the maximum; 1 if it is not a number)."""
+    try:
+        value = min(max(int(value), 1), maximum)
+    except (TypeError, ValueError):
+        value = 1
+    return gr.update(maximum=maximum, value=value)
+
+
+def _attention(ctx, common) -> Tuple[gr.Button, List[gr.Slider]]:
     gr.Markdown(ATTENTION)
     with gr.Row():
         kind = gr.Radio([(title, key) for key, title in KIND_TITLES.items()], value="cross",
                         label="Kind of attention", elem_id="inside-kind")
-        layers, heads = _sizes(ctx, common[1].value)
+        layers, heads = inside.sizes(ctx, *(c.value for c in common[1:]))
         # one layer at a time: its heads stay legible at phone width (every layer at once was 3-4 px text)
         layer = gr.Slider(1, layers, value=1, step=1, label="Layer", elem_id="inside-layer")
         head = gr.Slider(1, heads, value=1, step=1, label="Head (head view)", elem_id="inside-head")
@@ -107,23 +133,7 @@ def _attention(ctx, common) -> None:
         control.change(handler(inside.attention_redraw), [weights, kind, layer, head],
                        [model_view, head_view], **UI)
     head.change(handler(inside.head_redraw), [weights, kind, layer, head], head_view, **UI)
-    common[1].change(functools.partial(_resize, ctx), common[1], [layer, head], **UI)
-    return button
-
-
-def _sizes(ctx, model):
-    """(layers, heads) of ``model`` for the sliders ("Best for the direction": the default direction's);
-    (8, 16) when its config cannot be read."""
-    try:
-        config = ctx.store.config(inside.opening_model(ctx) if model in (None, "", BEST_MODEL) else model)
-    except Exception:  # noqa: BLE001 - the view's own call reports what is wrong with the model
-        return 8, 16
-    return max(config.n_encoder_layers, config.n_decoder_layers, 1), config.n_heads
-
-
-def _resize(ctx, model):
-    layers, heads = _sizes(ctx, model)
-    return gr.update(maximum=layers, value=1), gr.update(maximum=heads, value=1)
+    return button, [layer, head]
 
 
 def _positions(ctx, common) -> None:
