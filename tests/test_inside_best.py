@@ -71,7 +71,8 @@ def test_best_is_the_model_the_views_pick_for_each_direction(shipped):
         for name in (AUTO, None, ""):
             assert inside.resolve_model(shipped, name, src, tgt) == best, (name, src, tgt)
         assert inside.best_note(shipped, AUTO, src, tgt).endswith(f": {best}")
-    assert inside.best_note(shipped, AUTO, "en", "de") == f"Best for English → German: {shipped.chooser.best('en', 'de')}"
+    english_german = shipped.chooser.best("en", "de")
+    assert inside.best_note(shipped, AUTO, "en", "de") == f"Best for English → German: {english_german}"
     assert inside.resolve_model(shipped, "multilingual", "en", "de") == "multilingual"  # a named model is itself
     assert inside.best_note(shipped, "multilingual", "en", "de") == ""  # and the picker shows its name
     assert inside.resolve_model(shipped, "no-such-model", "en", "de") is None  # the view's call names the mistake
