@@ -59,7 +59,7 @@ class AdaptConfig:
     eval_every: int = 100                       # updates between held-out evaluations
     eval_limit: int = 0                         # held-out pairs per direction those evaluations score (0: all)
     max_tokens: int = 4096
-    peak_lr: float = 5e-4
+    peak_lr: float = 2.5e-4                     # chosen with pilots: a lower rate drifts less per held-out gain
     warmup: int = 100
     label_smoothing: float = 0.1
     clip_norm: float = 1.0
