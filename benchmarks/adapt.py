@@ -217,7 +217,8 @@ def run(args: argparse.Namespace) -> dict:
     if unknown:
         raise SystemExit(f"benchmark: error: {', '.join(unknown)}: not in the {SPLIT} split (it holds "
                          f"{', '.join(packages)})")
-    results = {"command": " ".join(["python -m benchmarks adapt", *map(shlex.quote, sys.argv[2:])]),
+    words = [shlex.quote(shown_word(word)) for word in getattr(args, "argv", sys.argv[1:])[1:]]
+    results = {"command": " ".join(["python -m benchmarks adapt", *words]),
                "model": shown(args.model), "replay": [shown_replay(r) for r in args.replay_data],
                "minutes": args.minutes, "threads": args.threads, "targets": TARGETS, "packages": {}}
     for name in chosen:
@@ -238,6 +239,14 @@ def shown(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
 
 
-def shown_replay(value: str) -> str:
-    name, _, folder = value.rpartition("=")
+def shown_word(word: str) -> str:
+    """A word of the command line as the results file records it: an absolute path (also after ``NAME=``) as
+    ``shown`` gives it, so no machine's folders are recorded."""
+    name, _, folder = word.rpartition("=")
+    if not Path(folder).is_absolute():
+        return word
     return f"{name}={shown(Path(folder))}" if name else shown(Path(folder))
+
+
+def shown_replay(value: str) -> str:
+    return shown_word(value if "=" in value else str(Path(value).resolve()))

@@ -383,6 +383,7 @@ def main(argv=None) -> int:
     for name in BENCHMARKS.names():
         BENCHMARKS.get(name).add_arguments(sub.add_parser(name, help=BENCHMARKS.get(name).help))
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line as given, for a results file
     BENCHMARKS.get(args.command).run(args)
     return 0
 

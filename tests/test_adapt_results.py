@@ -87,6 +87,8 @@ def test_the_command_adapts_each_package_in_every_direction_and_writes_its_figur
         assert row["met"] == (row["gain"] >= 8 and all(v["change"] >= -0.5 for v in row["val"].values()))
     assert record["command"].startswith("python -m transformer_hub adapt --from ") and "--max-updates 4" in \
         record["command"]
+    for command in (record["command"], results["command"]):  # no machine's folders recorded
+        assert str(tmp_path) not in command and "captions=captions" in command
     assert doc.read_text() == f"intro\n{bench.START}\n{bench.table(results)}\n{bench.END}\n"
 
 
