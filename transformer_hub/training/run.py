@@ -28,7 +28,7 @@ from .config import TrainingConfig
 from .data import (DataSource, Example, Track, default_data_dir, encode_pairs, load_mixed, parse_data_dirs,
                    parse_directions, read_parallel)
 from .metrics import MetricsLog
-from .vocabulary import balanced, transplant, transplant_summary
+from .vocabulary import balanced, row_sources, transplant, transplant_summary
 from .warm_start import add_domains, check_init_source, load_init, run_config, weights_digest
 
 logger = logging.getLogger("transformer_hub.training")
@@ -275,10 +275,11 @@ def new_vocabulary(options: TrainingConfig, place: Place, train_sets: Sets, old:
                         domains=domains).save(folder)
     place.barrier()
     new = Tokenizer.from_directory(folder)
-    logger.info("new vocabulary: %s", transplant_summary(old, new))
+    sources = row_sources(old, new)  # each piece's spelling in the old vocabulary, made once for both
+    logger.info("new vocabulary: %s", transplant_summary(old, new, sources))
     config = dataclasses.replace(config, src_vocab_size=new.src_vocab_size, tgt_vocab_size=new.tgt_vocab_size,
                                  domains=list(domains) or None)
-    return config, transplant(weights, old, new)
+    return config, transplant(weights, old, new, sources)
 
 
 def encode(sets: Sets, tok: Tokenizer, config: TransformerConfig, budget: int, sample: bool = False) -> List[Example]:

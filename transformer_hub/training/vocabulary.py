@@ -59,10 +59,12 @@ def row_sources(old: Tokenizer, new: Tokenizer) -> List[Optional[List[int]]]:
     return sources
 
 
-def transplant(weights: Dict[str, torch.Tensor], old: Tokenizer, new: Tokenizer) -> Dict[str, torch.Tensor]:
+def transplant(weights: Dict[str, torch.Tensor], old: Tokenizer, new: Tokenizer,
+               sources: Optional[List[Optional[List[int]]]] = None) -> Dict[str, torch.Tensor]:
     """``weights`` with every table of the old vocabulary's size (embeddings, output projection and its bias)
-    rebuilt for ``new``'s ids as the module docstring says; the other tensors as they were."""
-    old_size, sources = old.tgt_vocab_size, row_sources(old, new)
+    rebuilt for ``new``'s ids as the module docstring says (``sources``: ``row_sources``, when already made); the
+    other tensors as they were."""
+    old_size, sources = old.tgt_vocab_size, sources or row_sources(old, new)
     moved = {}
     for name, tensor in weights.items():
         if tensor.dim() >= 1 and tensor.shape[0] == old_size:
@@ -74,9 +76,10 @@ def transplant(weights: Dict[str, torch.Tensor], old: Tokenizer, new: Tokenizer)
     return moved
 
 
-def transplant_summary(old: Tokenizer, new: Tokenizer) -> Dict[str, int]:
+def transplant_summary(old: Tokenizer, new: Tokenizer,
+                       sources: Optional[List[Optional[List[int]]]] = None) -> Dict[str, int]:
     """How the new rows start: kept (the same piece), spelled (from the old pieces that spell it), mean."""
-    sources = row_sources(old, new)
+    sources = sources or row_sources(old, new)
     kept = sum(1 for i, ids in enumerate(sources) if ids is not None and len(ids) == 1
                and old.source.IdToPiece(ids[0]) == new.source.IdToPiece(i))
     mean = sum(1 for ids in sources if ids is None)
