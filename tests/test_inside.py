@@ -117,6 +117,18 @@ def test_cross_attention_equals_decodings_return_attention_on_its_own_translatio
     assert f32_close(maps.cross, result.best.attention.float())
 
 
+def test_an_output_cut_at_max_len_is_shown_without_eos_and_as_decoding_attended():
+    model = random_model(eos_boost=-5.0, max_len=12)  # eos never wins: greedy runs to the model's max_len
+    result = generate(model, ["a man"], strategy="greedy", return_attention=True)[0]
+    assert not result.best.finished and len(result.best.tokens) == model.config.max_len
+    maps = attention_maps(model, "a man")
+    assert maps.target_ids == result.best.tokens
+    assert maps.output_pieces == result.target_pieces(model.tokenizer)  # no eos: the cap cut it
+    assert maps.target_pieces[0] == model.tokenizer.pieces([model.config.bos_id], side="target")[0]
+    assert maps.cross.shape[2] == len(maps.output_pieces) == len(maps.target_pieces) == model.config.max_len
+    assert f32_close(maps.cross, result.best.attention.float())
+
+
 def test_bad_requests_are_refused_with_a_reason():
     with pytest.raises(ValueError, match="decoder-only layout has no encoder and decoder"):
         attention_maps(random_model(layout="decoder-only"), TEXT)

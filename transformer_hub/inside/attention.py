@@ -34,18 +34,19 @@ def source_ids(model, text: str, src_lang: Optional[str] = None, tgt_lang: Optio
 
 
 def target_ids(model, text: str, src_ids: List[int], target: Optional[str], src_lang=None, tgt_lang=None
-               ) -> List[int]:
-    """The output tokens to teacher-force: ``target`` tokenized, or the model's own greedy translation."""
+               ) -> Tuple[List[int], bool]:
+    """The output tokens to teacher-force, ``target`` tokenized or the model's own greedy translation, and whether
+    they end in eos (a greedy output cut at the length cap does not)."""
     if target is not None:
         if not isinstance(target, str) or not target.strip():
             raise ValueError("target is empty: give the translation to teacher-force, or None for the model's own")
-        return _tokenizer(model).encode(target, side="target")
+        return _tokenizer(model).encode(target, side="target"), True
     from ..decoding import generate
 
     result = generate(model, [text], strategy="greedy", src_lang=src_lang, tgt_lang=tgt_lang)[0]
     if result.source_ids != src_ids:  # generate truncates; source_ids refused an over-long text already
         raise ValueError("the text was truncated for decoding")
-    return list(result.best.tokens)
+    return list(result.best.tokens), result.best.finished
 
 
 def _tokenizer(model):
@@ -85,7 +86,7 @@ class AttentionMaps:
     ``encoder_self`` (L_enc, h, S, S); ``decoder_self`` (L_dec, h, T, T), zero above the diagonal (the
     causal mask); ``cross`` (L_dec, h, T, S).  Source positions are ``source_pieces`` (tag, pieces,
     eos); target positions are the decoder's inputs ``target_pieces`` (bos, then the output), and the
-    query at position t predicts ``output_pieces[t]`` (the output, then eos).
+    query at position t predicts ``output_pieces[t]`` (the output, then eos unless the length cap cut it).
     """
 
     encoder_self: Tensor
@@ -119,12 +120,16 @@ def attention_maps(model, text: str, src_lang: Optional[str] = None, tgt_lang: O
     """
     check_layout(model)  # before any decoding
     src = source_ids(model, text, src_lang, tgt_lang)
-    tokens = target_ids(model, text, src, target, src_lang, tgt_lang)
-    if len(tokens) + 1 > model.config.max_len:
-        raise ValueError(f"the target has {len(tokens) + 1} tokens, more than max_len={model.config.max_len}")
-    _, maps = teacher_forced(model, src, tokens, capture=True)
-    tokenizer, c = model.tokenizer, model.config
+    tokens, finished = target_ids(model, text, src, target, src_lang, tgt_lang)
+    c = model.config
+    # The query at position t predicts outputs[t]: eos last unless the length cap cut the model's output, whose
+    # last token then is a prediction and no input (so a cut output of max_len tokens still fits).
+    outputs = tokens + [c.eos_id] if finished else tokens
+    if len(outputs) > c.max_len:
+        raise ValueError(f"the target has {len(outputs)} tokens, more than max_len={c.max_len}")
+    _, maps = teacher_forced(model, src, outputs[:-1], capture=True)
+    tokenizer = model.tokenizer
     return AttentionMaps(**maps, source_pieces=tokenizer.pieces(src, side="source"),
-                         target_pieces=tokenizer.pieces([c.bos_id] + tokens, side="target"),
-                         output_pieces=tokenizer.pieces(tokens + [c.eos_id], side="target"),
+                         target_pieces=tokenizer.pieces([c.bos_id] + outputs[:-1], side="target"),
+                         output_pieces=tokenizer.pieces(outputs, side="target"),
                          source_ids=src, target_ids=tokens, target=tokenizer.decode(tokens, side="target"))
