@@ -16,6 +16,7 @@ from ..serving.service import domain_choices
 from ..serving.model_store import ModelStore, model_ids_from_env
 from . import keys
 from .plugins import ordered_tabs
+from .tabs._common import watch_departures
 from .tools import add_tools, hide_page_events
 
 TITLE = "Attention Is All You Need: a Transformer from scratch"
@@ -85,6 +86,7 @@ def build_demo(model_ids: Optional[Iterable[str]] = None, *, models_dir: Optiona
                 with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):
                     tab.render(ctx)
         tools = add_tools(ctx)  # translate, detect, languages: the MCP server's tools (GRADIO_MCP_SERVER=true)
+        watch_departures(demo)  # a visitor closing the page stops their decoding
     hide_page_events(demo, tools)
     demo.space_context = ctx  # for tests and benchmarks: the store, decoder and limits behind this demo
     demo.queue(max_size=QUEUE_MAX_SIZE, default_concurrency_limit=CONCURRENCY)

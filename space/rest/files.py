@@ -33,6 +33,7 @@ from ..hosting.sandbox import DocumentWorker
 from ..serving import service
 from ..serving.context import SpaceContext
 from ..serving.languages import AUTO, LANGUAGES
+from ..serving.leaving import client_left
 
 FILE_TTL_ENV = "SPACE_FILE_TTL"
 FILE_TTL = 1800.0
@@ -85,7 +86,7 @@ def translate_file(ctx: SpaceContext, data: bytes, filename: str, source: str, t
     bad choice."""
     stem, suffix = os.path.splitext(os.path.basename(filename or ""))
     format_of(suffix)  # a DocumentError naming the formats there are
-    cancelled = cancelled or (lambda: False)
+    cancelled = client_left(cancelled) or (lambda: False)  # a page's event: its visitor's session (leaving.py)
     limits = ctx.limits
     # the text's size is checked in the worker, its sentences cut and counted, and their domains told there: none
     # of it runs in this process (a 35 kB .epub held 12 MB of text: 21 s and +860 MB here before its sentences were

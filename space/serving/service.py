@@ -27,6 +27,7 @@ from .choice import AUTO
 from .context import SpaceContext
 from .decoder import Request
 from .languages import LANGUAGES, direction
+from .leaving import client_left
 
 # the library's registered strategies, the plain ones first (a plugin's strategy appears after them)
 STRATEGIES: Tuple[str, ...] = tuple(sorted(STRATEGY_REGISTRY.names(),
@@ -105,7 +106,7 @@ class SpaceModels(Models):
 
     def __init__(self, ctx: SpaceContext, model: Optional[str] = None, engine: str = TRANSLATE_ENGINE,
                  languages: Optional[List[str]] = None, cancelled: Optional[Callable[[], bool]] = None) -> None:
-        self.ctx, self.engine, self.cancelled = ctx, engine, cancelled  # cancelled(): the client left
+        self.ctx, self.engine, self.cancelled = ctx, engine, client_left(cancelled)  # cancelled(): the client left
         self.model = None if model is None or model == "" or model == AUTO else model
         self._languages = list(languages) if languages is not None else list(LANGUAGES)
 

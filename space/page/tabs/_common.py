@@ -12,10 +12,11 @@ import gradio as gr
 from transformer_hub.hub import ModelLoadError
 
 from ...hosting.limits import RequestError
-from ...serving.batching import QueueFull
+from ...serving.batching import Cancelled, QueueFull
 from ...serving.choice import AUTO as BEST_MODEL, AUTO_LABEL
 from ...serving.context import SpaceContext
 from ...serving.languages import AUTO, DEFAULT_PAIR, choices, fit_pair
+from ...serving.leaving import CLIENT_LEFT, DEPARTED
 from ..examples import examples_in
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,9 @@ def _shown(name: str) -> Iterator[None]:
         raise
     except RequestError as exc:
         raise gr.Error(exc.message) from exc
+    except Cancelled as exc:  # the visitor closed the page: nobody reads this; one line in the log
+        logger.info("%s stopped: %s", name, exc)
+        raise gr.Error("Stopped: the page that asked for this was closed.") from None
     except QueueFull as exc:
         raise gr.Error(f"The server is busy ({exc}); please try again in a moment.") from exc
     except ModelLoadError as exc:
@@ -74,10 +78,30 @@ def handler(fn):
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
-        with _shown(name):
+        with _shown(name), _watched():
             return fn(*args, **kwargs)
 
     return wrapped
+
+
+@contextlib.contextmanager
+def _watched() -> Iterator[None]:
+    """The event runs with ``CLIENT_LEFT`` watching its visitor's session: when the page closes (its ``unload``,
+    ``watch_departures``), the decoder decodes no next part of its sentences and a document's worker stops."""
+    request = gr.context.LocalContext.request.get(None)
+    token = CLIENT_LEFT.set(DEPARTED.watcher(getattr(request, "session_hash", None)))
+    try:
+        yield
+    finally:
+        CLIENT_LEFT.reset(token)
+
+
+def watch_departures(demo: gr.Blocks) -> None:
+    """Inside ``demo``'s ``Blocks``: a visitor closing the page marks their session left (``_watched``)."""
+    def left(request: gr.Request) -> None:
+        DEPARTED.leave(getattr(request, "session_hash", None))
+
+    demo.unload(left)
 
 
 def bind(ctx: SpaceContext, fn):
