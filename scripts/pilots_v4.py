@@ -43,6 +43,11 @@ PILOTS: Dict[str, Dict] = {
     "deep-encoder": {"about": "6 encoder + 2 decoder layers, d_model 256 (~13M), fresh, the new joint tokenizer",
                      "args": [*V3_SHAPE, "--d-model", "256", "--d-ff", "1024", "--n-encoder-layers", "6",
                               "--n-decoder-layers", "2", *NEW_VOCABULARY, "--warmup", "400"]},
+    "warm-new-vocabulary-bf16": {"about": "warm-new-vocabulary in bf16 autocast (float32 weights and optimizer), "
+                                          "on a CPU with bf16 units",
+                                 "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY, "--precision", "bf16"]},
+    "upsample-captions": {"about": "warm-new-vocabulary with Multi30k's pairs 4 times in every epoch",
+                          "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY, "--upsample", "captions=4"]},
     "english-centric": {"about": "v3's weights and tokenizer, the six English-side directions only",
                         "args": ["--init-from", V3, "--directions", ",".join(ENGLISH_SIDE)]},
 }
@@ -54,27 +59,29 @@ def corpora() -> Dict[str, str]:
             "catalogs": os.environ.get("DEBIAN_CATALOGS", "data/debian-catalogs")}
 
 
-def recipe(name: str, minutes: float, threads: int) -> List[str]:
-    """The train command of pilot ``name``: the v4 recipe's data and schedule, then the pilot's change."""
+def recipe(name: str, minutes: float, threads: int, updates: int = 0) -> List[str]:
+    """The train command of pilot ``name``: the v4 recipe's data and schedule, then the pilot's change (``updates``:
+    stop there too, for comparisons at equal updates)."""
     c = corpora()
     return [sys.executable, "-m", "transformer_hub", "train", "--out", str(RUNS / name), "--langs", "en,de,fr,cs",
             "--data-dir", f"captions={c['captions']}", "--data-dir", f"software={c['help']}",
             "--data-dir", f"software={c['catalogs']}", "--domain-tags", "--max-tokens", "8192", "--peak-lr", "0.002",
             "--warmup", "100", "--valid-every", "0", "--valid-limit", "300", "--save-every", "100", "--keep-last", "1", "--average-last", "1",
             "--final-beam", "0", "--seed", "1", "--max-minutes", str(minutes), "--threads", str(threads), "--resume",
-            "--name", f"v4 pilot {name}", *PILOTS[name]["args"]]
+            *(["--max-updates", str(updates)] if updates else []), "--name", f"v4 pilot {name}",
+            *PILOTS[name]["args"]]
 
 
-def run(name: str, minutes: float, threads: int) -> None:
+def run(name: str, minutes: float, threads: int, updates: int = 0) -> None:
     RUNS.joinpath(name).mkdir(parents=True, exist_ok=True)
-    command = recipe(name, minutes, threads)
+    command = recipe(name, minutes, threads, updates)
     started = time.time()
     subprocess.run(command, check=True)
     shown = " ".join(command[1:])
     for variable, (_, folder) in zip(("$MULTI30K", "$LIBREOFFICE_HELP", "$DEBIAN_CATALOGS"), corpora().items()):
         shown = shown.replace(f"={folder} ", f"={variable} ")  # where the corpora lie here is no one's business
     record = {"name": name, "about": PILOTS[name]["about"], "command": shown, "minutes": minutes,
-              "threads": threads, "wall_seconds": round(time.time() - started), "cpu": cpu_name(),
+              "max_updates": updates or None, "threads": threads, "wall_seconds": round(time.time() - started), "cpu": cpu_name(),
               "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime(started))}
     (RUNS / name / "pilot_run.json").write_text(json.dumps(record, indent=1) + "\n")
 
@@ -116,6 +123,9 @@ def score(name: str, rows: int) -> None:
         rates = [m["tokens_per_s"] for m in steps if m.get("tokens_per_s")]
         result.update(updates=max(m["step"] for m in steps), last_loss=round(steps[-1]["loss"], 3),
                       tokens_per_s=round(sum(rates) / len(rates)) if rates else None)
+    checks = [m for m in metrics if m.get("kind") == "val" and "val_loss" in m]
+    if checks:  # the run's last validation: every direction's val loss at its last update
+        result.update(val_loss=round(checks[-1]["val_loss"], 4), val_loss_step=checks[-1]["step"])
     for domain, by_direction in val_rows(rows).items():
         tag = "captions" if domain == "captions" else "software"
         for direction, pairs in by_direction.items():
@@ -131,7 +141,10 @@ def score(name: str, rows: int) -> None:
 
 def write_table() -> None:
     """docs/multilingual-v4-pilots.json (every pilot.json) and .md (``table_page``)."""
-    pilots = [json.loads(p.read_text()) for p in sorted(RUNS.glob("*/pilot.json"))]
+    found = {p["name"]: p for p in (json.loads(f.read_text()) for f in sorted(RUNS.glob("*/pilot.json")))}
+    recorded = DOCS / "multilingual-v4-pilots.json"  # pilots scored in earlier sessions, their runs gone since
+    earlier = json.loads(recorded.read_text())["pilots"] if recorded.exists() else []
+    pilots = list({**{p["name"]: p for p in earlier}, **found}.values())
     if not pilots:
         raise SystemExit(f"no pilot.json under {RUNS}: run `python -m scripts.pilots_v4 score NAME` first")
     pilots.sort(key=lambda p: list(PILOTS).index(p["name"]))
@@ -146,17 +159,20 @@ def table_page(pilots: List[Dict]) -> str:
     domains = ("captions", "help", "catalogs")
     lines = ["# The v4 pilots", "", f"Written by `python -m scripts.pilots_v4 table` from the runs' pilot.json files "
              "([multilingual-v4-pilots.json](multilingual-v4-pilots.json)); how they ran: `scripts/pilots_v4.py`.",
-             "", "| pilot | what changes | parameters | minutes x threads | updates | target tokens/s | "
-             + " | ".join(f"{d} BLEU" for d in domains) + " |", "|" + "---|" * (6 + len(domains))]
+             "", "| pilot | what changes | parameters | minutes x threads | updates | target tokens/s | val loss | "
+             + " | ".join(f"{d} BLEU" for d in domains) + " |", "|" + "---|" * (7 + len(domains))]
     for p in pilots:
         means = [mean_bleu(p, d) for d in domains]
         budget = f"{p['minutes']:g} x {p['threads']}" if "minutes" in p else "-"
+        budget += f" (at most {p['max_updates']} updates)" if p.get("max_updates") else ""
         lines.append(f"| {p['name']} | {p['about']} | {p['parameters'] / 1e6:.1f}M | {budget} | "
-                     f"{p.get('updates', '-')} | {p.get('tokens_per_s', '-')} | "
+                     f"{p.get('updates', '-')} | {p.get('tokens_per_s', '-')} | {p.get('val_loss', '-')} | "
                      + " | ".join(f"{m:.2f}" for m in means) + " |")
     lines += ["", "BLEU: the mean over the six English-side directions of each domain's val (greedy, "
               f"{pilots[0]['rows']} seeded rows per direction, sacreBLEU cased); captions: Multi30k, help: "
-              "LibreOffice's help, catalogs: Debian's message catalogs. Per direction: the JSON file."]
+              "LibreOffice's help, catalogs: Debian's message catalogs. Val loss: the run's last validation (cross-entropy "
+              "per target token over every direction's val, 300 rows each), where it recorded one. Per direction, the "
+              "CPU and the date each ran: the JSON file."]
     return "\n".join(lines) + "\n"
 
 
@@ -172,13 +188,14 @@ def main(argv=None) -> int:
     r.add_argument("name", choices=sorted(set(PILOTS) - {"v3"}))
     r.add_argument("--minutes", type=float, default=30)
     r.add_argument("--threads", type=int, default=1)
+    r.add_argument("--updates", type=int, default=0, help="stop at this many updates too (equal-updates pairs)")
     s = sub.add_parser("score")
     s.add_argument("name", choices=sorted(PILOTS))
     s.add_argument("--rows", type=int, default=200)
     sub.add_parser("table")
     args = parser.parse_args(argv)
     if args.what == "run":
-        run(args.name, args.minutes, args.threads)
+        run(args.name, args.minutes, args.threads, args.updates)
     elif args.what == "score":
         score(args.name, args.rows)
     else:
