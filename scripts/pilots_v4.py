@@ -43,6 +43,10 @@ PILOTS: Dict[str, Dict] = {
     "deep-encoder": {"about": "6 encoder + 2 decoder layers, d_model 256 (~13M), fresh, the new joint tokenizer",
                      "args": [*V3_SHAPE, "--d-model", "256", "--d-ff", "1024", "--n-encoder-layers", "6",
                               "--n-decoder-layers", "2", *NEW_VOCABULARY, "--warmup", "400"]},
+    "warm-new-vocabulary-float32": {"about": "warm-new-vocabulary in float32, the twin of the bf16 pilot (equal "
+                                             "updates, run beside it)",
+                                    "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY,
+                                             "--precision", "float32"]},
     "warm-new-vocabulary-bf16": {"about": "warm-new-vocabulary in bf16 autocast (float32 weights and optimizer), "
                                           "on a CPU with bf16 units",
                                  "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY, "--precision", "bf16"]},
