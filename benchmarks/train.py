@@ -169,6 +169,7 @@ def bench_train(args: argparse.Namespace) -> Dict:
     if args.bf16:
         result["bf16_over_float32"] = round(seconds["ours"] / seconds[BF16], 2)
         units = sorted(BF16_FLAGS & cpu_flags()) or ["none"]
+        result["bf16_units"] = units
         print(f"  bf16 autocast against float32 (ours): {result['bf16_over_float32']:.2f}x target tokens/s "
               f"(the CPU's bf16 units: {', '.join(units)})")
     if args.out:
