@@ -19,3 +19,15 @@ def test_the_page_is_the_table_of_its_results_file():
 def test_the_mean_is_over_the_domain_s_directions_only():
     pilot = {"scores": {"help/en-de": {"bleu": 10.0}, "help/de-en": {"bleu": 20.0}, "catalogs/en-de": {"bleu": 90.0}}}
     assert mean_bleu(pilot, "help") == 15.0 and mean_bleu(pilot, "catalogs") == 90.0
+
+
+def test_the_status_page_quotes_the_bf16_pair():
+    pilots = {p["name"]: p for p in json.loads((DOCS / "multilingual-v4-pilots.json").read_text())["pilots"]}
+    bf16, fp32 = pilots["warm-new-vocabulary-bf16"], pilots["warm-new-vocabulary-float32"]
+    text = " ".join((DOCS / "multilingual-v4.md").read_text().split())
+    assert bf16["updates"] == fp32["updates"] and f"to {bf16['updates']} updates" in text
+    ratio = bf16["tokens_per_s"] / fp32["tokens_per_s"]
+    assert (f"bf16 at {bf16['tokens_per_s']:,} target tokens/s against float32's {fp32['tokens_per_s']:,} "
+            f"({ratio:.2f}x;") in text
+    assert f"the same val loss ({bf16['val_loss']:.4f} against {fp32['val_loss']:.4f})" in text
+    assert abs(bf16["val_loss"] - fp32["val_loss"]) < 0.01
