@@ -46,7 +46,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import polib
 import sacrebleu
@@ -265,14 +265,19 @@ def speed(models: Models, rows: Sequence[dict], entries: int, rounds: int, confi
         for path in (("document", "text") if r % 2 == 0 else ("text", "document")):
             start, start_cpu = time.perf_counter(), time.process_time()
             run(path, data, texts)
-            seconds[path].append(round(time.perf_counter() - start, 3))
-            cpu[path].append(round(time.process_time() - start_cpu, 3))
+            seconds[path].append(round(time.perf_counter() - start, 6))  # microseconds: a fast path is not 0
+            cpu[path].append(round(time.process_time() - start_cpu, 6))
         load.append(round(os.getloadavg()[0], 2))
     return {"entries": len(distinct), "texts": len(texts), "rounds": rounds, "seconds": seconds,
-            "round_ratios": [round(d / t, 3) for d, t in zip(seconds["document"], seconds["text"])],
-            "ratio": round(sum(seconds["document"]) / sum(seconds["text"]), 3),
-            "cpu_seconds": cpu, "cpu_ratio": round(sum(cpu["document"]) / sum(cpu["text"]), 3),
+            "round_ratios": [_ratio(d, t) for d, t in zip(seconds["document"], seconds["text"])],
+            "ratio": _ratio(sum(seconds["document"]), sum(seconds["text"])),
+            "cpu_seconds": cpu, "cpu_ratio": _ratio(sum(cpu["document"]), sum(cpu["text"])),
             "load_average": load}
+
+
+def _ratio(numerator: float, denominator: float) -> Optional[float]:
+    """``numerator / denominator`` to 3 places; None where the reference took no measurable time."""
+    return round(numerator / denominator, 3) if denominator > 0 else None
 
 
 # --------------------------------------------------------------------------- the command

@@ -130,7 +130,7 @@ SPACE_FLOORS = [  # the Space's packages, bottom first, each with its modules' f
                   {"attention", "beam_tree", "inside", "playground"},  # of pieces they share; the static views are made of
                   {"static_attention"}]),  # the others' parts
     ("playground", [{"runs"}, {"service"}]),  # one training at a time, its queue; the tab's handlers
-    ("serving", [{"languages", "model_store", "batching", "glossary"},  # the models' serving: the store, the decoding
+    ("serving", [{"languages", "model_store", "batching", "glossary", "leaving"},  # the models' serving: the store, the decoding
                  {"choice", "decoder"},  # worker behind the micro-batcher, the per-direction choice,
                  {"context"},  # one SpaceContext (store, chooser, decoder, limits, the Playground's runner),
                  {"quality", "describe"},  # the quality worker, the models described,
