@@ -52,8 +52,12 @@ PILOTS: Dict[str, Dict] = {
                                  "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY, "--precision", "bf16"]},
     "upsample-captions": {"about": "warm-new-vocabulary with Multi30k's pairs 4 times in every epoch",
                           "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY, "--upsample", "captions=4"]},
-    "english-centric": {"about": "v3's weights and tokenizer, the six English-side directions only",
-                        "args": ["--init-from", V3, "--directions", ",".join(ENGLISH_SIDE)]},
+    "english-centric": {"about": "warm-new-vocabulary on the six English-side directions only (the others pivot)",
+                        "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY,
+                                 "--directions", ",".join(ENGLISH_SIDE)]},
+    "warm-new-vocabulary-beside": {"about": "warm-new-vocabulary again, run beside upsample-captions, english-centric "
+                                            "and deep-encoder: their baseline",
+                                   "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY]},
 }
 
 
@@ -72,11 +76,12 @@ def recipe(name: str, minutes: float, threads: int, updates: int = 0) -> List[st
             "--data-dir", f"software={c['catalogs']}", "--domain-tags", "--max-tokens", "8192", "--peak-lr", "0.002",
             "--warmup", "100", "--valid-every", "0", "--valid-limit", "300", "--save-every", "100", "--keep-last", "1", "--average-last", "1",
             "--final-beam", "0", "--seed", "1", "--max-minutes", str(minutes), "--threads", str(threads), "--resume",
+            "--precision", "auto",
             *(["--max-updates", str(updates)] if updates else []), "--name", f"v4 pilot {name}",
             *PILOTS[name]["args"]]
 
 
-def run(name: str, minutes: float, threads: int, updates: int = 0) -> None:
+def run(name: str, minutes: float, threads: int, updates: int = 0, beside: str = "") -> None:
     RUNS.joinpath(name).mkdir(parents=True, exist_ok=True)
     command = recipe(name, minutes, threads, updates)
     started = time.time()
@@ -85,7 +90,7 @@ def run(name: str, minutes: float, threads: int, updates: int = 0) -> None:
     for variable, (_, folder) in zip(("$MULTI30K", "$LIBREOFFICE_HELP", "$DEBIAN_CATALOGS"), corpora().items()):
         shown = shown.replace(f"={folder} ", f"={variable} ")  # where the corpora lie here is no one's business
     record = {"name": name, "about": PILOTS[name]["about"], "command": shown, "minutes": minutes,
-              "max_updates": updates or None, "threads": threads, "wall_seconds": round(time.time() - started), "cpu": cpu_name(),
+              "max_updates": updates or None, "threads": threads, "beside": beside or None, "wall_seconds": round(time.time() - started), "cpu": cpu_name(),
               "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime(started))}
     (RUNS / name / "pilot_run.json").write_text(json.dumps(record, indent=1) + "\n")
 
@@ -169,6 +174,7 @@ def table_page(pilots: List[Dict]) -> str:
         means = [mean_bleu(p, d) for d in domains]
         budget = f"{p['minutes']:g} x {p['threads']}" if "minutes" in p else "-"
         budget += f" (at most {p['max_updates']} updates)" if p.get("max_updates") else ""
+        budget += f", beside {p['beside']}" if p.get("beside") else ""
         lines.append(f"| {p['name']} | {p['about']} | {p['parameters'] / 1e6:.1f}M | {budget} | "
                      f"{p.get('updates', '-')} | {p.get('tokens_per_s', '-')} | {p.get('val_loss', '-')} | "
                      + " | ".join(f"{m:.2f}" for m in means) + " |")
@@ -193,13 +199,14 @@ def main(argv=None) -> int:
     r.add_argument("--minutes", type=float, default=30)
     r.add_argument("--threads", type=int, default=1)
     r.add_argument("--updates", type=int, default=0, help="stop at this many updates too (equal-updates pairs)")
+    r.add_argument("--beside", default="", help="the pilots run at the same time, for the record (CPU shared)")
     s = sub.add_parser("score")
     s.add_argument("name", choices=sorted(PILOTS))
     s.add_argument("--rows", type=int, default=200)
     sub.add_parser("table")
     args = parser.parse_args(argv)
     if args.what == "run":
-        run(args.name, args.minutes, args.threads, args.updates)
+        run(args.name, args.minutes, args.threads, args.updates, args.beside)
     elif args.what == "score":
         score(args.name, args.rows)
     else:
