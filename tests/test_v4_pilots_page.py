@@ -31,3 +31,12 @@ def test_the_status_page_quotes_the_bf16_pair():
             f"({ratio:.2f}x;") in text
     assert f"the same val loss ({bf16['val_loss']:.4f} against {fp32['val_loss']:.4f})" in text
     assert abs(bf16["val_loss"] - fp32["val_loss"]) < 0.01
+
+
+def test_the_status_page_describes_the_recipe_the_script_runs():
+    script = " ".join((DOCS.parent / "scripts" / "train_v4.sh").read_text().split())
+    text = " ".join((DOCS / "multilingual-v4.md").read_text().split())
+    updates, cooldown, tokens = (int(script.split(f"--{name} ")[1].split()[0])
+                                 for name in ("max-updates", "cooldown-updates", "max-tokens"))
+    assert f"{updates:,} updates of {tokens:,} tokens with the rate cooling to 0 over the last {cooldown:,}" in text
+    assert "--precision auto" in script and "--resume" in script and "--new-vocabulary" in script
