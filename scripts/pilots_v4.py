@@ -55,8 +55,7 @@ PILOTS: Dict[str, Dict] = {
     "english-centric": {"about": "warm-new-vocabulary on the six English-side directions only (the others pivot)",
                         "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY,
                                  "--directions", ",".join(ENGLISH_SIDE)]},
-    "warm-new-vocabulary-beside": {"about": "warm-new-vocabulary again, run beside upsample-captions, english-centric "
-                                            "and deep-encoder: their baseline",
+    "warm-new-vocabulary-beside": {"about": "warm-new-vocabulary again, the baseline run beside english-centric",
                                    "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY]},
 }
 

@@ -40,3 +40,16 @@ def test_the_status_page_describes_the_recipe_the_script_runs():
                                  for name in ("max-updates", "cooldown-updates", "max-tokens"))
     assert f"{updates:,} updates of {tokens:,} tokens with the rate cooling to 0 over the last {cooldown:,}" in text
     assert "--precision auto" in script and "--resume" in script and "--new-vocabulary" in script
+
+
+def test_the_status_page_quotes_the_english_centric_pair():
+    pilots = {p["name"]: p for p in json.loads((DOCS / "multilingual-v4-pilots.json").read_text())["pilots"]}
+    centric, twelve, v3 = pilots["english-centric"], pilots["warm-new-vocabulary-beside"], pilots["v3"]
+    text = " ".join((DOCS / "multilingual-v4.md").read_text().split())
+    for domain, said in (("catalogs", "BLEU better on the catalogs' val"), ("help", "worse on help"),
+                         ("captions", "worse on captions")):
+        a, b = mean_bleu(centric, domain), mean_bleu(twelve, domain)
+        assert f"{abs(a - b):.2f} {said} ({a:.2f} against {b:.2f})" in text
+    assert f"~{round(twelve['updates'], -2)} updates" in text
+    assert f"from v3's {mean_bleu(v3, 'catalogs'):.2f} to {mean_bleu(twelve, 'catalogs'):.2f}" in text
+    assert f"({mean_bleu(twelve, 'captions'):.2f} against {mean_bleu(v3, 'captions'):.2f})" in text
