@@ -30,6 +30,7 @@ RUNS = Path("runs/v4-pilots")
 DOCS = Path("docs")
 ENGLISH_SIDE = ("en-de", "en-fr", "en-cs", "de-en", "fr-en", "cs-en")
 NEW_VOCABULARY = ["--vocab-size", "16000", "--tokenizer-lines", "100000"]
+WARM_NEW_VOCABULARY = ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY]  # v3 moved onto the joint tokenizer
 V3_SHAPE = ["--d-model", "160", "--n-heads", "4", "--d-ff", "640", "--n-encoder-layers", "4",
             "--n-decoder-layers", "4", "--feed-forward", "swiglu", "--positional", "rope", "--norm", "pre",
             "--dropout", "0.2"]
@@ -37,7 +38,7 @@ PILOTS: Dict[str, Dict] = {
     "v3": {"about": "v3 as shipped, before any pilot's training (scored only)", "args": []},
     "warm": {"about": "v3's weights and tokenizer (the baseline)", "args": ["--init-from", V3]},
     "warm-new-vocabulary": {"about": "v3's weights moved onto a new joint tokenizer of all three corpora",
-                            "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY]},
+                            "args": WARM_NEW_VOCABULARY},
     "fresh-new-vocabulary": {"about": "v3's shape (5.5M), fresh weights, the new joint tokenizer",
                              "args": [*V3_SHAPE, *NEW_VOCABULARY, "--warmup", "400"]},
     "deep-encoder": {"about": "6 encoder + 2 decoder layers, d_model 256 (~13M), fresh, the new joint tokenizer",
@@ -45,18 +46,18 @@ PILOTS: Dict[str, Dict] = {
                               "--n-decoder-layers", "2", *NEW_VOCABULARY, "--warmup", "400"]},
     "warm-new-vocabulary-float32": {"about": "warm-new-vocabulary in float32, the twin of the bf16 pilot (equal "
                                              "updates, run beside it)",
-                                    "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY,
+                                    "args": [*WARM_NEW_VOCABULARY,
                                              "--precision", "float32"]},
     "warm-new-vocabulary-bf16": {"about": "warm-new-vocabulary in bf16 autocast (float32 weights and optimizer), "
                                           "on a CPU with bf16 units",
-                                 "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY, "--precision", "bf16"]},
+                                 "args": [*WARM_NEW_VOCABULARY, "--precision", "bf16"]},
     "upsample-captions": {"about": "warm-new-vocabulary with Multi30k's pairs 4 times in every epoch",
-                          "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY, "--upsample", "captions=4"]},
+                          "args": [*WARM_NEW_VOCABULARY, "--upsample", "captions=4"]},
     "english-centric": {"about": "warm-new-vocabulary on the six English-side directions only (the others pivot)",
-                        "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY,
+                        "args": [*WARM_NEW_VOCABULARY,
                                  "--directions", ",".join(ENGLISH_SIDE)]},
     "warm-new-vocabulary-beside": {"about": "warm-new-vocabulary again, the baseline run beside english-centric",
-                                   "args": ["--init-from", V3, "--new-vocabulary", *NEW_VOCABULARY]},
+                                   "args": WARM_NEW_VOCABULARY},
 }
 
 
@@ -89,7 +90,8 @@ def run(name: str, minutes: float, threads: int, updates: int = 0, beside: str =
     for variable, (_, folder) in zip(("$MULTI30K", "$LIBREOFFICE_HELP", "$DEBIAN_CATALOGS"), corpora().items()):
         shown = shown.replace(f"={folder} ", f"={variable} ")  # where the corpora lie here is no one's business
     record = {"name": name, "about": PILOTS[name]["about"], "command": shown, "minutes": minutes,
-              "max_updates": updates or None, "threads": threads, "beside": beside or None, "wall_seconds": round(time.time() - started), "cpu": cpu_name(),
+              "max_updates": updates or None, "threads": threads, "beside": beside or None,
+              "wall_seconds": round(time.time() - started), "cpu": cpu_name(),
               "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime(started))}
     (RUNS / name / "pilot_run.json").write_text(json.dumps(record, indent=1) + "\n")
 

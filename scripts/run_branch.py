@@ -21,8 +21,8 @@ from typing import List, Tuple
 SMALL = 2 * 1024 * 1024  # top-level files up to this size travel with the checkpoint (metrics, plots, records)
 
 
-def git(*args: str, env: dict = None, data: bytes = None) -> str:
-    done = subprocess.run(["git", *args], check=True, capture_output=True, input=data, env=env)
+def git(*args: str, env: dict = None) -> str:
+    done = subprocess.run(["git", *args], check=True, capture_output=True, env=env)
     return done.stdout.decode().strip()
 
 
