@@ -16,9 +16,12 @@ scored on the first ``--slice`` sentences alone when a slice is given, beside th
 against the beam's: ``python -m benchmarks quality``). A model
 trained with domain tags reads each test set with its domain's tag; one without reads it as it is. Between two
 non-English languages the last model also pivots through English (X -> en -> Y, its own X -> en output reused).
+A corpus named in ``--read-as CORPUS=DOMAIN`` is read with that domain's tag (Debian's catalogs, ``catalogs``, are
+``software``); one named in ``--by-words`` (``catalogs``) is also scored on its entries of 3+ English words and of
+1-2 words apart (splits ``SPLIT:3+words``, ``SPLIT:1-2words``).
 Writes a ``results.json`` (models named as given, ``NAME via en`` for pivots; splits ``DOMAIN/SPLIT``, slices
-``DOMAIN/SPLIT[:N]``) and prints a Markdown table with the targets (``TARGETS``; captions: the first model's
-lowercased BLEU minus ``CAPTIONS_MARGIN`` on English-side directions) and the gap to them; ``--card NAME`` also
+``DOMAIN/SPLIT[:N]``) and prints a Markdown table with the targets (``--targets v3`` or ``v4``:
+``scripts/results_table.py``) and the gap to them; ``--card NAME`` also
 writes NAME's scores into its model card as model-index results. ``--table FILE`` prints the tables of a results
 file again, as the run printed them.
 """
@@ -41,7 +44,7 @@ from transformer_hub import Transformer
 from transformer_hub.decoding import DecodingConfig, DecodingPool
 from transformer_hub.hub import save_card
 from transformer_hub.hub import results as results_json
-from transformer_hub.hub.selection import DEFAULT_DOMAIN, DOMAIN_SPLITS
+from transformer_hub.hub.selection import DOMAIN_SPLITS
 from transformer_hub.text.models import OneModel
 from transformer_hub.text.pipeline import translate_texts
 from transformer_hub.training.data import DataError, corpus_file, read_lines
@@ -49,12 +52,12 @@ from transformer_hub.training.metrics import score
 from transformer_hub.training.warm_start import weights_digest
 
 from .pieces_per_word import file_digests
+from .results_table import PIVOT, TARGET_SETS, beam_names, markdown
 
-DATASETS = {"captions": ("Multi30k", "multi30k"), "software": ("LibreOffice help", "libreoffice-help")}
-# sacreBLEU (cased, 13a) targets on the LibreOffice help test split, set before training v3.
-TARGETS = {"en-de": 35.0, "en-fr": 40.0, "en-cs": 30.0, "de-en": 40.0, "fr-en": 40.0, "cs-en": 38.0}
-CAPTIONS_MARGIN = 0.3  # on captions no English-side direction may fall more than this below the first model
-PIVOT = "en"
+DATASETS = {"captions": ("Multi30k", "multi30k"), "software": ("LibreOffice help", "libreoffice-help"),
+            "catalogs": ("Debian message catalogs", "debian-catalogs")}
+READ_AS = {"catalogs": "software"}  # a corpus read with another domain's tag (the model knows no catalogs domain)
+WORD_BUCKETS = (("3+words", lambda n: n >= 3), ("1-2words", lambda n: n <= 2))
 
 
 def split_lines(data_dir: Path, split: str, lang: str) -> Optional[List[str]]:
@@ -124,14 +127,20 @@ def scorers(args: argparse.Namespace, stack: contextlib.ExitStack) -> List[Score
 
 
 def evaluate(args: argparse.Namespace, models: List[Scorer]) -> List[Dict]:
-    """One row per domain, split and direction: each scorer's scores, and the last model's pivot through English."""
+    """One row per domain, split and direction: each scorer's scores, and the last model's pivot through English
+    (``--by-words`` corpora: also rows of their entries by the English side's length, split ``SPLIT:BUCKET``)."""
     last = next(m for m in reversed(models) if m.quality == "fast")
     rows = [row for domain, folder in args.data_dir for split in splits_of(args, domain)
             for row in score_split(args, models, last, (domain, Path(folder), split))]
     order = [f"{s}-{t}" for s, t in last.models.model.config.pairs()]
     domains = [d for d, _ in args.data_dir]
-    return sorted(rows, key=lambda r: (domains.index(r["domain"]), splits_of(args, r["domain"]).index(r["split"]),
-                                       order.index(r["direction"])))
+    buckets = [""] + [name for name, _ in WORD_BUCKETS]
+
+    def key(r: Dict):
+        split, _, bucket = r["split"].partition(":")
+        return (domains.index(r["domain"]), splits_of(args, r["domain"]).index(split), buckets.index(bucket),
+                order.index(r["direction"]))
+    return sorted(rows, key=key)
 
 
 def splits_of(args: argparse.Namespace, domain: str) -> List[str]:
@@ -144,6 +153,7 @@ def score_split(args: argparse.Namespace, models: List[Scorer], last: Scorer,
     """The rows of one domain's split (``test_set``: the domain, its folder, the split); directions without both
     files are skipped (Multi30k has no Czech for its 2017 tests)."""
     domain, folder, split = test_set
+    tag = args.read_as.get(domain, domain)
     into_english = sorted(last.models.model.config.pairs(), key=lambda p: p[1] != PIVOT)  # pivots find their first half done
     done: Dict[Tuple[str, str], List[str]] = {}
     rows = []
@@ -153,15 +163,37 @@ def score_split(args: argparse.Namespace, models: List[Scorer], last: Scorer,
             continue
         sources, references = sources[: args.limit or None], references[: args.limit or None]
         row = {"domain": domain, "split": split, "direction": f"{src}-{tgt}", "sentences": len(sources)}
+        outputs = {}
         for m in models:
             if (src, tgt) in m.models.model.config.pairs():
-                score_model(args, m, row, sources, references, domain)
-                output = row.pop("output", None)
-                if m is last:
-                    done[src, tgt] = output
+                score_model(args, m, row, sources, references, tag)
+                outputs[m.name] = row.pop("output", None)
+        done[src, tgt] = outputs[last.name]
         if args.pivot and PIVOT not in (src, tgt) and (src, PIVOT) in done:
-            row[f"{last.name} via en"] = rounded(score(last(done[src, PIVOT], PIVOT, tgt, domain), references))
+            outputs[f"{last.name} via en"] = last(done[src, PIVOT], PIVOT, tgt, tag)
+            row[f"{last.name} via en"] = rounded(score(outputs[f"{last.name} via en"], references))
         rows.append(row)
+        if domain in args.by_words:
+            english = sources if src == PIVOT else references if tgt == PIVOT else split_lines(folder, split, PIVOT)
+            rows += bucket_rows(row, outputs, references, english)
+    return rows
+
+
+def bucket_rows(row: Dict, outputs: Dict[str, Optional[List[str]]], references: List[str],
+                english: Optional[List[str]]) -> List[Dict]:
+    """``row``'s beam and pivot outputs scored again on each of ``WORD_BUCKETS``: the entries whose English text
+    has that many words."""
+    rows = []
+    for name, keep in WORD_BUCKETS if english else ():
+        picked = [i for i, text in enumerate(english[: len(references)]) if keep(len(text.split()))]
+        if not picked:
+            continue
+        sub = {"domain": row["domain"], "split": f"{row['split']}:{name}", "direction": row["direction"],
+               "sentences": len(picked)}
+        for model, output in outputs.items():
+            if output is not None:
+                sub[model] = rounded(score([output[i] for i in picked], [references[i] for i in picked]))
+        rows.append(sub)
     return rows
 
 
@@ -181,67 +213,12 @@ def score_model(args: argparse.Namespace, model: Scorer, row: Dict, sources: Lis
         row.setdefault("slices", {})[model.name] = rounded(score(output[:n], references[:n]))
 
 
-def target_of(row: Dict, first: str) -> Optional[Tuple[str, float]]:
-    """(metric, value) the row's last model must reach: TARGETS (cased) on software, the first model's lowercased
-    BLEU minus the margin on captions' English-side directions, and the pivot on other directions."""
-    if row["domain"] == DEFAULT_DOMAIN:
-        if PIVOT in row["direction"].split("-") and first in row:
-            return "bleu_lowercase", round(row[first]["bleu_lowercase"] - CAPTIONS_MARGIN, 2)
-        return None
-    if row["direction"] in TARGETS:
-        return "bleu", TARGETS[row["direction"]]
-    pivot = next((k for k in row if k.endswith(" via en")), None)
-    return ("bleu", row[pivot]["bleu"]) if pivot else None
-
-
-def place(row: Dict, rows: List[Dict]) -> str:
-    """The table's first cell: the domain, with the split where the rows hold several splits of that domain."""
-    several = len({r["split"] for r in rows if r["domain"] == row["domain"]}) > 1
-    return f"{row['domain']}/{row['split']}" if several else row["domain"]
-
-
-def beam_names(names: List[str]) -> List[str]:
-    """The models' beam rows (not their quality mode's, ``NAME best``), in order: the last is the one targeted."""
-    return [n for n in names if not n.endswith(" best")]
-
-
-def markdown(rows: List[Dict], names: List[str], first: int = 0) -> str:
-    """One line per domain and direction: every model's BLEU (captions: lowercased), the pivot, the target; then,
-    where the rows have slices, the quality mode against the beam on them."""
-    beam = beam_names(names)
-    last = beam[-1]
-    head = " | ".join(f"{n} BLEU" for n in beam)
-    lines = [f"| domain | direction | {head} | {last} chrF | {last} via en | target | gap |",
-             "|---|---|" + "---|" * (len(beam) + 4)]
-    for row in rows:
-        metric = "bleu_lowercase" if row["domain"] == DEFAULT_DOMAIN else "bleu"
-        cells = [f"{row[n][metric]:.2f}" if n in row else "" for n in beam]
-        pivot = row.get(f"{last} via en")
-        target = target_of(row, beam[0])
-        gap = f"{row[last][target[0]] - target[1]:+.2f}" if target and last in row else ""
-        lines.append(f"| {place(row, rows)} | {row['direction']} | {' | '.join(cells)} "
-                     f"| {row[last]['chrf']:.2f} | {f'{pivot[metric]:.2f}' if pivot else ''} "
-                     f"| {f'{target[1]:.2f}' if target else ''} | {gap} |")
-    text = "\n".join(lines) + "\n\nBLEU: lowercased on captions, cased on the other domains (sacreBLEU 13a)."
-    sliced = [n for n in names if any(n in r.get("slices", {}) for r in rows)]
-    if any(n.endswith(" best") for n in sliced):
-        lines = ["| domain | direction | " + " | ".join(f"{n} BLEU" for n in sliced) + " |",
-                 "|---|---|" + "---|" * len(sliced)]
-        for row in rows:
-            metric = "bleu_lowercase" if row["domain"] == DEFAULT_DOMAIN else "bleu"
-            cells = [f"{row['slices'][n][metric]:.2f}" if n in row.get("slices", {}) else "" for n in sliced]
-            lines.append(f"| {place(row, rows)} | {row['direction']} | {' | '.join(cells)} |")
-        text += (f"\n\nThe quality mode (\"best\") against the beam on the first {first} "
-                 "sentences of each test set:\n\n" + "\n".join(lines))
-    return text
-
-
 def test_files(rows: List[Dict], args: argparse.Namespace) -> Dict[str, str]:
     """sha256 of every test file the rows read (``DOMAIN/FILE``): a later check knows whether it has the same data."""
     folders = dict(args.data_dir)
     langs: Dict[Tuple[str, str], set] = {}
     for r in rows:
-        langs.setdefault((r["domain"], r["split"]), set()).update(r["direction"].split("-"))
+        langs.setdefault((r["domain"], r["split"].partition(":")[0]), set()).update(r["direction"].split("-"))
     return {f"{domain}/{name}": digest for (domain, split), used in sorted(langs.items())
             for name, digest in sorted(file_digests(Path(folders[domain]), split, sorted(used)).items())}
 
@@ -261,7 +238,8 @@ def as_results(rows: List[Dict], args: argparse.Namespace, names: List[str], out
               for k in kinds if any(s.model == k for s in scores)]
     return results_json.Results(models=models, results=scores,
                                 settings={"command": command, "beam": args.beam, "limit": args.limit,
-                                           "slice": args.slice, "test_files": test_files(rows, args)})
+                                           "slice": args.slice, "targets": args.targets,
+                                           "test_files": test_files(rows, args)})
 
 
 def rows_from(saved: results_json.Results) -> Tuple[List[Dict], List[str]]:
@@ -326,6 +304,12 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    help="DOMAIN=DIR in Multi30k's layout (captions=data/multi30k, software=data/libreoffice-help)")
     p.add_argument("--split", type=named("a domain and a split"), action="append", default=[],
                    help="DOMAIN=SPLIT or DOMAIN=SPLIT,SPLIT (default: test_2016_flickr for captions, test for the others)")
+    p.add_argument("--read-as", type=named("a corpus and the domain whose tag it is read with"), action="append",
+                   default=[], help="CORPUS=DOMAIN (catalogs=software is always in)")
+    p.add_argument("--by-words", action="append", default=["catalogs"],
+                   help="a corpus whose rows are also scored by the English side's length (catalogs always is)")
+    p.add_argument("--targets", choices=sorted(TARGET_SETS), default="v3",
+                   help="the targets the last model is measured against (scripts/results_table.py)")
     p.add_argument("--beam", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--engine", default="pytorch", help="pytorch, ctranslate2 or auto (the fast rows)")
@@ -343,6 +327,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--card", default=None, help="NAME: also write that model's scores into its card")
     args = p.parse_args(argv)
     args.split = dict(args.split)
+    args.read_as = {**READ_AS, **dict(args.read_as)}
     return args
 
 
@@ -367,7 +352,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         argv = sys.argv[1:]
     if argv[:1] == ["--table"] and len(argv) == 2:  # print a results file's tables again (the docs quote them)
         saved = results_json.load(argv[1])
-        print(markdown(*rows_from(saved), saved.settings.get("slice", 0)))
+        print(markdown(*rows_from(saved), saved.settings.get("slice", 0), saved.settings.get("targets", "v3")))
         return 0
     args = parse_args(argv)
     problem = check(args)
@@ -380,7 +365,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     command = shlex.join(["python", "-m", "scripts.domain_results", *argv])
     names = [m.name for m in models]
     results_json.save(as_results(rows, args, names, args.out, command), args.out)
-    print(markdown(rows, names, args.slice))
+    print(markdown(rows, names, args.slice, args.targets))
     if args.card:
         write_card(Path(dict(args.model)[args.card]), args.card, rows, command, args.slice)
     return 0

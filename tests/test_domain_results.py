@@ -189,3 +189,50 @@ def test_table_prints_a_results_files_tables_as_the_run_did(tmp_path, untagged, 
     assert code == 0 and domain_results.main(["--table", str(out)]) == 0
     again = capsys.readouterr().out
     assert again.strip() and again.strip() in printed
+
+
+def test_catalogs_are_read_as_software_and_scored_by_entry_length(tmp_path, tagged, capsys):  # noqa: F811
+    """Debian's catalogs: the software tag (the model knows no catalogs domain), all entries, then those of 3+
+    English words and of 1-2 words apart, each the score of the same outputs' subset."""
+    en = ["click the menu", "save", "open file", "select the cell format table", "help", "window list tab"]
+    de = ["klicken das Menü", "speichern", "öffnen Datei", "wählen das Zelle Format Tabelle", "Hilfe",
+          "Fenster Liste Reiter"]
+    folder = tmp_path / "catalogs"
+    folder.mkdir()
+    for lang, lines in (("en", en), ("de", de)):
+        (folder / f"test.{lang}.gz").write_bytes(gzip.compress("".join(f"{x}\n" for x in lines).encode()))
+    out = tmp_path / "r.json"
+    assert domain_results.main(["--model", f"v3={tagged / 'final'}", "--data-dir", f"catalogs={folder}",
+                                "--beam", "2", "--out", str(out)]) == 0
+    found = results_json.load(out)
+    v3 = Transformer.from_pretrained(tagged / "final")
+    for src, tgt, sources, references in (("en", "de", en, de), ("de", "en", de, en)):
+        outputs = [r.text for r in generate(v3, sources, strategy="beam", beam_size=2, src_lang=src, tgt_lang=tgt,
+                                            domain="software")]
+        for split, picked in (("test", range(6)), ("test:3+words", [0, 3, 5]), ("test:1-2words", [1, 2, 4])):
+            expected = score([outputs[i] for i in picked], [references[i] for i in picked])
+            got = {s.metric: s.value for s in found.results
+                   if s.split == f"catalogs/{split}" and s.direction == f"{src}-{tgt}"}
+            assert got == pytest.approx({k: round(v, 2) for k, v in expected.items()}, abs=0.006), split
+    assert set(found.settings["test_files"]) == {"catalogs/test.en.gz", "catalogs/test.de.gz"}
+    table = capsys.readouterr().out
+    assert "| catalogs/test:3+words | en-de |" in table and "entries whose English has 3 or more words" in table
+    assert domain_results.main(["--table", str(out)]) == 0 and capsys.readouterr().out.strip() in table
+
+
+def test_v4_targets_are_fixed_on_long_catalog_entries_and_relative_to_v3_elsewhere():
+    from scripts.results_table import target_of
+
+    names = ["v2", "v3", "v4"]
+    scores = {"v2": {"bleu": 40.0, "bleu_lowercase": 42.0}, "v3": {"bleu": 20.0, "bleu_lowercase": 38.5},
+              "v4": {"bleu": 24.0, "bleu_lowercase": 39.0}, "v4 via en": {"bleu": 10.0}}
+
+    def row(domain, split, direction):
+        return {"domain": domain, "split": split, "direction": direction, **scores}
+    assert target_of(row("catalogs", "test:3+words", "en-fr"), names, "v4") == ("bleu", 35.0)
+    assert target_of(row("catalogs", "test:1-2words", "en-fr"), names, "v4") == ("bleu", 10.0)  # the pivot
+    assert target_of(row("software", "test", "de-fr"), names, "v4") == ("bleu", 23.0)  # v3 + 3, all 12
+    assert target_of(row("captions", "test_2016_flickr", "en-de"), names, "v4") == ("bleu_lowercase", 38.5)
+    assert target_of(row("captions", "test_2016_flickr", "de-fr"), names, "v4") is None
+    assert target_of(row("captions", "test_2016_flickr", "en-de"), names, "v3") == ("bleu_lowercase", 41.7)
+    assert target_of(row("software", "test", "en-cs"), names, "v3") == ("bleu", 30.0)
