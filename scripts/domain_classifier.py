@@ -115,9 +115,10 @@ def _everyday(classifier: DomainClassifier, everyday: List[Tuple[str, str]]) -> 
 
 
 def check_domains(model: Path, names: Sequence[str]) -> None:
-    """The data's domain names must be the model's (its config's ``domains``), in any order."""
+    """The data's domain names must be the model's (its config's ``domains``), in any order (a name may repeat:
+    folders of one name are one domain's)."""
     config = TransformerConfig.from_json_file(str(model / CONFIG_JSON))
-    if sorted(config.domains or ()) != sorted(names):
+    if sorted(config.domains or ()) != sorted(set(names)):
         raise UserError(f"{model} was trained with domains {list(config.domains or ())}, but --data-dir names "
                         f"{list(names)}: name each directory by its domain (NAME=PATH)")
 

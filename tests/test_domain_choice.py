@@ -121,6 +121,21 @@ def test_the_script_refuses_data_named_unlike_the_models_domains(tagged, corpora
         in capsys.readouterr().err
 
 
+def test_the_script_counts_folders_of_one_domain_together(tagged, corpora, tmp_path):  # noqa: F811
+    """v4's software is LibreOffice's help and Debian's catalogs: two folders named software, one domain."""
+    import json
+    import shutil
+
+    folder, (captions, software) = tmp_path / "model", corpora
+    shutil.copytree(tagged / "final", folder)
+    code = domain_classifier.main(["--model", str(folder), "--data-dir", f"captions={captions}", "--data-dir",
+                                   f"software={software}", "--data-dir", f"software={software}", "--langs", "en"])
+    assert code == 0
+    found = json.loads((folder / domain_classifier.RESULTS_FILE).read_text())
+    assert [r["domain"] for r in found["val"]] == ["captions", "software", "software"]
+    assert DomainClassifier.from_folder(folder).domains == ["captions", "software"]
+
+
 def test_the_script_calibrates_the_flag_for_text_of_neither_domain(tagged_with_classifier, tagged, corpora,
                                                                    tmp_path, capsys):  # noqa: F811
     import json
