@@ -165,7 +165,7 @@ def score_split(args: argparse.Namespace, models: List[Scorer], last: Scorer,
         row = {"domain": domain, "split": split, "direction": f"{src}-{tgt}", "sentences": len(sources)}
         outputs = {}
         for m in models:
-            if (src, tgt) in m.models.model.config.pairs():
+            if (src, tgt) in m.models.model.config.pairs() and domain in args.only.get(m.name.split(" ")[0], [domain]):
                 score_model(args, m, row, sources, references, tag)
                 outputs[m.name] = row.pop("output", None)
         done[src, tgt] = outputs[last.name]
@@ -308,6 +308,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                    default=[], help="CORPUS=DOMAIN (catalogs=software is always in)")
     p.add_argument("--by-words", action="append", default=["catalogs"],
                    help="a corpus whose rows are also scored by the English side's length (catalogs always is)")
+    p.add_argument("--only", type=named("a model and the corpora it is scored on"), action="append", default=[],
+                   help="NAME=CORPUS[,CORPUS]: score that model on these corpora alone (default: on every one)")
     p.add_argument("--targets", choices=sorted(TARGET_SETS), default="v3",
                    help="the targets the last model is measured against (scripts/results_table.py)")
     p.add_argument("--beam", type=int, default=5)
@@ -328,6 +330,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     args = p.parse_args(argv)
     args.split = dict(args.split)
     args.read_as = {**READ_AS, **dict(args.read_as)}
+    args.only = {name: corpora.split(",") for name, corpora in args.only}
     return args
 
 
@@ -339,6 +342,9 @@ def check(args: argparse.Namespace) -> Optional[str]:
     for domain, folder in args.data_dir:
         if not Path(folder).is_dir():
             return f"--data-dir {domain}={folder}: no such folder"
+    unknown = set(args.only) - set(dict(args.model))
+    if unknown:
+        return f"--only {sorted(unknown)[0]}: not one of the --model names ({', '.join(n for n, _ in args.model)})"
     if args.card is not None and args.card not in dict(args.model):
         return f"--card {args.card}: not one of the --model names ({', '.join(n for n, _ in args.model)})"
     if args.workers < 1:

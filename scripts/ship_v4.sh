@@ -26,7 +26,8 @@ python -m scripts.tune_rerank --model "$v4" --data-dir "captions=$captions" --da
   --limit 100 --workers "$workers" --cache "$run/rerank-cache"
 python -m scripts.domain_results --model v2=space/models/multilingual --model "v3=$v3" --model "v4=$v4" \
   --data-dir "captions=$captions" --data-dir "software=$software" --data-dir "catalogs=$catalogs" \
-  --targets v4 --quality fast,best --slice 200 --workers "$workers" --cache "$run/results-cache" \
+  --only v2=captions --targets v4 --engine ctranslate2 --quality fast,best --slice 200 --workers "$workers" \
+  --cache "$run/results-cache" \
   --out docs/v4_results.json --card v4
 python -m scripts.pieces_per_word --out docs --card "$v4"
 python -m benchmarks versions --old "$v3" --new "$v4" --data-dir "captions=$captions" \

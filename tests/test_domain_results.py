@@ -52,6 +52,9 @@ def test_each_model_is_scored_on_each_domain_with_its_tag(tmp_path, untagged, ta
     assert got == pytest.approx({k: round(v, 2) for k, v in expected.items()}, abs=0.006)
     assert {s.split for s in found.results} == {"captions/val", "software/val"}
     assert {s.model for s in found.results} == {"v2", "v3"}  # en and de only: no pivot
+    code, out = run(tmp_path, untagged, tagged, corpora, "--only", "v2=captions")
+    assert {(s.model, s.split) for s in results_json.load(out).results} == {
+        ("v2", "captions/val"), ("v3", "captions/val"), ("v3", "software/val")}
     table = capsys.readouterr().out
     assert "| software | en-de |" in table and "| 35.00 |" in table  # the software target of en-de
     assert "cased on the other domains" in table
@@ -88,6 +91,7 @@ def test_the_card_gets_both_domains_tables(tmp_path, untagged, tagged, corpora):
 @pytest.mark.parametrize("args, message", [
     (["--model", "v3=/nonexistent"], "--model v3=/nonexistent: not a model folder"),
     (["--card", "v9"], "--card v9: not one of the --model names"),
+    (["--only", "v9=captions"], "--only v9: not one of the --model names"),
     (["--quality", "fast,great"], "--quality: unknown great"),
     (["--workers", "0"], "--workers 0: at least 1"),
 ])
