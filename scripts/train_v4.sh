@@ -4,7 +4,7 @@
 # message catalogs, the last two under the one `software` tag, in bf16 where the CPU (or GPU) has bf16 units.
 #   MULTI30K=DIR LIBREOFFICE_HELP=DIR DEBIAN_CATALOGS=DIR bash scripts/train_v4.sh RUN_DIR [extra train options]
 # DEVICE=cuda runs it on a GPU (default cpu); THREADS: torch's CPU threads (default 2).
-# 3,000 updates of 8,192 tokens (~4 h on 2 CPU threads: two sessions, so one kept checkpoint of ~65 MB in main's
+# 3,000 updates of 8,192 tokens (~3.3 h on 2 CPU threads in float32: two sessions, so one kept checkpoint of ~65 MB in main's
 # history); the rate cools down linearly to 0 over the last 1,000. The run goes in stages:
 # rerun the same command to continue (--resume: an interrupted run picks up at its newest checkpoint with the same
 # batches, across float32 and bf16); STAGE_MINUTES ends this stage after that many minutes with SIGTERM, which lets
