@@ -4,7 +4,7 @@
     python -m scripts.keep_run restore runs/v4    # resume/v4 back into runs/v4, to `train --resume` from
 
 ``save`` replaces ``resume/<run name>`` (``--into``) with what ``train --resume`` needs: the newest
-``checkpoints/step_N``, the ``tokenizer`` folder, ``metrics.jsonl`` and the run's other small top-level files.
+``checkpoints/step_N``, the ``tokenizer`` folder, ``metrics.jsonl`` and the run's other small top-level files (not a stage's ``.log``).
 Commit that folder before a session ends: a fresh clone of main is all a later session gets, so a checkpoint
 kept anywhere else (another branch, the machine's disk) is lost. Each commit of it adds one checkpoint to the
 repository's history (~65 MB for v4), so save at the end of a session, not after every stage.  ``restore``
@@ -28,7 +28,7 @@ def resumable_files(run: Path) -> Tuple[str, List[Path]]:
         raise SystemExit(f"{run} has no checkpoints/step_*: nothing to save (train with --save-every)")
     files = [f for f in steps[-1].iterdir() if f.is_file()]
     files += [f for f in (run / "tokenizer").glob("*") if f.is_file()]
-    files += [f for f in run.iterdir() if f.is_file() and f.stat().st_size <= SMALL]
+    files += [f for f in run.iterdir() if f.is_file() and f.stat().st_size <= SMALL and f.suffix != ".log"]
     return steps[-1].name, sorted(files)
 
 

@@ -16,6 +16,7 @@ def make_run(root: Path, steps) -> Path:
     (run / "tokenizer" / "spm.model").write_bytes(b"pieces")
     (run / "metrics.jsonl").write_text('{"step": 1}\n')
     (run / "big.bin").write_bytes(b"0" * (keep_run.SMALL + 1))
+    (run / "stage1.log").write_text("train: 1/3000\r")
     return run
 
 
