@@ -156,6 +156,7 @@ def score_split(args: argparse.Namespace, models: List[Scorer], last: Scorer,
     tag = args.read_as.get(domain, domain)
     into_english = sorted(last.models.model.config.pairs(), key=lambda p: p[1] != PIVOT)  # pivots find their first half done
     done: Dict[Tuple[str, str], List[str]] = {}
+    english = split_lines(folder, split, PIVOT) if domain in args.by_words else None  # read once, for every direction
     rows = []
     for src, tgt in tqdm(into_english, desc=f"{domain} {split}", unit="set"):
         sources, references = split_lines(folder, split, src), split_lines(folder, split, tgt)
@@ -173,8 +174,7 @@ def score_split(args: argparse.Namespace, models: List[Scorer], last: Scorer,
             outputs[f"{last.name} via en"] = last(done[src, PIVOT], PIVOT, tgt, tag)
             row[f"{last.name} via en"] = rounded(score(outputs[f"{last.name} via en"], references))
         rows.append(row)
-        if domain in args.by_words:
-            english = sources if src == PIVOT else references if tgt == PIVOT else split_lines(folder, split, PIVOT)
+        if english is not None:
             rows += bucket_rows(row, outputs, references, english)
     return rows
 
