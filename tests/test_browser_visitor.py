@@ -118,6 +118,7 @@ def models_offered(page) -> list:
     page.locator("#inside-model input").click()
     names = page.locator("#inside-model").get_by_role("option").all_inner_texts()
     page.keyboard.press("Escape")
+    page.locator("#inside-model input").blur()  # so that the next click opens the list again
     names = [n.strip().splitlines()[-1].strip() for n in names if n.strip()]  # the chosen one has a tick line
     return [n for n in names if n != AUTO_LABEL]
 
@@ -127,7 +128,12 @@ def pick(page, selector: str, option: str) -> None:
     box = page.locator(f"{selector} input")
     box.click()
     box.fill(option)
-    page.locator(selector).get_by_role("option", name=option, exact=True).wait_for()
+    listed = page.locator(selector).get_by_role("option", name=option, exact=True)
+    try:
+        listed.wait_for(timeout=5000)
+    except sync_api.TimeoutError:  # the box kept focus after Escape closed its list: a key opens it again
+        box.press("ArrowDown")
+        listed.wait_for()
     box.press("Enter")
     page.wait_for_function("([s, o]) => document.querySelector(s + ' input').value === o", arg=[selector, option])
 
