@@ -159,10 +159,10 @@ def score_split(args: argparse.Namespace, models: List[Scorer], last: Scorer,
     english = split_lines(folder, split, PIVOT) if domain in args.by_words else None  # read once, for every direction
     rows = []
     for src, tgt in tqdm(into_english, desc=f"{domain} {split}", unit="set"):
-        sources, references = split_lines(folder, split, src), split_lines(folder, split, tgt)
-        if sources is None or references is None:
+        found = both_sides(folder, split, src, tgt, english)
+        if found is None:
             continue
-        sources, references = sources[: args.limit or None], references[: args.limit or None]
+        sources, references, english_side = (side[: args.limit or None] for side in found)
         row = {"domain": domain, "split": split, "direction": f"{src}-{tgt}", "sentences": len(sources)}
         outputs = {}
         for m in models:
@@ -175,8 +175,20 @@ def score_split(args: argparse.Namespace, models: List[Scorer], last: Scorer,
             row[f"{last.name} via en"] = rounded(score(outputs[f"{last.name} via en"], references))
         rows.append(row)
         if english is not None:
-            rows += bucket_rows(row, outputs, references, english)
+            rows += bucket_rows(row, outputs, references, english_side)
     return rows
+
+
+def both_sides(folder: Path, split: str, src: str, tgt: str,
+               english: Optional[List[str]]) -> Optional[Tuple[List[str], List[str], List[str]]]:
+    """The rows of ``split`` translated in both languages (a catalog entry may lack one: its line is empty) as
+    sources, references and the English of the same rows (empty when ``english`` is None); None: a file is missing."""
+    sources, references = split_lines(folder, split, src), split_lines(folder, split, tgt)
+    if sources is None or references is None:
+        return None
+    kept = [i for i, (s, t) in enumerate(zip(sources, references)) if s.strip() and t.strip()]
+    return ([sources[i] for i in kept], [references[i] for i in kept],
+            [english[i] for i in kept] if english is not None else [])
 
 
 def bucket_rows(row: Dict, outputs: Dict[str, Optional[List[str]]], references: List[str],
@@ -185,7 +197,7 @@ def bucket_rows(row: Dict, outputs: Dict[str, Optional[List[str]]], references: 
     has that many words."""
     rows = []
     for name, keep in WORD_BUCKETS if english else ():
-        picked = [i for i, text in enumerate(english[: len(references)]) if keep(len(text.split()))]
+        picked = [i for i, text in enumerate(english) if keep(len(text.split()))]
         if not picked:
             continue
         sub = {"domain": row["domain"], "split": f"{row['split']}:{name}", "direction": row["direction"],

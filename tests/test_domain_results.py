@@ -197,13 +197,16 @@ def test_table_prints_a_results_files_tables_as_the_run_did(tmp_path, untagged, 
 
 def test_catalogs_are_read_as_software_and_scored_by_entry_length(tmp_path, tagged, capsys):  # noqa: F811
     """Debian's catalogs: the software tag (the model knows no catalogs domain), all entries, then those of 3+
-    English words and of 1-2 words apart, each the score of the same outputs' subset."""
+    English words and of 1-2 words apart, each the score of the same outputs' subset; an entry one language lacks
+    is in neither of its directions."""
     en = ["click the menu", "save", "open file", "select the cell format table", "help", "window list tab"]
     de = ["klicken das Menü", "speichern", "öffnen Datei", "wählen das Zelle Format Tabelle", "Hilfe",
           "Fenster Liste Reiter"]
     folder = tmp_path / "catalogs"
     folder.mkdir()
+    untranslated = {"en": ["close all open windows"], "de": [""]}  # an entry without German: in neither direction
     for lang, lines in (("en", en), ("de", de)):
+        lines = lines + untranslated[lang]
         (folder / f"test.{lang}.gz").write_bytes(gzip.compress("".join(f"{x}\n" for x in lines).encode()))
     out = tmp_path / "r.json"
     assert domain_results.main(["--model", f"v3={tagged / 'final'}", "--data-dir", f"catalogs={folder}",
