@@ -7,7 +7,7 @@ texts of ``projects.raw.gz``: msgctxt, English msgids, translations with their a
 only where the corpus kept it; a plural entry's two forms as two entries, which give adapt the same pairs), and
 ``python -m transformer_hub adapt`` runs once on all of them: en-de, en-fr and en-cs in one run under one project
 tag, 20 % of the package's source sentences held out (seeded, the same in every direction), ``--minutes`` of
-training on ``--threads``, from ``--model`` (v3 until v4 exists), replaying the base corpora (``--replay-data``:
+training on ``--threads``, from ``--model`` (the shipped v4 unless told), replaying the base corpora (``--replay-data``:
 captions and software) in each direction.
 
 Per package and direction: the held-out BLEU and chrF before and after, each base domain's val BLEU before and
@@ -33,7 +33,7 @@ from transformer_hub.training.adapt import AdaptConfig, adapt
 from transformer_hub.training.data import default_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = ROOT / "space" / "models" / "multilingual-v3"
+MODEL = ROOT / "space" / "models" / "multilingual-v4"
 LANGS = ("en", "de", "fr", "cs")
 SPLIT = "projects"
 TARGETS = {"held_out_gain": 8.0, "val_fall": 0.5}  # BLEU points

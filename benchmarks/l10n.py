@@ -3,7 +3,7 @@
 
 On the Debian catalogs corpus's test split (``--data-dir``, built by ``python -m transformer_hub corpus
 debian-catalogs``; its ``test.raw.gz`` keeps each entry's original texts, accelerator marks included), English into
-German, French and Czech with the shipped multilingual v3 (domain "software"):
+German, French and Czech with ``--model`` (the shipped v4 unless told; docs/l10n_results.json is v3's), domain "software":
 
 * (a) the entries whose English holds placeholders, tags or accelerators (``find_pieces``, ``strip_accelerator``
   with the catalog's marker; a seeded sample of ``--limit``): the accelerator taken off, each through the text path
@@ -60,7 +60,7 @@ from transformer_hub.text.placeholders import accelerator_marker, find_pieces, s
 from . import l10n_xliff
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = ROOT / "space" / "models" / "multilingual-v3"
+MODEL = ROOT / "space" / "models" / "multilingual-v4"
 TARGETS = ("de", "fr", "cs")
 DOMAIN = "software"
 POFILTER = shutil.which("pofilter", path=str(Path(sys.executable).parent)) or shutil.which("pofilter")

@@ -1,7 +1,7 @@
 """``python -m benchmarks versions``: two versions of a model on the same sentences through CTranslate2, in one run.
 
-    python -m benchmarks versions --old space/models/multilingual --new space/models/multilingual-v3 \
-        --data-dir captions=data/multi30k --data-dir software=data/libreoffice-help --out docs/v3_speed.json
+    python -m benchmarks versions --old space/retired/multilingual-v3 --new space/models/multilingual-v4 \
+        --data-dir captions=data/multi30k --data-dir software=data/libreoffice-help --out docs/v4_speed.json
 
 Sentences: the first ``--n`` val sentences of every English-side direction (en->de/fr/cs and back) of every
 domain, the same for both models; a model trained with domain tags reads each with its domain's tag, one
@@ -33,7 +33,7 @@ Item = Tuple[str, str, str, str]  # (domain, src, tgt, sentence)
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--old", default=str(ROOT / "space" / "models" / "multilingual"), help="the reference model")
-    p.add_argument("--new", default=str(ROOT / "space" / "models" / "multilingual-v3"), help="the model measured")
+    p.add_argument("--new", default=str(ROOT / "space" / "models" / "multilingual-v4"), help="the model measured")
     p.add_argument("--data-dir", action="append", required=True, metavar="DOMAIN=DIR",
                    help="a domain's corpus in Multi30k's layout (its val split is read); repeat per domain")
     p.add_argument("--n", type=int, default=20, help="val sentences per direction and domain (default 20)")

@@ -1,6 +1,6 @@
 """Train the domain classifier of a model trained with domain tags and write ``domains.json`` into its folder.
 
-    python -m scripts.domain_classifier --model space/models/multilingual-v3 \\
+    python -m scripts.domain_classifier --model space/models/multilingual-v4 \\
         --data-dir captions=data/multi30k --data-dir software=data/libreoffice-help
 
 It counts words and letter 4-grams on each domain's *train* split (every language of ``--langs``; several

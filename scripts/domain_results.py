@@ -1,6 +1,6 @@
 """Both domains' results table: every direction of each model on each domain's test split, side by side.
 
-    python -m scripts.domain_results --model v2=space/models/multilingual --model v3=space/models/multilingual-v3 \
+    python -m scripts.domain_results --model v2=space/models/multilingual --model v3=space/retired/multilingual-v3 \
         --data-dir captions=data/multi30k --data-dir software=data/libreoffice-help --out docs/domain_results.json
 
 ``--cache DIR`` keeps every (model, domain, direction) output as it is made, keyed by the weights, the

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Dict, List
 
-V3 = "space/models/multilingual-v3"
+V3 = "space/retired/multilingual-v3"
 RUNS = Path("runs/v4-pilots")
 DOCS = Path("docs")
 ENGLISH_SIDE = ("en-de", "en-fr", "en-cs", "de-en", "fr-en", "cs-en")

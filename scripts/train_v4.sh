@@ -18,7 +18,7 @@ if [ -n "${STAGE_MINUTES:-}" ]; then stage=(timeout --signal=TERM "${STAGE_MINUT
 exec "${stage[@]}" python -m transformer_hub train --out "$out" --langs en,de,fr,cs \
   --data-dir "captions=${MULTI30K:-data/multi30k}" --data-dir "software=${LIBREOFFICE_HELP:-data/libreoffice-help}" \
   --data-dir "software=${DEBIAN_CATALOGS:-data/debian-catalogs}" --domain-tags \
-  --init-from space/models/multilingual-v3 --new-vocabulary --vocab-size 16000 --tokenizer-lines 100000 \
+  --init-from space/retired/multilingual-v3 --new-vocabulary --vocab-size 16000 --tokenizer-lines 100000 \
   --max-tokens 8192 --warmup 400 --peak-lr 0.002 --max-updates 3000 --cooldown-updates 1000 \
   --valid-every 500 --valid-limit 300 --bleu-directions 3 --bleu-every 1000 --save-every 50 --keep-last 4 \
   --average-last 4 --final-beam 0 --precision auto --device "${DEVICE:-cpu}" --threads "${THREADS:-2}" --seed 1 \

@@ -1,6 +1,6 @@
 """A pasted text of two image captions (Multi30k's style) and two software sentences (LibreOffice help's) through
-the shipped models and their domain classifier: the library (v3 alone: each sentence with its own domain tag;
-v3 beside the captions-only en-de: each sentence with its own domain's model), ``POST /translate``,
+the shipped models and their domain classifier: the library (v4 alone: each sentence with its own domain tag;
+v4 beside the captions-only en-de: each sentence with its own domain's model), ``POST /translate``,
 ``/translate_file`` and the page's note, which say how many sentences were read as each domain and how to read
 them all as one."""
 import urllib.request
@@ -14,36 +14,36 @@ from transformer_hub.text.pipeline import ModelSet, translate_texts
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "space" / "models"
-V3 = MODELS / "multilingual-v3"
+V4 = MODELS / "multilingual-v4"
 CAPTIONS = ["A man in a red shirt is riding a bike down the street.", "Two dogs are playing in the snow."]
 SOFTWARE = ["Click the Save button to save the document.", "To insert a table, choose Insert - Table."]
 MIXED = " ".join(CAPTIONS + SOFTWARE)
 DOMAINS = ["captions"] * 2 + ["software"] * 2
 
 pytestmark = [pytest.mark.slow,  # loads the shipped models
-              pytest.mark.skipif(not (V3 / "domains.json").is_file(), reason="the shipped models are not here")]
+              pytest.mark.skipif(not (V4 / "domains.json").is_file(), reason="the shipped models are not here")]
 
 
 @pytest.fixture(scope="module")
-def v3() -> Transformer:
-    return Transformer.from_pretrained(V3)
+def v4() -> Transformer:
+    return Transformer.from_pretrained(V4)
 
 
-def test_v3_reads_each_sentence_with_its_own_domain_tag(v3):
-    (result,) = translate_texts(v3, [MIXED], src_lang="en", tgt_lang="de", strategy="greedy")
+def test_v4_reads_each_sentence_with_its_own_domain_tag(v4):
+    (result,) = translate_texts(v4, [MIXED], src_lang="en", tgt_lang="de", strategy="greedy")
     assert [s.source for s in result.sentences] == CAPTIONS + SOFTWARE
     assert [s.domain for s in result.sentences] == DOMAINS and all(s.domain_confidence > 0.99 for s in result.sentences)
     assert result.mixed_domains and result.domain_counts == {"captions": 2, "software": 2}
     # the tag each sentence was read with: the second source id (after the target language's)
-    assert [s.source_ids[1] for s in result.sentences] == [v3.tokenizer.domain_tag_id(d) for d in DOMAINS]
+    assert [s.source_ids[1] for s in result.sentences] == [v4.tokenizer.domain_tag_id(d) for d in DOMAINS]
     # before, the whole text was told once (captions, the classifier says of it) and every sentence read so
-    assert v3.tokenizer.domain_tag_id("captions") != v3.tokenizer.domain_tag_id("software")
+    assert v4.tokenizer.domain_tag_id("captions") != v4.tokenizer.domain_tag_id("software")
 
 
-def test_v3_beside_the_captions_model_sends_each_sentence_to_its_domains_model(v3):
-    models = ModelSet({"en-de": Transformer.from_pretrained(MODELS / "en-de"), "multilingual-v3": v3})
+def test_v4_beside_the_captions_model_sends_each_sentence_to_its_domains_model(v4):
+    models = ModelSet({"en-de": Transformer.from_pretrained(MODELS / "en-de"), "multilingual-v4": v4})
     expected = {d: models.choose("en", "de", "fast", d) for d in ("captions", "software")}
-    assert expected["software"] == "multilingual-v3"  # the cards: v3 alone scores software
+    assert expected["software"] == "multilingual-v4"  # the cards: v4 alone scores software
     (result,) = translate_texts(models, [MIXED], src_lang="en", tgt_lang="de", strategy="greedy")
     assert [(s.domain, s.model) for s in result.sentences] == [(d, expected[d]) for d in DOMAINS]
     for sentence, domain in zip(result.sentences, DOMAINS):
@@ -57,7 +57,7 @@ def test_v3_beside_the_captions_model_sends_each_sentence_to_its_domains_model(v
 def served():
     from helpers.space_fixtures import LIMITS, serving
 
-    with serving([MODELS / "en-de", V3], LIMITS) as running:
+    with serving([MODELS / "en-de", V4], LIMITS) as running:
         yield running
 
 
@@ -112,7 +112,7 @@ def test_rest_translate_file_and_the_page_name_the_mixed_domains(served):
     assert ("domains told per sentence: 2 sentences read as **image captions**, 2 as **software documentation**, "
             "each translated as its own (to translate all of them as one, choose it in the Domain menu)") in note
     names = [ctx.chooser.best("en", "de", d) for d in ("captions", "software")]
-    assert names == ["en-de", "multilingual-v3"] and "models **en-de**, **multilingual-v3** · engine" in note
+    assert names == ["en-de", "multilingual-v4"] and "models **en-de**, **multilingual-v4** · engine" in note
     # software read as captions (the menu's choice) goes to the captions-only model: the unsure note says so, and
     # where to choose another domain
     _, _, note, _ = service.translate_view(ctx, " ".join(SOFTWARE), "auto", "beam", source_lang="en",

@@ -79,15 +79,15 @@ def test_a_whole_test_set_scores_what_the_results_file_says(multilingual):
         assert measured[metric] == pytest.approx(stored[metric], abs=0.15), metric
 
 
-V3 = MODELS / "multilingual-v3"  # captions and software documentation, with domain tags (docs/multilingual-v3.md)
+V4 = MODELS / "multilingual-v4"  # captions and software documentation, with domain tags (docs/multilingual-v4.md)
 DOMAINS = {"captions": ("multi30k", "test_2016_flickr"), "software": ("libreoffice-help", "test")}
 
 
 @pytest.fixture(scope="module")
-def v3_beside_v2():
-    """The Space's store and chooser over space/models with v3 in it; skipped, saying so, while v3 is not shipped."""
-    if not (V3 / "model.safetensors").is_file():
-        pytest.skip("space/models/multilingual-v3 is not shipped in this checkout")
+def v4_beside_v2():
+    """The Space's store and chooser over space/models with v4 in it; skipped, saying so, while v4 is not shipped."""
+    if not (V4 / "model.safetensors").is_file():
+        pytest.skip("space/models/multilingual-v4 is not shipped in this checkout")
     from space.serving.choice import ModelChooser
     from space.serving.model_store import ModelStore
 
@@ -95,44 +95,44 @@ def v3_beside_v2():
     return store, ModelChooser(store)
 
 
-def test_v3s_card_scores_every_direction_on_both_domains(v3_beside_v2):
-    store, _ = v3_beside_v2
-    assert store.config("multilingual-v3").domains == ["captions", "software"]
-    assert (V3 / "domains.json").is_file()
-    pairs = {f"{a}-{b}" for a, b in store.config("multilingual-v3").pairs()}
+def test_v4s_card_scores_every_direction_on_both_domains(v4_beside_v2):
+    store, _ = v4_beside_v2
+    assert store.config("multilingual-v4").domains == ["captions", "software"]
+    assert (V4 / "domains.json").is_file()
+    pairs = {f"{a}-{b}" for a, b in store.config("multilingual-v4").pairs()}
     for domain, (dataset, split) in DOMAINS.items():
-        scored = {r["direction"] for r in card_data_from_file(str(V3 / "README.md"))["results"]
+        scored = {r["direction"] for r in card_data_from_file(str(V4 / "README.md"))["results"]
                   if r.get("dataset_type", "multi30k") == dataset and r["split"] == split}
         assert scored == pairs, domain
 
 
-def test_v3_serves_software_and_the_cards_decide_captions(v3_beside_v2):
+def test_v4_serves_software_and_the_cards_decide_captions(v4_beside_v2):
     from transformer_hub.hub.selection import candidates_in
 
     from space.page.inside import resolve_model
     from space.serving.choice import AUTO
     from space.serving.context import SpaceContext
 
-    store, chooser = v3_beside_v2
+    store, chooser = v4_beside_v2
     assert store.default() == "multilingual"  # the model-picker tabs' default stays v2 (docs/space.md)
     # the Inside tab opens on "Best for the direction": en->de's by the cards, on captions (what its views read)
     assert resolve_model(SpaceContext(store), AUTO, "en", "de") == chooser.best("en", "de")
     cards = {c.name: c for c in candidates_in(MODELS)}
-    for pair in store.config("multilingual-v3").pairs():
-        assert chooser.best(*pair, "software") == "multilingual-v3", pair
+    for pair in store.config("multilingual-v4").pairs():
+        assert chooser.best(*pair, "software") == "multilingual-v4", pair
         best = max(c.scores_on(None)[pair] for c in cards.values() if pair in c.scores_on(None))
         for domain in (None, "captions"):
             chosen = chooser.best(*pair, domain)
             assert cards[chosen].scores_on(None)[pair] == best, (pair, chosen)
 
 
-def test_the_space_tells_the_domain_with_v3s_classifier(v3_beside_v2):
+def test_the_space_tells_the_domain_with_v4s_classifier(v4_beside_v2):
     from space.serving.context import SpaceContext
     from space.serving.service import domain_choices
     from transformer_hub.text.domain import DomainClassifier
 
-    store, _ = v3_beside_v2
+    store, _ = v4_beside_v2
     texts = ["Choose Format - Cells and click the Numbers tab.", "A dog runs through the snow."]
-    assert store.domain_classifier().predict(texts) == DomainClassifier.from_folder(V3).predict(texts)
+    assert store.domain_classifier().predict(texts) == DomainClassifier.from_folder(V4).predict(texts)
     assert [d for d, _ in store.domain_classifier().predict(texts)] == ["software", "captions"]
     assert [v for _, v in domain_choices(SpaceContext(store))] == ["auto", "captions", "software"]

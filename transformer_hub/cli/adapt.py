@@ -17,7 +17,7 @@ def adapt_command(argv: List[str]) -> int:
                     "pairs learn a new domain tag, mixed with a replay of the model's own corpora, until the "
                     "minutes are spent; the held-out pairs (never trained on) are scored before and after.")
     parser.add_argument("--from", dest="base", required=True, help="the model to start from: a save_pretrained "
-                        "folder (e.g. space/models/multilingual-v3) or a Hub repo id")
+                        "folder (e.g. space/models/multilingual-v4) or a Hub repo id")
     parser.add_argument("--data", action="append", required=True, metavar="FILE",
                         help="the project's translations, repeatable: .po, .tmx, .tsv (source<TAB>target), two "
                              "aligned files as SOURCE,TARGET, or a folder of `suggestions export`; files of "

@@ -7,7 +7,7 @@ domains differ sharply ("click", "dialog", "cell" against "man", "dog", "street"
 naive Bayes does well with a few thousand words and letter 4-grams per domain.  Priors are uniform:
 the share of each domain in the training data says nothing about what a visitor brings.
 
-    classifier = DomainClassifier.from_folder("space/models/multilingual-v3")
+    classifier = DomainClassifier.from_folder("space/models/multilingual-v4")
     classifier.predict(["Click OK to close the dialog."])      # [('software', 0.99...)]
 
 The posterior says which domain, never whether any fits: a text of neither domain ("Where is the train

@@ -1,6 +1,6 @@
 """``python -m transformer_hub adapt``: a saved model fine-tuned on a project's own translations in a time budget.
 
-    adapt(AdaptConfig(base="space/models/multilingual-v3", data=["de.po", "fr.po", "cs.po"], out="runs/project",
+    adapt(AdaptConfig(base="space/models/multilingual-v4", data=["de.po", "fr.po", "cs.po"], out="runs/project",
                       minutes=30, replay_data=["captions=data/multi30k", "software=data/libreoffice-help"]))
 
 ``adaptation.py`` reads the data (one or more directions), grows the model by the project's tag, draws each
