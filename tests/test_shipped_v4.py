@@ -166,3 +166,12 @@ def test_the_results_page_and_readme_say_what_the_results_file_holds(saved):
     below2 = [lc2[d] - lc4[d] for d in lc4]
     said = f"{min(below3):.2f}-{max(below3):.2f} BLEU against v3 ({min(below2):.2f}-{max(below2):.2f} against v2)"
     assert said in text and f"where v4 is {min(below2):.2f}-{max(below2):.2f} BLEU behind" in readme
+
+
+def test_the_v4_page_quotes_the_speed_file():
+    speed = json.loads((ROOT / "docs" / "v4_speed.json").read_text())
+    ratio = speed["ratio"]
+    text = " ".join(page("multilingual-v4.md").split())
+    assert speed["new"] == "space/models/multilingual-v4" and speed["sentences"] == 240
+    assert (f"{ratio['all']:.2f}x v3's over all (captions {ratio['captions']:.2f}x, software "
+            f"{ratio['software']:.2f}x" in text) and ratio["all"] <= speed["target"]
