@@ -2,14 +2,13 @@
 starting point): both domains, weights stored in half precision and loaded as float32, and the numbers its card and
 docs/results.md print are the ones ``scripts/domain_results.py`` wrote (docs/domain_results.json), which a slice of
 each test split reproduces."""
-import hashlib
 import json
-import struct
 from pathlib import Path
 
 import pytest
 
 from helpers.corpus import LIBREOFFICE_HELP, LIBREOFFICE_HELP_MISSING, MULTI30K, MULTI30K_MISSING
+from helpers.shipped import same_data, stored_dtypes, val_table_lines
 from transformer_hub import Transformer
 from transformer_hub.decoding import generate
 from transformer_hub.hub import card_data_from_file
@@ -33,12 +32,6 @@ def v3() -> Transformer:
 def saved():
     return load_results(RESULTS)
 
-
-def stored_dtypes(path: Path) -> set:
-    """The dtypes of a safetensors file's tensors, read from its header."""
-    with open(path, "rb") as f:
-        header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
-    return {v["dtype"] for k, v in header.items() if k != "__metadata__"}
 
 
 def test_v3_serves_twelve_directions_in_both_domains(v3):
@@ -66,11 +59,6 @@ def test_the_card_carries_the_results_files_scores_of_both_domains(saved):
     assert len([k for k in stored if "[:" not in k[1]]) == 2 * 12 * 3 and on_card == stored
 
 
-def _same_data(saved, folder: Path, domain: str, split: str, langs) -> bool:
-    recorded = saved.settings["test_files"]
-    return all(recorded.get(f"{domain}/{split}.{lang}.gz") ==
-               hashlib.sha256((folder / f"{split}.{lang}.gz").read_bytes()).hexdigest() for lang in langs)
-
 
 @pytest.mark.slow
 @pytest.mark.data
@@ -87,7 +75,7 @@ def test_a_slice_of_the_test_split_scores_what_the_results_file_says(v3, saved, 
     src, tgt = direction.split("-")
     if not (folder / f"{split}.{src}.gz").is_file():
         pytest.skip(missing)
-    if not _same_data(saved, folder, domain, split, (src, tgt)):
+    if not same_data(saved, folder, domain, split, (src, tgt)):
         pytest.skip(f"the {domain} corpus holds other {split} files than the ones scored (another package version?)")
     n = saved.settings["slice"]
     stored = {s.metric: s.value for s in saved.results
@@ -118,15 +106,8 @@ def test_the_v3_page_quotes_the_runs_log_and_card():
     from helpers.docs import page
 
     text = page("multilingual-v3.md")
-    rows = [json.loads(line) for line in (V3 / "metrics.jsonl").read_text().splitlines() if line.strip()]
-    quoted = 0
-    for row in (r for r in rows if r.get("kind") == "val"):
-        tracks = {d: [v for k, v in row.items() if k.startswith("val_loss/") and k.endswith(f"@{d}")]
-                  for d in ("captions", "software")}
-        every = tracks["captions"] + tracks["software"]
-        line = (f"| {row['step']:,} | {sum(tracks['captions']) / 12:.3f} | {sum(tracks['software']) / 12:.3f} "
-                f"| {sum(every) / 24:.3f} |")
-        quoted += line in text
+    lines = val_table_lines(V3 / "metrics.jsonl")
+    quoted = sum(line in text for line in lines)
     assert quoted == 4
     training = card_data_from_file(str(V3 / "README.md"))["training"]
     assert f"{training['updates']:,} updates, {round(training['train_wall_minutes'])} minutes of wall time" in text

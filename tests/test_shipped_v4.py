@@ -1,9 +1,7 @@
 """The shipped v4 (space/models/multilingual-v4): twelve directions in both domains, weights stored in half
 precision and loaded as float32, and the numbers its card, README and docs print are the ones
 ``scripts/domain_results.py`` wrote (docs/v4_results.json), which a slice of each test split reproduces."""
-import hashlib
 import json
-import struct
 from pathlib import Path
 
 import pytest
@@ -11,6 +9,7 @@ import pytest
 from helpers.corpus import (DEBIAN_CATALOGS, DEBIAN_CATALOGS_MISSING, LIBREOFFICE_HELP, LIBREOFFICE_HELP_MISSING,
                             MULTI30K, MULTI30K_MISSING)
 from helpers.docs import page
+from helpers.shipped import same_data, stored_dtypes, val_table_lines
 from transformer_hub import Transformer
 from transformer_hub.decoding import DecodingConfig
 from transformer_hub.hub import card_data_from_file
@@ -37,12 +36,6 @@ def v4() -> Transformer:
 def saved():
     return load_results(RESULTS)
 
-
-def stored_dtypes(path: Path) -> set:
-    """The dtypes of a safetensors file's tensors, read from its header."""
-    with open(path, "rb") as f:
-        header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
-    return {v["dtype"] for k, v in header.items() if k != "__metadata__"}
 
 
 def test_v4_serves_twelve_directions_in_both_domains(v4):
@@ -73,11 +66,6 @@ def test_the_card_carries_the_results_files_scores_of_every_test_set(saved):
                                                                   ((a, b) for a in LANGS for b in LANGS if a != b)}
 
 
-def _same_data(saved, folder: Path, corpus: str, split: str, langs) -> bool:
-    recorded = saved.settings["test_files"]
-    return all(recorded.get(f"{corpus}/{split}.{lang}.gz") ==
-               hashlib.sha256((folder / f"{split}.{lang}.gz").read_bytes()).hexdigest() for lang in langs)
-
 
 @pytest.mark.slow
 @pytest.mark.data
@@ -95,7 +83,7 @@ def test_a_slice_of_the_test_split_scores_what_the_results_file_says(v4, saved, 
     src, tgt = direction.split("-")
     if not (folder / f"{split}.{src}.gz").is_file():
         pytest.skip(missing)
-    if not _same_data(saved, folder, corpus, split, (src, tgt)):
+    if not same_data(saved, folder, corpus, split, (src, tgt)):
         pytest.skip(f"the {corpus} corpus holds other {split} files than the ones scored (another build?)")
     n = saved.settings["slice"]
     stored = {s.metric: s.value for s in saved.results
@@ -126,16 +114,9 @@ def test_the_v4_page_quotes_the_runs_log_and_card():
     """docs/multilingual-v4.md's validation table is the means of the run's log (shipped beside the weights),
     and its updates and minutes are the card's."""
     text = page("multilingual-v4.md")
-    rows = [json.loads(line) for line in (V4 / "metrics.jsonl").read_text().splitlines() if line.strip()]
-    quoted = 0
-    for row in (r for r in rows if r.get("kind") == "val"):
-        tracks = {d: [v for k, v in row.items() if k.startswith("val_loss/") and k.endswith(f"@{d}")]
-                  for d in ("captions", "software")}
-        every = tracks["captions"] + tracks["software"]
-        line = (f"| {row['step']:,} | {sum(tracks['captions']) / 12:.3f} | {sum(tracks['software']) / 12:.3f} "
-                f"| {sum(every) / 24:.3f} |")
-        quoted += line in text
-    assert quoted == len([r for r in rows if r.get("kind") == "val"]) >= 6
+    lines = val_table_lines(V4 / "metrics.jsonl")
+    quoted = sum(line in text for line in lines)
+    assert quoted == len(lines) >= 6
     training = card_data_from_file(str(V4 / "README.md"))["training"]
     assert f"{training['updates']:,} updates" in text
 
