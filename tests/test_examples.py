@@ -26,11 +26,11 @@ KEY_WORDS = {
     "en": [["boy", "headphones", "shoulders"], ["wetsuit", "surf", "wave"], ["bald", "life jacket", "boat"],
            ["children", "barrel"], ["children", "water", "bridge"]],
 }
-# the documentation lines (shown beside a model trained with the software domain): Format, Cells, Numbers, ...
+# the documentation lines (shown beside a model trained with the software domain): Format, Cells, Font, ...
 DOCUMENTATION_WORDS = {
-    "de": [["Format", "Zelle", "Zahl"], ["Zellen", "kopieren"], ["Extras", "Optionen"], ["Einfügen", "Bild|Grafik"],
+    "de": [["Format", "Zelle", "Schrift"], ["Zellen", "kopieren"], ["Extras", "Optionen"], ["Einfügen", "Bild|Grafik"],
            ["Text"]],
-    "en": [["Format", "Cells", "Numbers"], ["cells", "copy"], ["menu", "Options"], ["Insert", "Image|picture"],
+    "en": [["Format", "Cells", "Font"], ["cells", "copy"], ["menu", "Options"], ["Insert", "Image|picture"],
            ["text", "find|search"]],
 }
 pytestmark = pytest.mark.slow  # decodes every example with the shipped models
