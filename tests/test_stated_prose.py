@@ -6,12 +6,12 @@ it, so a retrain or a re-run that changes a record fails here until the sentence
 import json
 import math
 import re
-import struct
 from pathlib import Path
 from typing import Dict, List
 
 
 from helpers.docs import page
+from helpers.shipped import safetensors_header
 from scripts import multilingual_v2 as mr
 from transformer_hub.hub import card_data_from_file
 from transformer_hub.hub.results import load
@@ -52,9 +52,7 @@ def lowercased(path: Path, model: str = "multilingual", split: str = "test_2016_
 
 def parameters(folder: Path) -> int:
     """The number of values in ``model.safetensors``, read from its header (tied weights are stored once)."""
-    with open(folder / "model.safetensors", "rb") as f:
-        header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
-    return sum(math.prod(v["shape"]) for k, v in header.items() if k != "__metadata__")
+    return sum(math.prod(v["shape"]) for v in safetensors_header(folder / "model.safetensors").values())
 
 
 def metrics(path: Path) -> List[dict]:

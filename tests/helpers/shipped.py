@@ -9,11 +9,16 @@ from pathlib import Path
 from typing import Iterable, List
 
 
-def stored_dtypes(path: Path) -> set:
-    """The dtypes of a safetensors file's tensors, read from its header."""
+def safetensors_header(path: Path) -> dict:
+    """A safetensors file's tensors (name -> dtype, shape, offsets), read from its header without the weights."""
     with open(path, "rb") as f:
         header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
-    return {v["dtype"] for k, v in header.items() if k != "__metadata__"}
+    return {k: v for k, v in header.items() if k != "__metadata__"}
+
+
+def stored_dtypes(path: Path) -> set:
+    """The dtypes of a safetensors file's tensors."""
+    return {v["dtype"] for v in safetensors_header(path).values()}
 
 
 def same_data(saved, folder: Path, corpus: str, split: str, langs: Iterable[str]) -> bool:
