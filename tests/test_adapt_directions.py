@@ -2,6 +2,7 @@
 with domain tags: one run, one project tag, a hold-out per direction that shares no source across directions, a
 replay drawn in each direction, scores, card rows and curves per direction, the tag reaching decoding in each
 direction, and training pairs masked as serving masks them."""
+import dataclasses
 import json
 import random
 
@@ -79,6 +80,18 @@ def test_each_epoch_replays_every_direction_in_its_share(setting):
         assert own == len(project[d.name]) > 0.9 * len(d.train)  # (a pair over the tiny model's length: dropped)
         for name in ("captions", "software"):  # replay_share 0.5: as many replayed as own, shared by two corpora
             assert sum(e.direction == f"{d.name}@{name}" for e in drawn) == own // 2
+
+
+def test_folders_of_one_name_are_replayed_as_one_corpus(setting):
+    config, _ = setting
+    one = prepare(config)
+    software = next(r.split("=", 1)[1] for r in config.replay_data if r.startswith("software="))
+    twice = prepare(dataclasses.replace(config, replay_data=config.replay_data + [f"software={software}"]))
+    assert twice.replay_sources["software"] == [software, software]
+    for d1, d2 in zip(one.directions, twice.directions):
+        train, val = d1.replay["software"]
+        assert d2.replay["software"] == (train + train, val + val)  # both folders' pairs, each val to val_limit
+        assert d2.replay["captions"] == d1.replay["captions"]
 
 
 def test_the_training_pairs_are_masked_as_serving_masks_them(setting):

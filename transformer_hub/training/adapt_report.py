@@ -97,12 +97,15 @@ def card_data(a: Adaptation, after: Scores, run: Dict, rows: List[List[str]], co
               plot: str) -> Dict:
     """The adapted model's card data: its results per direction (the held-out pairs as the project's test, each
     replayed domain's val), its data, its recipe, and how it was made with the before/after table."""
-    corpora = [DataSource(Path(folder), name).describe() for name, folder in a.replay_sources.items()]
+    described = {name: [DataSource(Path(f), name).describe() for f in folders]
+                 for name, folders in a.replay_sources.items()}
+    corpora = [corpus for found in described.values() for corpus in found]
     results = []
     for d in a.directions:
         results += result_records(_metrics(after[d.name]["held_out"]), "test", d.name, a.domain)
-        for name, corpus in zip(a.replay_sources, corpora):
-            results += result_records(_metrics(after[d.name][f"val/{name}"]), "val", d.name, corpus["corpus"].lower())
+        for name, found in described.items():
+            dataset = " + ".join(corpus["corpus"].lower() for corpus in found)
+            results += result_records(_metrics(after[d.name][f"val/{name}"]), "val", d.name, dataset)
     data = [{"corpus": f.describe()["file"], "domain": a.domain, "licence": "the project's",
              "source": f"{f.kind}, {d.name}, {len(f.pairs)} pairs"} for d in a.directions for f in d.user.files]
     table = ["| " + " | ".join(COLUMNS) + " |", "| --- | --- | --- | --- | --- |"]

@@ -134,7 +134,7 @@ class Adaptation:
     model: Transformer
     domain: str
     directions: List[Direction]
-    replay_sources: Dict[str, str] = field(default_factory=dict)  # base domain -> its folder
+    replay_sources: Dict[str, List[str]] = field(default_factory=dict)  # base domain -> its folders
 
     @property
     def files(self) -> List[UserFile]:
@@ -183,23 +183,25 @@ def prepare(config: AdaptConfig) -> Adaptation:
 
 
 def read_replay(config: AdaptConfig, base: Transformer, pairs: List[Tuple[str, str]]
-                ) -> Tuple[List[Replay], Dict[str, str]]:
+                ) -> Tuple[List[Replay], Dict[str, List[str]]]:
     """``--replay-data [NAME=]DIR``: per direction of ``pairs``, each base domain's train and val pairs in it (a
-    folder without a name is the base model's first domain)."""
+    folder without a name is the base model's first domain; folders of one name are one corpus, as in training,
+    each giving up to ``val_limit`` val pairs)."""
     known = list(base.config.domains or [])
     if not known and len(config.replay_data) > 1:
         raise UserError("--replay-data: a model trained without domain tags replays one corpus")
     replay: List[Replay] = [{} for _ in pairs]
-    folders: Dict[str, str] = {}
+    folders: Dict[str, List[str]] = {}
     for source in parse_data_dirs(config.replay_data):
         name = source.domain or (known[0] if known else GENERAL)
         if known and name not in known:
             raise UserError(f"--replay-data {name}={source.path}: the model's domains are {', '.join(known)}: name "
                             "each folder by the domain it replays")
         for found, (src, tgt) in zip(replay, pairs):
-            found[name] = (load_split(source.path, "train", src, tgt),
-                           load_split(source.path, "val", src, tgt)[:config.val_limit])
-        folders[name] = str(source.path)
+            train, val = found.get(name, ([], []))
+            found[name] = (train + load_split(source.path, "train", src, tgt),
+                           val + load_split(source.path, "val", src, tgt)[:config.val_limit])
+        folders.setdefault(name, []).append(str(source.path))
     return replay, folders
 
 
