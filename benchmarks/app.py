@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import socket
 import statistics
 import subprocess
@@ -254,6 +255,13 @@ def process_peak_rss_mb(pid: int) -> float:
     return sum(peaks) if peaks else float("nan")
 
 
+def shown(word: str) -> str:
+    """A path inside the checkout as relative to it (so a results file names no machine's folders); else as given."""
+    path = Path(word)
+    return str(path.resolve().relative_to(REPO_ROOT)) if path.is_absolute() and path.resolve().is_relative_to(
+        REPO_ROOT) else word
+
+
 def start_server(args: argparse.Namespace,
                  stack: contextlib.ExitStack) -> Tuple[str, str, Optional[subprocess.Popen]]:
     """(url, model name to request, server process or None) for ``--url`` or a fresh ``python app.py``."""
@@ -282,8 +290,10 @@ def run(args: argparse.Namespace) -> Dict:
             rows[-1]["server_cpu_ms_per_request"] = round(1000 * (process_cpu_s(server.pid) - cpu) / sent, 1) \
                 if server else float("nan")
             rows[-1]["server_peak_rss_mb"] = round(process_peak_rss_mb(server.pid), 1) if server else float("nan")
-    report = {"benchmark": "app /translate", "model": model, "strategy": args.strategy, "beam_size": args.beam_size,
-              "engine": args.engine, "results": rows}
+    given = getattr(args, "argv", sys.argv[1:])[1:]  # a results file names the repository's folders, no machine's
+    report = {"benchmark": "app /translate", "command": " ".join(["python -m benchmarks app", *map(shlex.quote, map(shown, given))]),
+              "model": shown(model), "strategy": args.strategy, "beam_size": args.beam_size, "engine": args.engine,
+              "results": rows}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
