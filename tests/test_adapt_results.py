@@ -102,3 +102,29 @@ def test_the_page_quotes_the_results_file_or_says_it_is_not_measured():
     assert section == bench.table(results)
     assert results["command"].startswith("python -m benchmarks adapt")
     assert "python -m benchmarks adapt" in text
+
+
+def _spans(results: dict) -> dict:
+    """The lowest and highest held-out gain and val change over every package and direction of a results file."""
+    rows = [row for p in results["packages"].values() for row in p["directions"].values()]
+    found = {"gain": [row["gain"] for row in rows]}
+    for name in rows[0]["val"]:
+        found[name] = [row["val"][name]["change"] for row in rows]
+    return {name: (min(values), max(values)) for name, values in found.items()}
+
+
+def test_the_pages_prose_is_the_results_files_v4_and_v3():
+    """The figures the page's prose gives: v4's gains and val changes (docs/adapt_results.json), v3's gains
+    (docs/adapt_results_v3.json, the measurement before v4 existed)."""
+    if not RESULTS.is_file():
+        pytest.skip("docs/adapt_results.json is not there yet")
+    text = " ".join(page("adapt.md").split())
+    v4, v3 = json.loads(RESULTS.read_text()), json.loads((ROOT / "docs" / "adapt_results_v3.json").read_text())
+    assert v4["model"] == "space/models/multilingual-v4" and v3["model"] == "space/retired/multilingual-v3"
+    spans, old = _spans(v4), _spans(v3)
+    met = sum(row["gain"] >= 8 for p in v4["packages"].values() for row in p["directions"].values())
+    assert f"gained {spans['gain'][0]:.2f} to {spans['gain'][1]:.2f} BLEU ({met} of 9 directions by 8 or more)" in text
+    assert f"captions val changed by {spans['captions'][0]:+.2f} to {spans['captions'][1]:+.2f}" in text
+    assert f"software val by {spans['software'][0]:+.2f} to {spans['software'][1]:+.2f}" in text
+    assert f"With v3 as the base it gained {old['gain'][0]:.2f} to {old['gain'][1]:.2f}" in text
+    assert f"its captions val fell by up to {-old['captions'][0]:.2f}" in text

@@ -156,3 +156,15 @@ def test_the_v4_page_quotes_the_speed_file():
     assert speed["new"] == "space/models/multilingual-v4" and speed["sentences"] == 240
     assert (f"{ratio['all']:.2f}x v3's over all (captions {ratio['captions']:.2f}x, software "
             f"{ratio['software']:.2f}x" in text) and ratio["all"] <= speed["target"]
+
+
+def test_the_v4_page_quotes_the_page_latency_file():
+    """docs/v4_page.json (``python -m benchmarks app --model space/models/multilingual-v4 ...``): the page's p50
+    with v4 for one client, and eight clients' rate, as the v4 page prints them."""
+    found = json.loads((ROOT / "docs" / "v4_page.json").read_text())
+    one, eight = ({r["clients"]: r for r in found["results"]}[c] for c in (1, 8))
+    text = " ".join(page("multilingual-v4.md").split())
+    assert found["model"] == "space/models/multilingual-v4" and found["command"] in text
+    assert f"one client's p50 {one['p50_ms']:.1f} ms" in text and one["errors"] == 0
+    assert f"eight clients {eight['requests_per_s']:.1f} requests/s" in text
+    assert ("(target 150 ms: met)" in text) == (one["p50_ms"] <= 150)
