@@ -29,6 +29,7 @@ from typing import Dict, List, Sequence
 
 import polib
 
+from .recorded import shown, shown_word
 from transformer_hub.training.adapt import AdaptConfig, adapt
 from transformer_hub.training.data import default_data_dir
 
@@ -233,21 +234,6 @@ def run(args: argparse.Namespace) -> dict:
     write_doc(args.doc, table(results))
     print(table(results))
     return results
-
-
-def shown(path: Path) -> str:
-    """``path`` relative to the checkout when it is inside it."""
-    path = Path(path).resolve()
-    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
-
-
-def shown_word(word: str) -> str:
-    """A word of the command line as the results file records it: an absolute path (also after ``NAME=``) as
-    ``shown`` gives it, so no machine's folders are recorded."""
-    name, _, folder = word.rpartition("=")
-    if not Path(folder).is_absolute():
-        return word
-    return f"{name}={shown(Path(folder))}" if name else shown(Path(folder))
 
 
 def shown_replay(value: str) -> str:

@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 REPO_ROOT = Path(__file__).resolve().parent.parent  # where app.py is
 
+from .recorded import shown_word
 from space.page.examples import EXAMPLES
 from space.serving.model_store import DEFAULT_MODELS_DIR, SHIPPED
 from transformer_hub.training.data import default_data_dir, read_lines
@@ -255,13 +256,6 @@ def process_peak_rss_mb(pid: int) -> float:
     return sum(peaks) if peaks else float("nan")
 
 
-def shown(word: str) -> str:
-    """A path inside the checkout as relative to it (so a results file names no machine's folders); else as given."""
-    path = Path(word)
-    return str(path.resolve().relative_to(REPO_ROOT)) if path.is_absolute() and path.resolve().is_relative_to(
-        REPO_ROOT) else word
-
-
 def start_server(args: argparse.Namespace,
                  stack: contextlib.ExitStack) -> Tuple[str, str, Optional[subprocess.Popen]]:
     """(url, model name to request, server process or None) for ``--url`` or a fresh ``python app.py``."""
@@ -291,9 +285,10 @@ def run(args: argparse.Namespace) -> Dict:
                 if server else float("nan")
             rows[-1]["server_peak_rss_mb"] = round(process_peak_rss_mb(server.pid), 1) if server else float("nan")
     given = getattr(args, "argv", sys.argv[1:])[1:]  # a results file names the repository's folders, no machine's
-    report = {"benchmark": "app /translate", "command": " ".join(["python -m benchmarks app", *map(shlex.quote, map(shown, given))]),
-              "model": shown(model), "strategy": args.strategy, "beam_size": args.beam_size, "engine": args.engine,
-              "results": rows}
+    words = [shlex.quote(shown_word(word)) for word in given]
+    report = {"benchmark": "app /translate", "command": " ".join(["python -m benchmarks app", *words]),
+              "model": shown_word(model), "strategy": args.strategy, "beam_size": args.beam_size,
+              "engine": args.engine, "results": rows}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
