@@ -24,6 +24,7 @@ from typing import Dict, List, Sequence
 
 import sacrebleu
 
+from benchmarks.recorded import shown_word
 from transformer_hub import Transformer
 from transformer_hub.decoding import generate
 from transformer_hub.decoding.words import doubt
@@ -123,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 for row in records(model, Path(value.partition("=")[2]), args.split, args.n, value.partition("=")[0])]
         if args.records is not None:
             args.records.write_text(json.dumps(rows))
-    given = [Path(w).name if Path(w).is_absolute() else w for w in (sys.argv[1:] if argv is None else argv)]
+    given = [shown_word(word) for word in (sys.argv[1:] if argv is None else argv)]
     result = {"command": shlex.join(["python", "-m", "scripts.unsure_flag", *given]), "model": Path(args.model).name,
               "split": args.split, "per_direction": args.n, "decoding": "beam 4, length penalty 0.6", **measure(rows)}
     args.out.write_text(json.dumps(result, indent=1) + "\n")
